@@ -1,0 +1,97 @@
+# iotrail build. `make` builds build/iotrail; `make test` runs every test;
+# `make demo` traces a short fio job on a loop device and prints the report.
+# Missing Debian packages are installed first by scripts/install-deps.sh.
+
+CC       ?= gcc
+CLANG    ?= clang
+BPFTOOL  ?= bpftool
+BUILD    := build
+ARCH     := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -Isrc -I$(BUILD)
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+	      -I$(BUILD) -Iinclude -Ibpf
+LDLIBS_CORE := -lzstd -lz -lpthread -lm
+LDLIBS   := -lbpf -lelf $(LDLIBS_CORE)
+
+# user space that needs libbpf (loader, probes, record)
+BPF_SRCS  := $(wildcard bpf/*.bpf.c)
+SKELS     := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
+APP_SRCS  := $(wildcard src/*.c)
+# pure C: trace file, analyzer, exporters (no libbpf; unit-tested)
+CORE_SRCS := src/tracefile.c $(wildcard src/analyze/*.c) $(wildcard src/export/*.c)
+APP_SRCS  := $(filter-out $(CORE_SRCS),$(APP_SRCS))
+APP_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(APP_SRCS))
+CORE_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(CORE_SRCS))
+UNIT_SRCS := $(wildcard tests/unit/*.c)
+UNIT_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(UNIT_SRCS))
+BENCH_SRCS := $(wildcard bench/*.c)
+BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
+
+.PHONY: all deps test test-unit test-host test-vm demo bench clean
+all: deps $(BUILD)/iotrail $(BUILD)/unit-tests $(BENCH_BINS)
+
+deps:
+	@scripts/install-deps.sh
+
+$(BUILD)/vmlinux.h:
+	@mkdir -p $(@D)
+	@test -r /sys/kernel/btf/vmlinux || { echo "make: /sys/kernel/btf/vmlinux is missing: this kernel has no BTF (CONFIG_DEBUG_INFO_BTF=y is needed to build the BPF programs)" >&2; exit 1; }
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(BUILD)/vmlinux.h $(wildcard bpf/*.bpf.h) include/iotrail/event.h
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/%.skel.h: $(BUILD)/bpf/%.bpf.o
+	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+# the loader includes the skeletons
+$(APP_OBJS): $(SKELS)
+
+$(BUILD)/libitcore.a: $(CORE_OBJS)
+	ar rcs $@ $^
+
+$(BUILD)/iotrail: $(APP_OBJS) $(BUILD)/libitcore.a
+	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+
+$(BUILD)/unit-tests: CFLAGS += -Itests
+$(BUILD)/unit-tests: $(UNIT_OBJS) $(BUILD)/libitcore.a
+	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS_CORE)
+
+$(BUILD)/obj/tests/%.o: CFLAGS += -Itests
+$(BUILD)/obj/bench/%.o: CFLAGS += -Itests
+
+$(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BUILD)/libitcore.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS_CORE)
+
+# Every suite; prints one closing line "N passed, N failed, N skipped".
+test: all
+	@tests/run
+
+test-unit: all
+	@tests/run unit
+
+test-host: all
+	@tests/run host
+
+test-vm: all
+	@scripts/install-deps.sh --vm
+	@tests/run vm
+
+demo: all
+	@scripts/demo.sh
+
+bench: all
+	@bench/run
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

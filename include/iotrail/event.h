@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * The event record: one fixed-size record per probe hit, shared by the BPF
+ * programs (which emit it into the ring buffer), the trace file (which stores
+ * it as is) and the analyzer (which stitches events into trails).
+ *
+ * Only __u* types: this header is included by BPF code (with vmlinux.h) and
+ * by user space (with <linux/types.h>). Changing the layout means bumping
+ * IT_TRACE_VERSION in trace_format.h.
+ */
+#ifndef IOTRAIL_EVENT_H
+#define IOTRAIL_EVENT_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+/* Which layer emitted an event. */
+enum it_layer {
+	IT_LAYER_BLOCK = 1,
+	IT_LAYER_NVME = 2,
+	IT_LAYER_SYSCALL = 3,
+};
+
+/* Probe points. Letters are btt's where btt has one. */
+enum it_event_type {
+	IT_EV_NONE = 0,
+	IT_EV_TASK = 1,           /* side table: tid -> comm (in .comm) */
+	IT_EV_BIO_QUEUE = 2,      /* Q: bio submitted; id = bio */
+	IT_EV_BIO_BACKMERGE = 3,  /* M: bio merged at the back of a pending request; id = bio */
+	IT_EV_BIO_FRONTMERGE = 4, /* F: bio merged at the front of a pending request; id = bio */
+	IT_EV_BIO_SPLIT = 5,      /* X: id = new bio (front part), aux = parent bio,
+				   *    sector = where the remainder now starts */
+	IT_EV_BIO_COMPLETE = 6,   /* C of a bio-based device (blk-mq bios are not emitted) */
+	IT_EV_RQ_INSERT = 7,      /* I: request into scheduler/staging queue; id = request, aux = first bio */
+	IT_EV_RQ_ISSUE = 8,       /* D: request to the driver; id = request, aux = first bio */
+	IT_EV_RQ_REQUEUE = 9,     /* R: request back from the driver; id = request */
+	IT_EV_RQ_COMPLETE = 10,   /* C: id = request, bytes = bytes completed by this call, error */
+	IT_EV_RQ_MERGE = 11,      /* request id merged into another pending request (goes away) */
+	IT_EV_TYPE_MAX
+};
+
+/* Operations, normalised from the kernel's REQ_OP_* (whose values are a
+ * kernel detail) by the BPF side. */
+enum it_op {
+	IT_OP_READ = 0,
+	IT_OP_WRITE = 1,
+	IT_OP_FLUSH = 2,
+	IT_OP_DISCARD = 3,
+	IT_OP_SECURE_ERASE = 4,
+	IT_OP_WRITE_ZEROES = 5,
+	IT_OP_ZONE_OPEN = 6,
+	IT_OP_ZONE_CLOSE = 7,
+	IT_OP_ZONE_FINISH = 8,
+	IT_OP_ZONE_APPEND = 9,
+	IT_OP_ZONE_RESET = 10,
+	IT_OP_ZONE_RESET_ALL = 11,
+	IT_OP_DRV_IN = 12,
+	IT_OP_DRV_OUT = 13,
+	IT_OP_OTHER = 14,
+	IT_OP_MAX
+};
+
+/* Request flags, normalised (the kernel's __REQ_* bit numbers move between
+ * versions; the BPF side maps them with CO-RE enum relocations). */
+#define IT_F_SYNC      (1u << 0)
+#define IT_F_META      (1u << 1)
+#define IT_F_PRIO      (1u << 2)
+#define IT_F_NOMERGE   (1u << 3)
+#define IT_F_IDLE      (1u << 4)
+#define IT_F_FUA       (1u << 5)
+#define IT_F_PREFLUSH  (1u << 6)
+#define IT_F_RAHEAD    (1u << 7)
+#define IT_F_BACKGROUND (1u << 8)
+#define IT_F_NOWAIT    (1u << 9)
+#define IT_F_POLLED    (1u << 10)
+
+/* 64 bytes, naturally aligned, no implicit padding. */
+struct it_event {
+	__u64 ts_ns;      /* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
+	__u64 id;         /* identity on the trail: bio or request address */
+	union {
+		struct {
+			__u64 sector; /* 512-byte sector */
+			__u64 aux;    /* see enum it_event_type */
+		};
+		char comm[16];        /* IT_EV_TASK */
+	};
+	__u32 dev;        /* whole-disk dev_t, kernel encoding (major << 20 | minor) */
+	__u32 bytes;
+	__u32 pid;        /* tgid of the current task when the probe fired */
+	__u32 tid;
+	__u32 flags;      /* IT_F_* */
+	__s16 error;      /* negative errno on completion */
+	__u16 tag;        /* blk-mq tag (D, C); links to the NVMe command id */
+	__u16 hwq;        /* blk-mq hardware queue index (D, C) */
+	__u8  type;       /* enum it_event_type */
+	__u8  op;         /* enum it_op */
+	__u8  layer;      /* enum it_layer */
+	__u8  cpu_lo;     /* CPU that emitted it (low 8 bits; diagnostics only) */
+	__u16 reserved;
+};
+
+#define IT_MINORBITS 20
+#define IT_DEV_MAJOR(d) ((__u32)(d) >> IT_MINORBITS)
+#define IT_DEV_MINOR(d) ((__u32)(d) & ((1u << IT_MINORBITS) - 1))
+#define IT_MKDEV(ma, mi) (((__u32)(ma) << IT_MINORBITS) | (__u32)(mi))
+
+#endif

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * The trace file on disk (see doc/trace-format.md). Little-endian, as
+ * written by the recording host; the reader rejects anything else.
+ *
+ *   file header | chunk | chunk | ... | END chunk
+ *
+ * Every chunk is a 32-byte header and a payload, compressed with zstd or
+ * stored. A file cut short (crash, full disk, kill -9) is readable up to its
+ * last complete chunk: each chunk carries its own lengths and CRCs, so the
+ * reader stops cleanly at the first incomplete or damaged one.
+ */
+#ifndef IOTRAIL_TRACE_FORMAT_H
+#define IOTRAIL_TRACE_FORMAT_H
+
+#include <stdint.h>
+
+#define IT_TRACE_MAGIC   "IOTRAIL\0"   /* 8 bytes */
+#define IT_TRACE_VERSION 1u
+#define IT_CHUNK_MAGIC   0x4b435449u   /* "ITCK" */
+
+struct it_file_header {
+	char     magic[8];
+	uint32_t version;
+	uint32_t header_size;   /* sizeof(struct it_file_header) */
+	uint32_t event_size;    /* sizeof(struct it_event) when written */
+	uint32_t reserved[3];
+};
+
+enum it_chunk_type {
+	IT_CHUNK_HOST = 1,      /* one struct it_host_rec */
+	IT_CHUNK_DEVICES = 2,   /* array of struct it_device_rec */
+	IT_CHUNK_EVENTS = 3,    /* array of struct it_event (event.h) */
+	IT_CHUNK_DROPS = 4,     /* array of uint64_t: events lost, per CPU */
+	IT_CHUNK_END = 5,       /* one struct it_end_rec: the file was closed cleanly */
+};
+
+enum it_compression {
+	IT_COMP_NONE = 0,
+	IT_COMP_ZSTD = 1,
+};
+
+struct it_chunk_header {
+	uint32_t magic;         /* IT_CHUNK_MAGIC */
+	uint16_t type;          /* enum it_chunk_type */
+	uint16_t compression;   /* enum it_compression */
+	uint32_t raw_len;       /* payload bytes after decompression */
+	uint32_t stored_len;    /* payload bytes in the file */
+	uint32_t count;         /* records in the payload */
+	uint32_t payload_crc;   /* crc32 (zlib) of the stored payload */
+	uint64_t dropped_total; /* events lost so far, all CPUs (cumulative) */
+};
+
+/* Host facts: everything a report needs besides the events. */
+struct it_host_rec {
+	char     hostname[64];
+	char     kernel[64];        /* uname -r */
+	char     boot_id[40];       /* /proc/sys/kernel/random/boot_id */
+	char     clock[16];         /* clock of it_event.ts_ns: "monotonic" */
+	uint32_t ncpus;             /* possible CPUs (size of the drops array) */
+	uint32_t page_size;
+	uint64_t start_realtime_ns; /* both clocks read together at start */
+	uint64_t start_monotonic_ns;
+	char     command[256];      /* the iotrail command line that recorded */
+	char     layers[64];        /* layers recorded, e.g. "block" */
+	char     hooks[256];        /* hook used per layer, e.g. "block=tp_btf" */
+};
+
+struct it_device_rec {
+	uint32_t dev;               /* kernel encoding, as in it_event.dev */
+	char     name[32];          /* e.g. "loop0", "nvme0n1" */
+	char     model[64];         /* device/model, "" when absent */
+	char     scheduler[32];     /* active I/O scheduler, "none", or "" (bio-based) */
+	uint32_t logical_block_size;
+	uint32_t physical_block_size;
+	uint32_t max_sectors_kb;
+	uint32_t max_hw_sectors_kb; /* MDTS for NVMe */
+	uint32_t nr_requests;       /* 0 for bio-based devices */
+	uint32_t optimal_io_size;   /* bytes, 0 when the device gives none */
+	uint32_t rotational;
+	uint32_t zoned;             /* 0 none, 1 host-aware, 2 host-managed */
+	uint32_t nr_zones;
+	uint32_t blk_mq;            /* 1 request-based (blk-mq), 0 bio-based */
+	uint64_t size_sectors;
+	uint64_t zone_sectors;
+};
+
+struct it_end_rec {
+	uint64_t end_monotonic_ns;
+	uint64_t events_total;      /* events written */
+	uint64_t dropped_total;     /* events lost (sum of the DROPS chunk) */
+	uint64_t chunks;            /* chunks before this one */
+};
+
+#endif

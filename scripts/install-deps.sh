@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs, from Debian's packages, everything iotrail needs to build, test
+# and demo. Idempotent: a package already present is not touched, and the
+# script does nothing (and needs no network) when all are there.
+set -euo pipefail
+
+# build: compiler for user space and BPF, libbpf, skeleton generator, libs
+build_pkgs="make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libzstd-dev pkg-config"
+# tests, demo and benchmarks: the workload and its reference, loop devices
+test_pkgs="fio util-linux jq"
+# VM tests: a stock kernel runs under QEMU with the host's root shared by 9p
+vm_pkgs="qemu-system-x86 busybox-static kmod cpio"
+
+want="$build_pkgs $test_pkgs"
+case "${1:-}" in
+    --vm|--all) want="$want $vm_pkgs" ;;
+esac
+
+missing=""
+for p in $want; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
+        || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+    echo "install-deps: missing packages:$missing; run as root (or: sudo apt-get install$missing)" >&2
+    exit 1
+fi
+echo "install-deps: installing$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >/dev/null || true
+apt-get install -y -qq --no-install-recommends $missing >/dev/null

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Bad input gets one clear line on stderr and a non-zero exit, never a crash.
+cd "$(dirname "$0")/../.."
+. tests/integration/lib.sh
+
+[ -x "$IOTRAIL" ] || { skip errors "$IOTRAIL is not built"; exit 0; }
+
+expect_error() { # name: command...
+	local name=$1; shift
+	"$@" > "$TMP/out" 2> "$TMP/err"; local rc=$?
+	local lines; lines=$(wc -l < "$TMP/err")
+	if [ $rc -eq 0 ]; then
+		fail "error_$name" "exit status 0 for: $*"
+	elif [ $rc -ge 128 ]; then
+		fail "error_$name" "died by signal $((rc - 128)) for: $*"
+	elif [ "$lines" -ne 1 ]; then
+		fail "error_$name" "$lines lines on stderr, want 1: $(head -3 "$TMP/err" | tr '\n' '|')"
+	elif ! grep -q '^iotrail' "$TMP/err"; then
+		fail "error_$name" "message does not say who failed: $(cat "$TMP/err")"
+	else
+		pass "error_$name ($(cat "$TMP/err"))"
+	fi
+}
+
+echo "just some text, not a trace" > "$TMP/text.trail"
+: > "$TMP/empty.trail"
+printf 'IOTRAIL\0\x63\0\0\0' > "$TMP/future.trail"
+head -c 100000 /dev/urandom > "$TMP/random.trail"
+
+expect_error unknown_command "$IOTRAIL" frobnicate
+expect_error report_missing_file "$IOTRAIL" report "$TMP/nope.trail"
+expect_error report_text_file "$IOTRAIL" report "$TMP/text.trail"
+expect_error report_empty_file "$IOTRAIL" report "$TMP/empty.trail"
+expect_error report_future_version "$IOTRAIL" report "$TMP/future.trail"
+expect_error report_random_bytes "$IOTRAIL" report "$TMP/random.trail"
+expect_error report_bad_group_key "$IOTRAIL" report --group-by op,colour "$TMP/text.trail"
+expect_error report_no_file "$IOTRAIL" report
+expect_error record_bad_option "$IOTRAIL" record --frobnicate
+if [ "$(id -u)" -eq 0 ]; then
+	expect_error record_missing_dev "$IOTRAIL" record -o "$TMP/x.trail" --dev /dev/nonexistent -d 1
+	expect_error record_not_block_dev "$IOTRAIL" record -o "$TMP/x.trail" --dev /dev/null -d 1
+	expect_error record_bad_command "$IOTRAIL" record -o "$TMP/x.trail" -- /nonexistent/program
+	expect_error record_unwritable_output "$IOTRAIL" record -o /proc/iotrail.trail -d 1
+	expect_error record_bad_duration "$IOTRAIL" record -o "$TMP/x.trail" -d soon
+else
+	skip error_record "record's checks need root"
+fi
+exit ${FAILED:-0}

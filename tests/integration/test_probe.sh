@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# `iotrail probe` tells, per layer, whether and how it can be traced. Checked
+# against what this kernel exposes (tracefs, BTF), not against our own output.
+cd "$(dirname "$0")/../.."
+. tests/integration/lib.sh
+
+why=$(host_blocker)
+[ -n "$why" ] && { skip probe "$why"; exit 0; }
+
+"$IOTRAIL" probe --json > "$TMP/probe.json" 2> "$TMP/err" \
+	|| { fail probe "probe --json failed: $(head -1 "$TMP/err")"; exit 1; }
+jq -e . "$TMP/probe.json" > /dev/null || { fail probe_json "not valid JSON"; exit 1; }
+
+# block: this kernel has BTF for block_rq_issue, so tp_btf must be chosen
+if bpftool btf dump file /sys/kernel/btf/vmlinux 2>/dev/null | grep -q "'btf_trace_block_rq_issue'"; then
+	hook=$(jq -r '.layers[] | select(.name == "block") | .hook' "$TMP/probe.json")
+	[ "$hook" = tp_btf ] && pass "probe_block_tp_btf" \
+		|| fail probe_block_tp_btf "block hook is '$hook', want tp_btf"
+fi
+# a layer whose module is not loaded must be reported unavailable with a reason
+for layer in nvme nvme-tcp-host nvme-tcp-target; do
+	avail=$(jq -r ".layers[] | select(.name == \"$layer\") | .available" "$TMP/probe.json")
+	reason=$(jq -r ".layers[] | select(.name == \"$layer\") | .reason // \"\"" "$TMP/probe.json")
+	truth=false
+	case $layer in
+	nvme) [ -d /sys/kernel/tracing/events/nvme ] && truth=true ;;
+	nvme-tcp-host) grep -qw nvme_tcp /proc/modules 2>/dev/null && truth=true ;;
+	nvme-tcp-target) grep -qw nvmet_tcp /proc/modules 2>/dev/null && truth=true ;;
+	esac
+	if [ "$avail" != "$truth" ]; then
+		fail "probe_$layer" "available=$avail but the kernel says $truth"
+	elif [ "$avail" = false ] && [ -z "$reason" ]; then
+		fail "probe_$layer" "unavailable without a reason"
+	else
+		pass "probe_$layer (available=$avail${reason:+: $reason})"
+	fi
+done
+exit ${FAILED:-0}

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# A recording stopped by SIGINT, by its duration, or killed outright leaves
+# a file that `iotrail report` reads: whole in the first two cases, up to its
+# last complete chunk (and flagged as truncated) in the last.
+cd "$(dirname "$0")/../.."
+. tests/integration/lib.sh
+
+why=$(host_blocker)
+if [ -n "$why" ]; then
+	for t in sigint duration kill9; do skip "record_stop_$t" "$why"; done
+	exit 0
+fi
+make_loop 128 none || { fail record_stop_setup "cannot set up a loop device"; exit 1; }
+
+# background load on the device for the length of each case
+load() {
+	fio --name=bg --filename="$LOOPDEV" --rw=randread --bs=4k --direct=1 --ioengine=psync \
+		--time_based --runtime="$1" --size=64M > /dev/null 2>&1 &
+	FIO_PID=$!
+}
+
+# SIGINT in the middle: exit status 0, complete file with I/Os in it
+load 6
+"$IOTRAIL" record -o "$TMP/int.trail" --dev "$LOOPNAME" > "$TMP/int.out" 2>&1 &
+rec=$!
+sleep 3
+kill -INT $rec
+wait $rec; rc=$?
+wait $FIO_PID
+if [ $rc -ne 0 ]; then
+	fail record_stop_sigint "record exited $rc after SIGINT: $(tail -1 "$TMP/int.out")"
+else
+	r=$(jq_report "$TMP/int.trail" '"\(.ios) \(.truncated)"' 2>&1)
+	set -- $r
+	if [ "${1:-0}" -gt 0 ] 2>/dev/null && [ "$2" = false ]; then
+		pass "record_stop_sigint ($1 I/Os, file complete)"
+	else
+		fail record_stop_sigint "report after SIGINT gave: $r"
+	fi
+fi
+
+# duration: stops by itself within a second of -d
+load 4
+start=$(date +%s%N)
+"$IOTRAIL" record -o "$TMP/dur.trail" --dev "$LOOPNAME" -d 2 > "$TMP/dur.out" 2>&1; rc=$?
+elapsed_ms=$(( ($(date +%s%N) - start) / 1000000 ))
+wait $FIO_PID
+r=$(jq_report "$TMP/dur.trail" '"\(.ios) \(.duration_s)"' 2>&1)
+set -- $r
+if [ $rc -eq 0 ] && [ $elapsed_ms -lt 4000 ] && [ "${1:-0}" -gt 0 ] 2>/dev/null \
+	&& awk -v d="$2" 'BEGIN { exit !(d >= 1.5 && d <= 3.0) }'; then
+	pass "record_stop_duration (${elapsed_ms} ms wall, ${2}s traced, $1 I/Os)"
+else
+	fail record_stop_duration "rc=$rc wall=${elapsed_ms}ms report: $r"
+fi
+
+# kill -9: no END chunk; the reader stops at the last complete chunk
+load 6
+"$IOTRAIL" record -o "$TMP/kill.trail" --dev "$LOOPNAME" > "$TMP/kill.out" 2>&1 &
+rec=$!
+sleep 4
+kill -KILL $rec; wait $rec 2>/dev/null
+wait $FIO_PID
+r=$(jq_report "$TMP/kill.trail" '"\(.ios) \(.truncated) \(.complete)"' 2>&1)
+set -- $r
+if [ "${1:-0}" -gt 0 ] 2>/dev/null && [ "$3" = false ]; then
+	pass "record_stop_kill9 ($1 I/Os read back from a file without its end)"
+else
+	fail record_stop_kill9 "report of a killed recording gave: $r"
+fi
+exit ${FAILED:-0}
