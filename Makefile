@@ -29,6 +29,9 @@ UNIT_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(UNIT_SRCS))
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 
+# keep the BPF objects and bench objects make sees as intermediate
+.SECONDARY:
+
 .PHONY: all deps test test-unit test-host test-vm demo bench clean
 all: deps $(BUILD)/iotrail $(BUILD)/unit-tests $(BENCH_BINS)
 
@@ -73,6 +76,7 @@ $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BUILD)/libitcore.a
 
 # Every suite; prints one closing line "N passed, N failed, N skipped".
 test: all
+	@scripts/install-deps.sh --vm
 	@tests/run
 
 test-unit: all

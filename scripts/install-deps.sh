@@ -9,7 +9,8 @@ build_pkgs="make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libzstd
 # tests, demo and benchmarks: the workload and its reference, loop devices
 test_pkgs="fio util-linux jq"
 # VM tests: a stock kernel runs under QEMU with the host's root shared by 9p
-vm_pkgs="qemu-system-x86 busybox-static kmod cpio"
+# (xz-utils: the uncompressed kernel that boots faster; iproute2: ip and tc)
+vm_pkgs="qemu-system-x86 busybox-static kmod cpio xz-utils iproute2"
 
 want="$build_pkgs $test_pkgs"
 case "${1:-}" in

@@ -47,7 +47,7 @@ const struct it_host_rec *it_reader_host(const struct it_reader *r);
 const struct it_device_rec *it_reader_devices(const struct it_reader *r, size_t *n);
 /* Looks up a device by dev; NULL when the table does not have it. */
 const struct it_device_rec *it_reader_device(const struct it_reader *r, uint32_t dev);
-/* Next batch of events in file order. Returns 1 with *evs/*n set (valid
+/* Next batch of events in file order. Returns 1 with *evs and *n set (valid
  * until the next call), 0 at the end of the readable data, -1 on an I/O
  * error (reason via it_reader_error). A damaged or cut-short tail is not an
  * error: reading stops there and it_reader_status says so. */

@@ -31,11 +31,13 @@ enum it_event_type {
 	IT_EV_BIO_FRONTMERGE = 4, /* F: bio merged at the front of a pending request; id = bio */
 	IT_EV_BIO_SPLIT = 5,      /* X: id = new bio (front part), aux = parent bio,
 				   *    sector = where the remainder now starts */
-	IT_EV_BIO_COMPLETE = 6,   /* C of a bio-based device (blk-mq bios are not emitted) */
+	IT_EV_BIO_COMPLETE = 6,   /* C of a bio-based device; on blk-mq disks only for bios
+				   * that end in error before becoming a request (error set) */
 	IT_EV_RQ_INSERT = 7,      /* I: request into scheduler/staging queue; id = request, aux = first bio */
 	IT_EV_RQ_ISSUE = 8,       /* D: request to the driver; id = request, aux = first bio */
 	IT_EV_RQ_REQUEUE = 9,     /* R: request back from the driver; id = request */
-	IT_EV_RQ_COMPLETE = 10,   /* C: id = request, bytes = bytes completed by this call, error */
+	IT_EV_RQ_COMPLETE = 10,   /* C: id = request, bytes = bytes completed by this call, error,
+				   *    aux = its first bio not yet completed */
 	IT_EV_RQ_MERGE = 11,      /* request id merged into another pending request (goes away) */
 	IT_EV_TYPE_MAX
 };

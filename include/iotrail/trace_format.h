@@ -47,7 +47,7 @@ struct it_chunk_header {
 	uint32_t raw_len;       /* payload bytes after decompression */
 	uint32_t stored_len;    /* payload bytes in the file */
 	uint32_t count;         /* records in the payload */
-	uint32_t payload_crc;   /* crc32 (zlib) of the stored payload */
+	uint32_t payload_crc;   /* crc32 (zlib) of this header (this field as 0), then the stored payload */
 	uint64_t dropped_total; /* events lost so far, all CPUs (cumulative) */
 };
 

@@ -33,6 +33,7 @@ check_run() { # name scheduler [record options]
 	fio_p50=$(jq -r '.jobs[0].read.clat_ns.percentile["50.000000"]' "$fiojson")
 	"$IOTRAIL" report --json "$trace" > "$TMP/$name.report.json" 2> "$TMP/$name.err" \
 		|| { fail "$name" "report failed: $(head -1 "$TMP/$name.err")"; return; }
+	LAST_REPORT=$TMP/$name.report.json
 	local sel=".groups[] | select(.key.op == \"read\" and .key.dev == \"$LOOPNAME\")"
 	reads=$(jq -r "[$sel | .count] | add // 0" "$TMP/$name.report.json")
 	p50=$(jq -r "[$sel | .latency_ns.p50] | first // 0" "$TMP/$name.report.json")
@@ -43,12 +44,12 @@ check_run() { # name scheduler [record options]
 	awk -v d="$d" 'BEGIN { exit !(d <= 0.15) }' \
 		|| { fail "$name" "Q2C p50 $p50 ns vs fio clat p50 $fio_p50 ns: off by $d (> 0.15)"; return; }
 	pass "$name (reads $reads == fio $fio_ios; p50 $p50 vs fio $fio_p50 ns, off by $d)"
-	LAST_REPORT=$TMP/$name.report.json
 }
 
 check_run block_fio_none none
+LAST_REPORT=""
 check_run block_fio_mq-deadline mq-deadline
-if [ -n "${LAST_REPORT:-}" ]; then
+if [ -n "$LAST_REPORT" ]; then
 	# with a scheduler every request is inserted before it is issued
 	n=$(jq -r "[.groups[] | select(.key.op == \"read\") | .stages[] | select(.name == \"I2D\")] | length" "$LAST_REPORT")
 	[ "$n" -ge 1 ] && pass "block_insert_stage_mq-deadline" \

@@ -18,21 +18,28 @@ if bpftool btf dump file /sys/kernel/btf/vmlinux 2>/dev/null | grep -q "'btf_tra
 		|| fail probe_block_tp_btf "block hook is '$hook', want tp_btf"
 fi
 # a layer whose module is not loaded must be reported unavailable with a reason
-for layer in nvme nvme-tcp-host nvme-tcp-target; do
-	avail=$(jq -r ".layers[] | select(.name == \"$layer\") | .available" "$TMP/probe.json")
-	reason=$(jq -r ".layers[] | select(.name == \"$layer\") | .reason // \"\"" "$TMP/probe.json")
-	truth=false
+# (tracefs is where the kernel lists its tracepoints; mount it if needed)
+tracefs=/sys/kernel/tracing
+[ -d $tracefs/events ] || mount -t tracefs nodev $tracefs 2>/dev/null
+for layer in nvme "nvme-tcp host" "nvme-tcp target"; do
+	sel=".layers[] | select(.name == \"$layer\")"
+	avail=$(jq -r "$sel | .available" "$TMP/probe.json")
+	reason=$(jq -r "$sel | .why + (if .fix != \"\" then \"; fix: \" + .fix else \"\" end)" "$TMP/probe.json")
+	truth=no
 	case $layer in
-	nvme) [ -d /sys/kernel/tracing/events/nvme ] && truth=true ;;
-	nvme-tcp-host) grep -qw nvme_tcp /proc/modules 2>/dev/null && truth=true ;;
-	nvme-tcp-target) grep -qw nvmet_tcp /proc/modules 2>/dev/null && truth=true ;;
+	nvme) [ -d $tracefs/events/nvme ] && truth=yes ;;
+	"nvme-tcp host") grep -qw nvme_tcp /proc/modules 2>/dev/null && truth=yes ;;
+	"nvme-tcp target") grep -qw nvmet_tcp /proc/modules 2>/dev/null && truth=yes ;;
 	esac
-	if [ "$avail" != "$truth" ]; then
-		fail "probe_$layer" "available=$avail but the kernel says $truth"
-	elif [ "$avail" = false ] && [ -z "$reason" ]; then
-		fail "probe_$layer" "unavailable without a reason"
+	name="probe_${layer// /_}"
+	if [ "$truth" = no ] && [ "$avail" != no ]; then
+		fail "$name" "available=$avail, but this kernel has no such hooks"
+	elif [ "$truth" = yes ] && [ "$avail" = no ]; then
+		fail "$name" "available=no, but this kernel has the hooks"
+	elif [ "$avail" = no ] && [ "$reason" = "" ]; then
+		fail "$name" "unavailable without a reason"
 	else
-		pass "probe_$layer (available=$avail${reason:+: $reason})"
+		pass "$name (available=$avail${reason:+: $reason})"
 	fi
 done
 exit ${FAILED:-0}

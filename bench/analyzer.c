@@ -1,0 +1,429 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * Analyzer throughput: writes a synthetic trace of N I/Os (default 10
+ * million) with the trace file writer, then times reading it back and
+ * analysing it, as `iotrail report` does. Goal: >= 5 million I/Os per
+ * second on a 2-core machine.
+ *
+ *   build/bench/analyzer [-n IOS] [-o FILE] [-r] [-k]
+ *     -n IOS   I/Os to generate (default 10000000)
+ *     -o FILE  trace file (default $TMPDIR/iotrail-bench-analyzer.trail)
+ *     -r       reuse FILE if it exists (skip generating)
+ *     -k       keep FILE afterwards
+ *     -m       only the in-memory pass (the analyzer alone; for profiling)
+ *
+ * The synthetic workload: two blk-mq disks at queue depth 32 and 8, 70%
+ * reads, mostly 4K with 64K and 128K I/Os, half sequential, one in five
+ * requests through the scheduler (I), bios merged (1%), requeues (0.1%),
+ * partial completions (0.1%), out-of-order completions, tags and bio
+ * pointers recycled as the kernel does, eight submitting threads.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "analyze/analyzer.h"
+#include "analyze/report.h"
+#include "tracefile.h"
+
+#define NDEV 2
+#define MAXQD 32
+#define BATCH 4096
+
+static double clock_s(clockid_t id)
+{
+	struct timespec ts;
+	clock_gettime(id, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double now_s(void) { return clock_s(CLOCK_MONOTONIC); }
+/* CPU time: the machine is shared, so wall time alone says little about
+ * the code; CPU seconds of this process (all threads) or this thread do. */
+static double cpu_s(void) { return clock_s(CLOCK_PROCESS_CPUTIME_ID); }
+static double thread_cpu_s(void) { return clock_s(CLOCK_THREAD_CPUTIME_ID); }
+
+/* ---- generator ---- */
+struct pending {
+	uint64_t ctime, rq;
+	uint32_t bytes;
+	uint16_t tag;
+};
+
+struct gdev {
+	uint32_t dev, qd;
+	struct pending heap[MAXQD]; /* min-heap on ctime */
+	uint32_t n;
+	uint16_t free_tags[MAXQD];
+	uint32_t nfree;
+	uint64_t next_sector[2];
+};
+
+struct gen {
+	struct it_writer *w;
+	struct it_event buf[BATCH];
+	size_t nbuf;
+	uint64_t rng, now, bio_seq, events;
+	struct gdev d[NDEV];
+	int err;
+};
+
+static uint64_t rnd(struct gen *g)
+{
+	g->rng ^= g->rng >> 12;
+	g->rng ^= g->rng << 25;
+	g->rng ^= g->rng >> 27;
+	return g->rng * 2685821657736338717ull;
+}
+
+static struct it_event *emit(struct gen *g, uint8_t type, uint64_t ts, uint64_t id, uint32_t dev)
+{
+	if (g->nbuf == BATCH) {
+		if (it_writer_add(g->w, g->buf, g->nbuf, 0))
+			g->err = 1;
+		g->events += g->nbuf;
+		g->nbuf = 0;
+	}
+	struct it_event *e = &g->buf[g->nbuf++];
+	memset(e, 0, sizeof(*e));
+	e->type = type;
+	e->ts_ns = ts;
+	e->id = id;
+	e->dev = dev;
+	e->layer = IT_LAYER_BLOCK;
+	return e;
+}
+
+static void heap_push(struct gdev *d, struct pending p)
+{
+	uint32_t i = d->n++;
+	while (i && d->heap[(i - 1) / 2].ctime > p.ctime) {
+		d->heap[i] = d->heap[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	d->heap[i] = p;
+}
+
+static struct pending heap_pop(struct gdev *d)
+{
+	struct pending top = d->heap[0], last = d->heap[--d->n];
+	uint32_t i = 0;
+
+	for (;;) {
+		uint32_t c = 2 * i + 1;
+		if (c >= d->n)
+			break;
+		if (c + 1 < d->n && d->heap[c + 1].ctime < d->heap[c].ctime)
+			c++;
+		if (d->heap[c].ctime >= last.ctime)
+			break;
+		d->heap[i] = d->heap[c];
+		i = c;
+	}
+	if (d->n)
+		d->heap[i] = last;
+	return top;
+}
+
+static void complete_one(struct gen *g, struct gdev *d)
+{
+	struct pending p = heap_pop(d);
+
+	if (rnd(g) % 1000 == 0 && p.bytes > 4096) { /* partial completion first */
+		struct it_event *e = emit(g, IT_EV_RQ_COMPLETE, p.ctime - 500, p.rq, d->dev);
+		e->bytes = 4096;
+		p.bytes -= 4096;
+	}
+	struct it_event *e = emit(g, IT_EV_RQ_COMPLETE, p.ctime, p.rq, d->dev);
+	e->bytes = p.bytes;
+	d->free_tags[d->nfree++] = p.tag;
+}
+
+static struct it_event *io_event(struct gen *g, uint8_t type, uint64_t ts, uint64_t id,
+				 uint64_t aux, uint32_t dev, uint64_t sector, uint32_t bytes,
+				 uint8_t op, uint32_t tid)
+{
+	struct it_event *e = emit(g, type, ts, id, dev);
+	e->aux = aux;
+	e->sector = sector;
+	e->bytes = bytes;
+	e->op = op;
+	e->pid = 4000;
+	e->tid = tid;
+	return e;
+}
+
+static void one_io(struct gen *g)
+{
+	uint64_t r = rnd(g);
+	struct gdev *d = &g->d[r % 10 < 7 ? 0 : 1];
+	uint8_t op = (r >> 8) % 10 < 7 ? IT_OP_READ : IT_OP_WRITE;
+	uint32_t sz = (r >> 16) % 100;
+	uint32_t bytes = sz < 85 ? 4096 : sz < 95 ? 65536 : 131072;
+	uint32_t tid = 4000 + (uint32_t)((r >> 24) % 8);
+	uint64_t sector = (r >> 32) % 2 ? d->next_sector[op] : (rnd(g) % (1ull << 28)) & ~7ull;
+	uint64_t bio = 0xffff888100000000ull + (g->bio_seq++ % 65536) * 0x100;
+
+	g->now += 500 + rnd(g) % 3000;
+	while (d->n && (d->n == d->qd || d->heap[0].ctime <= g->now)) {
+		if (d->heap[0].ctime > g->now) /* queue full: wait for a tag */
+			g->now = d->heap[0].ctime;
+		complete_one(g, d);
+	}
+	uint16_t tag = d->free_tags[--d->nfree];
+	uint64_t rq = 0xffff888200000000ull + (uint64_t)d->dev * 0x100000 + tag * 0x200ull;
+	uint64_t t = g->now;
+
+	io_event(g, IT_EV_BIO_QUEUE, t, bio, 0, d->dev, sector, bytes, op, tid);
+	uint32_t rq_bytes = bytes;
+	if (rnd(g) % 100 == 0) { /* a second bio merged behind the first */
+		uint64_t b2 = 0xffff888100000000ull + (g->bio_seq++ % 65536) * 0x100;
+		io_event(g, IT_EV_BIO_QUEUE, t + 100, b2, 0, d->dev, sector + bytes / 512, 4096, op, tid);
+		io_event(g, IT_EV_BIO_BACKMERGE, t + 150, b2, 0, d->dev, sector + bytes / 512, 4096, op, tid);
+		rq_bytes += 4096;
+	}
+	t += 200 + rnd(g) % 300;
+	if (rnd(g) % 5 == 0) {
+		io_event(g, IT_EV_RQ_INSERT, t, rq, bio, d->dev, sector, rq_bytes, op, tid);
+		t += 300 + rnd(g) % 5000;
+	}
+	io_event(g, IT_EV_RQ_ISSUE, t, rq, bio, d->dev, sector, rq_bytes, op, tid)->tag = tag;
+	if (rnd(g) % 1000 == 0) {
+		emit(g, IT_EV_RQ_REQUEUE, t + 1000, rq, d->dev);
+		t += 3000;
+		io_event(g, IT_EV_RQ_ISSUE, t, rq, bio, d->dev, sector, rq_bytes, op, tid)->tag = tag;
+	}
+	uint64_t lat = 15000 + rnd(g) % 40000 + (rnd(g) % 100 == 0 ? 1000000 : 0);
+	heap_push(d, (struct pending){ .ctime = t + lat, .rq = rq, .bytes = rq_bytes, .tag = tag });
+	d->next_sector[op] = sector + rq_bytes / 512;
+}
+
+static int generate(const char *path, uint64_t nios)
+{
+	static struct gen g;
+	struct it_host_rec host = { .hostname = "bench", .kernel = "synthetic", .clock = "monotonic",
+				    .ncpus = 2, .start_monotonic_ns = 1000000000ull,
+				    .command = "bench/analyzer", .layers = "block" };
+	struct it_device_rec devs[NDEV] = {
+		{ .dev = IT_MKDEV(259, 0), .name = "nvme0n1", .scheduler = "none", .blk_mq = 1,
+		  .nr_requests = 1023, .logical_block_size = 512, .max_sectors_kb = 128 },
+		{ .dev = IT_MKDEV(8, 0), .name = "sda", .scheduler = "mq-deadline", .blk_mq = 1,
+		  .nr_requests = 64, .logical_block_size = 512, .max_sectors_kb = 1280 },
+	};
+	char err[256];
+
+	memset(&g, 0, sizeof(g));
+	g.rng = 0x9E3779B97F4A7C15ull;
+	g.now = host.start_monotonic_ns;
+	g.w = it_writer_open(path, &host, devs, NDEV, err, sizeof(err));
+	if (!g.w) {
+		fprintf(stderr, "bench/analyzer: failed to create %s: %s\n", path, err);
+		return -1;
+	}
+	for (int i = 0; i < NDEV; i++) {
+		g.d[i].dev = devs[i].dev;
+		g.d[i].qd = i ? 8 : 32;
+		for (uint32_t t = 0; t < g.d[i].qd; t++)
+			g.d[i].free_tags[g.d[i].nfree++] = (uint16_t)t;
+	}
+	for (uint32_t t = 0; t < 8; t++) {
+		struct it_event *e = emit(&g, IT_EV_TASK, g.now, 0, 0);
+		e->pid = 4000;
+		e->tid = 4000 + t;
+		snprintf(e->comm, sizeof(e->comm), "fio-%u", t);
+	}
+	for (uint64_t i = 0; i < nios && !g.err; i++)
+		one_io(&g);
+	for (int i = 0; i < NDEV; i++)
+		while (g.d[i].n)
+			complete_one(&g, &g.d[i]);
+	if (g.nbuf && it_writer_add(g.w, g.buf, g.nbuf, 0))
+		g.err = 1;
+	g.events += g.nbuf;
+	uint64_t drops[2] = { 0, 0 };
+	if (it_writer_close(g.w, drops, 2, g.now + 1000000) || g.err) {
+		fprintf(stderr, "bench/analyzer: failed to write %s\n", path);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- timed passes ---- */
+
+static int read_only(const char *path, uint64_t *events)
+{
+	char err[256];
+	struct it_reader *rd = it_reader_open(path, err, sizeof(err));
+	const struct it_event *evs;
+	size_t n;
+	int rc;
+
+	if (!rd)
+		return -1;
+	*events = 0;
+	while ((rc = it_reader_next(rd, &evs, &n)) > 0)
+		*events += n;
+	it_reader_close(rd);
+	return rc;
+}
+
+static int analyse(const char *path, uint64_t *ios, double *t_report)
+{
+	char err[256];
+	struct it_reader *rd = it_reader_open(path, err, sizeof(err));
+	struct it_analyzer_opts o = IT_ANALYZER_OPTS_DEFAULT;
+	const struct it_event *evs;
+	struct it_reader_status st;
+	size_t n;
+	int rc;
+
+	if (!rd) {
+		fprintf(stderr, "bench/analyzer: failed to read %s: %s\n", path, err);
+		return -1;
+	}
+	o.start_ns = it_reader_host(rd)->start_monotonic_ns;
+	struct it_analyzer *a = it_analyzer_new(&o);
+	while ((rc = it_reader_next(rd, &evs, &n)) > 0)
+		it_analyzer_feed(a, evs, n);
+	it_reader_status(rd, &st);
+	it_analyzer_finish(a, st.end_monotonic_ns);
+	const struct it_results *r = it_analyzer_results(a);
+	*ios = r->stats.ios;
+
+	double t0 = now_s();
+	FILE *devnull = fopen("/dev/null", "w");
+	struct it_report_input in = { .path = path, .host = it_reader_host(rd), .status = &st,
+				      .a = a, .r = r };
+	in.devs = it_reader_devices(rd, &in.ndevs);
+	if (devnull) {
+		it_report_json(devnull, &in, false);
+		it_report_text(devnull, &in);
+		fclose(devnull);
+	}
+	*t_report = now_s() - t0;
+	if (rc < 0 || it_analyzer_error(a) || r->stats.incomplete || r->stats.unknown_completions)
+		fprintf(stderr, "bench/analyzer: unexpected: rc %d, error %d, incomplete %llu, unknown %llu\n",
+			rc, it_analyzer_error(a), (unsigned long long)r->stats.incomplete,
+			(unsigned long long)r->stats.unknown_completions);
+	it_analyzer_free(a);
+	it_reader_close(rd);
+	return rc;
+}
+
+/* The analyzer alone: up to max events held in memory, fed as the reader
+ * would (batches of 16384), without reading or decompressing. */
+static int in_memory(const char *path, size_t max, uint64_t *ios, uint64_t *events, double *secs)
+{
+	char err[256];
+	struct it_reader *rd = it_reader_open(path, err, sizeof(err));
+	struct it_analyzer_opts o = IT_ANALYZER_OPTS_DEFAULT;
+	struct it_event *all = NULL;
+	const struct it_event *evs;
+	size_t n, have = 0, cap = 0;
+
+	if (!rd)
+		return -1;
+	while (have < max && it_reader_next(rd, &evs, &n) > 0) {
+		if (n > max - have)
+			n = max - have;
+		if (have + n > cap) {
+			cap = cap ? cap * 2 : 1u << 20;
+			struct it_event *p = realloc(all, cap * sizeof(*all));
+			if (!p) {
+				free(all);
+				it_reader_close(rd);
+				return -1;
+			}
+			all = p;
+		}
+		memcpy(all + have, evs, n * sizeof(*evs));
+		have += n;
+	}
+	o.start_ns = it_reader_host(rd)->start_monotonic_ns;
+	it_reader_close(rd);
+	double t0 = thread_cpu_s();
+	struct it_analyzer *a = it_analyzer_new(&o);
+	for (size_t i = 0; i < have; i += 16384)
+		it_analyzer_feed(a, all + i, have - i < 16384 ? have - i : 16384);
+	it_analyzer_finish(a, 0);
+	*secs = thread_cpu_s() - t0;
+	*ios = it_analyzer_results(a)->stats.ios;
+	*events = have;
+	it_analyzer_free(a);
+	free(all);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t nios = 10000000, events = 0, ios = 0;
+	const char *tmp = getenv("TMPDIR");
+	char defpath[512];
+	const char *path = NULL;
+	bool reuse = false, keep = false, mem_only = false;
+	int c;
+
+	while ((c = getopt(argc, argv, "n:o:rkmh")) != -1) {
+		switch (c) {
+		case 'n': nios = strtoull(optarg, NULL, 10); break;
+		case 'o': path = optarg; break;
+		case 'r': reuse = true; break;
+		case 'k': keep = true; break;
+		case 'm': mem_only = true; break;
+		default:
+			fprintf(stderr, "usage: %s [-n IOS] [-o FILE] [-r] [-k] [-m]\n", argv[0]);
+			return c == 'h' ? 0 : 2;
+		}
+	}
+	if (!path) {
+		snprintf(defpath, sizeof(defpath), "%s/iotrail-bench-analyzer.trail", tmp ? tmp : "/tmp");
+		path = defpath;
+	}
+
+	struct stat sb;
+	if (!(reuse && !stat(path, &sb))) {
+		double t0 = now_s();
+		if (generate(path, nios))
+			return 1;
+		stat(path, &sb);
+		printf("generated   %llu I/Os into %s (%.0f MiB) in %.2f s\n", (unsigned long long)nios,
+		       path, (double)sb.st_size / 1048576.0, now_s() - t0);
+	}
+
+	uint64_t mios, mevents;
+	double t_mem;
+	if (!in_memory(path, mem_only ? SIZE_MAX / 2 / sizeof(struct it_event) : 1u << 22, &mios,
+		       &mevents, &t_mem))
+		printf("in memory   %llu events, %llu I/Os in %.3f s CPU: analyzer alone %.2f M I/Os/s\n",
+		       (unsigned long long)mevents, (unsigned long long)mios, t_mem,
+		       (double)mios / t_mem / 1e6);
+	if (mem_only)
+		return 0;
+
+	double t0 = now_s(), c0 = cpu_s();
+	if (read_only(path, &events))
+		return 1;
+	double t_read = now_s() - t0, c_read = cpu_s() - c0;
+	printf("read only   %llu events in %.2f s (%.2f s CPU): %.1f M events/s (%.0f MiB/s of events)\n",
+	       (unsigned long long)events, t_read, c_read, (double)events / t_read / 1e6,
+	       (double)events * sizeof(struct it_event) / t_read / 1048576.0);
+
+	double t_report = 0;
+	t0 = now_s();
+	c0 = cpu_s();
+	if (analyse(path, &ios, &t_report))
+		return 1;
+	double t_all = now_s() - t0 - t_report, c_all = cpu_s() - c0 - t_report;
+	printf("read+report %llu I/Os in %.2f s (%.2f s CPU in 2 threads; +%.3f s printing text and JSON)\n",
+	       (unsigned long long)ios, t_all, c_all, t_report);
+	printf("analyzer: %.2f million I/Os per second (%.1f M events/s; goal >= 5 M I/Os/s)\n",
+	       (double)ios / t_all / 1e6, (double)events / t_all / 1e6);
+	if (!keep && !reuse)
+		unlink(path);
+	return 0;
+}

@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * Aggregation of completed trails: the group-by table (count, bytes, one
+ * histogram per stage) and per-device distributions (queue depth, sizes,
+ * sequential/random, timeline). Fixed memory per group and per device,
+ * except the timeline, which grows with the trace duration.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/internal.h"
+
+/* A timestamp far off the trace (a corrupt event) must not allocate
+ * gigabytes of timeline: later intervals are folded into the last one. */
+#define IT_TIMELINE_MAX (1u << 22)
+
+static uint64_t key_hash(const struct it_group_key *k)
+{
+	uint64_t x = ((uint64_t)k->dev << 32 | k->pid) * 0x9E3779B97F4A7C15ull;
+	uint64_t y = ((uint64_t)k->comm << 16 | (uint64_t)k->op << 8 | k->size_class) *
+		     0xC2B2AE3D27D4EB4Full;
+	return (x ^ (y >> 7) ^ y) | 1;
+}
+
+static uint32_t group_add(struct it_analyzer *a, const struct it_group_key *k, uint64_t h,
+			  bool mapped)
+{
+	if (a->ngroups == a->groupcap) {
+		uint32_t n = a->groupcap ? a->groupcap * 2 : 8;
+		struct it_group *g = realloc(a->groups, n * sizeof(*g));
+		if (!g) {
+			a->err = -1;
+			return IT_MAP_NONE;
+		}
+		a->groups = g;
+		a->groupcap = n;
+	}
+	uint32_t i = a->ngroups++;
+	struct it_group *g = &a->groups[i];
+	memset(g, 0, sizeof(*g));
+	g->key = *k;
+	g->first_ns = UINT64_MAX;
+	for (unsigned s = 0; s < IT_STAGE_MAX; s++)
+		it_hist_init(&g->stage[s]);
+	if (!mapped && it_map_put(&a->groupmap, h, i))
+		a->err = -1;
+	return i;
+}
+
+static uint32_t group_find(struct it_analyzer *a, const struct it_group_key *k)
+{
+	uint64_t h = key_hash(k);
+	uint32_t i = it_map_get(&a->groupmap, h);
+
+	if (i != IT_MAP_NONE && memcmp(&a->groups[i].key, k, sizeof(*k))) {
+		/* 64-bit hash collision: find it the slow way */
+		for (uint32_t j = 0; j < a->ngroups; j++)
+			if (!memcmp(&a->groups[j].key, k, sizeof(*k)))
+				return j;
+		return group_add(a, k, h, true);
+	}
+	return i != IT_MAP_NONE ? i : group_add(a, k, h, false);
+}
+
+static void add_timeline(struct it_analyzer *a, struct it_dev_stats *d, struct devstate *ds,
+			 const struct it_trail *t, unsigned oc)
+{
+	uint64_t c = t->ts[IT_PT_C], start = a->res.start_ns, idx;
+
+	if (c >= ds->tl_lo && c < ds->tl_hi) { /* same interval as the last one: no division */
+		idx = ds->tl_idx;
+	} else {
+		idx = c > start ? (c - start) / a->res.interval_ns : 0;
+		ds->tl_idx = idx;
+		ds->tl_lo = c > start ? start + idx * a->res.interval_ns : 0;
+		ds->tl_hi = start + (idx + 1) * a->res.interval_ns;
+	}
+
+	if (idx >= IT_TIMELINE_MAX)
+		idx = IT_TIMELINE_MAX - 1;
+	if (idx >= d->ntimeline) {
+		size_t n = d->ntimeline ? d->ntimeline * 2 : 64;
+		while (n <= idx)
+			n *= 2;
+		struct it_timeline_point *p = realloc(d->timeline, n * sizeof(*p));
+		if (!p) {
+			a->err = -1;
+			return;
+		}
+		memset(p + d->ntimeline, 0, (n - d->ntimeline) * sizeof(*p));
+		d->timeline = p;
+		d->ntimeline = n; /* trimmed to the used length at the end */
+	}
+	d->timeline[idx].ios[oc]++;
+	d->timeline[idx].bytes[oc] += t->bytes;
+}
+
+static void add_device(struct it_analyzer *a, const struct it_trail *t, uint32_t devidx)
+{
+	struct it_dev_stats *d = &a->dst[devidx];
+	unsigned oc = it_op_class(t->op);
+	uint64_t start = t->ts[IT_PT_Q] ? t->ts[IT_PT_Q] : t->ts[IT_PT_I] ? t->ts[IT_PT_I] : t->ts[IT_PT_D];
+
+	if (start < d->first_ns || !d->first_ns)
+		d->first_ns = start;
+	if (t->ts[IT_PT_C] > d->last_ns)
+		d->last_ns = t->ts[IT_PT_C];
+
+	d->ios[oc]++;
+	d->bytes[oc] += t->bytes;
+	if (t->qd_insert) {
+		d->qd_insert[t->qd_insert < IT_QD_EXACT ? t->qd_insert : IT_QD_EXACT]++;
+		if (t->qd_insert > d->qd_insert_max)
+			d->qd_insert_max = t->qd_insert;
+	}
+	if (t->qd_issue) {
+		d->qd_issue[t->qd_issue < IT_QD_EXACT ? t->qd_issue : IT_QD_EXACT]++;
+		if (t->qd_issue > d->qd_issue_max)
+			d->qd_issue_max = t->qd_issue;
+	}
+	d->sizes[it_size_class(t->bytes)][oc]++;
+	d->seq[oc] += t->seq == IT_SEQ_SEQUENTIAL;
+	d->rnd[oc] += t->seq == IT_SEQ_RANDOM;
+	add_timeline(a, d, &a->ds[devidx], t, oc);
+}
+
+void it_aggregate(struct it_analyzer *a, const struct it_trail *t, uint32_t devidx)
+{
+	uint32_t m = a->keymask;
+	/* The key packed in two words, compared with the last group's in
+	 * registers (a struct built field by field and compared with memcmp
+	 * stalls on store forwarding). */
+	uint64_t k0 = (m & (1u << IT_KEY_DEV) ? (uint64_t)t->dev << 32 : 0) |
+		      (m & (1u << IT_KEY_PID) ? t->pid : 0);
+	uint64_t k1 = (m & (1u << IT_KEY_COMM) ? (uint64_t)t->comm << 16 : 0) |
+		      (m & (1u << IT_KEY_OP) ? (uint64_t)t->op << 8 : 0) |
+		      (m & (1u << IT_KEY_SIZE) ? it_size_class(t->bytes) : 0);
+
+	uint32_t gi = a->last_group;
+	if (gi == IT_MAP_NONE || k0 != a->last_k0 || k1 != a->last_k1) {
+		struct it_group_key k = {
+			.dev = (uint32_t)(k0 >> 32), .pid = (uint32_t)k0,
+			.comm = (uint32_t)(k1 >> 16), .op = (uint8_t)(k1 >> 8), .size_class = (uint8_t)k1,
+		};
+		gi = group_find(a, &k);
+		if (gi == IT_MAP_NONE)
+			return;
+		a->last_k0 = k0;
+		a->last_k1 = k1;
+		a->last_group = gi;
+	}
+	struct it_group *g = &a->groups[gi];
+	g->count++;
+	g->bytes += t->bytes;
+	g->errors += t->error != 0;
+	g->merges += t->merges;
+	g->requeues += t->requeues;
+	g->splits += t->split;
+	g->no_q += !t->ts[IT_PT_Q];
+	g->seq += t->seq == IT_SEQ_SEQUENTIAL;
+	g->rnd += t->seq == IT_SEQ_RANDOM;
+	uint64_t start = t->ts[IT_PT_Q] ? t->ts[IT_PT_Q] : t->ts[IT_PT_I] ? t->ts[IT_PT_I] : t->ts[IT_PT_D];
+	if (start < g->first_ns)
+		g->first_ns = start;
+	if (t->ts[IT_PT_C] > g->last_ns)
+		g->last_ns = t->ts[IT_PT_C];
+	for (unsigned s = 0; s < IT_STAGE_MAX; s++) {
+		int64_t v = it_stage_time(t, s);
+		if (v >= 0 && it_hist_add(&g->stage[s], (uint64_t)v))
+			a->err = -1;
+	}
+
+	a->st.ios++;
+	a->st.bytes += t->bytes;
+	a->st.request_ios += t->kind == IT_TRAIL_REQUEST;
+	a->st.bio_ios += t->kind == IT_TRAIL_BIO;
+	a->st.no_q += !t->ts[IT_PT_Q];
+	a->st.errors += t->error != 0;
+	add_device(a, t, devidx);
+}
+
+static int cmp_group(const void *pa, const void *pb, void *arg)
+{
+	const struct it_analyzer *a = arg;
+	const struct it_group_key *x = &((const struct it_group *)pa)->key;
+	const struct it_group_key *y = &((const struct it_group *)pb)->key;
+
+	for (unsigned i = 0; i < a->o.nkeys; i++) {
+		int c = 0;
+		switch (a->o.keys[i]) {
+		case IT_KEY_OP:
+			c = (x->op > y->op) - (x->op < y->op);
+			break;
+		case IT_KEY_SIZE:
+			c = (x->size_class > y->size_class) - (x->size_class < y->size_class);
+			break;
+		case IT_KEY_DEV:
+			c = (x->dev > y->dev) - (x->dev < y->dev);
+			break;
+		case IT_KEY_COMM:
+			c = strcmp(a->comms[x->comm], a->comms[y->comm]);
+			break;
+		case IT_KEY_PID:
+			c = (x->pid > y->pid) - (x->pid < y->pid);
+			break;
+		}
+		if (c)
+			return c;
+	}
+	return 0;
+}
+
+static int cmp_dev(const void *pa, const void *pb)
+{
+	uint32_t x = ((const struct it_dev_stats *)pa)->dev, y = ((const struct it_dev_stats *)pb)->dev;
+	return (x > y) - (x < y);
+}
+
+void it_aggregate_finish(struct it_analyzer *a)
+{
+	const struct it_timeline_point zero = { 0 };
+	uint64_t span = a->res.end_ns > a->res.start_ns ? a->res.end_ns - a->res.start_ns : 0;
+	size_t window = (size_t)((span + a->res.interval_ns - 1) / a->res.interval_ns);
+
+	if (window > IT_TIMELINE_MAX)
+		window = IT_TIMELINE_MAX;
+	if (a->ngroups > 1)
+		qsort_r(a->groups, a->ngroups, sizeof(*a->groups), cmp_group, a);
+	/* Every device's timeline covers the whole window, idle intervals
+	 * included (and any late completion beyond it). */
+	for (uint32_t i = 0; i < a->ndevs; i++) {
+		struct it_dev_stats *d = &a->dst[i];
+		while (d->ntimeline && !memcmp(&d->timeline[d->ntimeline - 1], &zero, sizeof(zero)))
+			d->ntimeline--;
+		if (d->ntimeline >= window)
+			continue;
+		struct it_timeline_point *p = realloc(d->timeline, window * sizeof(*p));
+		if (!p) {
+			a->err = -1;
+			continue;
+		}
+		memset(p + d->ntimeline, 0, (window - d->ntimeline) * sizeof(*p));
+		d->timeline = p;
+		d->ntimeline = window;
+	}
+	if (a->ndevs > 1)
+		qsort(a->dst, a->ndevs, sizeof(*a->dst), cmp_dev);
+	a->last_group = IT_MAP_NONE; /* indices changed; no more trails come */
+}

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* State shared by the analyzer's files (stitch.c, aggregate.c, analyzer.c). */
+#ifndef IOTRAIL_ANALYZE_INTERNAL_H
+#define IOTRAIL_ANALYZE_INTERNAL_H
+
+#include <stdbool.h>
+
+#include "analyze/analyzer.h"
+#include "analyze/hashmap.h"
+
+enum slot_state {
+	SLOT_FREE = 0,
+	SLOT_QUEUED,    /* bio queued, not yet seen in a request: keyed by bio */
+	SLOT_INSERTED,  /* request inserted (or requeued): keyed by request */
+	SLOT_ISSUED,    /* request at the driver */
+};
+
+/* An open trail. Slots live in one growing array and are recycled through
+ * a free list: no allocation per event. */
+struct slot {
+	struct it_trail t;
+	uint64_t bio;        /* key in a->bios while SLOT_QUEUED */
+	uint64_t rq;         /* key in a->rqs once linked to a request */
+	uint64_t end;        /* first sector after the I/O: merge adjacency */
+	uint32_t remaining;  /* bytes still to complete (set at issue) */
+	uint32_t next_free;
+	uint32_t devidx;
+	uint8_t state;       /* enum slot_state */
+	uint8_t indexed;     /* in a->by_start / a->by_end (mergeable) */
+	uint8_t active;      /* counted in devstate.active */
+	uint8_t issued;      /* counted in devstate.issued */
+};
+
+/* Stitching state of one device. */
+struct devstate {
+	uint32_t active;     /* requests inserted or issued, not completed */
+	uint32_t issued;     /* requests issued, not completed nor requeued */
+	uint64_t last_end[IT_OP_MAX]; /* end sector of the previous issue, per op */
+	/* The merge index is kept for a device only once it sees its first
+	 * merge: a device without merges (random direct I/O) pays nothing. */
+	bool indexing;
+	/* timeline interval of the last completion: [tl_lo, tl_hi) is tl_idx */
+	uint64_t tl_lo, tl_hi;
+	uint64_t tl_idx;
+};
+
+#define IT_SMALL_DEVS 8 /* the first devices are found by a linear scan */
+
+struct it_analyzer {
+	struct it_analyzer_opts o;
+	int err;
+	bool finished;
+
+	/* trails */
+	struct slot *slots;
+	uint32_t nslots, free_head;
+	struct it_map bios, rqs;           /* bio / request pointer -> slot */
+	struct it_map by_start, by_end;    /* (device, sector) -> mergeable slot */
+
+	/* devices, by index in the order first seen */
+	struct it_map devmap;              /* dev -> index */
+	struct devstate *ds;
+	struct it_dev_stats *dst;
+	uint32_t ndevs, devcap;
+	uint32_t last_dev, last_devidx;
+	uint32_t small_devs[IT_SMALL_DEVS];
+
+	/* comms */
+	struct it_map tids;                /* tid -> comm id */
+	struct it_map commmap;             /* hash of the name -> comm id */
+	char (*comms)[16];                 /* comm id -> name; id 0 is "" */
+	uint32_t ncomms, commcap;
+	uint32_t last_tid, last_comm;
+
+	/* groups */
+	struct it_map groupmap;            /* hash of the key -> group index */
+	struct it_group *groups;
+	uint32_t ngroups, groupcap;
+	uint32_t keymask;                  /* 1 << IT_KEY_x for the keys used */
+	uint64_t last_k0, last_k1;         /* packed key of last_group */
+	uint32_t last_group;
+
+	struct it_results res;
+	struct it_stitch_stats st;
+};
+
+#define IT_NO_SLOT IT_MAP_NONE
+
+/* stitch.c */
+uint32_t it_dev_index(struct it_analyzer *a, uint32_t dev);
+void it_stitch_event(struct it_analyzer *a, const struct it_event *e);
+void it_stitch_count_open(struct it_analyzer *a);
+/* aggregate.c */
+void it_aggregate(struct it_analyzer *a, const struct it_trail *t, uint32_t devidx);
+void it_aggregate_finish(struct it_analyzer *a);
+
+#endif

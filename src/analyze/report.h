@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * The report printers over the analyzer's results: plain text (100
+ * columns) and JSON (the contract in doc/report.md), in pairs over the
+ * same data, as bpftool does. Pure C: `iotrail report`, the benchmark and
+ * the tests call them.
+ */
+#ifndef IOTRAIL_ANALYZE_REPORT_H
+#define IOTRAIL_ANALYZE_REPORT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "analyze/analyzer.h"
+#include "tracefile.h"
+
+struct it_report_input {
+	const char *path;                       /* trace file, or NULL */
+	const struct it_host_rec *host;         /* NULL: no host facts */
+	const struct it_device_rec *devs;       /* device table (may be empty) */
+	size_t ndevs;
+	const struct it_reader_status *status;  /* NULL: not from a file */
+	const struct it_analyzer *a;            /* for comm names */
+	const struct it_results *r;             /* it_analyzer_results(a) */
+};
+
+void it_report_text(FILE *f, const struct it_report_input *in);
+void it_report_json(FILE *f, const struct it_report_input *in, bool pretty);
+
+/* ---- shared by the two printers ---- */
+/* The device's name from the table, else "major:minor". */
+const char *it_report_dev_name(const struct it_report_input *in, uint32_t dev, char *buf,
+			       size_t len);
+const struct it_device_rec *it_report_dev_rec(const struct it_report_input *in, uint32_t dev);
+
+/* Queue-depth buckets as fio prints them: 1, 2, 3-4, 5-8, ... 129-256, >256. */
+#define IT_QD_BUCKETS 10
+void it_qd_bucket_range(unsigned b, uint32_t *lo, uint32_t *hi); /* hi 0: open-ended */
+/* Sums the exact depth counts into buckets; returns the I/O count, sets the average. */
+uint64_t it_qd_buckets(const uint64_t *exact, uint64_t out[IT_QD_BUCKETS], double *avg);
+
+/* Seconds covered by timeline interval i (the last one may be partial). */
+double it_timeline_dur(const struct it_results *r, size_t i);
+
+/* Seconds from the earliest start to the latest completion (0 if none). */
+static inline double it_active_s(uint64_t first_ns, uint64_t last_ns)
+{
+	return last_ns > first_ns && first_ns ? (double)(last_ns - first_ns) / 1e9 : 0;
+}
+
+/* Latency percentiles reported per group, in this order. */
+#define IT_NPCT 4
+extern const double it_report_pcts[IT_NPCT]; /* 50, 90, 99, 99.9 */
+
+#endif

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* Helpers the text and JSON printers share, so both say the same thing. */
+#include <stdio.h>
+#include <string.h>
+
+#include "analyze/report.h"
+
+const double it_report_pcts[IT_NPCT] = { 50, 90, 99, 99.9 };
+
+const struct it_device_rec *it_report_dev_rec(const struct it_report_input *in, uint32_t dev)
+{
+	for (size_t i = 0; i < in->ndevs; i++)
+		if (in->devs[i].dev == dev)
+			return &in->devs[i];
+	return NULL;
+}
+
+const char *it_report_dev_name(const struct it_report_input *in, uint32_t dev, char *buf,
+			       size_t len)
+{
+	const struct it_device_rec *d = it_report_dev_rec(in, dev);
+
+	if (d && d->name[0])
+		snprintf(buf, len, "%.*s", (int)sizeof(d->name), d->name);
+	else
+		snprintf(buf, len, "%u:%u", IT_DEV_MAJOR(dev), IT_DEV_MINOR(dev));
+	return buf;
+}
+
+void it_qd_bucket_range(unsigned b, uint32_t *lo, uint32_t *hi)
+{
+	*lo = b ? (1u << (b - 1)) + 1 : 1;
+	*hi = b + 1 < IT_QD_BUCKETS ? 1u << b : 0;
+}
+
+uint64_t it_qd_buckets(const uint64_t *exact, uint64_t out[IT_QD_BUCKETS], double *avg)
+{
+	uint64_t n = 0;
+	double sum = 0;
+
+	memset(out, 0, IT_QD_BUCKETS * sizeof(*out));
+	for (uint32_t d = 1; d <= IT_QD_EXACT; d++) {
+		if (!exact[d])
+			continue;
+		unsigned b = d <= 1 ? 0 : 32 - (unsigned)__builtin_clz(d - 1);
+		if (b >= IT_QD_BUCKETS)
+			b = IT_QD_BUCKETS - 1;
+		out[b] += exact[d];
+		n += exact[d];
+		sum += (double)d * (double)exact[d];
+	}
+	*avg = n ? sum / (double)n : 0;
+	return n;
+}
+
+double it_timeline_dur(const struct it_results *r, size_t i)
+{
+	double iv = (double)r->interval_ns / 1e9;
+	double left = r->duration_s - iv * (double)i;
+
+	return left >= iv || left <= 0 ? iv : left;
+}

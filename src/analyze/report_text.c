@@ -1,0 +1,471 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * `iotrail report` as text, readable in 100 columns: header facts and
+ * warnings, the devices, latency by group (fio's percentiles), stages by
+ * group (btt's gaps, with their share of the total), then per device the
+ * queue depth ("percent of I/Os by queue depth", as fio's "IO depths"),
+ * sizes, sequential share and a timeline.
+ */
+#include <string.h>
+#include <time.h>
+
+#include "analyze/report.h"
+
+#define TIMELINE_ROWS 30 /* longer traces get coarser rows in text */
+#define KEY_MAX_WIDTH 26 /* wider keys go on their own line, */
+#define WRAP_INDENT 4    /* and the numbers on the next one, indented */
+
+/* Durations in at most 6 characters: 850ns 9.99us 99.9us 999us 1.23ms ... */
+static const char *fmt_ns(char *buf, size_t len, uint64_t ns)
+{
+	static const char *const unit[] = { "ns", "us", "ms", "s" };
+	double v = (double)ns;
+	unsigned u = 0;
+
+	while (u < 3 && v >= 999.5) {
+		v /= 1000;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, len, "%llu%s", (unsigned long long)ns, unit[u]);
+	else if (v < 9.995)
+		snprintf(buf, len, "%.2f%s", v, unit[u]);
+	else if (v < 99.95)
+		snprintf(buf, len, "%.1f%s", v, unit[u]);
+	else
+		snprintf(buf, len, "%.0f%s", v, unit[u]);
+	return buf;
+}
+
+/* Bytes as 512, 4K, 1.5M, 128K ... (binary units); 0 is "-" (not known). */
+static const char *fmt_bytes(char *buf, size_t len, uint64_t b)
+{
+	if (!b)
+		return "-";
+	static const char *const unit[] = { "", "K", "M", "G", "T", "P" };
+	double v = (double)b;
+	unsigned u = 0;
+
+	while (u < 5 && v >= 1024) {
+		v /= 1024;
+		u++;
+	}
+	if (v == (double)(uint64_t)v)
+		snprintf(buf, len, "%llu%s", (unsigned long long)v, unit[u]);
+	else
+		snprintf(buf, len, "%.1f%s", v, unit[u]);
+	return buf;
+}
+
+static double mib(uint64_t bytes) { return (double)bytes / (1024.0 * 1024.0); }
+
+static void header(FILE *f, const struct it_report_input *in)
+{
+	const struct it_host_rec *h = in->host;
+	const struct it_results *r = in->r;
+
+	fprintf(f, "iotrail report%s%s\n", in->path ? ": " : "", in->path ? in->path : "");
+	if (h) {
+		char when[64] = "?";
+		time_t t = (time_t)(h->start_realtime_ns / 1000000000ull);
+		struct tm tm;
+		if (h->start_realtime_ns && gmtime_r(&t, &tm))
+			strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
+		fprintf(f, "host      %.*s, kernel %.*s, %u CPUs, clock %.*s\n",
+			(int)sizeof(h->hostname), h->hostname, (int)sizeof(h->kernel), h->kernel,
+			h->ncpus, (int)sizeof(h->clock), h->clock);
+		if (h->start_realtime_ns)
+			fprintf(f, "recorded  %s, for %.3f s\n", when, r->duration_s);
+		else
+			fprintf(f, "recorded  for %.3f s (start time not recorded)\n", r->duration_s);
+		if (h->command[0])
+			fprintf(f, "command   %.*s\n", 88, h->command);
+		if (h->hooks[0])
+			fprintf(f, "hooks     %.*s\n", 88, h->hooks);
+	} else {
+		fprintf(f, "duration  %.3f s\n", r->duration_s);
+	}
+	fprintf(f, "events    %llu", (unsigned long long)r->stats.events);
+	if (in->status)
+		fprintf(f, " in %llu chunks", (unsigned long long)in->status->chunks);
+	fprintf(f, "; %llu I/Os completed, %.1f MiB\n", (unsigned long long)r->stats.ios,
+		mib(r->stats.bytes));
+	const struct it_stitch_stats *s = &r->stats;
+	fprintf(f, "trails    %llu requests, %llu bio-based, %llu without Q; %llu errors; "
+		"%llu requeues\n          bios merged %llu (unattributed %llu), requests merged %llu, "
+		"splits %llu, partial completions %llu\n",
+		(unsigned long long)s->request_ios, (unsigned long long)s->bio_ios,
+		(unsigned long long)s->no_q, (unsigned long long)s->errors,
+		(unsigned long long)s->requeues, (unsigned long long)s->merges,
+		(unsigned long long)s->merges_unattributed, (unsigned long long)s->rq_merges,
+		(unsigned long long)s->splits, (unsigned long long)s->partials);
+}
+
+static void warnings(FILE *f, const struct it_report_input *in)
+{
+	const struct it_reader_status *st = in->status;
+	const struct it_stitch_stats *s = &in->r->stats;
+
+	if (st && st->dropped_total) {
+		fprintf(f, "\n*** WARNING: %llu EVENTS WERE LOST (ring buffer full)",
+			(unsigned long long)st->dropped_total);
+		if (st->drops_per_cpu) {
+			int shown = 0;
+			fputs(" per CPU:", f);
+			for (uint32_t c = 0; c < st->ncpu && shown < 8; c++)
+				if (st->drops_per_cpu[c]) {
+					fprintf(f, " cpu%u=%llu", c, (unsigned long long)st->drops_per_cpu[c]);
+					shown++;
+				}
+		}
+		fputs("\n*** I/Os with lost events are missing, incomplete or unattributed: counts, IOPS\n"
+		      "*** and bandwidth are lower bounds. Record fewer devices or a larger buffer.\n", f);
+	}
+	if (st && st->truncated)
+		fprintf(f, "\n*** WARNING: the file is cut short at byte %llu (incomplete or damaged chunk);\n"
+			"*** this report covers only the events before it.\n",
+			(unsigned long long)st->bad_offset);
+	else if (st && !st->complete)
+		fputs("\nNOTE: the recording did not end cleanly (no end record); the end time is the\n"
+		      "      last event's.\n", f);
+	if (s->incomplete || s->unknown_completions)
+		fprintf(f, "\nnot counted as I/Os: %llu still open at the end (queued %llu, inserted %llu, "
+			"issued %llu),\n  %llu completions of I/Os issued before the trace started\n",
+			(unsigned long long)s->incomplete, (unsigned long long)s->incomplete_queued,
+			(unsigned long long)s->incomplete_inserted,
+			(unsigned long long)s->incomplete_issued,
+			(unsigned long long)s->unknown_completions);
+}
+
+static void device_table(FILE *f, const struct it_report_input *in)
+{
+	const struct it_results *r = in->r;
+	char b1[16], b2[16], b3[16];
+
+	if (!in->ndevs && !r->ndevs)
+		return;
+	fprintf(f, "\nDevices\n  %-12s %-8s %-6s %-12s %6s %7s %7s %9s %6s  %s\n", "name", "dev",
+		"type", "scheduler", "nr_rq", "max_io", "hw_max", "lbs/pbs", "size", "model");
+	for (size_t i = 0; i < in->ndevs; i++) {
+		const struct it_device_rec *d = &in->devs[i];
+		char dev[16], lbs[24];
+		snprintf(dev, sizeof(dev), "%u:%u", IT_DEV_MAJOR(d->dev), IT_DEV_MINOR(d->dev));
+		if (d->physical_block_size)
+			snprintf(lbs, sizeof(lbs), "%u/%u", d->logical_block_size, d->physical_block_size);
+		else
+			snprintf(lbs, sizeof(lbs), "%u", d->logical_block_size);
+		fprintf(f, "  %-12.*s %-8s %-6s %-12.*s %6u %7s %7s %9s %6s  %.*s%s%s\n",
+			(int)sizeof(d->name), d->name, dev, d->blk_mq ? "blk-mq" : "bio",
+			(int)sizeof(d->scheduler), d->scheduler[0] ? d->scheduler : "-", d->nr_requests,
+			fmt_bytes(b1, sizeof(b1), (uint64_t)d->max_sectors_kb * 1024),
+			fmt_bytes(b2, sizeof(b2), (uint64_t)d->max_hw_sectors_kb * 1024), lbs,
+			fmt_bytes(b3, sizeof(b3), d->size_sectors * 512), 18, d->model,
+			d->rotational ? " (rotational)" : "", d->zoned ? " (zoned)" : "");
+	}
+	for (size_t i = 0; i < r->ndevs; i++) {
+		if (it_report_dev_rec(in, r->devs[i].dev))
+			continue;
+		char dev[16];
+		snprintf(dev, sizeof(dev), "%u:%u", IT_DEV_MAJOR(r->devs[i].dev), IT_DEV_MINOR(r->devs[i].dev));
+		fprintf(f, "  %-12s %-8s (not in the trace's device table)\n", dev, dev);
+	}
+}
+
+/* ---- group keys as columns ---- */
+
+static const char *key_value(const struct it_report_input *in, const struct it_group *g,
+			     unsigned key, char *buf, size_t len)
+{
+	switch (key) {
+	case IT_KEY_OP:
+		return it_op_name(g->key.op);
+	case IT_KEY_SIZE:
+		if (!g->key.size_class)
+			return "0"; /* fmt_bytes would say "-" */
+		return fmt_bytes(buf, len, it_size_class_lo(g->key.size_class));
+	case IT_KEY_DEV:
+		return it_report_dev_name(in, g->key.dev, buf, len);
+	case IT_KEY_COMM:
+		return it_analyzer_comm(in->a, g->key.comm);
+	case IT_KEY_PID:
+		snprintf(buf, len, "%u", g->key.pid);
+		return buf;
+	}
+	return "";
+}
+
+struct keycols {
+	int width[IT_KEY_MAX];
+	int total; /* all columns with their separating spaces */
+};
+
+static void key_widths(const struct it_report_input *in, struct keycols *kc)
+{
+	const struct it_results *r = in->r;
+	char buf[40];
+
+	kc->total = 0;
+	for (unsigned k = 0; k < r->nkeys; k++) {
+		int w = (int)strlen(r->keys[k] == IT_KEY_SIZE ? "size>=" : it_key_names[r->keys[k]]);
+		for (size_t g = 0; g < r->ngroups; g++) {
+			int l = (int)strlen(key_value(in, &r->groups[g], r->keys[k], buf, sizeof(buf)));
+			if (l > w)
+				w = l;
+		}
+		kc->width[k] = w;
+		kc->total += w + 1;
+	}
+	if (!r->nkeys) {
+		kc->total = 4;
+	}
+}
+
+static void key_header(FILE *f, const struct it_report_input *in, const struct keycols *kc)
+{
+	const struct it_results *r = in->r;
+
+	if (!r->nkeys)
+		fprintf(f, "%-4s", "all");
+	for (unsigned k = 0; k < r->nkeys; k++)
+		fprintf(f, "%-*s ", kc->width[k],
+			r->keys[k] == IT_KEY_SIZE ? "size>=" : it_key_names[r->keys[k]]);
+}
+
+/* Prints the key cells; returns true when the numbers go on the next line. */
+static bool key_cells(FILE *f, const struct it_report_input *in, const struct keycols *kc,
+		      const struct it_group *g)
+{
+	const struct it_results *r = in->r;
+	char buf[40];
+
+	if (!r->nkeys)
+		fprintf(f, "%-4s", "all");
+	for (unsigned k = 0; k < r->nkeys; k++)
+		fprintf(f, "%-*s ", kc->width[k], key_value(in, g, r->keys[k], buf, sizeof(buf)));
+	if (kc->total > KEY_MAX_WIDTH) {
+		fprintf(f, "\n%*s", WRAP_INDENT, "");
+		return true;
+	}
+	return false;
+}
+
+static int key_pad(const struct keycols *kc)
+{
+	return kc->total > KEY_MAX_WIDTH ? WRAP_INDENT : kc->total;
+}
+
+static void key_list(FILE *f, const struct it_results *r)
+{
+	if (!r->nkeys)
+		fputs("(all I/Os)", f);
+	for (unsigned k = 0; k < r->nkeys; k++)
+		fprintf(f, "%s%s", k ? "," : "", it_key_names[r->keys[k]]);
+}
+
+static void latency_table(FILE *f, const struct it_report_input *in, const struct keycols *kc)
+{
+	const struct it_results *r = in->r;
+	double dur = r->duration_s;
+	char b[IT_NPCT + 3][16];
+
+	fputs("\nLatency (Q2C, queued -> completed) by ", f);
+	key_list(f, r);
+	fputc('\n', f);
+	key_header(f, in, kc);
+	if (kc->total > KEY_MAX_WIDTH)
+		fprintf(f, "\n%*s", WRAP_INDENT, "");
+	fprintf(f, "%9s %9s %8s %6s %6s %6s %6s %6s %6s %6s\n", "I/Os", "IOPS", "MiB/s", "min",
+		"avg", "p50", "p90", "p99", "p99.9", "max");
+	for (size_t i = 0; i < r->ngroups; i++) {
+		const struct it_group *g = &r->groups[i];
+		const struct it_hist *h = &g->stage[IT_STAGE_Q2C];
+		uint64_t p[IT_NPCT];
+		it_hist_percentiles(h, it_report_pcts, IT_NPCT, p);
+		key_cells(f, in, kc, g);
+		fprintf(f, "%9llu %9.0f %8.1f %6s %6s %6s %6s %6s %6s %6s\n",
+			(unsigned long long)g->count, dur > 0 ? (double)g->count / dur : 0,
+			dur > 0 ? mib(g->bytes) / dur : 0, fmt_ns(b[0], 16, h->count ? h->min : 0),
+			fmt_ns(b[1], 16, it_hist_avg(h)), fmt_ns(b[2], 16, p[0]),
+			fmt_ns(b[3], 16, p[1]), fmt_ns(b[4], 16, p[2]), fmt_ns(b[5], 16, p[3]),
+			fmt_ns(b[6], 16, h->max));
+	}
+}
+
+static void stage_table(FILE *f, const struct it_report_input *in, const struct keycols *kc)
+{
+	const struct it_results *r = in->r;
+	char b[3][16];
+
+	fputs("\nStages by ", f);
+	key_list(f, r);
+	fputs(" (share: time in the stage / total Q2C time of the group)\n", f);
+	key_header(f, in, kc);
+	if (kc->total > KEY_MAX_WIDTH)
+		fprintf(f, "\n%*s", WRAP_INDENT, "");
+	fprintf(f, "%-5s %9s %6s %6s %6s %6s\n", "stage", "I/Os", "avg", "p50", "p99", "share");
+	for (size_t i = 0; i < r->ngroups; i++) {
+		const struct it_group *g = &r->groups[i];
+		bool first = true;
+		for (unsigned s = 0; s < IT_STAGE_MAX; s++) {
+			const struct it_hist *h = &g->stage[s];
+			static const double sp[2] = { 50, 99 };
+			uint64_t v[2];
+			if (!h->count)
+				continue;
+			if (first)
+				key_cells(f, in, kc, g);
+			else
+				fprintf(f, "%*s", key_pad(kc), "");
+			first = false;
+			it_hist_percentiles(h, sp, 2, v);
+			double share = it_stage_share(g, s);
+			fprintf(f, "%-5s %9llu %6s %6s %6s %5.1f%%", it_stages[s].name,
+				(unsigned long long)h->count, fmt_ns(b[0], 16, it_hist_avg(h)),
+				fmt_ns(b[1], 16, v[0]), fmt_ns(b[2], 16, v[1]), 100 * share);
+			if (s != IT_STAGE_Q2C) {
+				int n = (int)(share * 20 + 0.5);
+				fputs(" |", f);
+				for (int k = 0; k < 20; k++)
+					fputc(k < n ? '#' : ' ', f);
+				fputc('|', f);
+			}
+			fputc('\n', f);
+		}
+	}
+}
+
+static void qd_rows(FILE *f, const struct it_dev_stats *d)
+{
+	const struct { const char *name; const uint64_t *exact; uint32_t max; } rows[2] = {
+		{ "at insert", d->qd_insert, d->qd_insert_max },
+		{ "at issue", d->qd_issue, d->qd_issue_max },
+	};
+
+	fputs("  queue depth: percent of I/Os by requests in flight on the device (counting itself)\n"
+	      "             ", f);
+	for (unsigned k = 0; k < IT_QD_BUCKETS; k++) {
+		uint32_t lo, hi;
+		char lab[16];
+		it_qd_bucket_range(k, &lo, &hi);
+		if (!hi)
+			snprintf(lab, sizeof(lab), ">%u", lo - 1);
+		else if (lo == hi)
+			snprintf(lab, sizeof(lab), "%u", lo);
+		else
+			snprintf(lab, sizeof(lab), "%u-%u", lo, hi);
+		fprintf(f, " %6s", lab);
+	}
+	fprintf(f, " %6s %5s\n", "avg", "max");
+	for (unsigned i = 0; i < 2; i++) {
+		uint64_t b[IT_QD_BUCKETS];
+		double avg;
+		uint64_t n = it_qd_buckets(rows[i].exact, b, &avg);
+		fprintf(f, "  %-11s", rows[i].name);
+		for (unsigned k = 0; k < IT_QD_BUCKETS; k++)
+			fprintf(f, " %6.1f", n ? 100.0 * (double)b[k] / (double)n : 0);
+		fprintf(f, " %6.1f %5u\n", avg, rows[i].max);
+	}
+}
+
+static void size_rows(FILE *f, const struct it_dev_stats *d, uint64_t total)
+{
+	char lo[16], hi[16], range[40];
+
+	fprintf(f, "  I/O size %17s %11s %11s %7s\n", "reads", "writes", "other", "share");
+	for (unsigned c = 0; c < IT_SIZE_CLASSES; c++) {
+		const uint64_t *n = d->sizes[c];
+		uint64_t sum = n[IT_OPC_READ] + n[IT_OPC_WRITE] + n[IT_OPC_OTHER];
+		if (!sum)
+			continue;
+		if (!c)
+			snprintf(range, sizeof(range), "0 (no data)");
+		else
+			snprintf(range, sizeof(range), "%s..<%s", fmt_bytes(lo, sizeof(lo), it_size_class_lo(c)),
+				 fmt_bytes(hi, sizeof(hi), it_size_class_hi(c) + 1));
+		fprintf(f, "    %-15s %11llu %11llu %11llu %6.1f%%\n", range,
+			(unsigned long long)n[IT_OPC_READ], (unsigned long long)n[IT_OPC_WRITE],
+			(unsigned long long)n[IT_OPC_OTHER], 100.0 * (double)sum / (double)total);
+	}
+}
+
+static void timeline_rows(FILE *f, const struct it_results *r, const struct it_dev_stats *d)
+{
+	size_t step = (d->ntimeline + TIMELINE_ROWS - 1) / TIMELINE_ROWS;
+	double iv = (double)r->interval_ns / 1e9;
+
+	if (!d->ntimeline)
+		return;
+	if (!step)
+		step = 1;
+	fprintf(f, "  timeline, by completion time (rows of %g s)\n", iv * (double)step);
+	fprintf(f, "  %9s %10s %10s %10s %10s %10s\n", "from", "read IOPS", "read MiB/s",
+		"write IOPS", "write MiB/s", "other IOPS");
+	for (size_t t = 0; t < d->ntimeline; t += step) {
+		uint64_t ios[IT_OPC_MAX] = { 0 }, bytes[IT_OPC_MAX] = { 0 };
+		double dur = 0;
+		for (size_t k = t; k < t + step && k < d->ntimeline; k++) {
+			for (unsigned o = 0; o < IT_OPC_MAX; o++) {
+				ios[o] += d->timeline[k].ios[o];
+				bytes[o] += d->timeline[k].bytes[o];
+			}
+			dur += it_timeline_dur(r, k);
+		}
+		fprintf(f, "  %8.0fs %10.0f %10.1f %10.0f %10.1f %10.0f\n", iv * (double)t,
+			(double)ios[IT_OPC_READ] / dur, mib(bytes[IT_OPC_READ]) / dur,
+			(double)ios[IT_OPC_WRITE] / dur, mib(bytes[IT_OPC_WRITE]) / dur,
+			(double)ios[IT_OPC_OTHER] / dur);
+	}
+}
+
+static void device_sections(FILE *f, const struct it_report_input *in)
+{
+	const struct it_results *r = in->r;
+	double dur = r->duration_s;
+	char name[40];
+
+	for (size_t i = 0; i < r->ndevs; i++) {
+		const struct it_dev_stats *d = &r->devs[i];
+		uint64_t ios = d->ios[0] + d->ios[1] + d->ios[2];
+		uint64_t bytes = d->bytes[0] + d->bytes[1] + d->bytes[2];
+		if (!ios)
+			continue;
+		char num[24];
+		snprintf(num, sizeof(num), "%u:%u", IT_DEV_MAJOR(d->dev), IT_DEV_MINOR(d->dev));
+		it_report_dev_name(in, d->dev, name, sizeof(name));
+		double act = it_active_s(d->first_ns, d->last_ns);
+		fprintf(f, "\nDevice %s%s%s%s: %llu I/Os, %.0f IOPS, %.1f MiB/s; busy %.3f s: %.0f IOPS, "
+			"%.1f MiB/s\n", name,
+			strcmp(name, num) ? " (" : "", strcmp(name, num) ? num : "",
+			strcmp(name, num) ? ")" : "", (unsigned long long)ios,
+			dur > 0 ? (double)ios / dur : 0, dur > 0 ? mib(bytes) / dur : 0, act,
+			act > 0 ? (double)ios / act : 0, act > 0 ? mib(bytes) / act : 0);
+		fputs(" ", f);
+		for (unsigned o = 0; o < IT_OPC_MAX; o++) {
+			uint64_t n = d->seq[o] + d->rnd[o];
+			fprintf(f, " %s %llu", it_opc_names[o], (unsigned long long)d->ios[o]);
+			if (n)
+				fprintf(f, " (%.1f%% sequential)", 100.0 * (double)d->seq[o] / (double)n);
+			fputs(o + 1 < IT_OPC_MAX ? "," : "\n", f);
+		}
+		qd_rows(f, d);
+		size_rows(f, d, ios);
+		timeline_rows(f, r, d);
+	}
+}
+
+void it_report_text(FILE *f, const struct it_report_input *in)
+{
+	struct keycols kc;
+
+	header(f, in);
+	warnings(f, in);
+	device_table(f, in);
+	if (!in->r->stats.ios) {
+		fputs("\nNo completed I/O in this trace.\n", f);
+		return;
+	}
+	key_widths(in, &kc);
+	latency_table(f, in, &kc);
+	stage_table(f, in, &kc);
+	device_sections(f, in);
+}

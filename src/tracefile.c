@@ -1,0 +1,896 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * Trace file writer and reader. Layout: include/iotrail/trace_format.h,
+ * described in doc/trace-format.md.
+ *
+ * Writer: events are buffered into chunks of CHUNK_EVENTS (1 MiB raw),
+ * compressed with one reused zstd context and written with one write()
+ * (header + payload), so a crash leaves whole chunks plus at most one cut one.
+ *
+ * Reader: the analyzer's hot path. Decompressing 1 MiB of events costs about
+ * as much as analysing it, so a read-ahead thread reads, checks and
+ * decompresses the next chunks into a small ring of slots while the caller
+ * works on the current one (set IOTRAIL_READAHEAD=0 to read in the caller's
+ * thread, e.g. to compare). Reads use pread() into reused buffers rather than
+ * mmap: the cost is the same here and a file that shrinks under us cannot
+ * SIGBUS the reader.
+ */
+#include "tracefile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the trace file is little-endian and this code does not byte-swap"
+#endif
+
+/* The on-disk layout is these structs as compiled on LP64 little-endian;
+ * a change here is a format change (bump IT_TRACE_VERSION). */
+_Static_assert(sizeof(struct it_file_header) == 32, "file header layout");
+_Static_assert(sizeof(struct it_chunk_header) == 32, "chunk header layout");
+_Static_assert(sizeof(struct it_event) == 64, "event layout");
+_Static_assert(sizeof(struct it_host_rec) == 784, "host record layout");
+_Static_assert(sizeof(struct it_device_rec) == 192, "device record layout");
+_Static_assert(offsetof(struct it_device_rec, size_sectors) == 176, "device record layout");
+_Static_assert(sizeof(struct it_end_rec) == 32, "end record layout");
+
+#define CHUNK_EVENTS 16384u        /* 1 MiB of events per EVENTS chunk */
+#define ZSTD_LEVEL   (-1)          /* see doc/trace-format.md: fastest with a good ratio */
+#define MAX_PAYLOAD  (64u << 20)   /* raw or stored; larger is damage, not data */
+#define NSLOTS       3             /* read-ahead depth, in chunks */
+
+/* Record size of each known chunk type (0: unknown, skipped). */
+static size_t rec_size(uint16_t type)
+{
+	switch (type) {
+	case IT_CHUNK_HOST:    return sizeof(struct it_host_rec);
+	case IT_CHUNK_DEVICES: return sizeof(struct it_device_rec);
+	case IT_CHUNK_EVENTS:  return sizeof(struct it_event);
+	case IT_CHUNK_DROPS:   return sizeof(uint64_t);
+	case IT_CHUNK_END:     return sizeof(struct it_end_rec);
+	default:               return 0;
+	}
+}
+
+/* CRC of the chunk header (with payload_crc as 0) and the stored payload:
+ * a flipped type, count or length is caught like a flipped payload byte. */
+static uint32_t chunk_crc(const struct it_chunk_header *h, const void *payload, size_t len)
+{
+	struct it_chunk_header c = *h;
+	uLong crc;
+
+	c.payload_crc = 0;
+	crc = crc32(0L, (const Bytef *)&c, sizeof(c));
+	if (len)	/* crc32(crc, NULL, 0) would return the initial value, not crc */
+		crc = crc32(crc, (const Bytef *)payload, (uInt)len);
+	return (uint32_t)crc;
+}
+
+struct buf {
+	void *p;
+	size_t cap;
+};
+
+static int buf_reserve(struct buf *b, size_t need)
+{
+	void *p;
+
+	if (need <= b->cap)
+		return 0;
+	p = realloc(b->p, need);
+	if (!p)
+		return -ENOMEM;
+	b->p = p;
+	b->cap = need;
+	return 0;
+}
+
+/* ======================================================================
+ * Writer
+ * ====================================================================== */
+
+struct it_writer {
+	int fd;
+	int err;                  /* first failure (-errno); sticky */
+	ZSTD_CCtx *cctx;
+	struct it_event *evs;     /* pending events, < CHUNK_EVENTS */
+	size_t nevs;
+	struct buf out;           /* chunk header + payload, written at once */
+	uint64_t bytes, events, chunks, dropped;
+};
+
+static int write_all(int fd, const void *p, size_t len)
+{
+	const char *c = p;
+
+	while (len) {
+		ssize_t n = write(fd, c, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return -EIO;
+		c += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Compresses (or stores, when zstd does not shrink it) and writes a chunk. */
+static int write_chunk(struct it_writer *w, uint16_t type, uint32_t count,
+		       const void *data, size_t len)
+{
+	struct it_chunk_header h = {
+		.magic = IT_CHUNK_MAGIC, .type = type, .compression = IT_COMP_NONE,
+		.raw_len = (uint32_t)len, .stored_len = (uint32_t)len, .count = count,
+		.dropped_total = w->dropped,
+	};
+	unsigned char *payload;
+	size_t z;
+	int err;
+
+	if (w->err)
+		return w->err;
+	if (len > MAX_PAYLOAD)
+		return w->err = -EFBIG;
+	if (buf_reserve(&w->out, sizeof(h) + ZSTD_compressBound(len)))
+		return w->err = -ENOMEM;
+	payload = (unsigned char *)w->out.p + sizeof(h);
+	z = len ? ZSTD_compress2(w->cctx, payload, w->out.cap - sizeof(h), data, len) : 0;
+	if (len && !ZSTD_isError(z) && z < len) {
+		h.compression = IT_COMP_ZSTD;
+		h.stored_len = (uint32_t)z;
+	} else if (len) {
+		memcpy(payload, data, len);
+	}
+	h.payload_crc = chunk_crc(&h, payload, h.stored_len);
+	memcpy(w->out.p, &h, sizeof(h));
+	err = write_all(w->fd, w->out.p, sizeof(h) + h.stored_len);
+	if (err)
+		return w->err = err;
+	w->bytes += sizeof(h) + h.stored_len;
+	w->chunks++;
+	return 0;
+}
+
+static int write_events(struct it_writer *w, const struct it_event *evs, size_t n)
+{
+	int err = write_chunk(w, IT_CHUNK_EVENTS, (uint32_t)n, evs, n * sizeof(*evs));
+
+	if (!err)
+		w->events += n;
+	return err;
+}
+
+/* Copies the device table with the padding zeroed (LP64 has 4 bytes before
+ * size_sectors): the file must not carry stray memory. */
+static int write_devices(struct it_writer *w, const struct it_device_rec *devs, size_t n)
+{
+	const size_t pad_at = offsetof(struct it_device_rec, blk_mq) + sizeof(devs->blk_mq);
+	const size_t pad = offsetof(struct it_device_rec, size_sectors) - pad_at;
+	struct it_device_rec *copy;
+	int err;
+
+	if (n > MAX_PAYLOAD / sizeof(*devs))
+		return w->err = -EFBIG;
+	copy = calloc(n ? n : 1, sizeof(*copy));
+	if (!copy)
+		return w->err = -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		copy[i] = devs[i];
+		memset((char *)&copy[i] + pad_at, 0, pad);
+	}
+	err = write_chunk(w, IT_CHUNK_DEVICES, (uint32_t)n, copy, n * sizeof(*copy));
+	free(copy);
+	return err;
+}
+
+struct it_writer *it_writer_open(const char *path, const struct it_host_rec *host,
+				 const struct it_device_rec *devs, size_t ndevs,
+				 char *err, size_t errlen)
+{
+	struct it_file_header fh = {
+		.magic = IT_TRACE_MAGIC, .version = IT_TRACE_VERSION,
+		.header_size = sizeof(fh), .event_size = sizeof(struct it_event),
+	};
+	struct it_writer *w = calloc(1, sizeof(*w));
+	int rc;
+
+	if (!w || !(w->evs = malloc(CHUNK_EVENTS * sizeof(*w->evs))) ||
+	    !(w->cctx = ZSTD_createCCtx())) {
+		snprintf(err, errlen, "out of memory");
+		goto fail_nofd;
+	}
+	ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, ZSTD_LEVEL);
+	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (w->fd < 0) {
+		snprintf(err, errlen, "cannot create %s: %s", path, strerror(errno));
+		goto fail_nofd;
+	}
+	rc = write_all(w->fd, &fh, sizeof(fh));
+	if (!rc) {
+		w->bytes = sizeof(fh);
+		rc = write_chunk(w, IT_CHUNK_HOST, 1, host, sizeof(*host));
+	}
+	if (!rc)
+		rc = write_devices(w, devs, ndevs);
+	if (rc) {
+		snprintf(err, errlen, "cannot write %s: %s", path, strerror(-rc));
+		it_writer_abort(w);
+		return NULL;
+	}
+	return w;
+
+fail_nofd:
+	if (w)
+		w->fd = -1;
+	it_writer_abort(w);
+	return NULL;
+}
+
+int it_writer_add(struct it_writer *w, const struct it_event *evs, size_t n,
+		  uint64_t dropped_total)
+{
+	w->dropped = dropped_total;
+	while (n && !w->err) {
+		size_t k;
+
+		/* whole chunks straight from the caller's array: no copy */
+		if (w->nevs == 0 && n >= CHUNK_EVENTS) {
+			write_events(w, evs, CHUNK_EVENTS);
+			evs += CHUNK_EVENTS;
+			n -= CHUNK_EVENTS;
+			continue;
+		}
+		k = CHUNK_EVENTS - w->nevs;
+		if (k > n)
+			k = n;
+		memcpy(w->evs + w->nevs, evs, k * sizeof(*evs));
+		w->nevs += k;
+		evs += k;
+		n -= k;
+		if (w->nevs == CHUNK_EVENTS)
+			it_writer_flush(w);
+	}
+	return w->err;
+}
+
+int it_writer_flush(struct it_writer *w)
+{
+	if (w->nevs && !w->err)
+		write_events(w, w->evs, w->nevs);
+	w->nevs = 0;
+	return w->err;
+}
+
+int it_writer_close(struct it_writer *w, const uint64_t *drops_per_cpu, uint32_t ncpu,
+		    uint64_t end_monotonic_ns)
+{
+	struct it_end_rec end = { .end_monotonic_ns = end_monotonic_ns };
+	uint64_t sum = 0;
+	int err;
+
+	if (!drops_per_cpu)
+		ncpu = 0;
+	for (uint32_t i = 0; i < ncpu; i++)
+		sum += drops_per_cpu[i];
+	it_writer_flush(w);
+	/* the per-CPU counters are final now; never report less than before */
+	if (sum > w->dropped)
+		w->dropped = sum;
+	write_chunk(w, IT_CHUNK_DROPS, ncpu, drops_per_cpu, (size_t)ncpu * sizeof(uint64_t));
+	end.events_total = w->events;
+	end.dropped_total = w->dropped;
+	end.chunks = w->chunks;
+	write_chunk(w, IT_CHUNK_END, 1, &end, sizeof(end));
+	err = w->err;
+	if (close(w->fd) && !err)
+		err = -errno;
+	w->fd = -1;
+	it_writer_abort(w);
+	return err;
+}
+
+uint64_t it_writer_bytes(const struct it_writer *w)
+{
+	return w->bytes;
+}
+
+void it_writer_abort(struct it_writer *w)
+{
+	if (!w)
+		return;
+	if (w->fd >= 0)
+		close(w->fd);
+	ZSTD_freeCCtx(w->cctx);
+	free(w->evs);
+	free(w->out.p);
+	free(w);
+}
+
+/* ======================================================================
+ * Reader
+ * ====================================================================== */
+
+/* How reading one chunk went. */
+enum rd {
+	RD_OK,
+	RD_EOF,     /* no byte at all where a chunk would start */
+	RD_SHORT,   /* the file ends inside this chunk */
+	RD_BAD,     /* damaged: magic, lengths, CRC, decompression */
+	RD_ERR,     /* read error or out of memory: reported as -1 */
+};
+
+struct slot {
+	struct buf evs;     /* decompressed EVENTS payload */
+	size_t n;
+	bool full;          /* filled by the producer, not yet released by the caller */
+};
+
+struct it_reader {
+	int fd;
+	char err[256];      /* why reading stopped or failed; "" otherwise */
+	struct it_host_rec host;
+	struct it_device_rec *devs;
+	size_t ndevs;
+
+	/* producer state: the read-ahead thread's once it runs */
+	uint64_t off;               /* next chunk */
+	ZSTD_DCtx *dctx;
+	struct buf stored;          /* compressed payload */
+	struct buf tmp;             /* raw payload of chunks other than EVENTS */
+	uint64_t produced;          /* events in EVENTS chunks read */
+	uint64_t chunks;            /* valid chunks read, all types */
+	uint64_t hdr_dropped;       /* dropped_total of the last valid chunk */
+	uint64_t *drops;            /* DROPS payload */
+	uint32_t ncpu;
+	bool have_drops, complete, truncated;
+	uint64_t bad_offset;
+	struct it_end_rec end;
+
+	/* hand-off between producer and caller */
+	bool threaded;
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t filled, freed;
+	struct slot slots[NSLOTS];
+	uint64_t head, tail;        /* next slot to fill / to hand out (never wrap) */
+	bool held;                  /* the caller holds slots[(tail - 1) % NSLOTS] */
+	bool done, stop;
+	int result;                 /* what next() returns once done: 0 or -1 */
+	uint64_t delivered;
+};
+
+static void set_err(struct it_reader *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void set_err(struct it_reader *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(r->err, sizeof(r->err), fmt, ap);
+	va_end(ap);
+}
+
+/* pread until len bytes or the end of the file. */
+static ssize_t pread_full(int fd, void *p, size_t len, uint64_t off)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n = pread(fd, (char *)p + got, len - got, (off_t)(off + got));
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	return (ssize_t)got;
+}
+
+static const char *type_name(uint16_t type)
+{
+	static const char *names[] = { "?", "HOST", "DEVICES", "EVENTS", "DROPS", "END" };
+
+	return type < sizeof(names) / sizeof(*names) ? names[type] : "unknown";
+}
+
+/* Reads the chunk header at r->off and checks what can be checked before
+ * the payload: nothing later trusts a length that failed here. */
+static enum rd read_header(struct it_reader *r, struct it_chunk_header *h)
+{
+	ssize_t n = pread_full(r->fd, h, sizeof(*h), r->off);
+	size_t rs;
+
+	if (n < 0) {
+		set_err(r, "read error at offset %llu: %s", (unsigned long long)r->off, strerror(errno));
+		return RD_ERR;
+	}
+	if (n == 0)
+		return RD_EOF;
+	if ((size_t)n < sizeof(*h)) {
+		set_err(r, "chunk header cut short at offset %llu", (unsigned long long)r->off);
+		return RD_SHORT;
+	}
+	if (h->magic != IT_CHUNK_MAGIC) {
+		set_err(r, "no chunk magic at offset %llu", (unsigned long long)r->off);
+		return RD_BAD;
+	}
+	if (h->raw_len > MAX_PAYLOAD || h->stored_len > MAX_PAYLOAD ||
+	    (h->compression == IT_COMP_NONE && h->stored_len != h->raw_len) ||
+	    (h->compression == IT_COMP_ZSTD &&
+	     (!h->raw_len || !h->stored_len || h->stored_len > ZSTD_compressBound(h->raw_len)))) {
+		set_err(r, "impossible lengths in the chunk at offset %llu (raw %u, stored %u)",
+			(unsigned long long)r->off, h->raw_len, h->stored_len);
+		return RD_BAD;
+	}
+	if (h->compression != IT_COMP_NONE && h->compression != IT_COMP_ZSTD) {
+		set_err(r, "unknown compression %u in the chunk at offset %llu",
+			h->compression, (unsigned long long)r->off);
+		return RD_BAD;
+	}
+	rs = rec_size(h->type);
+	if ((rs && (uint64_t)h->count * rs != h->raw_len) ||
+	    ((h->type == IT_CHUNK_HOST || h->type == IT_CHUNK_END) && h->count != 1)) {
+		set_err(r, "%s chunk at offset %llu: %u records do not fill %u bytes",
+			type_name(h->type), (unsigned long long)r->off, h->count, h->raw_len);
+		return RD_BAD;
+	}
+	return RD_OK;
+}
+
+/* Reads, checks and decompresses the payload of the chunk whose header is
+ * h into raw; advances r->off past the chunk on success. */
+static enum rd read_payload(struct it_reader *r, const struct it_chunk_header *h, struct buf *raw)
+{
+	struct buf *dst = h->compression == IT_COMP_NONE ? raw : &r->stored;
+	uint64_t at = r->off;
+	ssize_t n;
+
+	if (buf_reserve(raw, h->raw_len ? h->raw_len : 1) ||
+	    buf_reserve(dst, h->stored_len ? h->stored_len : 1)) {
+		set_err(r, "out of memory for a %u-byte chunk", h->raw_len);
+		return RD_ERR;
+	}
+	n = pread_full(r->fd, dst->p, h->stored_len, at + sizeof(*h));
+	if (n < 0) {
+		set_err(r, "read error at offset %llu: %s", (unsigned long long)at, strerror(errno));
+		return RD_ERR;
+	}
+	if ((size_t)n < h->stored_len) {
+		set_err(r, "%s chunk at offset %llu cut short (%zd of %u bytes)",
+			type_name(h->type), (unsigned long long)at, n, h->stored_len);
+		return RD_SHORT;
+	}
+	if (chunk_crc(h, dst->p, h->stored_len) != h->payload_crc) {
+		set_err(r, "CRC mismatch in the %s chunk at offset %llu",
+			type_name(h->type), (unsigned long long)at);
+		return RD_BAD;
+	}
+	if (h->compression == IT_COMP_ZSTD) {
+		size_t z = ZSTD_decompressDCtx(r->dctx, raw->p, h->raw_len, dst->p, h->stored_len);
+
+		if (ZSTD_isError(z) || z != h->raw_len) {
+			set_err(r, "cannot decompress the %s chunk at offset %llu: %s",
+				type_name(h->type), (unsigned long long)at,
+				ZSTD_isError(z) ? ZSTD_getErrorName(z) : "wrong length");
+			return RD_BAD;
+		}
+	}
+	r->off = at + sizeof(*h) + h->stored_len;
+	r->chunks++;
+	r->hdr_dropped = h->dropped_total;
+	return RD_OK;
+}
+
+/* Ends the stream: 0 for a clean or damaged end, -1 for a read error. */
+static int stop_at(struct it_reader *r, enum rd rc)
+{
+	if (rc == RD_ERR)
+		return -1;
+	if (rc == RD_EOF)
+		set_err(r, "file ends at offset %llu without an END chunk: the recording "
+			"did not finish (crash or kill?)", (unsigned long long)r->off);
+	r->truncated = true;
+	r->bad_offset = r->off;
+	return 0;
+}
+
+static int take_end(struct it_reader *r, const struct it_chunk_header *h)
+{
+	uint64_t at = r->off - sizeof(*h) - h->stored_len;
+
+	memcpy(&r->end, r->tmp.p, sizeof(r->end));
+	/* chunks counts this END already */
+	if (r->end.events_total != r->produced || r->end.chunks + 1 != r->chunks) {
+		set_err(r, "END chunk at offset %llu counts %llu events in %llu chunks, "
+			"the file has %llu in %llu", (unsigned long long)at,
+			(unsigned long long)r->end.events_total, (unsigned long long)r->end.chunks,
+			(unsigned long long)r->produced, (unsigned long long)(r->chunks - 1));
+		r->truncated = true;
+		r->bad_offset = at;
+		return 0;
+	}
+	r->complete = true;
+	return 0;
+}
+
+static int take_drops(struct it_reader *r, const struct it_chunk_header *h)
+{
+	uint64_t *d = malloc(h->count ? h->raw_len : 1);
+
+	if (!d) {
+		set_err(r, "out of memory");
+		return -1;
+	}
+	memcpy(d, r->tmp.p, h->raw_len);
+	free(r->drops);
+	r->drops = d;
+	r->ncpu = h->count;
+	r->have_drops = true;
+	return 1;
+}
+
+/* Reads chunks up to the next non-empty EVENTS chunk, which lands in s.
+ * Returns 1, or 0 at the end of the readable data, -1 on a read error. */
+static int produce(struct it_reader *r, struct slot *s)
+{
+	for (;;) {
+		struct it_chunk_header h;
+		enum rd rc = read_header(r, &h);
+
+		if (rc == RD_OK)
+			rc = read_payload(r, &h, h.type == IT_CHUNK_EVENTS ? &s->evs : &r->tmp);
+		if (rc != RD_OK)
+			return stop_at(r, rc);
+		switch (h.type) {
+		case IT_CHUNK_EVENTS:
+			r->produced += h.count;
+			if (!h.count)
+				continue;
+			s->n = h.count;
+			return 1;
+		case IT_CHUNK_DROPS:
+			if (take_drops(r, &h) < 0)
+				return -1;
+			continue;
+		case IT_CHUNK_END:
+			return take_end(r, &h);
+		default:
+			/* a chunk type from a newer writer (or a repeated HOST or
+			 * DEVICES): intact, as the CRC says, and not ours to read */
+			continue;
+		}
+	}
+}
+
+static void *readahead_main(void *arg)
+{
+	struct it_reader *r = arg;
+
+	pthread_mutex_lock(&r->mu);
+	for (;;) {
+		struct slot *s = &r->slots[r->head % NSLOTS];
+		int rc;
+
+		while (!r->stop && s->full)
+			pthread_cond_wait(&r->freed, &r->mu);
+		if (r->stop)
+			break;
+		/* s is neither full nor held: only this thread touches it */
+		pthread_mutex_unlock(&r->mu);
+		rc = produce(r, s);
+		pthread_mutex_lock(&r->mu);
+		if (rc == 1) {
+			s->full = true;
+			r->head++;
+		} else {
+			r->done = true;
+			r->result = rc;
+		}
+		pthread_cond_signal(&r->filled);
+		if (r->done)
+			break;
+	}
+	pthread_mutex_unlock(&r->mu);
+	return NULL;
+}
+
+static int next_threaded(struct it_reader *r, const struct it_event **evs, size_t *n)
+{
+	struct slot *s;
+
+	pthread_mutex_lock(&r->mu);
+	if (r->held) {
+		r->slots[(r->tail - 1) % NSLOTS].full = false;
+		r->held = false;
+		pthread_cond_signal(&r->freed);
+	}
+	s = &r->slots[r->tail % NSLOTS];
+	while (!s->full && !r->done)
+		pthread_cond_wait(&r->filled, &r->mu);
+	if (!s->full) {
+		pthread_mutex_unlock(&r->mu);
+		return r->result;
+	}
+	r->tail++;
+	r->held = true;
+	pthread_mutex_unlock(&r->mu);
+	*evs = s->evs.p;
+	*n = s->n;
+	r->delivered += s->n;
+	return 1;
+}
+
+int it_reader_next(struct it_reader *r, const struct it_event **evs, size_t *n)
+{
+	int rc;
+
+	*evs = NULL;
+	*n = 0;
+	if (r->threaded)
+		return next_threaded(r, evs, n);
+	if (r->done)
+		return r->result;
+	rc = produce(r, &r->slots[0]);
+	if (rc != 1) {
+		r->done = true;
+		r->result = rc;
+		return rc;
+	}
+	*evs = r->slots[0].evs.p;
+	*n = r->slots[0].n;
+	r->delivered += *n;
+	return 1;
+}
+
+/* Strings from the file are the file's: make sure each one ends. */
+#define TERMINATE(field) ((field)[sizeof(field) - 1] = '\0')
+
+/* Reads the HOST or DEVICES chunk at r->off into r->tmp; a one-line
+ * reason goes to err on failure. */
+static int read_start_chunk(struct it_reader *r, uint16_t type, struct it_chunk_header *h,
+			    char *err, size_t errlen)
+{
+	uint64_t at = r->off;
+	enum rd rc = read_header(r, h);
+
+	if (rc == RD_OK && h->type != type) {
+		snprintf(err, errlen, "corrupt %s chunk at offset %llu: found a chunk of type %u",
+			 type_name(type), (unsigned long long)at, h->type);
+		return -1;
+	}
+	if (rc == RD_OK)
+		rc = read_payload(r, h, &r->tmp);
+	if (rc == RD_OK)
+		return 0;
+	if (rc == RD_EOF || rc == RD_SHORT)
+		snprintf(err, errlen, "header cut short: the file ends in its %s chunk at offset "
+			 "%llu (the recording stopped before it wrote any events)",
+			 type_name(type), (unsigned long long)at);
+	else if (rc == RD_ERR)
+		snprintf(err, errlen, "%s", r->err);
+	else
+		snprintf(err, errlen, "corrupt %s chunk: %s", type_name(type), r->err);
+	return -1;
+}
+
+static int read_start(struct it_reader *r, char *err, size_t errlen)
+{
+	struct it_chunk_header h;
+
+	if (read_start_chunk(r, IT_CHUNK_HOST, &h, err, errlen))
+		return -1;
+	memcpy(&r->host, r->tmp.p, sizeof(r->host));
+	TERMINATE(r->host.hostname);
+	TERMINATE(r->host.kernel);
+	TERMINATE(r->host.boot_id);
+	TERMINATE(r->host.clock);
+	TERMINATE(r->host.command);
+	TERMINATE(r->host.layers);
+	TERMINATE(r->host.hooks);
+
+	if (read_start_chunk(r, IT_CHUNK_DEVICES, &h, err, errlen))
+		return -1;
+	r->devs = malloc(h.count ? h.raw_len : 1);
+	if (!r->devs) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	memcpy(r->devs, r->tmp.p, h.raw_len);
+	r->ndevs = h.count;
+	for (size_t i = 0; i < r->ndevs; i++) {
+		TERMINATE(r->devs[i].name);
+		TERMINATE(r->devs[i].model);
+		TERMINATE(r->devs[i].scheduler);
+	}
+	return 0;
+}
+
+/* Checks the 32-byte file header: every foreign or future file stops here. */
+static int check_file_header(int fd, char *err, size_t errlen)
+{
+	struct it_file_header fh;
+	ssize_t n = pread_full(fd, &fh, sizeof(fh), 0);
+	size_t m;
+
+	if (n < 0) {
+		snprintf(err, errlen, "cannot read: %s", strerror(errno));
+		return -1;
+	}
+	if (n == 0) {
+		snprintf(err, errlen, "empty file (0 bytes): nothing was recorded into it");
+		return -1;
+	}
+	m = (size_t)n < sizeof(fh.magic) ? (size_t)n : sizeof(fh.magic);
+	if (memcmp(fh.magic, IT_TRACE_MAGIC, m)) {
+		snprintf(err, errlen, "not an iotrail trace file (wrong magic)");
+		return -1;
+	}
+	if ((size_t)n < sizeof(fh)) {
+		snprintf(err, errlen, "header cut short: %zd of %zu bytes of the file header",
+			 n, sizeof(fh));
+		return -1;
+	}
+	if (fh.version == __builtin_bswap32(IT_TRACE_VERSION)) {
+		snprintf(err, errlen, "big-endian trace file: this build reads little-endian files only");
+		return -1;
+	}
+	if (fh.version != IT_TRACE_VERSION) {
+		snprintf(err, errlen, "unsupported trace format version %u (this build reads version %u%s)",
+			 fh.version, IT_TRACE_VERSION,
+			 fh.version > IT_TRACE_VERSION ? "; use a newer iotrail" : "");
+		return -1;
+	}
+	if (fh.header_size != sizeof(fh) || fh.event_size != sizeof(struct it_event)) {
+		snprintf(err, errlen, "corrupt file header: header size %u, event size %u "
+			 "(version %u has %zu and %zu)", fh.header_size, fh.event_size,
+			 IT_TRACE_VERSION, sizeof(fh), sizeof(struct it_event));
+		return -1;
+	}
+	return 0;
+}
+
+static void start_readahead(struct it_reader *r)
+{
+	const char *env = getenv("IOTRAIL_READAHEAD");
+
+	if (env && !strcmp(env, "0"))
+		return;
+	/* without a thread (e.g. EAGAIN) the caller's thread reads: slower, same data */
+	r->threaded = pthread_create(&r->thread, NULL, readahead_main, r) == 0;
+}
+
+struct it_reader *it_reader_open(const char *path, char *err, size_t errlen)
+{
+	struct it_reader *r = calloc(1, sizeof(*r));
+
+	if (!r) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	r->fd = -1;
+	pthread_mutex_init(&r->mu, NULL);
+	pthread_cond_init(&r->filled, NULL);
+	pthread_cond_init(&r->freed, NULL);
+	r->dctx = ZSTD_createDCtx();
+	if (!r->dctx) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	r->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (r->fd < 0) {
+		snprintf(err, errlen, "%s", strerror(errno));
+		goto fail;
+	}
+	if (check_file_header(r->fd, err, errlen))
+		goto fail;
+	r->off = sizeof(struct it_file_header);
+	if (read_start(r, err, errlen))
+		goto fail;
+	r->err[0] = '\0';
+	start_readahead(r);
+	return r;
+
+fail:
+	it_reader_close(r);
+	return NULL;
+}
+
+const struct it_host_rec *it_reader_host(const struct it_reader *r)
+{
+	return &r->host;
+}
+
+const struct it_device_rec *it_reader_devices(const struct it_reader *r, size_t *n)
+{
+	*n = r->ndevs;
+	return r->devs;
+}
+
+const struct it_device_rec *it_reader_device(const struct it_reader *r, uint32_t dev)
+{
+	/* a handful of devices: a scan beats a map; callers cache per dev */
+	for (size_t i = 0; i < r->ndevs; i++)
+		if (r->devs[i].dev == dev)
+			return &r->devs[i];
+	return NULL;
+}
+
+void it_reader_status(const struct it_reader *r, struct it_reader_status *st)
+{
+	struct it_reader *m = (struct it_reader *)r; /* the lock only */
+	uint64_t sum = 0;
+
+	pthread_mutex_lock(&m->mu);
+	memset(st, 0, sizeof(*st));
+	st->complete = r->complete;
+	st->truncated = r->truncated;
+	st->bad_offset = r->truncated ? r->bad_offset : 0;
+	st->events = r->delivered;
+	st->chunks = r->chunks;
+	if (r->have_drops) {
+		for (uint32_t i = 0; i < r->ncpu; i++)
+			sum += r->drops[i];
+		st->drops_per_cpu = r->ncpu ? r->drops : NULL;
+		st->ncpu = r->ncpu;
+	}
+	if (r->complete)
+		st->dropped_total = r->end.dropped_total;
+	else if (r->have_drops)
+		st->dropped_total = sum;
+	else
+		st->dropped_total = r->hdr_dropped;
+	st->end_monotonic_ns = r->complete ? r->end.end_monotonic_ns : 0;
+	pthread_mutex_unlock(&m->mu);
+}
+
+/* The reason for -1 from it_reader_next, or why reading stopped early
+ * (status.truncated); "" after a clean end. */
+const char *it_reader_error(const struct it_reader *r)
+{
+	return r->err;
+}
+
+void it_reader_close(struct it_reader *r)
+{
+	if (!r)
+		return;
+	if (r->threaded) {
+		pthread_mutex_lock(&r->mu);
+		r->stop = true;
+		pthread_cond_signal(&r->freed);
+		pthread_mutex_unlock(&r->mu);
+		pthread_join(r->thread, NULL);
+	}
+	pthread_mutex_destroy(&r->mu);
+	pthread_cond_destroy(&r->filled);
+	pthread_cond_destroy(&r->freed);
+	if (r->fd >= 0)
+		close(r->fd);
+	ZSTD_freeDCtx(r->dctx);
+	for (int i = 0; i < NSLOTS; i++)
+		free(r->slots[i].evs.p);
+	free(r->stored.p);
+	free(r->tmp.p);
+	free(r->drops);
+	free(r->devs);
+	free(r);
+}

@@ -1,0 +1,377 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* The JSON writer and the report printers: valid JSON, the contract's
+ * keys and values, text within 100 columns, warnings. */
+#include <ctype.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "analyze/json_writer.h"
+#include "analyze/report.h"
+#include "harness.h"
+#include "synth.h"
+
+/* ---- a strict little JSON validator (RFC 8259 grammar) ---- */
+static const char *ws(const char *p)
+{
+	while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')
+		p++;
+	return p;
+}
+
+static const char *value(const char *p, int depth);
+
+static const char *string(const char *p)
+{
+	if (*p++ != '"')
+		return NULL;
+	while (*p != '"') {
+		if ((unsigned char)*p < 0x20)
+			return NULL;
+		if (*p == '\\') {
+			p++;
+			if (*p == 'u') {
+				for (int i = 1; i <= 4; i++)
+					if (!isxdigit((unsigned char)p[i]))
+						return NULL;
+				p += 4;
+			} else if (!strchr("\"\\/bfnrt", *p) || !*p) {
+				return NULL;
+			}
+		}
+		p++;
+	}
+	return p + 1;
+}
+
+static const char *number(const char *p)
+{
+	if (*p == '-')
+		p++;
+	if (*p == '0')
+		p++;
+	else if (isdigit((unsigned char)*p))
+		while (isdigit((unsigned char)*p))
+			p++;
+	else
+		return NULL;
+	if (*p == '.') {
+		p++;
+		if (!isdigit((unsigned char)*p))
+			return NULL;
+		while (isdigit((unsigned char)*p))
+			p++;
+	}
+	if (*p == 'e' || *p == 'E') {
+		p++;
+		if (*p == '+' || *p == '-')
+			p++;
+		if (!isdigit((unsigned char)*p))
+			return NULL;
+		while (isdigit((unsigned char)*p))
+			p++;
+	}
+	return p;
+}
+
+static const char *members(const char *p, int depth, char close, bool named)
+{
+	p = ws(p + 1);
+	if (*p == close)
+		return p + 1;
+	for (;;) {
+		if (named) {
+			if (!(p = string(ws(p))))
+				return NULL;
+			p = ws(p);
+			if (*p++ != ':')
+				return NULL;
+		}
+		if (!(p = value(p, depth + 1)))
+			return NULL;
+		p = ws(p);
+		if (*p == close)
+			return p + 1;
+		if (*p++ != ',')
+			return NULL;
+	}
+}
+
+static const char *value(const char *p, int depth)
+{
+	p = ws(p);
+	if (depth > 64)
+		return NULL;
+	switch (*p) {
+	case '{': return members(p, depth, '}', true);
+	case '[': return members(p, depth, ']', false);
+	case '"': return string(p);
+	case 't': return strncmp(p, "true", 4) ? NULL : p + 4;
+	case 'f': return strncmp(p, "false", 5) ? NULL : p + 5;
+	case 'n': return strncmp(p, "null", 4) ? NULL : p + 4;
+	default: return number(p);
+	}
+}
+
+static bool valid_json(const char *s)
+{
+	const char *end = value(s, 0);
+	return end && !*ws(end);
+}
+
+/* ---- captured output ---- */
+struct capture {
+	char *buf;
+	size_t len;
+	FILE *f;
+};
+
+static FILE *cap_open(struct capture *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->f = open_memstream(&c->buf, &c->len);
+	return c->f;
+}
+
+static char *cap_close(struct capture *c)
+{
+	fclose(c->f);
+	return c->buf;
+}
+
+TEST(json_writer_nesting_and_escapes)
+{
+	struct capture c;
+	struct it_json j;
+
+	it_json_init(&j, cap_open(&c), false);
+	it_json_object_start(&j);
+	it_json_kv_string(&j, "s", "a\"b\\c\nd\x01");
+	it_json_kv_uint(&j, "u", 18446744073709551615ull);
+	it_json_kv_int(&j, "i", -5);
+	it_json_kv_double(&j, "d", 0.25);
+	it_json_kv_double(&j, "whole", 3);
+	it_json_kv_double(&j, "nan", 0.0 / 0.0);
+	it_json_name(&j, "a");
+	it_json_array_start(&j);
+	it_json_array_start(&j);
+	it_json_array_end(&j);
+	it_json_object_start(&j);
+	it_json_object_end(&j);
+	it_json_null(&j);
+	it_json_bool(&j, true);
+	it_json_array_end(&j);
+	it_json_object_end(&j);
+	char *out = cap_close(&c);
+
+	ASSERT_STREQ(out, "{\"s\":\"a\\\"b\\\\c\\nd\\u0001\",\"u\":18446744073709551615,\"i\":-5,"
+			  "\"d\":0.25,\"whole\":3.0,\"nan\":0.0,\"a\":[[],{},null,true]}\n",
+		     "compact output");
+	ASSERT_TRUE(valid_json(out), "valid");
+	free(out);
+
+	it_json_init(&j, cap_open(&c), true);
+	it_json_object_start(&j);
+	it_json_kv_uint(&j, "x", 1);
+	it_json_name(&j, "y");
+	it_json_array_start(&j);
+	it_json_uint(&j, 2);
+	it_json_array_end(&j);
+	it_json_object_end(&j);
+	out = cap_close(&c);
+	ASSERT_STREQ(out, "{\n  \"x\": 1,\n  \"y\": [\n    2\n  ]\n}\n", "pretty output");
+	free(out);
+}
+
+/* Three reads on loop0 (Q2C 1000, 2008, 3000 ns; D2C 990, 1998, 2990)
+ * and a write on an unnamed disk, over a 2 s trace. */
+static size_t small_events(struct it_event *evs)
+{
+	static const uint64_t lat[] = { 1000, 2008, 3000 };
+	size_t n = 0;
+	const uint64_t s = 1000000000ull;
+
+	for (size_t i = 0; i < 3; i++) {
+		uint64_t t0 = s + 1000000 * i;
+		evs[n++] = Q(t0, 0xb0 + i, DEV_A, 8 * i, K4, IT_OP_READ);
+		evs[n++] = D(t0 + 10, 0x70 + i, 0xb0 + i, DEV_A, 8 * i, K4, IT_OP_READ);
+		evs[n++] = C(t0 + lat[i], 0x70 + i, DEV_A, K4);
+	}
+	evs[n++] = Q(s + 10, 0xc0, DEV_B, 0, 2 * K4, IT_OP_WRITE);
+	evs[n++] = I(s + 20, 0xd0, 0xc0, DEV_B, 0, 2 * K4, IT_OP_WRITE);
+	evs[n++] = D(s + 30, 0xd0, 0xc0, DEV_B, 0, 2 * K4, IT_OP_WRITE);
+	evs[n++] = C(s + 110, 0xd0, DEV_B, 2 * K4);
+	return n;
+}
+
+static struct it_analyzer *small_trace(void)
+{
+	struct it_event evs[16];
+	size_t n = small_events(evs);
+	struct it_analyzer_opts o = IT_ANALYZER_OPTS_DEFAULT;
+	o.start_ns = 1000000000ull;
+	return run_opts(evs, n, o, NULL, 3000000000ull);
+}
+
+static const struct it_device_rec loop0 = {
+	.dev = DEV_A, .name = "loop0", .scheduler = "none", .logical_block_size = 512,
+	.physical_block_size = 512, .max_sectors_kb = 128, .max_hw_sectors_kb = 128,
+	.nr_requests = 128, .blk_mq = 1, .size_sectors = 1 << 20,
+};
+
+TEST(report_json_contract)
+{
+	struct it_analyzer *a = small_trace();
+	struct it_reader_status st = { .complete = true, .chunks = 1, .events = 13, .dropped_total = 4 };
+	struct it_report_input in = {
+		.path = "t.trail", .devs = &loop0, .ndevs = 1, .status = &st, .a = a,
+		.r = it_analyzer_results(a),
+	};
+	struct capture c;
+
+	it_report_json(cap_open(&c), &in, false);
+	char *out = cap_close(&c);
+	ASSERT_TRUE(valid_json(out), "valid JSON");
+	ASSERT_TRUE(!strncmp(out, "{\"version\":1,\"duration_s\":2.0,\"ios\":4,\"dropped\":4,", 48),
+		    "starts with the contract's fixed keys");
+	ASSERT_TRUE(strstr(out, "\"groups\":[{\"key\":{\"op\":\"read\",\"dev\":\"loop0\"},\"count\":3,"
+				"\"bytes\":12288,\"iops\":1.5,") != NULL, "first group: key, count, bytes, iops");
+	ASSERT_TRUE(strstr(out, "\"latency_ns\":{\"min\":1000,\"avg\":2003,\"p50\":2008,\"p90\":3000,"
+				"\"p99\":3000,\"p999\":3000,\"max\":3000}") != NULL, "latency_ns");
+	ASSERT_TRUE(strstr(out, "\"stages\":[{\"name\":\"Q2D\",\"count\":3,") != NULL,
+		    "direct issue: Q2D first, no Q2I or I2D listed");
+	ASSERT_TRUE(strstr(out, "{\"name\":\"D2C\",\"count\":3,\"avg_ns\":1993,") != NULL, "D2C stage");
+	ASSERT_TRUE(strstr(out, "\"stages\":[{\"name\":\"Q2I\",\"count\":1,\"avg_ns\":10,") != NULL,
+		    "the inserted write lists Q2I");
+	ASSERT_TRUE(strstr(out, "{\"key\":{\"op\":\"write\",\"dev\":\"259:1\"},\"count\":1,") != NULL,
+		    "a device missing from the table is major:minor");
+	ASSERT_TRUE(strstr(out, "\"qd\":{\"loop0\":{\"at_insert\":{\"ios\":3,") != NULL, "qd");
+	ASSERT_TRUE(strstr(out, "\"sizes\":{\"loop0\":[{\"min\":4096,\"max\":8191,\"ios\":3,\"read\":3,") != NULL,
+		    "sizes");
+	ASSERT_TRUE(strstr(out, "\"timeline\":[{\"dev\":\"loop0\",\"interval_s\":1.0,\"points\":[{\"t_s\":0.0,"
+				"\"dur_s\":1.0,\"ios\":3,\"iops\":3.0,") != NULL, "timeline");
+	ASSERT_TRUE(strstr(out, "\"truncated\":false") != NULL, "truncated flag");
+	ASSERT_TRUE(strstr(out, "\"incomplete\":0") != NULL, "incomplete");
+	free(out);
+	it_analyzer_free(a);
+}
+
+static int longest_line(const char *s)
+{
+	int best = 0, cur = 0;
+	for (; *s; s++) {
+		if (*s == '\n') {
+			best = cur > best ? cur : best;
+			cur = 0;
+		} else {
+			cur++;
+		}
+	}
+	return cur > best ? cur : best;
+}
+
+TEST(report_text_fits_100_columns)
+{
+	struct it_analyzer *a = small_trace();
+	struct it_host_rec host = { .hostname = "box", .kernel = "6.18.0", .clock = "monotonic",
+				    .ncpus = 2, .start_realtime_ns = 1700000000000000000ull,
+				    .command = "iotrail record -o t.trail -- fio x.fio" };
+	struct it_reader_status st = { .complete = false, .truncated = true, .bad_offset = 4242,
+				       .chunks = 3, .dropped_total = 17 };
+	struct it_report_input in = {
+		.path = "t.trail", .host = &host, .devs = &loop0, .ndevs = 1, .status = &st,
+		.a = a, .r = it_analyzer_results(a),
+	};
+	struct capture c;
+
+	it_report_text(cap_open(&c), &in);
+	char *out = cap_close(&c);
+	ASSERT_LE(longest_line(out), 100, "longest line");
+	ASSERT_TRUE(strstr(out, "17 EVENTS WERE LOST") != NULL, "loud drop warning");
+	ASSERT_TRUE(strstr(out, "cut short at byte 4242") != NULL, "truncation warning");
+	ASSERT_TRUE(strstr(out, "Latency (Q2C") != NULL, "latency table");
+	ASSERT_TRUE(strstr(out, "read  loop0") != NULL, "group row");
+	ASSERT_TRUE(strstr(out, "2.01us") != NULL, "p50 2008 ns shown as 2.01us");
+	ASSERT_TRUE(strstr(out, "Device loop0 (7:0): 3 I/Os") != NULL, "device section");
+	free(out);
+
+	/* wide keys wrap instead of overflowing */
+	struct it_analyzer_opts o = { 0 };
+	char err[64];
+	it_parse_group_keys("op,size,dev,comm,pid", &o, err, sizeof(err));
+	struct it_event evs[] = {
+		TASK(1, 4000000000u, 4000000000u, "a-very-long-nam"),
+		ev_tid(Q(1000, 0xb1, DEV_B, 0, K4, IT_OP_WRITE_ZEROES), 4000000000u, 4000000000u),
+		D(2000, 0x71, 0xb1, DEV_B, 0, K4, IT_OP_WRITE_ZEROES),
+		C(3000, 0x71, DEV_B, K4),
+	};
+	struct it_analyzer *b = run_opts(evs, N(evs), o, NULL, 0);
+	struct it_report_input in2 = { .a = b, .r = it_analyzer_results(b) };
+	it_report_text(cap_open(&c), &in2);
+	out = cap_close(&c);
+	ASSERT_LE(longest_line(out), 100, "longest line with five keys");
+	free(out);
+	it_analyzer_free(b);
+	it_analyzer_free(a);
+}
+
+/* The report's pipeline: events written with the trace file writer, read
+ * back in batches and analysed, give the same JSON as the events analysed
+ * from memory. */
+TEST(report_from_trace_file_matches_memory)
+{
+	struct it_host_rec host = { .hostname = "box", .clock = "monotonic", .ncpus = 2,
+				    .start_monotonic_ns = 1000000000ull };
+	struct it_event evs[16];
+	size_t n = small_events(evs);
+	char path[] = "/tmp/iotrail-unit-report.XXXXXX", err[256];
+	int fd = mkstemp(path);
+	uint64_t drops[2] = { 0, 3 };
+
+	if (fd < 0)
+		SKIP("cannot create a file in /tmp");
+	close(fd);
+	struct it_writer *w = it_writer_open(path, &host, &loop0, 1, err, sizeof(err));
+	if (!ASSERT_NOT_NULL(w, err))
+		return;
+	for (size_t i = 0; i < n; i += 5) /* several batches */
+		it_writer_add(w, evs + i, n - i < 5 ? n - i : 5, 0);
+	ASSERT_EQ(it_writer_close(w, drops, 2, 3000000000ull), 0, "writer close");
+
+	struct it_reader *rd = it_reader_open(path, err, sizeof(err));
+	if (!ASSERT_NOT_NULL(rd, err)) {
+		unlink(path);
+		return;
+	}
+	struct it_analyzer_opts o = IT_ANALYZER_OPTS_DEFAULT;
+	o.start_ns = it_reader_host(rd)->start_monotonic_ns;
+	struct it_analyzer *a = it_analyzer_new(&o);
+	const struct it_event *batch;
+	size_t nb;
+	while (it_reader_next(rd, &batch, &nb) > 0)
+		it_analyzer_feed(a, batch, nb);
+	struct it_reader_status st;
+	it_reader_status(rd, &st);
+	it_analyzer_finish(a, st.end_monotonic_ns);
+	struct it_report_input in = { .devs = &loop0, .ndevs = 1, .status = &st, .a = a,
+				      .r = it_analyzer_results(a) };
+	struct it_analyzer *m = small_trace();
+	struct it_reader_status mst = st;
+	struct it_report_input min = { .devs = &loop0, .ndevs = 1, .status = &mst, .a = m,
+				       .r = it_analyzer_results(m) };
+	struct capture c1, c2;
+
+	it_report_json(cap_open(&c1), &in, false);
+	it_report_json(cap_open(&c2), &min, false);
+	char *from_file = cap_close(&c1), *from_memory = cap_close(&c2);
+	ASSERT_TRUE(st.complete, "file complete");
+	ASSERT_EQ(st.dropped_total, 3, "drops from the file");
+	ASSERT_STREQ(from_file, from_memory, "same JSON");
+	ASSERT_TRUE(!strncmp(from_file, "{\"version\":1,\"duration_s\":2.0,\"ios\":4,\"dropped\":3,", 48),
+		    "duration from the file's start and end");
+	free(from_file);
+	free(from_memory);
+	it_analyzer_free(a);
+	it_analyzer_free(m);
+	it_reader_close(rd);
+	unlink(path);
+}

@@ -1,0 +1,834 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * Trace file: round trip, files cut at every offset, flipped bytes, foreign
+ * and future files, losses without END, incompressible data, unknown chunks.
+ */
+#include "harness.h"
+#include "tracefile.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#define SMALL_CHUNK 100     /* events per chunk in the damage tests (via flush) */
+#define NSMALL      5       /* EVENTS chunks in the damage tests */
+
+static uint64_t rng_next(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/* Block-layer-like events: compressible, every field exercised. */
+static void gen_events(struct it_event *ev, size_t n, uint64_t seed)
+{
+	uint64_t s = seed | 1, ts = 1000000000;
+
+	for (size_t i = 0; i < n; i++) {
+		struct it_event *e = &ev[i];
+
+		memset(e, 0, sizeof(*e));
+		ts += 500 + rng_next(&s) % 4000;
+		e->ts_ns = ts;
+		e->type = (uint8_t)(IT_EV_BIO_QUEUE + i % 4 * 2);
+		e->id = 0xffff888104a00000ull + (rng_next(&s) % 64) * 0x100;
+		e->sector = (rng_next(&s) % (1u << 20)) * 8;
+		e->aux = i % 3 ? 0 : e->id + 0x40;
+		e->dev = IT_MKDEV(7, i % 2);
+		e->bytes = 4096u << (i % 3);
+		e->pid = 4242;
+		e->tid = 4242 + (uint32_t)(i % 4);
+		e->flags = IT_F_SYNC;
+		e->error = i % 97 ? 0 : -5;
+		e->tag = (uint16_t)(i % 32);
+		e->hwq = (uint16_t)(i % 2);
+		e->op = i % 5 ? IT_OP_READ : IT_OP_WRITE;
+		e->layer = IT_LAYER_BLOCK;
+		e->cpu_lo = (uint8_t)(i % 2);
+	}
+}
+
+static void make_host(struct it_host_rec *h)
+{
+	memset(h, 0, sizeof(*h));
+	strcpy(h->hostname, "testhost");
+	strcpy(h->kernel, "6.18.0-test");
+	strcpy(h->boot_id, "0f3c2a9e-8d8b-4b8e-9a55-1b2c3d4e5f60");
+	strcpy(h->clock, "monotonic");
+	h->ncpus = 4;
+	h->page_size = 4096;
+	h->start_realtime_ns = 1763728422000000000ull;
+	h->start_monotonic_ns = 123456789;
+	strcpy(h->command, "iotrail record -o x.trail -- fio job.fio");
+	strcpy(h->layers, "block");
+	strcpy(h->hooks, "block=tp_btf");
+}
+
+static void make_devs(struct it_device_rec *d, size_t n)
+{
+	memset(d, 0, n * sizeof(*d));
+	for (size_t i = 0; i < n; i++) {
+		d[i].dev = IT_MKDEV(7, (uint32_t)i);
+		snprintf(d[i].name, sizeof(d[i].name), "loop%zu", i);
+		strcpy(d[i].scheduler, i % 2 ? "mq-deadline" : "none");
+		d[i].logical_block_size = 512;
+		d[i].physical_block_size = 4096;
+		d[i].max_sectors_kb = 1280;
+		d[i].max_hw_sectors_kb = 2048;
+		d[i].nr_requests = 128;
+		d[i].blk_mq = 1;
+		d[i].size_sectors = 2097152ull << i;
+	}
+}
+
+static bool tmp_path(char *path)
+{
+	int fd;
+
+	strcpy(path, "/tmp/iotrail-test-XXXXXX");
+	fd = mkstemp(path);
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+static unsigned char *slurp(const char *path, size_t *len)
+{
+	struct stat sb;
+	unsigned char *p;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0 || fstat(fd, &sb)) {
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	p = malloc((size_t)sb.st_size + 1);
+	if (p && read(fd, p, (size_t)sb.st_size) != sb.st_size) {
+		free(p);
+		p = NULL;
+	}
+	close(fd);
+	*len = (size_t)sb.st_size;
+	return p;
+}
+
+static bool spit(const char *path, const void *p, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	bool ok = fd >= 0 && write(fd, p, len) == (ssize_t)len;
+
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+/* What a reader saw of a whole file. */
+struct readback {
+	bool opened;
+	int rc;                 /* last it_reader_next result */
+	char err[256];          /* open failure */
+	char why[256];          /* it_reader_error after the end */
+	struct it_event *evs;
+	size_t n, cap;
+	bool overflow;
+	struct it_reader_status st;
+	uint64_t drops[16];
+	struct it_host_rec host;
+	struct it_device_rec devs[8];
+	size_t ndevs;
+};
+
+static void read_back(const char *path, struct readback *b, size_t cap)
+{
+	struct it_reader *r;
+	const struct it_event *evs;
+	size_t n;
+
+	memset(b, 0, sizeof(*b));
+	b->cap = cap;
+	b->evs = malloc((cap ? cap : 1) * sizeof(*b->evs));
+	r = it_reader_open(path, b->err, sizeof(b->err));
+	if (!r)
+		return;
+	b->opened = true;
+	b->host = *it_reader_host(r);
+	{
+		const struct it_device_rec *d = it_reader_devices(r, &b->ndevs);
+
+		memcpy(b->devs, d, (b->ndevs < 8 ? b->ndevs : 8) * sizeof(*d));
+	}
+	while ((b->rc = it_reader_next(r, &evs, &n)) == 1) {
+		if (b->n + n > cap) {
+			b->overflow = true;
+			continue;
+		}
+		memcpy(b->evs + b->n, evs, n * sizeof(*evs));
+		b->n += n;
+	}
+	it_reader_status(r, &b->st);
+	if (b->st.drops_per_cpu)
+		memcpy(b->drops, b->st.drops_per_cpu,
+		       (b->st.ncpu < 16 ? b->st.ncpu : 16) * sizeof(uint64_t));
+	b->st.drops_per_cpu = NULL; /* owned by the closed reader */
+	snprintf(b->why, sizeof(b->why), "%s", it_reader_error(r));
+	it_reader_close(r);
+}
+
+static void readback_free(struct readback *b)
+{
+	free(b->evs);
+}
+
+/* A file of NSMALL EVENTS chunks of SMALL_CHUNK events, drops {3, 0, 4},
+ * closed cleanly. bounds[0] = end of DEVICES, bounds[k] = end of the k-th
+ * EVENTS chunk, bounds[NSMALL + 1] = end of DROPS, bounds[NSMALL + 2] = size. */
+static bool write_small(const char *path, struct it_event *evs, uint64_t *bounds)
+{
+	struct it_host_rec host;
+	struct it_device_rec devs[2];
+	uint64_t drops[3] = { 3, 0, 4 };
+	char err[256];
+	struct it_writer *w;
+
+	make_host(&host);
+	make_devs(devs, 2);
+	gen_events(evs, NSMALL * SMALL_CHUNK, 7);
+	w = it_writer_open(path, &host, devs, 2, err, sizeof(err));
+	if (!w)
+		return false;
+	bounds[0] = it_writer_bytes(w);
+	for (int k = 0; k < NSMALL; k++) {
+		if (it_writer_add(w, evs + k * SMALL_CHUNK, SMALL_CHUNK, (uint64_t)k) ||
+		    it_writer_flush(w)) {
+			it_writer_abort(w);
+			return false;
+		}
+		bounds[k + 1] = it_writer_bytes(w);
+	}
+	if (it_writer_close(w, drops, 3, 999))
+		return false;
+	/* DROPS follows the last EVENTS chunk; END ends the file */
+	{
+		struct it_chunk_header h;
+		size_t len;
+		unsigned char *file = slurp(path, &len);
+		bool ok = file && len >= bounds[NSMALL] + sizeof(h);
+
+		if (ok) {
+			memcpy(&h, file + bounds[NSMALL], sizeof(h));
+			bounds[NSMALL + 1] = bounds[NSMALL] + sizeof(h) + h.stored_len;
+			bounds[NSMALL + 2] = len;
+			ok = h.type == IT_CHUNK_DROPS && bounds[NSMALL + 1] < len;
+		}
+		free(file);
+		return ok;
+	}
+}
+
+/* Same CRC as the writer: header with payload_crc 0, then payload. */
+static uint32_t test_crc(const struct it_chunk_header *h, const void *p, size_t len)
+{
+	struct it_chunk_header c = *h;
+	uLong crc;
+
+	c.payload_crc = 0;
+	crc = crc32(0L, (const Bytef *)&c, sizeof(c));
+	if (len)
+		crc = crc32(crc, p, (uInt)len);
+	return (uint32_t)crc;
+}
+
+static void roundtrip(bool readahead)
+{
+	enum { N = 50000 };
+	struct it_event *evs = malloc(N * sizeof(*evs));
+	struct it_host_rec host;
+	struct it_device_rec devs[3];
+	uint64_t drops[4] = { 1, 2, 3, 0 };
+	char path[64], err[256];
+	struct readback b;
+	struct it_writer *w;
+	size_t at = 0;
+	/* pieces: a whole chunk at once (the no-copy path), single events, a
+	 * flush in the middle (a short chunk), a tail left for close to flush:
+	 * EVENTS chunks of 16384, 10008, 16384, 7224 events */
+	const size_t pieces[] = { 16384, 1, 7, 10000, 0, 1, 23607 };
+
+	ASSERT_TRUE(tmp_path(path), "mkstemp");
+	gen_events(evs, N, 42);
+	make_host(&host);
+	make_devs(devs, 3);
+	w = it_writer_open(path, &host, devs, 3, err, sizeof(err));
+	if (!ASSERT_NOT_NULL(w, err))
+		goto out;
+	for (size_t i = 0; i < sizeof(pieces) / sizeof(*pieces); i++) {
+		if (!pieces[i]) {
+			ASSERT_EQ(it_writer_flush(w), 0, "flush");
+			continue;
+		}
+		ASSERT_EQ(it_writer_add(w, evs + at, pieces[i], at ? 5 : 0), 0, "add");
+		at += pieces[i];
+	}
+	ASSERT_EQ(at, N, "pieces add up");
+	ASSERT_EQ(it_writer_close(w, drops, 4, 987654321), 0, "close");
+
+	if (!readahead)
+		setenv("IOTRAIL_READAHEAD", "0", 1);
+	read_back(path, &b, N);
+	unsetenv("IOTRAIL_READAHEAD");
+	if (ASSERT_TRUE(b.opened, b.err)) {
+		ASSERT_TRUE(!memcmp(&b.host, &host, sizeof(host)), "host record equal");
+		ASSERT_EQ(b.ndevs, 3, "devices");
+		ASSERT_TRUE(!memcmp(b.devs, devs, sizeof(devs)), "device records equal");
+		ASSERT_EQ(b.rc, 0, "clean end");
+		ASSERT_EQ(b.n, N, "events");
+		ASSERT_TRUE(!b.overflow && !memcmp(b.evs, evs, N * sizeof(*evs)), "events equal");
+		ASSERT_TRUE(b.st.complete, "complete");
+		ASSERT_TRUE(!b.st.truncated, "not truncated");
+		ASSERT_U64_EQ(b.st.events, N, "status events");
+		ASSERT_U64_EQ(b.st.chunks, 2 + 4 + 2, "chunks: HOST DEVICES 4xEVENTS DROPS END");
+		ASSERT_U64_EQ(b.st.dropped_total, 6, "dropped_total");
+		ASSERT_EQ(b.st.ncpu, 4, "ncpu");
+		ASSERT_TRUE(!memcmp(b.drops, drops, sizeof(drops)), "drops per cpu");
+		ASSERT_U64_EQ(b.st.end_monotonic_ns, 987654321, "end time");
+		ASSERT_STREQ(b.why, "", "no error");
+	}
+	readback_free(&b);
+out:
+	unlink(path);
+	free(evs);
+}
+
+TEST(tracefile_roundtrip)
+{
+	roundtrip(true);
+}
+
+TEST(tracefile_roundtrip_without_readahead)
+{
+	roundtrip(false);
+}
+
+TEST(tracefile_device_lookup)
+{
+	struct it_host_rec host;
+	struct it_device_rec devs[3];
+	char path[64], err[256];
+	struct it_writer *w;
+	struct it_reader *r;
+	const struct it_device_rec *d;
+
+	ASSERT_TRUE(tmp_path(path), "mkstemp");
+	make_host(&host);
+	make_devs(devs, 3);
+	w = it_writer_open(path, &host, devs, 3, err, sizeof(err));
+	if (!ASSERT_NOT_NULL(w, err))
+		goto out;
+	ASSERT_EQ(it_writer_close(w, NULL, 0, 1), 0, "close");
+	r = it_reader_open(path, err, sizeof(err));
+	if (ASSERT_NOT_NULL(r, err)) {
+		d = it_reader_device(r, IT_MKDEV(7, 2));
+		if (ASSERT_NOT_NULL(d, "loop2"))
+			ASSERT_STREQ(d->name, "loop2", "name");
+		ASSERT_TRUE(it_reader_device(r, IT_MKDEV(8, 0)) == NULL, "unknown dev");
+		it_reader_close(r);
+	}
+out:
+	unlink(path);
+}
+
+/* Expected stop for a file cut to len bytes. */
+static void check_cut(const char *path, const struct it_event *orig, const uint64_t *bounds,
+		      uint64_t len, int *failures)
+{
+	const uint64_t size = bounds[NSMALL + 2];
+	struct readback b;
+	size_t whole = 0;
+	uint64_t stop = bounds[0];
+	int before = it_test_failed;
+
+	it_test_failed = 0;
+	read_back(path, &b, NSMALL * SMALL_CHUNK);
+	if (len < bounds[0]) {
+		ASSERT_TRUE(!b.opened, "header part cut: open fails");
+		ASSERT_TRUE(strstr(b.err, len ? "cut short" : "empty") != NULL, b.err);
+		goto done;
+	}
+	for (int k = 1; k <= NSMALL; k++)
+		if (bounds[k] <= len) {
+			whole = (size_t)k * SMALL_CHUNK;
+			stop = bounds[k];
+		}
+	if (len >= bounds[NSMALL + 1])
+		stop = bounds[NSMALL + 1];
+	if (!ASSERT_TRUE(b.opened, b.err))
+		goto done;
+	ASSERT_EQ(b.rc, 0, "stops cleanly");
+	ASSERT_EQ(b.n, whole, "events of the complete chunks");
+	ASSERT_TRUE(!memcmp(b.evs, orig, b.n * sizeof(*orig)), "events equal");
+	ASSERT_EQ(b.st.truncated, len != size, "truncated");
+	ASSERT_EQ(b.st.complete, len == size, "complete");
+	if (len != size) {
+		ASSERT_U64_EQ(b.st.bad_offset, stop, "bad_offset");
+		ASSERT_TRUE(b.why[0] != '\0', "a reason");
+		/* drops known from DROPS once it is whole, else from chunk headers */
+		ASSERT_U64_EQ(b.st.dropped_total, len >= bounds[NSMALL + 1] ? 7 :
+			      whole ? whole / SMALL_CHUNK - 1 : 0, "dropped_total");
+	}
+done:
+	if (it_test_failed) {
+		fprintf(stderr, "  ... for the file cut at %llu of %llu bytes\n",
+			(unsigned long long)len, (unsigned long long)size);
+		(*failures)++;
+	}
+	it_test_failed |= before;
+	readback_free(&b);
+}
+
+TEST(tracefile_cut_at_every_offset)
+{
+	struct it_event *evs = malloc(NSMALL * SMALL_CHUNK * sizeof(*evs));
+	uint64_t bounds[NSMALL + 3];
+	char path[64];
+	int failures = 0;
+
+	ASSERT_TRUE(tmp_path(path), "mkstemp");
+	if (!ASSERT_TRUE(write_small(path, evs, bounds), "write"))
+		goto out;
+	/* from the end down, so that ftruncate only shrinks the one file */
+	for (uint64_t len = bounds[NSMALL + 2] + 1; len-- > 0 && failures < 5;) {
+		bool near_bound = false;
+
+		for (int k = 0; k < NSMALL + 3; k++)
+			near_bound |= len + 1 >= bounds[k] && len <= bounds[k] + 1;
+		/* every offset up to the end of the 2nd EVENTS chunk, every
+		 * chunk boundary and its neighbours, a sample of the rest */
+		if (len > bounds[2] && !near_bound && len % 13)
+			continue;
+		if (!ASSERT_EQ(truncate(path, (off_t)len), 0, "truncate"))
+			break;
+		check_cut(path, evs, bounds, len, &failures);
+	}
+	ASSERT_EQ(failures, 0, "cut files read as expected");
+out:
+	unlink(path);
+	free(evs);
+}
+
+/* Flips one byte at off and reads the file back. */
+static void read_flipped(const char *path, const unsigned char *orig, size_t len, size_t off,
+			 struct readback *b)
+{
+	unsigned char *copy = malloc(len);
+
+	memcpy(copy, orig, len);
+	copy[off] ^= 0x20;
+	spit(path, copy, len);
+	read_back(path, b, NSMALL * SMALL_CHUNK);
+	free(copy);
+}
+
+TEST(tracefile_flipped_byte_stops_at_its_chunk)
+{
+	struct it_event *evs = malloc(NSMALL * SMALL_CHUNK * sizeof(*evs));
+	uint64_t bounds[NSMALL + 3];
+	char path[64];
+	unsigned char *file = NULL;
+	size_t len;
+	struct readback b;
+	const size_t hdr = sizeof(struct it_chunk_header);
+	/* in the 3rd EVENTS chunk: a payload byte, the type, count, dropped_total */
+	const size_t offs[] = { 40, 4, 16, 24 };
+
+	ASSERT_TRUE(tmp_path(path), "mkstemp");
+	if (!ASSERT_TRUE(write_small(path, evs, bounds), "write") ||
+	    !ASSERT_NOT_NULL(file = slurp(path, &len), "slurp"))
+		goto out;
+	for (size_t i = 0; i < sizeof(offs) / sizeof(*offs); i++) {
+		read_flipped(path, file, len, bounds[2] + offs[i], &b);
+		if (ASSERT_TRUE(b.opened, b.err)) {
+			ASSERT_EQ(b.n, 2 * SMALL_CHUNK, "events before the damage");
+			ASSERT_TRUE(!memcmp(b.evs, evs, b.n * sizeof(*evs)), "events equal");
+			ASSERT_TRUE(b.st.truncated && !b.st.complete, "truncated");
+			ASSERT_U64_EQ(b.st.bad_offset, bounds[2], "bad_offset");
+		}
+		readback_free(&b);
+	}
+	/* damaged HOST and DEVICES: open fails with a reason */
+	read_flipped(path, file, len, sizeof(struct it_file_header) + hdr + 3, &b);
+	ASSERT_TRUE(!b.opened && strstr(b.err, "corrupt HOST"), b.err);
+	readback_free(&b);
+	read_flipped(path, file, len, bounds[0] - 2, &b);
+	ASSERT_TRUE(!b.opened && strstr(b.err, "corrupt DEVICES"), b.err);
+	readback_free(&b);
+out:
+	free(file);
+	unlink(path);
+	free(evs);
+}
+
+/* Rewrites the 3rd EVENTS chunk header with consistent CRC but absurd
+ * lengths: the reader must refuse before it allocates or reads. */
+TEST(tracefile_absurd_lengths)
+{
+	struct it_event *evs = malloc(NSMALL * SMALL_CHUNK * sizeof(*evs));
+	uint64_t bounds[NSMALL + 3];
+	char path[64];
+	unsigned char *file = NULL;
+	size_t len;
+	struct readback b;
+
+	ASSERT_TRUE(tmp_path(path), "mkstemp");
+	if (!ASSERT_TRUE(write_small(path, evs, bounds), "write") ||
+	    !ASSERT_NOT_NULL(file = slurp(path, &len), "slurp"))
+		goto out;
+	for (int variant = 0; variant < 4; variant++) {
+		struct it_chunk_header h;
+		unsigned char *copy = malloc(len);
+
+		memcpy(copy, file, len);
+		memcpy(&h, copy + bounds[2], sizeof(h));
+		if (variant == 0)
+			h.raw_len = 0xfffffff0u;
+		else if (variant == 1)
+			h.stored_len = 0x7fffffffu;
+		else if (variant == 2)
+			h.count += 1;           /* raw_len no longer count * 64 */
+		else
+			h.compression = 7;
+		/* CRC made consistent, so only the length checks can catch it */
+		h.payload_crc = test_crc(&h, copy + bounds[2] + sizeof(h),
+					 variant == 1 ? 0 : h.stored_len);
+		memcpy(copy + bounds[2], &h, sizeof(h));
+		spit(path, copy, len);
+		free(copy);
+		read_back(path, &b, NSMALL * SMALL_CHUNK);
+		if (ASSERT_TRUE(b.opened, b.err)) {
+			ASSERT_EQ(b.n, 2 * SMALL_CHUNK, "events before the damage");
+			ASSERT_TRUE(b.st.truncated, "truncated");
+			ASSERT_U64_EQ(b.st.bad_offset, bounds[2], "bad_offset");
+			ASSERT_TRUE(b.why[0] != '\0', "a reason");
+		}
+		readback_free(&b);
+	}
+out:
+	free(file);
+	unlink(path);
+	free(evs);
+}
+
+/* An END whose counts disagree with the file (a writer bug or a spliced
+ * file) is not trusted: every event is read, but the file is not complete. */
+TEST(tracefile_end_that_disagrees)
+{
+	struct it_event *evs = malloc(NSMALL * SMALL_CHUNK * sizeof(*evs));
+	uint64_t bounds[NSMALL + 3];
+	char path[64];
+	unsigned char *file = NULL;
+	size_t len;
+	struct readback b;
+	struct it_chunk_header h;
+	struct it_end_rec end;
+	unsigned char *at;
+
+	ASSERT_TRUE(tmp_path(path), "mkstemp");
+	if (!ASSERT_TRUE(write_small(path, evs, bounds), "write") ||
+	    !ASSERT_NOT_NULL(file = slurp(path, &len), "slurp"))
+		goto out;
+	at = file + bounds[NSMALL + 1];
+	memcpy(&h, at, sizeof(h));
+	/* 32 bytes do not shrink under zstd: END is stored as is */
+	if (!ASSERT_EQ(h.compression, IT_COMP_NONE, "END stored") ||
+	    !ASSERT_EQ(h.type, IT_CHUNK_END, "END type"))
+		goto out;
+	memcpy(&end, at + sizeof(h), sizeof(end));
+	ASSERT_U64_EQ(end.events_total, NSMALL * SMALL_CHUNK, "END events_total");
+	ASSERT_U64_EQ(end.chunks, 2 + NSMALL + 1, "END chunks");
+	ASSERT_U64_EQ(end.dropped_total, 7, "END dropped_total");
+	ASSERT_U64_EQ(end.end_monotonic_ns, 999, "END time");
+	end.events_total++;
+	memcpy(at + sizeof(h), &end, sizeof(end));
+	h.payload_crc = test_crc(&h, &end, sizeof(end));
+	memcpy(at, &h, sizeof(h));
+	spit(path, file, len);
+	read_back(path, &b, NSMALL * SMALL_CHUNK);
+	if (ASSERT_TRUE(b.opened, b.err)) {
+		ASSERT_EQ(b.n, NSMALL * SMALL_CHUNK, "every event");
+		ASSERT_TRUE(!b.st.complete && b.st.truncated, "not complete");
+		ASSERT_U64_EQ(b.st.bad_offset, bounds[NSMALL + 1], "bad_offset at END");
+		ASSERT_U64_EQ(b.st.dropped_total, 7, "drops from DROPS");
+		ASSERT_TRUE(strstr(b.why, "END") != NULL, b.why);
+	}
+	readback_free(&b);
+out:
+	free(file);
+	unlink(path);
+	free(evs);
+}
+
+/* Random damage anywhere: never a crash, always a prefix of whole chunks. */
+TEST(tracefile_random_damage)
+{
+	struct it_event *evs = malloc(NSMALL * SMALL_CHUNK * sizeof(*evs));
+	uint64_t bounds[NSMALL + 3], s = 12345;
+	char path[64];
+	unsigned char *file = NULL, *copy = NULL;
+	size_t len;
+	struct readback b;
+	int bad = 0;
+
+	ASSERT_TRUE(tmp_path(path), "mkstemp");
+	if (!ASSERT_TRUE(write_small(path, evs, bounds), "write") ||
+	    !ASSERT_NOT_NULL(file = slurp(path, &len), "slurp"))
+		goto out;
+	copy = malloc(len);
+	for (int it = 0; it < 300; it++) {
+		size_t cut = len - rng_next(&s) % 64;
+
+		memcpy(copy, file, len);
+		for (int f = 0, nf = 1 + (int)(rng_next(&s) % 3); f < nf; f++)
+			copy[rng_next(&s) % len] ^= (unsigned char)(1 + rng_next(&s) % 255);
+		spit(path, copy, cut);
+		read_back(path, &b, NSMALL * SMALL_CHUNK);
+		if (b.opened && (b.rc != 0 || b.n % SMALL_CHUNK ||
+				 memcmp(b.evs, evs, b.n * sizeof(*evs))))
+			bad++;
+		if (!b.opened && !b.err[0])
+			bad++;
+		readback_free(&b);
+	}
+	ASSERT_EQ(bad, 0, "damaged files read as a prefix of whole chunks");
+out:
+	free(copy);
+	free(file);
+	unlink(path);
+	free(evs);
+}
+
+static void expect_open_error(const char *path, const void *data, size_t len,
+			      const char *want1, const char *want2)
+{
+	char err[256] = "";
+	struct it_reader *r;
+
+	if (data)
+		spit(path, data, len);
+	r = it_reader_open(path, err, sizeof(err));
+	if (!ASSERT_TRUE(r == NULL, want1)) {
+		it_reader_close(r);
+		return;
+	}
+	ASSERT_TRUE(strstr(err, want1) != NULL, err);
+	if (want2)
+		ASSERT_TRUE(strstr(err, want2) != NULL, err);
+	ASSERT_TRUE(strchr(err, '\n') == NULL, "one line");
+}
+
+TEST(tracefile_foreign_empty_and_future_files)
+{
+	static const char text[] = "# this is a fio job file\n[global]\nrw=randread\n";
+	struct it_file_header fh = {
+		.magic = IT_TRACE_MAGIC, .version = IT_TRACE_VERSION,
+		.header_size = sizeof(fh), .event_size = sizeof(struct it_event),
+	};
+	char path[64];
+
+	ASSERT_TRUE(tmp_path(path), "mkstemp");
+	expect_open_error(path, text, sizeof(text) - 1, "not an iotrail trace file", NULL);
+	expect_open_error(path, "", 0, "empty file", NULL);
+	expect_open_error(path, "IOTR", 4, "cut short", NULL);
+	expect_open_error(path, &fh, 20, "cut short", NULL);
+	expect_open_error(path, &fh, sizeof(fh), "cut short", "HOST");
+	fh.version = 2;
+	expect_open_error(path, &fh, sizeof(fh), "version 2", "reads version 1");
+	fh.version = __builtin_bswap32(IT_TRACE_VERSION);
+	expect_open_error(path, &fh, sizeof(fh), "big-endian", NULL);
+	fh.version = IT_TRACE_VERSION;
+	fh.event_size = 48;
+	expect_open_error(path, &fh, sizeof(fh), "event size 48", NULL);
+	unlink(path);
+	expect_open_error("/nonexistent/x.trail", NULL, 0, "No such file", NULL);
+}
+
+TEST(tracefile_drops_from_chunk_headers_without_end)
+{
+	enum { N = 3 * SMALL_CHUNK };
+	struct it_event evs[N];
+	struct it_host_rec host;
+	struct it_device_rec dev;
+	char path[64], err[256];
+	struct it_writer *w;
+	struct readback b;
+	const uint64_t dropped[3] = { 0, 5, 17 };
+
+	ASSERT_TRUE(tmp_path(path), "mkstemp");
+	gen_events(evs, N, 3);
+	make_host(&host);
+	make_devs(&dev, 1);
+	w = it_writer_open(path, &host, &dev, 1, err, sizeof(err));
+	if (!ASSERT_NOT_NULL(w, err))
+		goto out;
+	for (int k = 0; k < 3; k++) {
+		ASSERT_EQ(it_writer_add(w, evs + k * SMALL_CHUNK, SMALL_CHUNK, dropped[k]), 0, "add");
+		ASSERT_EQ(it_writer_flush(w), 0, "flush");
+	}
+	it_writer_abort(w);     /* as if the recorder died: no DROPS, no END */
+	read_back(path, &b, N);
+	if (ASSERT_TRUE(b.opened, b.err)) {
+		ASSERT_EQ(b.n, N, "events");
+		ASSERT_TRUE(!b.st.complete && b.st.truncated, "cut short");
+		ASSERT_U64_EQ(b.st.dropped_total, 17, "dropped_total of the last chunk");
+		ASSERT_EQ(b.st.ncpu, 0, "no per-CPU drops");
+		ASSERT_U64_EQ(b.st.end_monotonic_ns, 0, "no end time");
+		ASSERT_TRUE(strstr(b.why, "without an END") != NULL, b.why);
+	}
+	readback_free(&b);
+out:
+	unlink(path);
+}
+
+TEST(tracefile_incompressible_payload)
+{
+	enum { N = 20000 };
+	struct it_event *evs = malloc(N * sizeof(*evs));
+	struct it_host_rec host;
+	char path[64], err[256];
+	struct it_writer *w;
+	struct readback b;
+	struct it_chunk_header h;
+	uint64_t s = 99, start;
+	unsigned char *file = NULL;
+	size_t len;
+
+	ASSERT_TRUE(tmp_path(path), "mkstemp");
+	for (size_t i = 0; i < N * sizeof(*evs) / 8; i++)
+		((uint64_t *)evs)[i] = rng_next(&s);
+	make_host(&host);
+	w = it_writer_open(path, &host, NULL, 0, err, sizeof(err));
+	if (!ASSERT_NOT_NULL(w, err))
+		goto out;
+	start = it_writer_bytes(w);
+	ASSERT_EQ(it_writer_add(w, evs, N, 0), 0, "add");
+	ASSERT_EQ(it_writer_close(w, NULL, 0, 5), 0, "close");
+	if (ASSERT_NOT_NULL(file = slurp(path, &len), "slurp") &&
+	    ASSERT_TRUE(len > start + sizeof(h), "length")) {
+		memcpy(&h, file + start, sizeof(h));
+		ASSERT_EQ(h.type, IT_CHUNK_EVENTS, "first chunk after DEVICES");
+		ASSERT_EQ(h.compression, IT_COMP_NONE, "stored, not compressed");
+		ASSERT_EQ(h.stored_len, h.raw_len, "stored length");
+	}
+	read_back(path, &b, N);
+	if (ASSERT_TRUE(b.opened, b.err)) {
+		ASSERT_EQ(b.ndevs, 0, "no devices");
+		ASSERT_EQ(b.n, N, "events");
+		ASSERT_TRUE(!memcmp(b.evs, evs, N * sizeof(*evs)), "events equal");
+		ASSERT_TRUE(b.st.complete, "complete");
+	}
+	readback_free(&b);
+out:
+	free(file);
+	unlink(path);
+	free(evs);
+}
+
+/* A chunk type this build does not know (from a newer writer) is skipped. */
+TEST(tracefile_unknown_chunk_type_is_skipped)
+{
+	struct it_event *evs = malloc(NSMALL * SMALL_CHUNK * sizeof(*evs));
+	uint64_t bounds[NSMALL + 3];
+	unsigned char payload[100], *file = NULL, *spliced = NULL;
+	struct it_chunk_header h = {
+		.magic = IT_CHUNK_MAGIC, .type = 77, .compression = IT_COMP_NONE,
+		.raw_len = sizeof(payload), .stored_len = sizeof(payload), .count = 1,
+		.dropped_total = 1,
+	};
+	char path[64];
+	size_t len, at;
+	struct readback b;
+
+	ASSERT_TRUE(tmp_path(path), "mkstemp");
+	if (!ASSERT_TRUE(write_small(path, evs, bounds), "write") ||
+	    !ASSERT_NOT_NULL(file = slurp(path, &len), "slurp"))
+		goto out;
+	memset(payload, 0xab, sizeof(payload));
+	h.payload_crc = test_crc(&h, payload, sizeof(payload));
+	/* the events only (no DROPS/END, whose counts would not include it) */
+	len = bounds[NSMALL];
+	at = bounds[1];
+	spliced = malloc(len + sizeof(h) + sizeof(payload));
+	memcpy(spliced, file, at);
+	memcpy(spliced + at, &h, sizeof(h));
+	memcpy(spliced + at + sizeof(h), payload, sizeof(payload));
+	memcpy(spliced + at + sizeof(h) + sizeof(payload), file + at, len - at);
+	len += sizeof(h) + sizeof(payload);
+	spit(path, spliced, len);
+	read_back(path, &b, NSMALL * SMALL_CHUNK);
+	if (ASSERT_TRUE(b.opened, b.err)) {
+		ASSERT_EQ(b.n, NSMALL * SMALL_CHUNK, "every event");
+		ASSERT_TRUE(!memcmp(b.evs, evs, b.n * sizeof(*evs)), "events equal");
+		ASSERT_U64_EQ(b.st.bad_offset, len, "stops at the end of the file");
+		ASSERT_U64_EQ(b.st.chunks, 2 + NSMALL + 1, "chunks, the unknown one included");
+	}
+	readback_free(&b);
+out:
+	free(spliced);
+	free(file);
+	unlink(path);
+	free(evs);
+}
+
+/* Closing in the middle (read-ahead thread waiting for a free slot). */
+TEST(tracefile_close_while_reading)
+{
+	enum { N = 8 * 16384 };
+	struct it_event *evs = malloc(N * sizeof(*evs));
+	struct it_host_rec host;
+	char path[64], err[256];
+	struct it_writer *w;
+	struct it_reader *r;
+	const struct it_event *got;
+	size_t n;
+
+	ASSERT_TRUE(tmp_path(path), "mkstemp");
+	gen_events(evs, N, 5);
+	make_host(&host);
+	w = it_writer_open(path, &host, NULL, 0, err, sizeof(err));
+	if (!ASSERT_NOT_NULL(w, err))
+		goto out;
+	ASSERT_EQ(it_writer_add(w, evs, N, 0), 0, "add");
+	ASSERT_EQ(it_writer_close(w, NULL, 0, 5), 0, "close");
+	r = it_reader_open(path, err, sizeof(err));
+	if (ASSERT_NOT_NULL(r, err)) {
+		ASSERT_EQ(it_reader_next(r, &got, &n), 1, "first batch");
+		ASSERT_EQ(n, 16384, "a whole chunk");
+		ASSERT_TRUE(n && !memcmp(got, evs, n * sizeof(*got)), "events equal");
+		usleep(20000);  /* let the read-ahead fill every slot */
+		it_reader_close(r);
+	}
+out:
+	unlink(path);
+	free(evs);
+}
+
+TEST(tracefile_writer_errors)
+{
+	struct it_host_rec host;
+	char err[256] = "";
+	struct it_writer *w;
+
+	make_host(&host);
+	w = it_writer_open("/nonexistent/x.trail", &host, NULL, 0, err, sizeof(err));
+	ASSERT_TRUE(w == NULL, "no directory");
+	ASSERT_TRUE(strstr(err, "cannot create") != NULL, err);
+	if (access("/dev/full", W_OK))
+		return;
+	w = it_writer_open("/dev/full", &host, NULL, 0, err, sizeof(err));
+	ASSERT_TRUE(w == NULL, "full disk");
+	ASSERT_TRUE(strstr(err, "No space left") != NULL, err);
+}
