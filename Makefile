@@ -28,12 +28,14 @@ UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(UNIT_SRCS))
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
+# programs the integration tests run (build/tests/NAME)
+PROG_BINS := $(patsubst tests/progs/%.c,$(BUILD)/tests/%,$(wildcard tests/progs/*.c))
 
 # keep the BPF objects and bench objects make sees as intermediate
 .SECONDARY:
 
 .PHONY: all deps test test-unit test-host test-vm demo bench clean
-all: deps $(BUILD)/iotrail $(BUILD)/unit-tests $(BENCH_BINS)
+all: deps $(BUILD)/iotrail $(BUILD)/unit-tests $(BENCH_BINS) $(PROG_BINS) $(BUILD)/tests/slowfs
 
 deps:
 	@scripts/install-deps.sh
@@ -43,7 +45,7 @@ $(BUILD)/vmlinux.h:
 	@test -r /sys/kernel/btf/vmlinux || { echo "make: /sys/kernel/btf/vmlinux is missing: this kernel has no BTF (CONFIG_DEBUG_INFO_BTF=y is needed to build the BPF programs)" >&2; exit 1; }
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(BUILD)/vmlinux.h $(wildcard bpf/*.bpf.h) include/iotrail/event.h
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(BUILD)/vmlinux.h $(wildcard bpf/*.bpf.h) $(wildcard include/iotrail/*.h)
 	@mkdir -p $(@D)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
@@ -73,6 +75,15 @@ $(BUILD)/obj/bench/%.o: CFLAGS += -Itests
 $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BUILD)/libitcore.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS_CORE)
+
+# test tool: one FUSE file whose reads and writes sleep a fixed delay
+$(BUILD)/tests/slowfs: tests/tools/slowfs.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $< -o $@ $$(pkg-config --cflags --libs fuse3)
+
+$(BUILD)/tests/%: tests/progs/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $< -o $@
 
 # Every suite; prints one closing line "N passed, N failed, N skipped".
 test: all

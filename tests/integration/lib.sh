@@ -5,6 +5,9 @@ IOTRAIL=${IOTRAIL:-$PWD/build/iotrail}
 TMP=$(mktemp -d /tmp/iotrail-it.XXXXXX)
 LOOPDEV=""
 LOOPIMG=""
+SLOWFS=${SLOWFS:-$PWD/build/tests/slowfs}
+SLOWFS_MNT=""
+SLOWFS_PID=""
 
 pass() { echo "PASS $1"; }
 fail() { echo "FAIL $1: $2"; FAILED=1; }
@@ -12,6 +15,7 @@ skip() { echo "SKIP $1: $2"; }
 
 cleanup() {
 	[ -n "$LOOPDEV" ] && losetup -d "$LOOPDEV" 2>/dev/null
+	drop_slow_loop
 	[ -n "$LOOPIMG" ] && rm -f "$LOOPIMG"
 	rm -rf "$TMP"
 }
@@ -41,23 +45,78 @@ make_loop() {
 	return 0
 }
 
+# Prints why make_slow_loop cannot work here, or nothing when it can.
+slow_loop_blocker() {
+	[ -c /dev/fuse ] || { echo "no FUSE here (/dev/fuse missing; CONFIG_FUSE_FS)"; return; }
+	pkg-config --exists fuse3 2>/dev/null \
+		|| { echo "libfuse3 is not installed (scripts/install-deps.sh: libfuse3-dev, fuse3)"; return; }
+	[ -x "$SLOWFS" ] || { echo "$SLOWFS is not built (run make)"; return; }
+}
+
+# make_slow_loop DELAY_US SIZE_MB [SCHEDULER]: a loop device ($LOOPDEV,
+# $LOOPNAME) over the one file of a slowfs mount, so every read and write
+# the loop driver sends down sleeps DELAY_US in the FUSE daemon: a disk
+# with a known service time. drop_slow_loop (or cleanup) removes both.
+make_slow_loop() {
+	local i
+	SLOWFS_MNT=$(mktemp -d "$TMP/slowfs.XXXXXX")
+	"$SLOWFS" --delay-us="$1" --size-mb="$2" "$SLOWFS_MNT" -f 2> "$TMP/slowfs.log" &
+	SLOWFS_PID=$!
+	for i in $(seq 50); do
+		[ -f "$SLOWFS_MNT/disk" ] && break
+		kill -0 "$SLOWFS_PID" 2>/dev/null \
+			|| { echo "slowfs exited: $(head -1 "$TMP/slowfs.log")" >&2; return 1; }
+		sleep 0.1
+	done
+	[ -f "$SLOWFS_MNT/disk" ] || { echo "slowfs did not mount in 5 s" >&2; return 1; }
+	# direct I/O from loop to the file: no second copy in loop's page cache
+	LOOPDEV=$(losetup -f --show --direct-io=on "$SLOWFS_MNT/disk" 2>/dev/null) \
+		|| LOOPDEV=$(losetup -f --show "$SLOWFS_MNT/disk") || { LOOPDEV=""; return 1; }
+	LOOPNAME=${LOOPDEV#/dev/}
+	echo "${3:-none}" > "/sys/block/$LOOPNAME/queue/scheduler" || return 1
+	# the chain works end to end: blocks read back through loop and FUSE
+	dd if="$LOOPDEV" of=/dev/null bs=4k count=4 iflag=direct status=none \
+		|| { echo "cannot read $LOOPDEV over slowfs" >&2; return 1; }
+	command -v udevadm >/dev/null && udevadm settle 2>/dev/null
+	return 0
+}
+
+# drop_slow_loop: loop device first (it holds the FUSE file open), then the
+# mount; the daemon exits once unmounted.
+drop_slow_loop() {
+	local i
+	[ -n "$SLOWFS_MNT" ] || return 0
+	[ -n "$LOOPDEV" ] && losetup -d "$LOOPDEV" 2>/dev/null
+	LOOPDEV=""
+	fusermount3 -u "$SLOWFS_MNT" 2>/dev/null || umount -l "$SLOWFS_MNT" 2>/dev/null
+	for i in $(seq 50); do
+		kill -0 "$SLOWFS_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill "$SLOWFS_PID" 2>/dev/null
+	wait "$SLOWFS_PID" 2>/dev/null
+	rmdir "$SLOWFS_MNT" 2>/dev/null
+	SLOWFS_MNT="" SLOWFS_PID=""
+}
+
 # fio_cmd OUTJSON NIOS [extra fio args]: fixed-count 4K random reads.
-# fio reaps completions by polling its completion ring
-# (iodepth_batch_complete_min=0) at queue depth 32, so its clat is the time
-# the I/O spent below the system call, not the time fio's thread took to be
-# woken: at QD 8 with blocking reaps, fio's clat p50 was 2-3x the kernel's
-# own (sysfs) average service time here, while iotrail's Q2C matched it.
 fio_cmd() {
 	local out=$1 nios=$2; shift 2
 	echo fio --name=it --filename="$LOOPDEV" --rw=randread --bs=4k --direct=1 \
-		--ioengine=io_uring --iodepth=32 --iodepth_batch_complete_min=0 \
-		--number_ios="$nios" --size=120M \
+		--ioengine=io_uring --iodepth=8 --number_ios="$nios" --size=120M \
 		--output-format=json --output="$out" "$@"
 }
 
 # jq on the report of a trace: jq_report TRACE FILTER
 jq_report() {
 	"$IOTRAIL" report --json "$1" | jq -r "$2"
+}
+
+# disk_stat NAME: "reads read_ns" from the kernel's own accounting
+# (/sys/block/NAME/stat: read I/Os, and the time they took, summed by the
+# kernel in ns from request allocation to completion and shown in ms).
+disk_stat() {
+	awk '{ printf "%.0f %.0f\n", $1, $4 * 1000000 }' "/sys/block/$1/stat"
 }
 
 # rel_diff A B: |A-B|/B as a decimal

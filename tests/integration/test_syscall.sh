@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# The syscall layer against a program that says what it did
+# (tests/progs/syscall_seq.c writes a manifest of its calls): iotrail's
+# event list must be exactly those calls, in order, with the same fd,
+# offset, count, return, errno, file type and path. Then the filters:
+# processes outside the traced tree leave no events, --comm and --calls
+# narrow it down; and bad input gets one line and a non-zero exit.
+cd "$(dirname "$0")/../.."
+. tests/integration/lib.sh
+. tests/integration/lib_syscall.sh
+TESTS="syscall_seq_exact syscall_filtered_out syscall_comm_filter syscall_calls_filter syscall_errors"
+
+why=$(sys_blocker)
+if [ -n "$why" ]; then
+	for t in $TESTS; do skip "$t" "$why"; done
+	exit 0
+fi
+
+# The event list as the manifest writes it: call fd offset count ret errno type path
+events_tsv() {
+	"$IOTRAIL" report --json --events "$1" | jq -r '.events[] | [
+		.call,
+		(if .fd == -1 then "-" else (.fd | tostring) end),
+		(if .offset == null then "-" else (.offset | tostring) end),
+		(if .count == null then "-" else (.count | tostring) end),
+		(if .errno != "" then "-1" else (.ret | tostring) end),
+		(if .errno != "" then .errno else "-" end),
+		(if .file_type == "" then "-" else .file_type end),
+		.path] | @tsv'
+}
+
+# ---- the sequence, call by call
+DIR=$TMP/seq
+mkdir -p "$DIR"
+if ! "$IOTRAIL" record --layers syscall --path "$DIR" -o "$TMP/seq.trail" -- \
+	"$PROGS/syscall_seq" "$DIR" "$TMP/seq.manifest" > "$TMP/seq.out" 2>&1; then
+	fail syscall_seq_exact "record failed: $(tail -1 "$TMP/seq.out")"
+elif ! events_tsv "$TMP/seq.trail" > "$TMP/seq.got" 2> "$TMP/seq.err"; then
+	fail syscall_seq_exact "report failed: $(head -1 "$TMP/seq.err")"
+elif ! diff "$TMP/seq.manifest" "$TMP/seq.got" > "$TMP/seq.diff"; then
+	fail syscall_seq_exact "event list differs from what the program did: $(head -4 "$TMP/seq.diff" | tr '\n' '|')"
+else
+	pass "syscall_seq_exact ($(wc -l < "$TMP/seq.got") calls match the program's own list)"
+fi
+
+# ---- a process outside COMMAND's tree works in the same directory
+DIR=$TMP/filt
+mkdir -p "$DIR"
+echo data > "$DIR/other.txt"
+# (a separate bash: a subshell would inherit lib.sh's EXIT trap and clean up on kill)
+bash -c 'while :; do cat "$1" > /dev/null; sleep 0.01; done' reader "$DIR/other.txt" &
+BG=$!
+# control: recorded system-wide, its reads are there
+"$IOTRAIL" record --layers syscall --path "$DIR" -d 0.5 -o "$TMP/all.trail" > /dev/null 2>&1
+n_all=$("$IOTRAIL" report --json --events "$TMP/all.trail" 2>/dev/null |
+	jq '[.events[] | select(.comm == "cat")] | length')
+"$IOTRAIL" record --layers syscall --path "$DIR" -o "$TMP/filt.trail" -- \
+	"$PROGS/syscall_seq" "$DIR" "$TMP/filt.manifest" > /dev/null 2>&1
+kill "$BG" 2>/dev/null
+wait "$BG" 2>/dev/null
+others=$("$IOTRAIL" report --json --events "$TMP/filt.trail" 2>/dev/null |
+	jq '[.events[] | select(.comm != "syscall_seq")] | length')
+ours=$("$IOTRAIL" report --json --events "$TMP/filt.trail" 2>/dev/null | jq '.events | length')
+if [ "${n_all:-0}" -lt 1 ]; then
+	fail syscall_filtered_out "control: a system-wide recording saw no read of the other process"
+elif [ "$others" != 0 ]; then
+	fail syscall_filtered_out "$others events of processes outside COMMAND's tree"
+elif [ "$ours" != "$(wc -l < "$TMP/filt.manifest")" ]; then
+	fail syscall_filtered_out "$ours events, the program made $(wc -l < "$TMP/filt.manifest") calls"
+else
+	pass "syscall_filtered_out (other process: $n_all calls system-wide, 0 under COMMAND; $ours of ours)"
+fi
+
+# ---- --comm and --calls
+DIR=$TMP/comm
+mkdir -p "$DIR"
+"$IOTRAIL" record --layers syscall --path "$DIR" --comm nosuchcomm -o "$TMP/comm.trail" -- \
+	"$PROGS/syscall_seq" "$DIR" "$TMP/comm.manifest" > /dev/null 2>&1
+n=$("$IOTRAIL" report --json "$TMP/comm.trail" 2>/dev/null | jq '.syscall_calls')
+rm -rf "$DIR"/*
+"$IOTRAIL" record --layers syscall --path "$DIR" --comm syscall_s -o "$TMP/comm2.trail" -- \
+	"$PROGS/syscall_seq" "$DIR" "$TMP/comm.manifest" > /dev/null 2>&1
+m=$("$IOTRAIL" report --json "$TMP/comm2.trail" 2>/dev/null | jq '.syscall_calls')
+if [ "$n" = 0 ] && [ "$m" = "$(wc -l < "$TMP/comm.manifest")" ]; then
+	pass "syscall_comm_filter (--comm nosuchcomm: 0 calls; --comm syscall_s: $m)"
+else
+	fail syscall_comm_filter "--comm nosuchcomm gave ${n:-?} calls (want 0), --comm syscall_s ${m:-?}"
+fi
+
+DIR=$TMP/calls
+mkdir -p "$DIR"
+"$IOTRAIL" record --layers syscall --path "$DIR" --calls sync -o "$TMP/calls.trail" -- \
+	"$PROGS/syscall_seq" "$DIR" "$TMP/calls.manifest" > /dev/null 2>&1
+got=$("$IOTRAIL" report --json --events "$TMP/calls.trail" 2>/dev/null | jq -r '[.events[].call] | join(",")')
+if [ "$got" = "fsync,fdatasync" ]; then
+	pass "syscall_calls_filter (--calls sync: $got)"
+else
+	fail syscall_calls_filter "--calls sync recorded '$got', want fsync,fdatasync"
+fi
+
+# ---- bad input: one line on stderr, non-zero exit
+errs=0
+expect_one_line() { # what: command...
+	local what=$1; shift
+	"$@" > /dev/null 2> "$TMP/err"; local rc=$?
+	if [ $rc -eq 0 ] || [ $rc -ge 128 ] || [ "$(wc -l < "$TMP/err")" -ne 1 ] ||
+	   ! grep -q '^iotrail' "$TMP/err"; then
+		fail syscall_errors "$what: status $rc, stderr: $(head -3 "$TMP/err" | tr '\n' '|')"
+		errs=1
+	fi
+}
+GONE=$(bash -c 'echo $$') # a process that has exited (a killed `sleep &` races lib.sh's EXIT trap)
+expect_one_line "unknown call" "$IOTRAIL" record --layers syscall --calls pread64,frobnicate -o "$TMP/x.trail" -d 1
+expect_one_line "missing path" "$IOTRAIL" record --layers syscall --path "$TMP/no/such/dir" -o "$TMP/x.trail" -d 1
+expect_one_line "gone pid" "$IOTRAIL" record --layers syscall -p "$GONE" -o "$TMP/x.trail" -d 1
+expect_one_line "gone tid" "$IOTRAIL" record --layers syscall --tid "$GONE" -o "$TMP/x.trail" -d 1
+expect_one_line "unknown layer" "$IOTRAIL" record --layers block,dns -o "$TMP/x.trail" -d 1
+expect_one_line "bad hook" "$IOTRAIL" record --syscall-hook kprobe -o "$TMP/x.trail" -d 1
+expect_one_line "no syscall layer" "$IOTRAIL" record --layers block --calls fsync -o "$TMP/x.trail" -d 1
+"$IOTRAIL" record --layers block -d 0.2 -o "$TMP/blockonly.trail" > /dev/null 2>&1
+expect_one_line "log of a block-only trace" "$IOTRAIL" report --log "$TMP/blockonly.trail"
+[ $errs -eq 0 ] && pass "syscall_errors (unknown call, missing path, gone pid/tid, bad layer/hook: one line each)"
+exit ${FAILED:-0}
