@@ -28,6 +28,9 @@
 #include "commands.h"
 #include "hooks.h"
 #include "hostinfo.h"
+#include "nvme_layer.h"
+#include "record_syscall.h"
+#include "zone_table.h"
 #include "tracefile.h"
 
 #define MAX_DEVS 16           /* IT_MAX_DEVS in bpf/block.bpf.c */
@@ -47,6 +50,7 @@ struct record_opts {
 	enum it_hook_kind force_hook; /* IT_HOOK_NONE: best available */
 	bool verbose;
 	char **cmd;                   /* NULL: no COMMAND */
+	struct rec_sys_opts sys;      /* --layers and the syscall layer's options */
 };
 
 struct consumer {
@@ -95,14 +99,17 @@ static void usage(FILE *f)
 		"      --ringbuf-mb N   ring buffer size in MiB, a power of two (default 64)\n"
 		"      --hook KIND      force tp_btf or raw_tp (default: best available;\n"
 		"                       see iotrail probe)\n"
-		"  -v, --verbose        show libbpf's messages and hook decisions\n"
+		"  -v, --verbose        show libbpf's messages and hook decisions\n",
+		MAX_DEVS);
+	rec_sys_usage(f);
+	fprintf(f,
 		"\n"
 		"examples:\n"
 		"  iotrail record -o fio.trail --dev nvme0n1 -- fio job.fio\n"
 		"  iotrail record -d 10 -p $(pidof postgres)\n"
 		"  iotrail record -- dd if=/dev/sda of=/dev/null bs=1M count=100 iflag=direct\n"
-		"  iotrail report fio.trail\n",
-		MAX_DEVS);
+		"  iotrail record --layers syscall --calls data,sync --path /var/lib/db -- ./db\n"
+		"  iotrail report fio.trail\n");
 }
 
 static int fail(const char *what, const char *why, const char *todo)
@@ -125,6 +132,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "hook", required_argument, NULL, 'H' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
+		REC_SYS_LONGOPTS,
 		{ 0 },
 	};
 	char err[200], *end;
@@ -175,6 +183,10 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		case 'h':
 			usage(stdout);
 			return 1;
+		case REC_OPT_LAYERS ... REC_OPT_SYSCALL_HOOK:
+			if (rec_sys_parse(&o->sys, c, optarg))
+				return -1;
+			break;
 		default:
 			it_bad_option("record", c, argv);
 			return -1;
@@ -182,7 +194,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	}
 	if (optind < argc)
 		o->cmd = argv + optind;
-	return 0;
+	return rec_sys_settle(&o->sys, o->pid, o->cmd != NULL, o->verbose);
 }
 
 /* ---- probes ---- */
@@ -349,6 +361,32 @@ static struct block_bpf *open_probes(const struct record_opts *o, char *hooks, s
 	return skel;
 }
 
+/* The NVMe driver layer joins when nvme_core is loaded (src/nvme_layer.c);
+ * without it the trace is block-only, and we say so. */
+static void start_nvme(const struct record_opts *o, struct block_bpf *skel, char *hooks,
+		       size_t len)
+{
+	struct it_nvme_layer_opts no = {
+		.events = skel->maps.events, .drops = skel->maps.drops,
+		.tracked = skel->maps.tracked, .devs = o->devs, .ndevs = o->ndevs,
+		.pid = o->pid, .wakeup_bytes = skel->rodata->wakeup_bytes,
+		.force_hook = o->force_hook, .verbose = o->verbose,
+	};
+	char nh[64] = "", why[200] = "";
+	size_t off = strlen(hooks);
+
+	if (it_nvme_layer_start(&no, nh, sizeof(nh), why, sizeof(why))) {
+		snprintf(hooks + off, len - off, ";%s", nh);
+		return;
+	}
+	/* the trace says so too (hooks "nvme=none", shown by report); a
+	 * machine without NVMe gets no message unless -v */
+	snprintf(hooks + off, len - off, ";nvme=none");
+	if (o->verbose || strstr(why, "failed"))
+		fprintf(stderr, "iotrail record: NVMe layer off: %s; recording the block layer "
+			"only\n", why);
+}
+
 /* ---- consumer ---- */
 
 static void flush_batch(struct consumer *c)
@@ -472,7 +510,8 @@ static int exit_code(int status)
 
 struct session {
 	const struct record_opts *o;
-	struct block_bpf *skel;
+	struct block_bpf *skel;       /* NULL without the block layer */
+	struct rec_sys *sys;          /* NULL without the syscall layer */
 	struct ring_buffer *rb;
 	struct consumer *c;
 	uint64_t *drops;
@@ -527,7 +566,7 @@ static void record_loop(struct session *s)
 		if (err < 0 && err != -EINTR && !s->c->err)
 			s->c->err = err;
 		now = it_clock_ns(CLOCK_MONOTONIC);
-		if (now >= next_drops) {
+		if (now >= next_drops && s->skel) {
 			s->c->dropped = read_drops(s->skel, s->drops, s->ncpu);
 			next_drops = now + DROPS_EVERY_NS;
 		}
@@ -548,11 +587,16 @@ static void record_loop(struct session *s)
 /* Detach first, so nothing new arrives, then drain what is in the ring. */
 static int finish(struct session *s, struct it_writer *w)
 {
-	block_bpf__detach(s->skel);
+	if (s->skel)
+		block_bpf__detach(s->skel);
+	it_nvme_layer_stop();
+	rec_sys_detach(s->sys);
 	while (ring_buffer__consume(s->rb) > 0)
 		;
 	flush_batch(s->c);
-	s->c->dropped = read_drops(s->skel, s->drops, s->ncpu);
+	if (s->skel)
+		s->c->dropped = read_drops(s->skel, s->drops, s->ncpu);
+	rec_sys_finish(s->sys, w);
 	s->end_ns = it_clock_ns(CLOCK_MONOTONIC);
 	return it_writer_close(w, s->drops, s->ncpu, s->end_ns);
 }
@@ -569,9 +613,10 @@ static void human_bytes(uint64_t b, char *out, size_t len)
 
 static void summary(const struct session *s, bool ran_command)
 {
-	char size[32] = "?", tail[64] = "";
+	char size[32] = "?", tail[64] = "", sys[96];
 	struct stat st;
 
+	rec_sys_summary(s->sys, sys, sizeof(sys));
 	if (!stat(s->o->output, &st))
 		human_bytes(st.st_size, size, sizeof(size));
 	if (ran_command)
@@ -579,9 +624,9 @@ static void summary(const struct session *s, bool ran_command)
 	else if (stop_signal)
 		snprintf(tail, sizeof(tail), "; stopped by %s", strsignal(stop_signal));
 	fprintf(stderr,
-		"iotrail record: %llu I/Os, %llu events, %llu dropped, %s in %s, %.2f s%s\n",
+		"iotrail record: %llu I/Os, %llu events, %llu dropped%s, %s in %s, %.2f s%s\n",
 		(unsigned long long)s->c->ios, (unsigned long long)s->c->events,
-		(unsigned long long)s->c->dropped, size, s->o->output,
+		(unsigned long long)s->c->dropped, sys, size, s->o->output,
 		(s->end_ns - s->start_ns) / 1e9, tail);
 	if (s->c->dropped)
 		fprintf(stderr, "iotrail record: events were lost: the consumer fell behind; "
@@ -602,10 +647,14 @@ static struct it_writer *open_trace(const struct record_opts *o, int argc, char 
 	cmdv[0] = "iotrail";
 	memcpy(cmdv + 1, argv, argc * sizeof(*argv));
 	it_host_set_command(&host, argc + 1, cmdv);
-	snprintf(host.layers, sizeof(host.layers), "block");
+	snprintf(host.layers, sizeof(host.layers), "%s%s%s%s", s->skel ? "block" : "",
+		 strstr(hooks, "nvme=") && !strstr(hooks, "nvme=none") ? ",nvme" : "",
+		 s->skel && s->sys ? "," : "", s->sys ? "syscall" : "");
 	snprintf(host.hooks, sizeof(host.hooks), "%s", hooks);
 	devs = it_device_table(o->devs, o->ndevs, &ndevs);
 	w = it_writer_open(o->output, &host, devs, ndevs, err, sizeof(err));
+	if (w) /* zoned devices: their zone layout, before any event */
+		it_record_zone_table(w, devs, ndevs, host.start_monotonic_ns);
 	free(devs);
 	if (!w) {
 		fail("open the trace file", err, "check the path and free space");
@@ -622,7 +671,10 @@ static int launch(struct session *s, struct it_writer *w)
 	char what[128];
 	int exec_errno;
 
+	/* the syscall layer follows COMMAND's process tree from its fork on */
+	rec_sys_adopt(s->sys, true);
 	s->child = start_command(s->o->cmd, &exec_errno);
+	rec_sys_adopt(s->sys, false);
 	if (s->child > 0)
 		return 0;
 	snprintf(what, sizeof(what), "run '%s'", s->o->cmd[0]);
@@ -658,9 +710,9 @@ int cmd_record(int argc, char **argv)
 	struct record_opts o;
 	struct session s = { .o = &o };
 	struct it_writer *w = NULL;
-	char hooks[sizeof(((struct it_host_rec *)0)->hooks)];
+	char hooks[sizeof(((struct it_host_rec *)0)->hooks)] = "";
 	int rc, ret = 1;
-	bool ran_command = false;
+	bool ran_command = false, sys_failed;
 
 	rc = parse_args(argc, argv, &o);
 	if (rc)
@@ -669,9 +721,15 @@ int cmd_record(int argc, char **argv)
 	libbpf_set_print(libbpf_log);
 	if (check_kernel())
 		return 1;
-	s.skel = open_probes(&o, hooks, sizeof(hooks));
-	if (!s.skel)
-		return 1;
+	if (o.sys.layers & REC_LAYER_BLOCK) {
+		s.skel = open_probes(&o, hooks, sizeof(hooks));
+		if (!s.skel)
+			return 1;
+		start_nvme(&o, s.skel, hooks, sizeof(hooks));
+	}
+	s.sys = rec_sys_start(&o.sys, hooks, sizeof(hooks), &sys_failed);
+	if (sys_failed)
+		goto out;
 	if (verbose)
 		fprintf(stderr, "iotrail record: hooks %s\n", hooks);
 	s.ncpu = libbpf_num_possible_cpus();
@@ -681,15 +739,23 @@ int cmd_record(int argc, char **argv)
 		fail("start", "out of memory", NULL);
 		goto out;
 	}
-	s.rb = ring_buffer__new(bpf_map__fd(s.skel->maps.events), on_event, s.c, NULL);
-	if (!s.rb) {
-		fail("open the ring buffer", strerror(errno), NULL);
+	if (s.skel) {
+		s.rb = ring_buffer__new(bpf_map__fd(s.skel->maps.events), on_event, s.c, NULL);
+		if (!s.rb) {
+			fail("open the ring buffer", strerror(errno), NULL);
+			goto out;
+		}
+	}
+	/* one poll for both layers: the syscall ring joins the block one */
+	if (s.sys && (rc = rec_sys_ring(s.sys, &s.rb))) {
+		fail("open the syscall ring buffer", strerror(-rc), NULL);
 		goto out;
 	}
 	catch_signals();
 	w = s.c->w = open_trace(&o, argc, argv, hooks, &s);
 	if (!w)
 		goto out;
+	rec_sys_set_writer(s.sys, w);
 	if (o.cmd) {
 		if (launch(&s, w))
 			goto out;
@@ -707,7 +773,10 @@ int cmd_record(int argc, char **argv)
 	summary(&s, ran_command);
 	ret = ran_command ? exit_code(s.status) : 0;
 out:
-	ring_buffer__free(s.rb);
+	if (s.skel) /* without it, the ring is the syscall layer's own */
+		ring_buffer__free(s.rb);
+	it_nvme_layer_free();
+	rec_sys_free(s.sys);
 	block_bpf__destroy(s.skel);
 	free(s.c);
 	free(s.drops);

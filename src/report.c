@@ -15,7 +15,9 @@
 #include "analyze/analyzer.h"
 #include "analyze/json_writer.h"
 #include "analyze/report.h"
+#include "analyze/report_sys.h"
 #include "commands.h"
+#include "report_syscall.h"
 #include "tracefile.h"
 
 static void usage(FILE *f)
@@ -30,6 +32,11 @@ static void usage(FILE *f)
 	      "                       (default: op,dev); size groups by power-of-two class\n"
 	      "  -j, --json           JSON on stdout (contract: doc/report.md)\n"
 	      "  -p, --pretty         indent the JSON\n"
+	      "  -z, --zones          per-zone activity of zoned devices: heat maps (text) or\n"
+	      "                       \"zones\":[...] (JSON)\n"
+	      "  -e, --events         with --json: the system calls, one object each (\"events\")\n"
+	      "  -l, --log            the system calls as a list, one a line (time, pid, tid,\n"
+	      "                       comm, call, fd, offset, count, return, file type, path)\n"
 	      "  -h, --help           this text\n"
 	      "\n"
 	      "examples:\n"
@@ -95,11 +102,15 @@ int cmd_report(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "pretty", no_argument, NULL, 'p' },
 		{ "group-by", required_argument, NULL, 'g' },
+		{ "zones", no_argument, NULL, 'z' },
+		{ "events", no_argument, NULL, 'e' },
+		{ "log", no_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct it_analyzer_opts o = IT_ANALYZER_OPTS_DEFAULT;
-	bool json = false, pretty = false;
+	bool events = false, log = false;
+	bool json = false, pretty = false, zones = false;
 	char err[256];
 	int c;
 
@@ -108,8 +119,17 @@ int cmd_report(int argc, char **argv)
 	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++) /* errors in JSON too */
 		if (!strcmp(argv[i], "--json") || !strcmp(argv[i], "-j"))
 			json_mode = true;
-	while ((c = getopt_long(argc, argv, "jpg:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "jpg:zelh", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'e':
+			events = true;
+			break;
+		case 'l':
+			log = true;
+			break;
+		case 'z':
+			zones = true;
+			break;
 		case 'j':
 			json = true;
 			break;
@@ -141,20 +161,45 @@ int cmd_report(int argc, char **argv)
 		return fail(1, "failed to read %s: %s; give a trace file written by "
 			    "'iotrail record -o FILE'", path, err);
 	o.start_ns = it_reader_host(rd)->start_monotonic_ns;
-	struct it_analyzer *a = it_analyzer_new(&o);
+	/* the syscall layer collects the block trails during the block pass */
+	struct it_sysan *sys = NULL;
+	if (strstr(it_reader_host(rd)->layers, "syscall")) {
+		struct it_sysan_opts so = { .events = events || log };
+		sys = it_sysan_new(&so);
+		o.on_trail = report_sys_on_trail;
+		o.ctx = sys;
+	}
+	if ((events || log) && !o.on_trail) {
+		it_reader_close(rd);
+		return fail(1, "failed to list the system calls of %s: the trace has no syscall "
+			    "layer; record it with --layers syscall", path);
+	}
+	struct it_analyzer *a = o.on_trail && !sys ? NULL : it_analyzer_new(&o);
 	if (!a) {
 		it_reader_close(rd);
 		return fail(1, "failed to start the analyzer: out of memory; free some memory");
 	}
 	struct it_reader_status st;
 	int rc = analyse(rd, a, path, &st);
-	if (!rc) {
+	uint64_t sys_dropped = 0;
+	if (!rc && sys &&
+	    report_sys_read(path, sys, o.start_ns, st.complete ? st.end_monotonic_ns : 0,
+			    &sys_dropped, err, sizeof(err)))
+		rc = fail(1, "failed to read the system calls of %s: %s; check the disk and the "
+			  "file", path, err);
+	if (!rc && log) {
+		it_report_sys_log(stdout, it_sysan_results(sys), o.start_ns);
+	} else if (!rc) {
 		struct it_report_input in = {
 			.path = path,
 			.host = it_reader_host(rd),
 			.status = &st,
 			.a = a,
 			.r = it_analyzer_results(a),
+			.zones = zones,
+			.sys = sys ? it_sysan_results(sys) : NULL,
+			.sys_events = events,
+			.sys_dropped = sys_dropped,
 		};
 		in.devs = it_reader_devices(rd, &in.ndevs);
 		if (json)
@@ -167,6 +212,12 @@ int cmd_report(int argc, char **argv)
 			rc = 1;
 		}
 	}
+	if (!rc && log && (fflush(stdout) || ferror(stdout))) {
+		fprintf(stderr, "iotrail report: failed to write the report: %s; check where "
+			"stdout goes\n", strerror(errno));
+		rc = 1;
+	}
+	it_sysan_free(sys);
 	it_analyzer_free(a);
 	it_reader_close(rd);
 	return rc;

@@ -16,6 +16,7 @@
  * SIGBUS the reader.
  */
 #include "tracefile.h"
+#include "iotrail/syscall.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -43,8 +44,14 @@ _Static_assert(sizeof(struct it_host_rec) == 784, "host record layout");
 _Static_assert(sizeof(struct it_device_rec) == 192, "device record layout");
 _Static_assert(offsetof(struct it_device_rec, size_sectors) == 176, "device record layout");
 _Static_assert(sizeof(struct it_end_rec) == 32, "end record layout");
+_Static_assert(sizeof(struct it_sys_event) == 112, "syscall record layout");
+_Static_assert(sizeof(struct it_sys_path) == 32, "path record layout");
+_Static_assert(sizeof(struct it_sys_name) == 24, "name record layout");
+_Static_assert(sizeof(struct it_sys_task) == 48, "task record layout");
 
 #define CHUNK_EVENTS 16384u        /* 1 MiB of events per EVENTS chunk */
+#define CHUNK_SYSCALLS 8192u       /* 896 KiB of call records per SYSCALLS chunk */
+#define CHUNK_SIDE (1u << 20)      /* bytes of side records per SYSSIDE chunk */
 #define ZSTD_LEVEL   (-1)          /* see doc/trace-format.md: fastest with a good ratio */
 #define MAX_PAYLOAD  (64u << 20)   /* raw or stored; larger is damage, not data */
 #define NSLOTS       3             /* read-ahead depth, in chunks */
@@ -58,7 +65,9 @@ static size_t rec_size(uint16_t type)
 	case IT_CHUNK_EVENTS:  return sizeof(struct it_event);
 	case IT_CHUNK_DROPS:   return sizeof(uint64_t);
 	case IT_CHUNK_END:     return sizeof(struct it_end_rec);
-	default:               return 0;
+	case IT_CHUNK_SYSCALLS: return sizeof(struct it_sys_event);
+	case IT_CHUNK_SYSDROPS: return sizeof(uint64_t);
+	default:               return 0; /* SYSSIDE: variable records */
 	}
 }
 
@@ -107,6 +116,13 @@ struct it_writer {
 	size_t nevs;
 	struct buf out;           /* chunk header + payload, written at once */
 	uint64_t bytes, events, chunks, dropped;
+	struct it_sys_event *sys; /* pending syscall records, < CHUNK_SYSCALLS */
+	size_t nsys;
+	struct buf side;          /* pending side records, padded to 8 */
+	size_t side_len;
+	uint32_t nside;
+	uint64_t *sysdrops;
+	uint32_t nsysdrops;
 };
 
 static int write_all(int fd, const void *p, size_t len)
@@ -268,11 +284,67 @@ int it_writer_add(struct it_writer *w, const struct it_event *evs, size_t n,
 	return w->err;
 }
 
+static void flush_syscalls(struct it_writer *w)
+{
+	if (w->nside && !w->err)
+		write_chunk(w, IT_CHUNK_SYSSIDE, w->nside, w->side.p, w->side_len);
+	w->nside = 0;
+	w->side_len = 0;
+	if (w->nsys && !w->err)
+		write_chunk(w, IT_CHUNK_SYSCALLS, (uint32_t)w->nsys, w->sys, w->nsys * sizeof(*w->sys));
+	w->nsys = 0;
+}
+
+int it_writer_add_syscall(struct it_writer *w, const void *rec, size_t len)
+{
+	uint16_t type;
+	size_t padded = (len + 7) & ~(size_t)7;
+
+	if (w->err)
+		return w->err;
+	if (len < sizeof(type) || len > CHUNK_SIDE)
+		return -EINVAL;
+	memcpy(&type, rec, sizeof(type));
+	if (type == IT_SREC_CALL) {
+		if (len < sizeof(*w->sys))
+			return -EINVAL;
+		if (!w->sys && !(w->sys = malloc(CHUNK_SYSCALLS * sizeof(*w->sys))))
+			return w->err = -ENOMEM;
+		memcpy(&w->sys[w->nsys++], rec, sizeof(*w->sys));
+		if (w->nsys == CHUNK_SYSCALLS)
+			flush_syscalls(w);
+		return w->err;
+	}
+	if (w->side_len + padded > CHUNK_SIDE)
+		flush_syscalls(w);
+	if (buf_reserve(&w->side, CHUNK_SIDE))
+		return w->err = -ENOMEM;
+	memcpy((char *)w->side.p + w->side_len, rec, len);
+	memset((char *)w->side.p + w->side_len + len, 0, padded - len);
+	w->side_len += padded;
+	w->nside++;
+	return w->err;
+}
+
+int it_writer_set_syscall_drops(struct it_writer *w, const uint64_t *per_cpu, uint32_t ncpu)
+{
+	uint64_t *d = malloc(ncpu ? ncpu * sizeof(*d) : 1);
+
+	if (!d)
+		return -ENOMEM;
+	memcpy(d, per_cpu, ncpu * sizeof(*d));
+	free(w->sysdrops);
+	w->sysdrops = d;
+	w->nsysdrops = ncpu;
+	return 0;
+}
+
 int it_writer_flush(struct it_writer *w)
 {
 	if (w->nevs && !w->err)
 		write_events(w, w->evs, w->nevs);
 	w->nevs = 0;
+	flush_syscalls(w);
 	return w->err;
 }
 
@@ -288,6 +360,9 @@ int it_writer_close(struct it_writer *w, const uint64_t *drops_per_cpu, uint32_t
 	for (uint32_t i = 0; i < ncpu; i++)
 		sum += drops_per_cpu[i];
 	it_writer_flush(w);
+	if (w->sysdrops)
+		write_chunk(w, IT_CHUNK_SYSDROPS, w->nsysdrops, w->sysdrops,
+			    (size_t)w->nsysdrops * sizeof(uint64_t));
 	/* the per-CPU counters are final now; never report less than before */
 	if (sum > w->dropped)
 		w->dropped = sum;
@@ -317,6 +392,9 @@ void it_writer_abort(struct it_writer *w)
 		close(w->fd);
 	ZSTD_freeCCtx(w->cctx);
 	free(w->evs);
+	free(w->sys);
+	free(w->side.p);
+	free(w->sysdrops);
 	free(w->out.p);
 	free(w);
 }
@@ -335,8 +413,10 @@ enum rd {
 };
 
 struct slot {
-	struct buf evs;     /* decompressed EVENTS payload */
-	size_t n;
+	struct buf evs;     /* decompressed payload of a wanted chunk (EVENTS by default) */
+	size_t n;           /* its record count */
+	size_t len;         /* its bytes */
+	uint16_t type;
 	bool full;          /* filled by the producer, not yet released by the caller */
 };
 
@@ -360,6 +440,8 @@ struct it_reader {
 	bool have_drops, complete, truncated;
 	uint64_t bad_offset;
 	struct it_end_rec end;
+	uint64_t want;              /* bit per chunk type handed out (EVENTS by default) */
+	bool records;               /* it_reader_open_records: step over the others unread */
 
 	/* hand-off between producer and caller */
 	bool threaded;
@@ -407,7 +489,8 @@ static ssize_t pread_full(int fd, void *p, size_t len, uint64_t off)
 
 static const char *type_name(uint16_t type)
 {
-	static const char *names[] = { "?", "HOST", "DEVICES", "EVENTS", "DROPS", "END" };
+	static const char *names[] = { "?", "HOST", "DEVICES", "EVENTS", "DROPS", "END",
+				       "SYSCALLS", "SYSSIDE", "SYSDROPS" };
 
 	return type < sizeof(names) / sizeof(*names) ? names[type] : "unknown";
 }
@@ -548,25 +631,52 @@ static int take_drops(struct it_reader *r, const struct it_chunk_header *h)
 	return 1;
 }
 
-/* Reads chunks up to the next non-empty EVENTS chunk, which lands in s.
- * Returns 1, or 0 at the end of the readable data, -1 on a read error. */
+static bool wanted(const struct it_reader *r, uint16_t type)
+{
+	return type < 64 && ((r->want >> type) & 1);
+}
+
+/* A records reader steps over the chunks it does not hand out (the block
+ * events, when it reads the syscall layer's) without reading them: the
+ * next header's magic catches a bad length. */
+static bool skip(struct it_reader *r, const struct it_chunk_header *h)
+{
+	if (!r->records || wanted(r, h->type) || h->type == IT_CHUNK_DROPS || h->type == IT_CHUNK_END)
+		return false;
+	r->off += sizeof(*h) + h->stored_len;
+	r->chunks++;
+	r->hdr_dropped = h->dropped_total;
+	if (h->type == IT_CHUNK_EVENTS)
+		r->produced += h->count;
+	return true;
+}
+
+/* Reads chunks up to the next non-empty wanted chunk (EVENTS for
+ * it_reader_next), which lands in s. Returns 1, or 0 at the end of the
+ * readable data, -1 on a read error. */
 static int produce(struct it_reader *r, struct slot *s)
 {
 	for (;;) {
 		struct it_chunk_header h;
 		enum rd rc = read_header(r, &h);
 
+		if (rc == RD_OK && skip(r, &h))
+			continue;
 		if (rc == RD_OK)
-			rc = read_payload(r, &h, h.type == IT_CHUNK_EVENTS ? &s->evs : &r->tmp);
+			rc = read_payload(r, &h, wanted(r, h.type) ? &s->evs : &r->tmp);
 		if (rc != RD_OK)
 			return stop_at(r, rc);
-		switch (h.type) {
-		case IT_CHUNK_EVENTS:
+		if (h.type == IT_CHUNK_EVENTS)
 			r->produced += h.count;
+		if (wanted(r, h.type)) {
 			if (!h.count)
 				continue;
 			s->n = h.count;
+			s->len = h.raw_len;
+			s->type = h.type;
 			return 1;
+		}
+		switch (h.type) {
 		case IT_CHUNK_DROPS:
 			if (take_drops(r, &h) < 0)
 				return -1;
@@ -613,7 +723,7 @@ static void *readahead_main(void *arg)
 	return NULL;
 }
 
-static int next_threaded(struct it_reader *r, const struct it_event **evs, size_t *n)
+static int next_threaded(struct it_reader *r, struct slot **out)
 {
 	struct slot *s;
 
@@ -633,20 +743,18 @@ static int next_threaded(struct it_reader *r, const struct it_event **evs, size_
 	r->tail++;
 	r->held = true;
 	pthread_mutex_unlock(&r->mu);
-	*evs = s->evs.p;
-	*n = s->n;
+	*out = s;
 	r->delivered += s->n;
 	return 1;
 }
 
-int it_reader_next(struct it_reader *r, const struct it_event **evs, size_t *n)
+/* The next wanted chunk in *out: 1, or 0 at the end, -1 on a read error. */
+static int next_slot(struct it_reader *r, struct slot **out)
 {
 	int rc;
 
-	*evs = NULL;
-	*n = 0;
 	if (r->threaded)
-		return next_threaded(r, evs, n);
+		return next_threaded(r, out);
 	if (r->done)
 		return r->result;
 	rc = produce(r, &r->slots[0]);
@@ -655,10 +763,71 @@ int it_reader_next(struct it_reader *r, const struct it_event **evs, size_t *n)
 		r->result = rc;
 		return rc;
 	}
-	*evs = r->slots[0].evs.p;
-	*n = r->slots[0].n;
-	r->delivered += *n;
+	*out = &r->slots[0];
+	r->delivered += r->slots[0].n;
 	return 1;
+}
+
+int it_reader_next(struct it_reader *r, const struct it_event **evs, size_t *n)
+{
+	struct slot *s;
+	int rc = next_slot(r, &s);
+
+	*evs = rc == 1 ? s->evs.p : NULL;
+	*n = rc == 1 ? s->n : 0;
+	return rc;
+}
+
+int it_reader_next_records(struct it_reader *r, uint16_t *type, const void **payload,
+			   size_t *len, uint32_t *count)
+{
+	struct slot *s;
+	int rc = next_slot(r, &s);
+
+	*type = rc == 1 ? s->type : 0;
+	*payload = rc == 1 ? s->evs.p : NULL;
+	*len = rc == 1 ? s->len : 0;
+	*count = rc == 1 ? (uint32_t)s->n : 0;
+	return rc;
+}
+
+const void *it_sys_side_next(const void *payload, size_t len, size_t *off, size_t *reclen)
+{
+	const unsigned char *p = (const unsigned char *)payload + *off;
+	size_t left = len - *off, need;
+	uint16_t type;
+
+	if (*off >= len || left < sizeof(type))
+		return NULL;
+	memcpy(&type, p, sizeof(type));
+	switch (type) {
+	case IT_SREC_PATH: {
+		struct it_sys_path h;
+		if (left < sizeof(h))
+			return NULL;
+		memcpy(&h, p, sizeof(h));
+		need = sizeof(h) + h.len;
+		break;
+	}
+	case IT_SREC_NAME: {
+		struct it_sys_name h;
+		if (left < sizeof(h))
+			return NULL;
+		memcpy(&h, p, sizeof(h));
+		need = sizeof(h) + h.len;
+		break;
+	}
+	case IT_SREC_TASK:
+		need = sizeof(struct it_sys_task);
+		break;
+	default:
+		return NULL;
+	}
+	if (need > left)
+		return NULL;
+	*reclen = need;
+	*off += (need + 7) & ~(size_t)7;
+	return p;
 }
 
 /* Strings from the file are the file's: make sure each one ends. */
@@ -778,7 +947,31 @@ static void start_readahead(struct it_reader *r)
 	r->threaded = pthread_create(&r->thread, NULL, readahead_main, r) == 0;
 }
 
+static struct it_reader *open_reader(const char *path, uint64_t want, char *err, size_t errlen);
+
 struct it_reader *it_reader_open(const char *path, char *err, size_t errlen)
+{
+	return open_reader(path, 1ull << IT_CHUNK_EVENTS, err, errlen);
+}
+
+struct it_reader *it_reader_open_records(const char *path, const uint16_t *types, size_t ntypes,
+					 char *err, size_t errlen)
+{
+	uint64_t want = 0;
+
+	for (size_t i = 0; i < ntypes; i++) {
+		if (types[i] >= 64 || types[i] == IT_CHUNK_HOST || types[i] == IT_CHUNK_DEVICES ||
+		    types[i] == IT_CHUNK_DROPS || types[i] == IT_CHUNK_END) {
+			snprintf(err, errlen, "chunk type %u cannot be read as records", types[i]);
+			return NULL;
+		}
+		want |= 1ull << types[i];
+	}
+	return open_reader(path, want | (1ull << 63), err, errlen);
+}
+
+/* want: the chunk types handed out; bit 63 marks a records reader. */
+static struct it_reader *open_reader(const char *path, uint64_t want, char *err, size_t errlen)
 {
 	struct it_reader *r = calloc(1, sizeof(*r));
 
@@ -786,6 +979,8 @@ struct it_reader *it_reader_open(const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
+	r->records = want >> 63;
+	r->want = want & ~(1ull << 63);
 	r->fd = -1;
 	pthread_mutex_init(&r->mu, NULL);
 	pthread_cond_init(&r->filled, NULL);

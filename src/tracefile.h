@@ -32,6 +32,13 @@ int it_writer_flush(struct it_writer *w);
  * Returns 0 or -errno. Frees w in every case. */
 int it_writer_close(struct it_writer *w, const uint64_t *drops_per_cpu, uint32_t ncpu,
 		    uint64_t end_monotonic_ns);
+/* Buffers one syscall-layer record as it came from the ring buffer (struct
+ * it_sys_event, or a side record: it_sys_path, it_sys_name, it_sys_task
+ * with its tail; len bytes). Calls go into SYSCALLS chunks, side records
+ * into SYSSIDE chunks, written when their buffer fills and at flush. */
+int it_writer_add_syscall(struct it_writer *w, const void *rec, size_t len);
+/* Per-CPU syscall-layer losses, written as a SYSDROPS chunk at close. */
+int it_writer_set_syscall_drops(struct it_writer *w, const uint64_t *per_cpu, uint32_t ncpu);
 /* Bytes written so far (for the end-of-record summary). */
 uint64_t it_writer_bytes(const struct it_writer *w);
 /* Frees w without writing END (error paths). */
@@ -66,6 +73,23 @@ struct it_reader_status {
 };
 /* Valid after it_reader_next returned 0. */
 void it_reader_status(const struct it_reader *r, struct it_reader_status *st);
+
+/*
+ * Records of other chunk types (the syscall layer's): open with the chunk
+ * types wanted, then it_reader_next_records hands out their raw payloads
+ * in file order (valid until the next call), with the type and the record
+ * count. Chunks of other types are stepped over without being read.
+ * it_reader_next must not be used on such a reader. Same return values as
+ * it_reader_next; it_reader_status works the same.
+ */
+struct it_reader *it_reader_open_records(const char *path, const uint16_t *types, size_t ntypes,
+					 char *err, size_t errlen);
+int it_reader_next_records(struct it_reader *r, uint16_t *type, const void **payload,
+			   size_t *len, uint32_t *count);
+/* Walks a SYSSIDE payload: the record at *off (and its length without
+ * padding in *reclen), *off moved to the next one. NULL at the end or at a
+ * malformed record. */
+const void *it_sys_side_next(const void *payload, size_t len, size_t *off, size_t *reclen);
 const char *it_reader_error(const struct it_reader *r);
 void it_reader_close(struct it_reader *r);
 

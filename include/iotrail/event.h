@@ -39,8 +39,36 @@ enum it_event_type {
 	IT_EV_RQ_COMPLETE = 10,   /* C: id = request, bytes = bytes completed by this call, error,
 				   *    aux = its first bio not yet completed */
 	IT_EV_RQ_MERGE = 11,      /* request id merged into another pending request (goes away) */
+	/* NVMe driver layer (layer IT_LAYER_NVME), fields below */
+	IT_EV_NVME_SUBMIT = 20,   /* nvme:nvme_setup_cmd: command built for request id */
+	IT_EV_NVME_COMPLETE = 21, /* nvme:nvme_complete_rq: command of request id completed */
+	IT_EV_NVME_RANGE = 22,    /* one range of a DSM (discard) command, after its SUBMIT */
+	/* side table written by record at start (layer IT_LAYER_BLOCK), one per
+	 * zone of a zoned device, from BLKREPORTZONE: dev, pid = zone index,
+	 * sector = zone start, bytes = zone length (sectors), aux = capacity
+	 * (sectors), id = write pointer (sector), flags = type | cond << 8 */
+	IT_EV_ZONE_INFO = 23,
 	IT_EV_TYPE_MAX
 };
+
+/*
+ * NVMe events reuse struct it_event; the fields mean (raw NVMe values, the
+ * analyzer interprets them by opcode; src/analyze/nvme.c):
+ *   all:      id = struct request * (links to the block trail), dev = the
+ *             namespace's disk (0 for admin commands), bytes = blk_rq_bytes,
+ *             tag = command id as sent (generation counter in the top 4
+ *             bits: cid & 0xfff is the blk-mq tag), hwq = NVMe queue id
+ *             (0 admin, else hctx + 1), op = NVMe opcode (not enum it_op),
+ *             reserved = controller instance (nvmeN), flags = nsid.
+ *   SUBMIT:   sector = CDW10 | CDW11 << 32 (the SLBA of read/write/zone
+ *             commands), aux = CDW12 | CDW13 << 32 (NLB-1 in CDW12 bits
+ *             0-15; zone send action in CDW13 bits 0-7); pid/tid = the
+ *             task that set the command up.
+ *   COMPLETE: sector = the completion's result (zone append: the LBA
+ *             written), aux = retries | genctr << 8, error = NVMe status
+ *             (status field >> 1: SCT << 8 | SC, DNR/More bits on top).
+ *   RANGE:    sector = 512-byte sector, bytes = length, aux = range index.
+ */
 
 /* Operations, normalised from the kernel's REQ_OP_* (whose values are a
  * kernel detail) by the BPF side. */

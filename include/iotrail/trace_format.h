@@ -33,6 +33,10 @@ enum it_chunk_type {
 	IT_CHUNK_EVENTS = 3,    /* array of struct it_event (event.h) */
 	IT_CHUNK_DROPS = 4,     /* array of uint64_t: events lost, per CPU */
 	IT_CHUNK_END = 5,       /* one struct it_end_rec: the file was closed cleanly */
+	/* syscall layer (include/iotrail/syscall.h) */
+	IT_CHUNK_SYSCALLS = 6,  /* array of struct it_sys_event: one per system call */
+	IT_CHUNK_SYSSIDE = 7,   /* its side records (paths, names, comms), each padded to 8 bytes */
+	IT_CHUNK_SYSDROPS = 8,  /* array of uint64_t: syscall-layer records lost, per CPU */
 };
 
 enum it_compression {

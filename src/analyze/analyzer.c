@@ -139,6 +139,8 @@ void it_analyzer_finish(struct it_analyzer *a, uint64_t end_ns)
 		r->end_ns = r->start_ns;
 	r->duration_s = (double)(r->end_ns - r->start_ns) / 1e9;
 	it_stitch_count_open(a);
+	if (a->nvme)
+		it_nvme_finish(a->nvme, r->end_ns);
 	it_aggregate_finish(a);
 	r->stats = a->st;
 	r->groups = a->groups;
@@ -186,5 +188,8 @@ void it_analyzer_free(struct it_analyzer *a)
 	it_map_free(&a->tids);
 	it_map_free(&a->commmap);
 	it_map_free(&a->groupmap);
+	it_nvme_free(a->nvme);
+	it_zones_free(a->zones);
+	it_map_free(&a->nvme_pending);
 	free(a);
 }

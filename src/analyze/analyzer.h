@@ -34,6 +34,8 @@ enum it_point {
 	IT_PT_I = 1,   /* request inserted (first insert) */
 	IT_PT_D = 2,   /* request issued to the driver (last issue) */
 	IT_PT_C = 3,   /* completed (final completion) */
+	IT_PT_S = 4,   /* NVMe command set up for the request (nvme_setup_cmd; last one) */
+	IT_PT_N = 5,   /* NVMe command completed (nvme_complete_rq; last one) */
 	IT_PT_MAX,
 	IT_PT_START = IT_PT_MAX, /* in a stage: the first point the trail has (Q, else I, else D) */
 };
@@ -77,7 +79,9 @@ struct it_stage_def {
 	int8_t unless;       /* the stage is skipped when this point is present; -1: never */
 	const char *what;
 };
-enum { IT_STAGE_Q2I, IT_STAGE_I2D, IT_STAGE_Q2D, IT_STAGE_D2C, IT_STAGE_Q2C, IT_STAGE_MAX };
+/* in print order: NVMe sub-stages follow the block stage they subdivide */
+enum { IT_STAGE_Q2I, IT_STAGE_I2D, IT_STAGE_Q2D, IT_STAGE_S2D, IT_STAGE_D2C, IT_STAGE_D2N,
+       IT_STAGE_N2C, IT_STAGE_Q2C, IT_STAGE_MAX };
 
 /* A trail has a stage when it has both points (and not the `unless`
  * point). A request issued directly (no insert) gets Q2D instead of Q2I +
@@ -92,6 +96,13 @@ static const struct it_stage_def it_stages[IT_STAGE_MAX] = {
 	[IT_STAGE_Q2D] = { "Q2D", IT_PT_Q, IT_PT_D, IT_PT_I, "queued -> issued directly (no insert)" },
 	[IT_STAGE_D2C] = { "D2C", IT_PT_D, IT_PT_C, -1, "issued -> completed (driver + device)" },
 	[IT_STAGE_Q2C] = { "Q2C", IT_PT_START, IT_PT_C, -1, "queued -> completed (total)" },
+	/* NVMe trails (src/analyze/nvme_link.c). The driver sets the command up
+	 * before it starts the request (nvme_queue_rq: nvme_setup_cmd, then
+	 * blk_mq_start_request), so S comes before D: S2D is driver time inside
+	 * I2D/Q2D, and D2N + N2C == D2C. So Q2I + I2D (or Q2D) + D2N + N2C == Q2C. */
+	[IT_STAGE_S2D] = { "S2D", IT_PT_S, IT_PT_D, -1, "NVMe command set up -> issued (driver: DMA map; part of I2D/Q2D)" },
+	[IT_STAGE_D2N] = { "D2N", IT_PT_D, IT_PT_N, -1, "issued -> NVMe completion (doorbell, device, interrupt; part of D2C)" },
+	[IT_STAGE_N2C] = { "N2C", IT_PT_N, IT_PT_C, -1, "NVMe completion -> completed (driver completion; part of D2C)" },
 };
 
 /* Stage time of trail t, or -1 when the trail does not have that stage. */
@@ -189,6 +200,11 @@ struct it_stitch_stats {
 	uint64_t incomplete_inserted; /*   request inserted, not issued */
 	uint64_t incomplete_issued;   /*   issued, not completed */
 	uint64_t tasks;               /* TASK events */
+	uint64_t nvme_submits, nvme_completions; /* NVMe layer events */
+	uint64_t nvme_linked;         /* NVMe completions whose request trail was open */
+	uint64_t nvme_unlinked;       /* NVMe completions without a block trail (admin, passthrough) */
+	uint64_t nvme_trails;         /* completed trails with both S and N */
+	uint64_t nvme_stage_sum_ok;   /*   of which Q2I+I2D(Q2D)+D2N+N2C == Q2C, all in order */
 	uint64_t first_ts, last_ts;   /* event time range */
 };
 

@@ -7,6 +7,8 @@
 
 #include "analyze/analyzer.h"
 #include "analyze/hashmap.h"
+#include "analyze/nvme.h"
+#include "analyze/zones.h"
 
 enum slot_state {
 	SLOT_FREE = 0,
@@ -82,6 +84,11 @@ struct it_analyzer {
 
 	struct it_results res;
 	struct it_stitch_stats st;
+
+	/* NVMe layer (nvme_link.c); both set up at the first NVMe event */
+	struct it_nvme *nvme;              /* the command analyzer */
+	struct it_map nvme_pending;        /* request -> NVMe submit time, until its D */
+	struct it_zones *zones;            /* zoned devices (zones.c): at the first zone record */
 };
 
 #define IT_NO_SLOT IT_MAP_NONE
@@ -90,6 +97,12 @@ struct it_analyzer {
 uint32_t it_dev_index(struct it_analyzer *a, uint32_t dev);
 void it_stitch_event(struct it_analyzer *a, const struct it_event *e);
 void it_stitch_count_open(struct it_analyzer *a);
+/* nvme_link.c */
+void it_nvme_link_event(struct it_analyzer *a, const struct it_event *e);
+void it_nvme_link_issue(struct it_analyzer *a, uint32_t slot, const struct it_event *e);
+void it_nvme_link_trail(struct it_analyzer *a, const struct it_trail *t);
+/* zones.c */
+void it_zones_link_info(struct it_analyzer *a, const struct it_event *e);
 /* aggregate.c */
 void it_aggregate(struct it_analyzer *a, const struct it_trail *t, uint32_t devidx);
 void it_aggregate_finish(struct it_analyzer *a);

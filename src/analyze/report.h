@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "analyze/analyzer.h"
+#include "analyze/sysan.h"
 #include "tracefile.h"
 
 struct it_report_input {
@@ -22,6 +23,10 @@ struct it_report_input {
 	const struct it_reader_status *status;  /* NULL: not from a file */
 	const struct it_analyzer *a;            /* for comm names */
 	const struct it_results *r;             /* it_analyzer_results(a) */
+	bool zones;                             /* add the per-zone report (--zones) */
+	const struct it_sysan_results *sys;     /* syscall layer (NULL: not recorded) */
+	bool sys_events;                        /* with --events: the event list in JSON */
+	uint64_t sys_dropped;                   /* syscall-layer records lost */
 };
 
 void it_report_text(FILE *f, const struct it_report_input *in);

@@ -12,7 +12,10 @@
 #include <string.h>
 
 #include "analyze/json_writer.h"
+#include "analyze/nvme.h"
+#include "analyze/zones.h"
 #include "analyze/report.h"
+#include "analyze/report_sys.h"
 
 #define STR(j, name, field) it_json_name(j, name), it_json_stringn(j, field, sizeof(field))
 
@@ -384,5 +387,12 @@ void it_report_json(FILE *f, const struct it_report_input *in, bool pretty)
 	per_device(&j, in, "sizes", sizes);
 	per_device(&j, in, "pattern", pattern);
 	timeline(&j, in);
+	it_nvme_report_json(&j, in);
+	if (in->zones)
+		it_zones_report_json(&j, in);
+	if (in->sys) {
+		it_json_kv_uint(&j, "syscall_dropped", in->sys_dropped);
+		it_report_sys_json(&j, in->sys, in->a, in->sys_events);
+	}
 	it_json_object_end(&j);
 }

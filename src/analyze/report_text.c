@@ -10,6 +10,9 @@
 #include <time.h>
 
 #include "analyze/report.h"
+#include "analyze/report_sys.h"
+#include "analyze/nvme.h"
+#include "analyze/zones.h"
 
 #define TIMELINE_ROWS 30 /* longer traces get coarser rows in text */
 #define KEY_MAX_WIDTH 26 /* wider keys go on their own line, */
@@ -461,11 +464,16 @@ void it_report_text(FILE *f, const struct it_report_input *in)
 	warnings(f, in);
 	device_table(f, in);
 	if (!in->r->stats.ios) {
-		fputs("\nNo completed I/O in this trace.\n", f);
+		fputs("\nNo completed block I/O in this trace.\n", f);
+		it_report_sys_text(f, in->sys, in->a);
 		return;
 	}
 	key_widths(in, &kc);
 	latency_table(f, in, &kc);
 	stage_table(f, in, &kc);
 	device_sections(f, in);
+	it_nvme_report_text(f, in);
+	if (in->zones)
+		it_zones_report_text(f, in);
+	it_report_sys_text(f, in->sys, in->a);
 }

@@ -281,6 +281,10 @@ static void trail_end(struct it_analyzer *a, uint32_t i, uint64_t ts)
 
 	s->t.ts[IT_PT_C] = ts;
 	it_aggregate(a, &s->t, s->devidx);
+	if (s->t.ts[IT_PT_N])
+		it_nvme_link_trail(a, &s->t);
+	if (a->zones)
+		it_zones_trail(a->zones, &s->t);
 	if (a->o.on_trail)
 		a->o.on_trail(&s->t, a->o.ctx);
 	trail_drop(a, i);
@@ -512,6 +516,7 @@ static void on_issue(struct it_analyzer *a, const struct it_event *e, uint32_t d
 		classify(ds, &s->t);
 	}
 	s->t.ts[IT_PT_D] = e->ts_ns;
+	it_nvme_link_issue(a, i, e);
 }
 
 static void on_requeue(struct it_analyzer *a, const struct it_event *e)
@@ -591,6 +596,14 @@ void it_stitch_event(struct it_analyzer *a, const struct it_event *e)
 {
 	uint32_t di;
 
+	if (e->layer == IT_LAYER_NVME) {
+		it_nvme_link_event(a, e);
+		return;
+	}
+	if (e->type == IT_EV_ZONE_INFO) {
+		it_zones_link_info(a, e);
+		return;
+	}
 	if (e->layer && e->layer != IT_LAYER_BLOCK && e->type != IT_EV_TASK) {
 		a->st.ignored++;
 		return;

@@ -1,0 +1,458 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * What the syscall layer adds to a system call: a syscall-bound loop (4 KiB
+ * pread on a cached file, about 400 ns a call here) timed inside the
+ * process, run alternately
+ *   - untraced,
+ *   - traced: the worker is the COMMAND of `iotrail record --layers syscall`
+ *     (every storage call recorded in full),
+ *   - filtered out: a recorder runs with -p of another (idle) process, so
+ *     the worker's calls hit the probes and the in-kernel filter only.
+ * Prints, per thread count, the median over pairs of the added ns per call
+ * and of the time ratio. Goals (issue 4): <= 120 ns traced, <= 25 ns
+ * filtered out.
+ *
+ *   build/bench/syscall_cost [--pairs N] [--threads 1,4] [--calls N]
+ *                            [--call pread|getppid] [--iotrail PATH]
+ *                            [--record-opt OPTION]...
+ *
+ * --record-opt passes an option to `iotrail record` (e.g. a hook choice:
+ * --record-opt --syscall-hook --record-opt tp_btf).
+ *
+ * --call getppid times a call that is not a storage call: the tax every
+ * process pays while the syscall layer is attached.
+ *
+ * The time per call is the thread's CPU time (CLOCK_THREAD_CPUTIME_ID) over
+ * the loop, not wall time: the probes run in the calling thread, so their
+ * cost is in it, while time lost to other processes on a shared machine is
+ * not. --wall uses wall time instead.
+ * `syscall_cost --worker ...` is the timed loop itself (used by the driver).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define FILE_SIZE (1u << 20)
+#define IO_SIZE 4096u
+#define MAX_THREADS 64
+#define MAX_PAIRS 50
+
+struct opts {
+	int pairs;
+	int threads[8];
+	int nthreads;
+	long calls;
+	const char *call;
+	const char *iotrail;
+	const char *file;
+	const char *result;
+	bool wall;
+	char *rec_opts[8];
+	int nrec_opts;
+};
+
+/* ---- worker: the timed loop ---- */
+
+struct worker_arg {
+	int fd;
+	long calls;
+	bool getppid;
+	pthread_barrier_t *start;
+	double ns_per_call;
+};
+
+static bool use_wall;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(use_wall ? CLOCK_MONOTONIC : CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
+}
+
+static void *worker_thread(void *p)
+{
+	struct worker_arg *a = p;
+	char buf[IO_SIZE] __attribute__((aligned(64)));
+	uint64_t t0;
+
+	for (long i = 0; i < 2000; i++) /* warm the cache lines and the TLB */
+		pread(a->fd, buf, IO_SIZE, (i * IO_SIZE) % FILE_SIZE);
+	pthread_barrier_wait(a->start);
+	t0 = now_ns();
+	if (a->getppid) {
+		for (long i = 0; i < a->calls; i++)
+			syscall(SYS_getppid);
+	} else {
+		for (long i = 0; i < a->calls; i++)
+			if (pread(a->fd, buf, IO_SIZE, (i * IO_SIZE) % FILE_SIZE) != IO_SIZE)
+				abort();
+	}
+	a->ns_per_call = (double)(now_ns() - t0) / (double)a->calls;
+	return NULL;
+}
+
+static int make_file(const char *path)
+{
+	static char block[IO_SIZE];
+	int fd = open(path, O_RDWR | O_CREAT, 0600);
+	struct stat st;
+
+	if (fd < 0 || fstat(fd, &st))
+		return -1;
+	if (st.st_size < FILE_SIZE) {
+		memset(block, 'x', sizeof(block));
+		for (unsigned off = 0; off < FILE_SIZE; off += IO_SIZE)
+			if (pwrite(fd, block, IO_SIZE, off) != IO_SIZE)
+				return -1;
+	}
+	return fd;
+}
+
+/* Runs the loop in nthreads threads; writes the mean ns/call to o->result. */
+static int run_worker(const struct opts *o, int nthreads)
+{
+	struct worker_arg args[MAX_THREADS];
+	pthread_t tids[MAX_THREADS];
+	pthread_barrier_t start;
+	double sum = 0;
+	FILE *f;
+	int fd = make_file(o->file);
+
+	if (fd < 0) {
+		fprintf(stderr, "syscall_cost: failed to create %s: %s; pass a writable --file\n",
+			o->file, strerror(errno));
+		return 1;
+	}
+	pthread_barrier_init(&start, NULL, nthreads);
+	for (int i = 0; i < nthreads; i++) {
+		args[i] = (struct worker_arg){ .fd = fd, .calls = o->calls, .start = &start,
+					       .getppid = !strcmp(o->call, "getppid") };
+		pthread_create(&tids[i], NULL, worker_thread, &args[i]);
+	}
+	for (int i = 0; i < nthreads; i++) {
+		pthread_join(tids[i], NULL);
+		sum += args[i].ns_per_call;
+	}
+	close(fd);
+	f = o->result ? fopen(o->result, "w") : stdout;
+	if (!f)
+		return 1;
+	fprintf(f, "%.2f\n", sum / nthreads);
+	if (f != stdout)
+		fclose(f);
+	return 0;
+}
+
+/* ---- driver ---- */
+
+static pid_t spawn(char *const argv[], bool quiet)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		if (quiet) {
+			int null = open("/dev/null", O_WRONLY);
+
+			dup2(null, 1);
+			dup2(null, 2);
+		}
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+static int wait_ok(pid_t pid)
+{
+	int st;
+
+	if (waitpid(pid, &st, 0) < 0)
+		return -1;
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+/* A recorder is ready once it holds a BPF link (its probes are attached). */
+static bool has_bpf_link(pid_t pid)
+{
+	char dir[64], fdp[PATH_MAX + 64], target[128];
+	struct dirent *de;
+	bool found = false;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", pid);
+	d = opendir(dir);
+	if (!d)
+		return false;
+	while (!found && (de = readdir(d))) {
+		ssize_t n;
+
+		snprintf(fdp, sizeof(fdp), "%s/%s", dir, de->d_name);
+		n = readlink(fdp, target, sizeof(target) - 1);
+		if (n > 0) {
+			target[n] = 0;
+			found = strstr(target, "bpf_link") != NULL;
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+static double read_result(const char *path)
+{
+	double v = -1;
+	FILE *f = fopen(path, "r");
+
+	if (f) {
+		if (fscanf(f, "%lf", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	unlink(path);
+	return v;
+}
+
+enum mode { UNTRACED, TRACED, FILTERED };
+
+/* One timed run; returns ns/call or a negative value on failure. */
+static double run_once(const struct opts *o, const char *self, int nthreads, enum mode m)
+{
+	char threads[16], calls[32], trail[] = "/tmp/syscall_cost.XXXXXX";
+	char result[64], idle_pid[16];
+	pid_t rec = 0, idle = 0, w;
+	int tfd = mkstemp(trail);
+	double v;
+
+	if (tfd < 0)
+		return -1;
+	close(tfd);
+	snprintf(result, sizeof(result), "%s.result", trail);
+	snprintf(threads, sizeof(threads), "%d", nthreads);
+	snprintf(calls, sizeof(calls), "%ld", o->calls);
+	char *worker[] = { (char *)self, "--worker", "--threads", threads, "--calls", calls,
+			   "--call", (char *)o->call, "--file", (char *)o->file,
+			   "--result", result, o->wall ? "--wall" : NULL, NULL };
+
+	if (m == TRACED || m == FILTERED) {
+		char *argv[48];
+		int n = 0;
+
+		argv[n++] = (char *)o->iotrail;
+		argv[n++] = "record";
+		argv[n++] = "--layers";
+		argv[n++] = "syscall";
+		argv[n++] = "-o";
+		argv[n++] = trail;
+		for (int i = 0; i < o->nrec_opts; i++)
+			argv[n++] = o->rec_opts[i];
+		if (m == TRACED) {
+			argv[n++] = "--";
+			for (int i = 0; worker[i]; i++)
+				argv[n++] = worker[i];
+			argv[n] = NULL;
+			w = spawn(argv, true);
+		} else {
+			char *sleeper[] = { "/bin/sleep", "1000", NULL };
+
+			idle = spawn(sleeper, true);
+			snprintf(idle_pid, sizeof(idle_pid), "%d", idle);
+			argv[n++] = "-p";
+			argv[n++] = idle_pid;
+			argv[n] = NULL;
+			rec = spawn(argv, true);
+			for (int i = 0; i < 1000 && !has_bpf_link(rec); i++)
+				usleep(10000);
+			if (!has_bpf_link(rec)) {
+				fprintf(stderr, "syscall_cost: the recorder attached no probe in 10 s\n");
+				kill(rec, SIGKILL);
+				kill(idle, SIGKILL);
+				waitpid(rec, NULL, 0);
+				waitpid(idle, NULL, 0);
+				unlink(trail);
+				return -1;
+			}
+			usleep(100000);
+			w = spawn(worker, false);
+		}
+	} else {
+		w = spawn(worker, false);
+	}
+	v = wait_ok(w) ? -1 : read_result(result);
+	if (rec) {
+		kill(rec, SIGINT);
+		waitpid(rec, NULL, 0);
+	}
+	if (idle) {
+		kill(idle, SIGKILL);
+		waitpid(idle, NULL, 0);
+	}
+	unlink(trail);
+	return v;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static double least(const double *v, int n)
+{
+	double m = v[0];
+
+	for (int i = 1; i < n; i++)
+		m = v[i] < m ? v[i] : m;
+	return m;
+}
+
+static int run_driver(const struct opts *o, const char *self)
+{
+	static const char *names[] = { "untraced", "traced", "filtered-out" };
+
+	printf("syscall_cost: %s (pread: %u bytes of a cached file), %ld calls per thread, "
+	       "%d pairs, %s time\n", o->call, IO_SIZE, o->calls, o->pairs,
+	       o->wall ? "wall" : "thread CPU");
+	for (int t = 0; t < o->nthreads; t++) {
+		int n = o->threads[t];
+		double add[2][MAX_PAIRS], ratio[2][MAX_PAIRS], base[MAX_PAIRS];
+
+		for (int p = 0; p < o->pairs; p++) {
+			double v[3];
+
+			/* alternate which run goes first, so drift cancels out */
+			for (int k = 0; k < 3; k++) {
+				enum mode m = (enum mode)((p % 2) ? 2 - k : k);
+
+				v[m] = run_once(o, self, n, m);
+				if (v[m] < 0) {
+					fprintf(stderr, "syscall_cost: the %s run failed; check that "
+						"'%s record --layers syscall' works as root\n",
+						names[m], o->iotrail);
+					return 1;
+				}
+			}
+			base[p] = v[UNTRACED];
+			for (int k = 0; k < 2; k++) {
+				add[k][p] = v[TRACED + k] - v[UNTRACED];
+				ratio[k][p] = v[TRACED + k] / v[UNTRACED];
+			}
+			printf("  %d thread%s pair %d: untraced %7.1f  traced %7.1f  filtered-out %7.1f ns/call\n",
+			       n, n > 1 ? "s" : " ", p + 1, v[UNTRACED], v[TRACED], v[FILTERED]);
+		}
+		printf("%d thread%s: untraced %.1f ns/call; traced +%.1f ns/call (ratio %.3f); "
+		       "filtered out +%.1f ns/call (ratio %.3f)   [medians; goals +120, +25]\n",
+		       n, n > 1 ? "s" : "", median(base, o->pairs), median(add[0], o->pairs),
+		       median(ratio[0], o->pairs), median(add[1], o->pairs),
+		       median(ratio[1], o->pairs));
+		/* on a shared machine, neighbours only ever add time: the smallest
+		 * difference is the least disturbed one */
+		printf("%d thread%s: least added over the pairs: traced +%.1f, filtered out +%.1f ns/call\n",
+		       n, n > 1 ? "s" : "", least(add[0], o->pairs), least(add[1], o->pairs));
+	}
+	return 0;
+}
+
+static int parse_threads(struct opts *o, const char *s)
+{
+	char *end;
+
+	o->nthreads = 0;
+	do {
+		long v = strtol(s, &end, 10);
+
+		if (end == s || v < 1 || v > MAX_THREADS || o->nthreads == 8)
+			return -1;
+		o->threads[o->nthreads++] = (int)v;
+		s = end + 1;
+	} while (*end == ',');
+	return *end ? -1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = { .pairs = 5, .threads = { 1, 4 }, .nthreads = 2, .calls = 200000,
+			  .call = "pread", .iotrail = "build/iotrail",
+			  .file = "/tmp/syscall_cost.data" };
+	bool worker = false;
+	char self[PATH_MAX];
+	ssize_t n;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		bool bad = false;
+
+		if (!strcmp(a, "--worker")) {
+			worker = true;
+			continue;
+		}
+		if (!strcmp(a, "--wall")) {
+			use_wall = o.wall = true;
+			continue;
+		}
+		if (!v) {
+			bad = true;
+		} else if (!strcmp(a, "--pairs")) {
+			o.pairs = atoi(v);
+			bad = o.pairs < 1 || o.pairs > MAX_PAIRS;
+		} else if (!strcmp(a, "--threads")) {
+			bad = parse_threads(&o, v) != 0;
+		} else if (!strcmp(a, "--calls")) {
+			o.calls = atol(v);
+			bad = o.calls < 1000;
+		} else if (!strcmp(a, "--call")) {
+			o.call = v;
+			bad = strcmp(v, "pread") && strcmp(v, "getppid");
+		} else if (!strcmp(a, "--iotrail")) {
+			o.iotrail = v;
+		} else if (!strcmp(a, "--file")) {
+			o.file = v;
+		} else if (!strcmp(a, "--result")) {
+			o.result = v;
+		} else if (!strcmp(a, "--record-opt")) {
+			bad = o.nrec_opts == 8;
+			if (!bad)
+				o.rec_opts[o.nrec_opts++] = (char *)v;
+		} else {
+			bad = true;
+		}
+		if (bad) {
+			fprintf(stderr, "syscall_cost: bad option '%s'; see the comment at the top "
+				"of bench/syscall_cost.c\n", a);
+			return 2;
+		}
+		i++;
+	}
+	if (worker)
+		return run_worker(&o, o.threads[0]);
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n < 0)
+		return 1;
+	self[n] = 0;
+	if (access(o.iotrail, X_OK)) {
+		fprintf(stderr, "syscall_cost: failed to find %s: %s; build it (make) or pass --iotrail\n",
+			o.iotrail, strerror(errno));
+		return 1;
+	}
+	return run_driver(&o, self);
+}

@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * NVMe driver probes: nvme:nvme_setup_cmd and nvme:nvme_complete_rq of the
+ * nvme_core module (every NVMe transport: PCIe, TCP, RDMA, FC, loop).
+ * One struct it_event per command submission and completion, plus one per
+ * range of a DSM (discard) command; the field layout is in
+ * include/iotrail/event.h.
+ *
+ * The events go into the block probes' ring buffer (user space passes its
+ * fd with bpf_map__reuse_fd), so a request's block and NVMe events stay in
+ * causal order in one stream.
+ *
+ * Both tracepoints take the struct request *, the identity the block layer
+ * uses too: linking a command to its block trail is exact. The command is
+ * read as the 64 raw bytes of the submission queue entry, whose layout is
+ * fixed by the NVMe specification, so only struct nvme_request (the
+ * request's driver PDU) and struct nvme_ctrl need CO-RE. Those types live
+ * in the nvme_core module's BTF; libbpf relocates against module BTF.
+ *
+ * Every read is a probe read (BPF_CORE_READ), so the tp_btf and raw_tp
+ * variants share one body: module BTF pointers cannot be walked past the
+ * struct request into its PDU by direct loads anyway.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "iotrail/event.h"
+#include "core_fixes.bpf.h"
+
+#define IT_MAX_DEVS 16
+#define NVME_CMD_DSM 0x09
+#define MAX_DSM_RANGES 64 /* ranges followed per DSM command (the spec allows 256) */
+
+const volatile __u32 filter_ndevs = 0;
+const volatile __u32 filter_devs[IT_MAX_DEVS] = {};
+const volatile __u32 filter_tgid = 0;
+const volatile __u64 wakeup_bytes = 16 << 20;
+
+/* shared with block.bpf.c (reuse_fd): sizes must match */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 64 << 20);
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} drops SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, __u8);
+} tracked SEC(".maps");
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* drivers/nvme/host/nvme.h (nvme_core BTF). */
+struct nvme_ctrl___it {
+	int instance;
+} __attribute__((preserve_access_index));
+
+struct nvme_request___it {
+	void *cmd;
+	union {
+		__u64 u64;
+	} result;
+	__u8 genctr;
+	__u8 retries;
+	__u16 status;
+	struct nvme_ctrl___it *ctrl;
+} __attribute__((preserve_access_index));
+
+/* The submission queue entry (NVMe base spec, figure "Common Command
+ * Format"): little-endian, fixed layout. */
+struct sqe {
+	__u8 opcode;
+	__u8 flags;
+	__u16 cid;
+	__u32 nsid;
+	__u32 cdw2, cdw3;
+	__u64 mptr;
+	__u64 prp1, prp2;
+	__u32 cdw10, cdw11, cdw12, cdw13, cdw14, cdw15;
+};
+
+static __always_inline struct nvme_request___it *nvme_req(struct request *rq)
+{
+	/* blk_mq_rq_to_pdu(): the driver PDU follows struct request */
+	return (void *)rq + bpf_core_type_size(struct request);
+}
+
+static __always_inline __u32 rq_dev(struct request *rq)
+{
+	struct request___old *old = (void *)rq;
+	struct request_queue___new *q;
+	struct gendisk *disk;
+
+	if (bpf_core_field_exists(old->rq_disk)) {
+		disk = BPF_CORE_READ(old, rq_disk);
+	} else {
+		q = (void *)BPF_CORE_READ(rq, q);
+		disk = q ? BPF_CORE_READ(q, disk) : NULL;
+	}
+	if (!disk)
+		return 0;
+	return IT_MKDEV(BPF_CORE_READ(disk, major), BPF_CORE_READ(disk, first_minor));
+}
+
+/* nvme_req_qid(): 0 for the admin queue (no namespace), else hctx + 1 */
+static __always_inline __u16 rq_qid(struct request *rq)
+{
+	struct request_queue *q = BPF_CORE_READ(rq, q);
+
+	if (!q || !BPF_CORE_READ(q, queuedata))
+		return 0;
+	return BPF_CORE_READ(rq, mq_hctx, queue_num) + 1;
+}
+
+static __always_inline bool wanted(struct request *rq, __u32 dev)
+{
+	__u64 key = (__u64)rq;
+
+	if (filter_tgid && !bpf_map_lookup_elem(&tracked, &key)) {
+		/* set up before block_rq_issue adopts the request: its bios */
+		__u64 first = (__u64)BPF_CORE_READ(rq, bio), last = (__u64)BPF_CORE_READ(rq, biotail);
+
+		if (!(first && bpf_map_lookup_elem(&tracked, &first)) &&
+		    !(last && bpf_map_lookup_elem(&tracked, &last)))
+			return false;
+	}
+	if (!filter_ndevs)
+		return true;
+	for (__u32 i = 0; i < IT_MAX_DEVS; i++) {
+		if (i >= filter_ndevs)
+			break;
+		if (filter_devs[i] == dev)
+			return true;
+	}
+	return false;
+}
+
+static __always_inline struct it_event *ev_reserve(__u8 type, struct request *rq, __u32 dev)
+{
+	struct it_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	__u64 id = bpf_get_current_pid_tgid();
+
+	if (!e) {
+		__u32 zero = 0;
+		__u64 *n = bpf_map_lookup_elem(&drops, &zero);
+
+		if (n)
+			__sync_fetch_and_add(n, 1);
+		return NULL;
+	}
+	e->ts_ns = bpf_ktime_get_ns();
+	e->id = (__u64)rq;
+	e->sector = 0;
+	e->aux = 0;
+	e->dev = dev;
+	e->bytes = BPF_CORE_READ(rq, __data_len);
+	e->pid = id >> 32;
+	e->tid = (__u32)id;
+	e->flags = 0;
+	e->error = 0;
+	e->tag = 0xffff;
+	e->hwq = 0xffff;
+	e->type = type;
+	e->op = 0;
+	e->layer = IT_LAYER_NVME;
+	e->cpu_lo = bpf_get_smp_processor_id();
+	e->reserved = 0;
+	return e;
+}
+
+static __always_inline void ev_submit(struct it_event *e)
+{
+	__u64 flags = BPF_RB_NO_WAKEUP;
+
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > wakeup_bytes)
+		flags = BPF_RB_FORCE_WAKEUP;
+	bpf_ringbuf_submit(e, flags);
+}
+
+/* The ranges of a DSM command are the request's bios, as
+ * nvme_setup_discard() builds them. */
+static __always_inline void dsm_ranges(struct request *rq, __u32 dev, __u32 nsid)
+{
+	struct bio *bio = BPF_CORE_READ(rq, bio);
+	struct it_event *e;
+
+	for (__u32 i = 0; i < MAX_DSM_RANGES && bio; i++) {
+		e = ev_reserve(IT_EV_NVME_RANGE, rq, dev);
+		if (!e)
+			return;
+		e->sector = BPF_CORE_READ(bio, bi_iter.bi_sector);
+		e->bytes = BPF_CORE_READ(bio, bi_iter.bi_size);
+		e->aux = i;
+		e->flags = nsid;
+		e->op = NVME_CMD_DSM;
+		ev_submit(e);
+		bio = BPF_CORE_READ(bio, bi_next);
+	}
+}
+
+static __always_inline int on_setup(struct request *rq, void *cmd)
+{
+	struct nvme_request___it *nr = nvme_req(rq);
+	__u32 dev = rq_dev(rq);
+	struct it_event *e;
+	struct sqe c;
+	__u16 qid;
+
+	if (!wanted(rq, dev))
+		return 0;
+	qid = rq_qid(rq);
+	if (bpf_probe_read_kernel(&c, sizeof(c), cmd))
+		return 0;
+	e = ev_reserve(IT_EV_NVME_SUBMIT, rq, dev);
+	if (!e)
+		return 0;
+	e->sector = c.cdw10 | (__u64)c.cdw11 << 32;
+	e->aux = c.cdw12 | (__u64)c.cdw13 << 32;
+	e->flags = c.nsid;
+	e->tag = c.cid;
+	e->hwq = qid;
+	e->op = c.opcode;
+	e->reserved = BPF_CORE_READ(nr, ctrl, instance);
+	ev_submit(e); /* e is gone from here on */
+	if (c.opcode == NVME_CMD_DSM && qid)
+		dsm_ranges(rq, dev, c.nsid);
+	return 0;
+}
+
+static __always_inline int on_complete(struct request *rq)
+{
+	struct nvme_request___it *nr = nvme_req(rq);
+	__u32 dev = rq_dev(rq);
+	struct it_event *e;
+	struct sqe c = {};
+	void *cmd;
+
+	if (!wanted(rq, dev))
+		return 0;
+	cmd = BPF_CORE_READ(nr, cmd);
+	if (cmd)
+		bpf_probe_read_kernel(&c, 4 + sizeof(c.nsid), cmd);
+	e = ev_reserve(IT_EV_NVME_COMPLETE, rq, dev);
+	if (!e)
+		return 0;
+	e->sector = BPF_CORE_READ(nr, result.u64);
+	e->aux = BPF_CORE_READ(nr, retries) | (__u64)BPF_CORE_READ(nr, genctr) << 8;
+	e->error = (__s16)BPF_CORE_READ(nr, status);
+	e->flags = c.nsid;
+	e->tag = c.cid;
+	e->hwq = rq_qid(rq);
+	e->op = c.opcode;
+	e->reserved = BPF_CORE_READ(nr, ctrl, instance);
+	ev_submit(e);
+	return 0;
+}
+
+SEC("tp_btf/nvme_setup_cmd")
+int BPF_PROG(nvme_setup_cmd_btf, struct request *rq, void *cmd)
+{
+	return on_setup(rq, cmd);
+}
+
+SEC("raw_tp/nvme_setup_cmd")
+int BPF_PROG(nvme_setup_cmd, struct request *rq, void *cmd)
+{
+	return on_setup(rq, cmd);
+}
+
+SEC("tp_btf/nvme_complete_rq")
+int BPF_PROG(nvme_complete_rq_btf, struct request *rq)
+{
+	return on_complete(rq);
+}
+
+SEC("raw_tp/nvme_complete_rq")
+int BPF_PROG(nvme_complete_rq, struct request *rq)
+{
+	return on_complete(rq);
+}

@@ -1,0 +1,1093 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * The syscall layer: every storage system call as one record, paired in the
+ * kernel, enriched (file type, file tag, offset at entry, path once per
+ * tag), filtered in the kernel (calls, pids with their descendants, tids,
+ * comm, cgroup, path prefix); plus one record per io_uring request.
+ *
+ * Hooks (user space picks one pair at run time, see src/syscall_layer.c):
+ *   tp_btf/sys_enter + sys_exit       every system call runs the program;
+ *                                     a read-only table drops the others
+ *   raw_tp/sys_enter + sys_exit       the same for kernels without tp_btf
+ *   tracepoint/syscalls/sys_enter_X   attached once per traced call only
+ * The entry arguments wait in task-local storage (one slot per thread, no
+ * hashing, freed with the task) until sys_exit emits the record.
+ *
+ * Filters, cheapest first: the call table (one byte of read-only data);
+ * the pid/tid set (a bitmap in an array map: inlined loads); then, for a
+ * thread in the set, a per-thread verdict (comm, cgroup) computed once and
+ * kept in its slot with the comm it was computed for, so a comm change
+ * (exec, prctl) recomputes it. A thread the pid filter keeps out never
+ * gets a slot, so its sys_exit costs one load (task->bpf_storage). The
+ * path filter runs per file tag (at the tag's first sight) and on names.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "iotrail/syscall.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+#define AT_FDCWD_ (-100)
+#define S_IFMT_ 00170000
+#define O_CREAT_ 0100
+#define O_WRONLY_ 01
+#define O_TRUNC_ 01000
+#define O_APPEND_ 02000
+#define PF_IO_WORKER_ 0x00000010
+
+/*
+ * Cost model (measured on the development VM, see README): a helper call
+ * such as bpf_probe_read_kernel costs 20-40 ns there, a plain load through
+ * a BTF pointer about one. So the hot path reads kernel memory with plain
+ * loads (BPF_PROBE_MEM) through the trusted current task and through
+ * pointers typed with bpf_rdonly_cast (Linux 6.2+, inlined by the
+ * verifier); helpers are left for user memory and the fd array slot.
+ */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
+#define RDONLY(T, p) ((T *)bpf_rdonly_cast((const void *)(p), bpf_core_type_id_kernel(T)))
+
+/* ---- configuration, set by user space before load ---- */
+const volatile __u8 call_of_nr[IT_SYS_NR_MAX];  /* syscall nr -> enum it_sys_call, 0 = not traced */
+const volatile __u8 uring_on;                   /* trace io_uring requests */
+const volatile __u32 self_tgid;                 /* the recorder: never traced */
+const volatile __u8 filter_pids;                /* only tgids in sys_pid_bits, tids in sys_tid_bits */
+const volatile __u8 filter_tids;                /* sys_tid_bits is not empty */
+const volatile __u8 follow_forks;               /* children of a tgid in the set join it */
+const volatile __u8 filter_cgroup;              /* only tasks under the cgroup in sys_cgroup */
+const volatile __u32 comm_len;                  /* > 0: comm must start with comm_prefix */
+const volatile char comm_prefix[16];
+const volatile __u32 nprefix;                   /* --path prefixes */
+const volatile __u32 prefix_dev[IT_SYS_MAX_PREFIX];
+const volatile __u64 prefix_ino[IT_SYS_MAX_PREFIX];
+const volatile __u32 prefix_len[IT_SYS_MAX_PREFIX];
+const volatile char prefix_str[IT_SYS_MAX_PREFIX][IT_SYS_PREFIX_LEN];
+const volatile __u64 wakeup_bytes = 1 << 20;    /* wake the consumer past this much data */
+
+/* Set by user space while it forks the `-- COMMAND` child: a process this
+ * tgid forks joins the pid set at once, before it can run a system call
+ * (the pid is not known before the fork, and exec follows right after). */
+__u32 adopt_tgid;
+
+/* The decode table, generated from IT_SYS_CALLS. */
+#define DECODE_ROW(ID, V, nm, tp, grp, fd_, p, p2, off_, cnt, fl, md, wh, ax, knd) \
+	[V] = { IT_A_##fd_, IT_A_##p, IT_A_##p2, IT_A_##off_, IT_A_##cnt, IT_A_##fl, \
+		IT_A_##md, IT_A_##wh, IT_A_##ax, IT_SG_##grp, (knd) },
+#define DECODE_SIZE 128 /* a power of two >= IT_SYS_MAX: "& (DECODE_SIZE - 1)" bounds an index */
+static const struct it_sys_decode decode[DECODE_SIZE] = { IT_SYS_CALLS(DECODE_ROW) };
+
+/* ---- maps ---- */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 16 << 20); /* resized by user space */
+} sys_events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} sys_drops SEC(".maps");
+
+/* The last files a thread used, so repeated calls on one file skip the
+ * tag table (a hash lookup). */
+struct tag_cache {
+	__u64 ino;
+	__u64 ts;
+	__u32 dev;
+	__u32 gen;
+	__u8 ftype;
+	__u8 match;
+	__u8 pad[6];
+};
+
+/* A thread's slot: its verdict and the call in flight. */
+struct tstate {
+	struct tag_cache tc[2];
+	__u32 tc_next;
+	__u32 pad;
+	__u64 comm[2];    /* comm the verdict was computed for */
+	__u64 args[6];
+	__u64 ts_enter;
+	__u64 offset;
+	__u64 count;
+	__u64 aux;
+	__u64 ino;
+	__u64 tag_ts;
+	__u32 dev;
+	__s32 nr;
+	__u16 call;
+	__u16 sflags;
+	__u8 ftype;
+	__u8 known;       /* verdict computed */
+	__u8 traced;      /* the verdict */
+	__u8 pending;     /* a call is in flight */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct tstate);
+} sys_tstate SEC(".maps");
+
+/*
+ * The pid and tid sets as bitmaps over the pid space (PID_MAX_LIMIT is
+ * 4M: 65536 words). An array lookup is inlined by the verifier, so the
+ * filter costs a few loads, not a hash lookup; and a filtered-out thread
+ * never gets a task-storage slot (see on_exit).
+ */
+#define ID_WORDS 65536
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, ID_WORDS);
+	__type(key, __u32);
+	__type(value, __u64);
+} sys_pid_bits SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, ID_WORDS);
+	__type(key, __u32);
+	__type(value, __u64);
+} sys_tid_bits SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} sys_cgroup SEC(".maps");
+
+/* File tags seen so far. i_generation is in the key so a reused inode
+ * number (unlink, then create) is a new file. */
+struct tag_key {
+	__u64 ino;
+	__u32 dev;
+	__u32 gen;
+};
+
+struct tag_val {
+	__u64 ts;      /* first seen */
+	__u8 match;    /* under a --path prefix */
+	__u8 ftype;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 131072);
+	__type(key, struct tag_key);
+	__type(value, struct tag_val);
+} sys_tags SEC(".maps");
+
+/* Scratch for variable-length records (too big for the 512-byte stack).
+ * The path walk keeps its cursor here, in map memory, not in registers:
+ * the verifier then sees every iteration alike and verifies the loop
+ * once instead of once per depth. */
+struct walk_state {
+	__u64 dentry;
+	__u64 mnt;
+	__u32 off;
+	__u8 match;
+	__u8 done;
+};
+
+struct path_buf {
+	struct walk_state w;
+	struct it_sys_path hdr;
+	char comps[IT_PATH_MAX + 256];
+};
+
+struct name_buf {
+	struct it_sys_name hdr;
+	char name[IT_NAME_MAX];
+};
+
+/* A call's two name arguments, read before the filter decides. */
+struct name_bufs {
+	struct name_buf n[2];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct path_buf);
+} sys_path_buf SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct name_bufs);
+} sys_name_buf SEC(".maps");
+
+/* io_uring requests in flight: request pointer -> its record so far. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u64);
+	__type(value, struct it_sys_event);
+} sys_uring SEC(".maps");
+
+/* ---- helpers ---- */
+
+/*
+ * Waking the consumer on every record costs an irq_work and a wakeup per
+ * system call (measured here: several microseconds a call, when the
+ * consumer keeps up and sleeps between records). So records are committed
+ * without a wakeup, and one record in 256 (a racy per-object counter is
+ * good enough) looks whether wakeup_bytes are waiting. The consumer also
+ * polls with a short timeout, which bounds the delay when the rate is low.
+ */
+__u32 records_since_check;
+
+static __always_inline __u64 wakeup_flag(void)
+{
+	if (++records_since_check & 255)
+		return BPF_RB_NO_WAKEUP;
+	return bpf_ringbuf_query(&sys_events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
+		BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+}
+
+static __always_inline void count_drop(void)
+{
+	__u32 zero = 0;
+	__u64 *n = bpf_map_lookup_elem(&sys_drops, &zero);
+
+	if (n)
+		*n += 1;
+}
+
+static __always_inline bool id_in(void *bits, __u32 id)
+{
+	__u32 k = (id >> 6) & (ID_WORDS - 1);
+	__u64 *w = bpf_map_lookup_elem(bits, &k);
+
+	return w && ((*w >> (id & 63)) & 1);
+}
+
+/* The pid/tid filter, before anything else is looked at. */
+static __always_inline bool id_wanted(struct task_struct *task)
+{
+	if (!filter_pids)
+		return true;
+	return id_in(&sys_pid_bits, task->tgid) || (filter_tids && id_in(&sys_tid_bits, task->pid));
+}
+
+static __always_inline __u8 file_type(__u32 mode)
+{
+	switch (mode & S_IFMT_) {
+	case 0100000: return IT_FT_REG;
+	case 0040000: return IT_FT_DIR;
+	case 0020000: return IT_FT_CHR;
+	case 0060000: return IT_FT_BLK;
+	case 0010000: return IT_FT_FIFO;
+	case 0120000: return IT_FT_LNK;
+	case 0140000: return IT_FT_SOCK;
+	default: return IT_FT_OTHER;
+	}
+}
+
+/* The open file behind fd in task's table, typed for plain loads. */
+static __always_inline struct file *fd_file(struct task_struct *task, long fd)
+{
+	struct files_struct *files = task->files;
+	struct fdtable *fdt;
+	struct file *f = NULL;
+
+	if (fd < 0 || !files)
+		return NULL;
+	fdt = files->fdt;
+	if (!fdt || (unsigned long)fd >= fdt->max_fds)
+		return NULL;
+	/*
+	 * fdt->fd is an array of pointers, which BTF cannot type. struct
+	 * kiocb starts with a struct file pointer, so a slot read through it
+	 * is a plain load (a probe read would cost a helper call).
+	 */
+	if (bpf_core_field_offset(struct kiocb, ki_filp) == 0)
+		return RDONLY(struct kiocb, &fdt->fd[fd])->ki_filp;
+	bpf_probe_read_kernel(&f, sizeof(f), &fdt->fd[fd]);
+	return f ? RDONLY(struct file, f) : NULL;
+}
+
+static __always_inline bool is_prefix_dir(struct dentry *d)
+{
+	struct inode *ino;
+	__u32 dev;
+	__u64 i;
+
+	if (!nprefix)
+		return false;
+	ino = d->d_inode;
+	if (!ino)
+		return false;
+	dev = ino->i_sb->s_dev;
+	i = ino->i_ino;
+	for (int k = 0; k < IT_SYS_MAX_PREFIX; k++)
+		if (k < nprefix && prefix_dev[k] == dev && prefix_ino[k] == i)
+			return true;
+	return false;
+}
+
+/* One step of the walk: the current dentry's name, or a mount crossing. */
+static __always_inline void walk_step(struct path_buf *b)
+{
+	struct dentry *dentry = RDONLY(struct dentry, b->w.dentry), *parent, *root;
+	struct mount *mnt = RDONLY(struct mount, b->w.mnt);
+	const unsigned char *name;
+	__u32 off = b->w.off;
+	long n;
+
+	parent = dentry->d_parent;
+	root = mnt->mnt.mnt_root;
+	if (is_prefix_dir(dentry))
+		b->w.match = 1;
+	if ((__u64)dentry == (__u64)root || (__u64)dentry == (__u64)parent) {
+		struct mount *up = mnt->mnt_parent;
+
+		if ((__u64)up == (__u64)mnt || !up) {
+			b->w.done = 1;
+			return;
+		}
+		b->w.dentry = (__u64)mnt->mnt_mountpoint;
+		b->w.mnt = (__u64)up;
+		return;
+	}
+	name = dentry->d_name.name;
+	n = bpf_probe_read_kernel_str(&b->comps[off & (IT_PATH_MAX - 1)], 256, name);
+	if (n <= 0 || off + n >= IT_PATH_MAX) {
+		b->hdr.pflags |= IT_PATHF_TRUNCATED;
+		b->w.done = 1;
+		if (n > 0)
+			b->w.off = IT_PATH_MAX;
+		return;
+	}
+	b->w.off = off + n;
+	b->hdr.ncomp++;
+	b->w.dentry = (__u64)parent;
+}
+
+/*
+ * Walks from a dentry up to the root of the mount namespace, crossing
+ * mounts, writing the names leaf first into b->comps. Returns whether a
+ * --path prefix directory was on the way. bpf_d_path is not allowed in
+ * tracepoints, hence the walk; it runs once per file tag.
+ */
+static __noinline bool walk_path(struct dentry *dentry, struct vfsmount *vfsmnt,
+				 struct path_buf *b)
+{
+	b->w.dentry = (__u64)dentry;
+	b->w.mnt = (__u64)container_of(vfsmnt, struct mount, mnt);
+	b->w.off = 0;
+	b->w.match = 0;
+	b->w.done = 0;
+	b->hdr.ncomp = 0;
+	b->hdr.pflags = 0;
+	for (int i = 0; i < IT_PATH_DEPTH; i++) {
+		walk_step(b);
+		if (b->w.done)
+			break;
+	}
+	if (!b->w.done)
+		b->hdr.pflags |= IT_PATHF_TRUNCATED;
+	b->hdr.len = b->w.off < IT_PATH_MAX ? b->w.off : IT_PATH_MAX;
+	return b->w.match;
+}
+
+/* A tag seen for the first time: walk its path, emit it, remember it. */
+static __noinline int new_tag(struct tag_key *key, struct tag_val *val, struct dentry *dentry,
+			      struct vfsmount *mnt)
+{
+	struct path_buf *b;
+	__u32 zero = 0, len;
+
+	b = bpf_map_lookup_elem(&sys_path_buf, &zero);
+	if (!b)
+		return -1;
+	val->ts = bpf_ktime_get_ns();
+	val->match = walk_path(dentry, mnt, b) || !nprefix;
+	b->hdr.rec = IT_SREC_PATH;
+	b->hdr.ftype = val->ftype;
+	b->hdr.dev = key->dev;
+	b->hdr.ino = key->ino;
+	b->hdr.tag_ts = val->ts;
+	if (val->match)
+		b->hdr.pflags |= IT_PATHF_MATCH;
+	bpf_map_update_elem(&sys_tags, key, val, BPF_NOEXIST);
+	/* only paths under the prefixes are worth the ring space */
+	if (!val->match)
+		return 0;
+	len = b->hdr.len;
+	if (len > IT_PATH_MAX)
+		len = IT_PATH_MAX;
+	if (bpf_ringbuf_output(&sys_events, &b->hdr, sizeof(b->hdr) + len, wakeup_flag()))
+		count_drop();
+	return 0;
+}
+
+/*
+ * Fills the slot's file fields (type, tag) for a dentry; returns whether
+ * the file passes the path filter. The thread's two last files answer
+ * first, then the tag table; a new tag has its path walked and emitted.
+ */
+static __always_inline bool tag_dentry(struct tstate *st, struct dentry *dentry,
+				       struct vfsmount *mnt)
+{
+	struct inode *inode = dentry->d_inode;
+	struct tag_key key;
+	struct tag_val val = {}, *v;
+	struct tag_cache *c;
+	__u32 slot;
+
+	if (!inode)
+		return true;
+	key.ino = inode->i_ino;
+	key.dev = inode->i_sb->s_dev;
+	key.gen = inode->i_generation;
+	st->dev = key.dev;
+	st->ino = key.ino;
+	for (int i = 0; i < 2; i++) {
+		c = &st->tc[i];
+		if (c->ino == key.ino && c->dev == key.dev && c->gen == key.gen && c->ts) {
+			st->tag_ts = c->ts;
+			st->ftype = c->ftype;
+			return c->match;
+		}
+	}
+	v = bpf_map_lookup_elem(&sys_tags, &key);
+	if (v) {
+		val = *v;
+	} else {
+		val.ftype = file_type(inode->i_mode);
+		if (new_tag(&key, &val, dentry, mnt))
+			return true;
+	}
+	slot = st->tc_next++ & 1;
+	c = &st->tc[slot];
+	c->ino = key.ino;
+	c->dev = key.dev;
+	c->gen = key.gen;
+	c->ts = val.ts;
+	c->ftype = val.ftype;
+	c->match = val.match;
+	st->tag_ts = val.ts;
+	st->ftype = val.ftype;
+	return val.match;
+}
+
+/* Fills the slot's file fields from a file; false when filtered out. */
+static __always_inline bool tag_file(struct tstate *st, struct file *file)
+{
+	if (!file)
+		return true;
+	return tag_dentry(st, file->f_path.dentry, file->f_path.mnt);
+}
+
+static __always_inline __u32 ppid_of(struct task_struct *task)
+{
+	return task->real_parent->tgid;
+}
+
+/* bpf_get_current_cgroup_id without the helper call. */
+static __always_inline __u64 cgroup_of(struct task_struct *task)
+{
+	return task->cgroups->dfl_cgrp->kn->id;
+}
+
+static __always_inline void emit_task(struct task_struct *task, struct tstate *st)
+{
+	struct it_sys_task *t = bpf_ringbuf_reserve(&sys_events, sizeof(*t), 0);
+
+	if (!t) {
+		count_drop();
+		return;
+	}
+	t->rec = IT_SREC_TASK;
+	t->reserved = 0;
+	t->pid = task->tgid;
+	t->tid = task->pid;
+	t->ppid = ppid_of(task);
+	t->ts = bpf_ktime_get_ns();
+	t->cgroup = cgroup_of(task);
+	__builtin_memcpy(t->comm, st->comm, sizeof(t->comm));
+	bpf_ringbuf_submit(t, wakeup_flag());
+}
+
+/* The per-thread verdict, recomputed when the comm changed. */
+static __always_inline bool traced(struct task_struct *task, struct tstate *st)
+{
+	__u64 comm[2];
+	bool ok = true;
+
+	comm[0] = *(__u64 *)&task->comm[0];
+	comm[1] = *(__u64 *)&task->comm[8];
+	if (st->known && st->comm[0] == comm[0] && st->comm[1] == comm[1])
+		return st->traced;
+	st->comm[0] = comm[0];
+	st->comm[1] = comm[1];
+	st->known = 1;
+	if (task->tgid == self_tgid)
+		ok = false;
+	if (ok && comm_len) {
+		const char *c = (const char *)comm;
+
+		for (int i = 0; i < 16; i++)
+			if (i < comm_len && c[i] != comm_prefix[i])
+				ok = false;
+	}
+	if (ok && filter_cgroup)
+		ok = bpf_current_task_under_cgroup(&sys_cgroup, 0) == 1;
+	st->traced = ok;
+	if (ok)
+		emit_task(task, st);
+	return ok;
+}
+
+static __always_inline bool is_write(__u8 call)
+{
+	return call == IT_SYS_WRITE || call == IT_SYS_PWRITE64 || call == IT_SYS_WRITEV ||
+	       call == IT_SYS_PWRITEV || call == IT_SYS_PWRITEV2;
+}
+
+static __always_inline __u64 arg_at(const __u64 *args, __u8 i)
+{
+	return i < 6 ? args[i] : 0;
+}
+
+struct iovec_ {
+	__u64 base;
+	__u64 len;
+};
+
+/* Sum of the first iovecs: the bytes a readv/writev asks for. */
+static __always_inline void sum_iov(struct tstate *st, __u64 uiov, __u64 cnt)
+{
+	struct iovec_ iov[IT_SYS_IOV_MAX] = {};
+	__u32 n = cnt < IT_SYS_IOV_MAX ? cnt : IT_SYS_IOV_MAX;
+	__u64 sum = 0;
+
+	if (cnt > IT_SYS_IOV_MAX)
+		st->sflags |= IT_SYSF_IOV_PARTIAL;
+	if (!n || n > IT_SYS_IOV_MAX)
+		return;
+	if (bpf_probe_read_user(iov, n * sizeof(iov[0]), (void *)uiov))
+		return;
+	for (int i = 0; i < IT_SYS_IOV_MAX; i++)
+		if (i < n)
+			sum += iov[i].len;
+	st->count = sum;
+}
+
+/* ---- system calls ---- */
+
+/* The filters of sys_enter: the slot of a thread whose call is traced,
+ * else NULL. Cheap tests first. */
+static __always_inline struct tstate *enter_slot(long nr, struct task_struct **taskp)
+{
+	struct task_struct *task;
+	struct tstate *st;
+
+	if ((unsigned long)nr >= IT_SYS_NR_MAX || !call_of_nr[nr])
+		return NULL;
+	task = bpf_get_current_task_btf();
+	if (!id_wanted(task))
+		return NULL;
+	st = bpf_task_storage_get(&sys_tstate, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st)
+		return NULL;
+	st->pending = 0;
+	if (!traced(task, st))
+		return NULL;
+	*taskp = task;
+	return st;
+}
+
+/* Stashes a traced call's entry in its thread's slot. */
+static __always_inline int on_enter(struct tstate *st, struct task_struct *task, long nr,
+				    const __u64 *args)
+{
+	const struct it_sys_decode *d;
+	__u8 call;
+
+	if ((unsigned long)nr >= IT_SYS_NR_MAX)
+		return 0;
+	call = call_of_nr[nr];
+	if (!call || call >= IT_SYS_MAX)
+		return 0;
+	barrier_var(call); /* keep the mask below: clang drops it after the test */
+	d = &decode[call & (DECODE_SIZE - 1)];
+	st->call = call;
+	st->nr = nr;
+	st->sflags = 0;
+	st->ftype = IT_FT_NONE;
+	st->dev = 0;
+	st->ino = 0;
+	st->tag_ts = 0;
+	for (int i = 0; i < 6; i++)
+		st->args[i] = args[i];
+	st->offset = arg_at(args, d->off);
+	st->count = arg_at(args, d->count);
+	st->aux = arg_at(args, d->aux);
+	if (d->kind & IT_SK_IOV)
+		sum_iov(st, args[1], args[2]);
+	/* under a path filter, a call with neither a file nor a name has no path
+	 * to pass it (a close of a bad fd, io_getevents) */
+	if (nprefix && !(d->kind & (IT_SK_FD | IT_SK_RETFD)) && d->path >= 6)
+		return 0;
+	if (d->kind & IT_SK_FD) {
+		struct file *f = fd_file(task, (int)arg_at(args, d->fd));
+
+		if (nprefix && !f)
+			return 0;
+		if (!tag_file(st, f))
+			return 0;
+		if (f && ((d->kind & IT_SK_FPOS) ||
+			  ((d->kind & IT_SK_POS_OR_FPOS) && (__s64)st->offset == -1))) {
+			st->offset = f->f_pos;
+			st->sflags |= IT_SYSF_FPOS;
+		}
+		/* O_APPEND writes go to the end, whatever the position says */
+		if (f && (f->f_flags & O_APPEND_) && is_write(call)) {
+			st->offset = f->f_inode->i_size;
+			st->sflags = (st->sflags & ~IT_SYSF_FPOS) | IT_SYSF_APPEND;
+		}
+	}
+	st->ts_enter = bpf_ktime_get_ns();
+	st->pending = 1;
+	return 0;
+}
+
+/* Absolute name under a --path prefix? */
+static __noinline bool name_under_prefix(const char *name)
+{
+	for (int k = 0; k < IT_SYS_MAX_PREFIX; k++) {
+		__u32 len;
+		bool ok = true;
+
+		if (k >= nprefix)
+			break;
+		len = prefix_len[k];
+		for (int i = 0; i < IT_SYS_PREFIX_LEN; i++) {
+			if (i >= len)
+				break;
+			if (name[i] != prefix_str[k][i]) {
+				ok = false;
+				break;
+			}
+		}
+		if (ok && len < IT_SYS_PREFIX_LEN &&
+		    (name[len & (IT_SYS_PREFIX_LEN - 1)] == '/' ||
+		     name[len & (IT_SYS_PREFIX_LEN - 1)] == 0 || prefix_str[k][(len - 1) & 255] == '/'))
+			return true;
+	}
+	return false;
+}
+
+/* Reads a name argument from user memory into b; false when unreadable. */
+static __always_inline bool read_name(struct name_buf *b, __u64 uptr, __u8 which, __u32 tid,
+				      __u64 ts_enter)
+{
+	long n;
+
+	if (!uptr)
+		return false;
+	n = bpf_probe_read_user_str(b->name, sizeof(b->name), (void *)uptr);
+	if (n <= 0)
+		return false;
+	b->hdr.rec = IT_SREC_NAME;
+	b->hdr.len = n - 1;
+	b->hdr.which = which;
+	b->hdr.truncated = n == sizeof(b->name);
+	b->hdr.tid = tid;
+	b->hdr.ts_enter = ts_enter;
+	return true;
+}
+
+static __always_inline void emit_name(struct name_buf *b)
+{
+	if (bpf_ringbuf_output(&sys_events, b, sizeof(b->hdr) + (b->hdr.len & (IT_NAME_MAX - 1)),
+			       wakeup_flag()))
+		count_drop();
+}
+
+/* The directory a relative name is under: dirfd, or the cwd. */
+static __always_inline bool tag_dir(struct task_struct *task, struct tstate *st,
+				    const struct it_sys_decode *d)
+{
+	long dfd = (d->kind & IT_SK_DIRFD) ? (int)arg_at(st->args, d->fd) : AT_FDCWD_;
+
+	st->sflags |= IT_SYSF_TAG_DIR;
+	if (dfd == AT_FDCWD_) {
+		struct fs_struct *fs = task->fs;
+
+		return !fs || tag_dentry(st, fs->pwd.dentry, fs->pwd.mnt);
+	}
+	return tag_file(st, fd_file(task, dfd));
+}
+
+/*
+ * Name arguments and the path filter: an absolute name is matched against
+ * the prefixes, a relative one by the directory it is under (which also
+ * becomes the call's tag, IT_SYSF_TAG_DIR). The names are emitted only when
+ * the call passes; false drops the call.
+ */
+static __always_inline bool names(struct task_struct *task, struct tstate *st,
+				  const struct it_sys_decode *d, __u32 tid)
+{
+	bool check = nprefix > 0, xname = d->kind & IT_SK_XNAME;
+	bool have0 = false, have1 = false, ok0 = true, ok1 = false, okdir = true;
+	struct name_bufs *b;
+	__u32 zero = 0;
+
+	b = bpf_map_lookup_elem(&sys_name_buf, &zero);
+	if (!b)
+		return true;
+	if (d->path < 6) {
+		char first;
+
+		have0 = read_name(&b->n[0], arg_at(st->args, d->path), 0, tid, st->ts_enter);
+		first = have0 ? b->n[0].name[0] : 0;
+		if (first != '/' && !st->tag_ts)
+			okdir = tag_dir(task, st, d);
+		if (!first) /* AT_EMPTY_PATH: the dirfd is the file itself */
+			st->sflags &= ~IT_SYSF_TAG_DIR;
+		if (check)
+			ok0 = first == '/' ? name_under_prefix(b->n[0].name) : okdir;
+	}
+	if (d->path2 < 6) {
+		have1 = read_name(&b->n[1], arg_at(st->args, d->path2), xname ? 2 : 1, tid,
+				  st->ts_enter);
+		/* rename: either side under a prefix will do */
+		if (check && have1 && !xname)
+			ok1 = b->n[1].name[0] == '/' ? name_under_prefix(b->n[1].name) : okdir;
+	}
+	if (check && !ok0 && !ok1)
+		return false;
+	if (have0)
+		emit_name(&b->n[0]);
+	if (have1)
+		emit_name(&b->n[1]);
+	if (have0 || have1)
+		st->sflags |= IT_SYSF_NAME;
+	return true;
+}
+
+static __always_inline int on_exit(long nr, long ret)
+{
+	const struct it_sys_decode *d;
+	struct task_struct *task;
+	struct it_sys_event ev, *e;
+	struct tstate *st;
+	__u64 now;
+	__u32 tid;
+	__u16 call;
+
+	if ((unsigned long)nr >= IT_SYS_NR_MAX || !call_of_nr[nr])
+		return 0;
+	task = bpf_get_current_task_btf();
+	/* a thread the pid filter keeps out has no storage at all: one load */
+	if (bpf_core_field_exists(task->bpf_storage) && !task->bpf_storage)
+		return 0;
+	st = bpf_task_storage_get(&sys_tstate, task, 0, 0);
+	if (!st || !st->pending || st->nr != nr)
+		return 0;
+	now = bpf_ktime_get_ns();
+	st->pending = 0;
+	call = st->call;
+	if (call >= IT_SYS_MAX)
+		return 0;
+	barrier_var(call);
+	d = &decode[call & (DECODE_SIZE - 1)];
+	tid = task->pid;
+
+	if ((d->kind & IT_SK_RETFD) && ret >= 0) {
+		if (!tag_file(st, fd_file(task, ret)))
+			return 0;
+	} else if (!names(task, st, d, tid)) {
+		return 0;
+	}
+
+	/* built on the stack and copied by one helper call (output), which is
+	 * cheaper here than reserve + submit */
+	e = &ev;
+	e->rec = IT_SREC_CALL;
+	e->call = st->call;
+	e->ftype = st->ftype;
+	e->whence = arg_at(st->args, d->whence);
+	e->sflags = st->sflags;
+	e->pid = task->tgid;
+	e->tid = tid;
+	e->ppid = ppid_of(task);
+	e->fd = d->fd < 6 ? (__s32)arg_at(st->args, d->fd) : -1;
+	e->flags = arg_at(st->args, d->flags);
+	e->mode = arg_at(st->args, d->mode);
+	if (d->kind & IT_SK_CREAT)
+		e->flags = O_CREAT_ | O_WRONLY_ | O_TRUNC_;
+	if (d->kind & IT_SK_OPENHOW) {
+		struct open_how how = {};
+
+		bpf_probe_read_user(&how, sizeof(how), (void *)st->args[2]);
+		e->flags = how.flags;
+		e->mode = how.mode;
+	}
+	e->dev = st->dev;
+	e->cpu = bpf_get_smp_processor_id();
+	e->ts_enter = st->ts_enter;
+	e->ts_exit = now;
+	e->ret = ret;
+	e->offset = st->offset;
+	e->count = st->count;
+	e->ino = st->ino;
+	e->tag_ts = st->tag_ts;
+	e->cgroup = cgroup_of(task);
+	e->aux = st->aux;
+	if (bpf_ringbuf_output(&sys_events, e, sizeof(*e), wakeup_flag()))
+		count_drop();
+	return 0;
+}
+
+/* tp_btf: the arguments are read straight from pt_regs (a trusted
+ * pointer here, so plain loads). */
+#if defined(__TARGET_ARCH_x86)
+#define SYSCALL_ARGS(r) { (r)->di, (r)->si, (r)->dx, (r)->r10, (r)->r8, (r)->r9 }
+#define SYSCALL_NR(r) ((r)->orig_ax)
+#elif defined(__TARGET_ARCH_arm64)
+#define SYSCALL_ARGS(r) { (r)->orig_x0, (r)->regs[1], (r)->regs[2], (r)->regs[3], \
+			  (r)->regs[4], (r)->regs[5] }
+#define SYSCALL_NR(r) ((r)->syscallno)
+#endif
+
+#ifdef SYSCALL_ARGS
+SEC("tp_btf/sys_enter")
+int BPF_PROG(sys_enter_btf, struct pt_regs *regs, long id)
+{
+	struct task_struct *task;
+	struct tstate *st = enter_slot(id, &task);
+
+	if (!st)
+		return 0;
+	__u64 args[6] = SYSCALL_ARGS(regs);
+
+	return on_enter(st, task, id, args);
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(sys_exit_btf, struct pt_regs *regs, long ret)
+{
+	return on_exit(SYSCALL_NR(regs), ret);
+}
+#endif
+
+/* raw_tp: the same hook where tp_btf is missing; pt_regs via probe reads. */
+SEC("raw_tp/sys_enter")
+int BPF_PROG(sys_enter_raw, struct pt_regs *regs, long id)
+{
+	struct task_struct *task;
+	struct tstate *st = enter_slot(id, &task);
+
+	if (!st)
+		return 0;
+	__u64 args[6] = {
+		PT_REGS_PARM1_CORE_SYSCALL(regs), PT_REGS_PARM2_CORE_SYSCALL(regs),
+		PT_REGS_PARM3_CORE_SYSCALL(regs), PT_REGS_PARM4_CORE_SYSCALL(regs),
+		PT_REGS_PARM5_CORE_SYSCALL(regs), 0,
+	};
+#if defined(__TARGET_ARCH_x86)
+	args[5] = BPF_CORE_READ(regs, r9);
+#elif defined(__TARGET_ARCH_arm64)
+	args[5] = BPF_CORE_READ(regs, regs[5]);
+#endif
+	return on_enter(st, task, id, args);
+}
+
+SEC("raw_tp/sys_exit")
+int BPF_PROG(sys_exit_raw, struct pt_regs *regs, long ret)
+{
+	long nr = 0;
+
+#if defined(__TARGET_ARCH_x86)
+	nr = BPF_CORE_READ(regs, orig_ax);
+#elif defined(__TARGET_ARCH_arm64)
+	nr = BPF_CORE_READ(regs, syscallno);
+#endif
+	return on_exit(nr, ret);
+}
+
+/* syscalls:sys_enter_X / sys_exit_X: one program, attached by user space
+ * to the tracepoint of each traced call (so other calls cost nothing). */
+struct syscall_enter_ctx {
+	__u64 common;
+	__s32 nr;
+	__u32 pad;
+	__u64 args[6];
+};
+
+struct syscall_exit_ctx {
+	__u64 common;
+	__s32 nr;
+	__u32 pad;
+	__s64 ret;
+};
+
+SEC("tracepoint")
+int sys_enter_tp(struct syscall_enter_ctx *ctx)
+{
+	struct task_struct *task;
+	struct tstate *st = enter_slot(ctx->nr, &task);
+	__u64 args[6];
+
+	if (!st)
+		return 0;
+	/* A program may not load past the smallest event it is attached to
+	 * (fsync's has one argument: perf_event_set_bpf_prog checks
+	 * max_ctx_offset), but the kernel passes room for six, so one probe
+	 * read takes them all. */
+	bpf_probe_read_kernel(args, sizeof(args), ctx->args);
+	return on_enter(st, task, ctx->nr, args);
+}
+
+SEC("tracepoint")
+int sys_exit_tp(struct syscall_exit_ctx *ctx)
+{
+	return on_exit(ctx->nr, ctx->ret);
+}
+
+/* ---- descendants of the traced pids ---- */
+
+SEC("raw_tp/sched_process_fork")
+int BPF_PROG(sys_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, tgid);
+	__u32 k = (ctgid >> 6) & (ID_WORDS - 1);
+	__u64 *w;
+
+	if (!filter_pids || ptgid == ctgid)
+		return 0;
+	if (!(adopt_tgid && ptgid == adopt_tgid) && !(follow_forks && id_in(&sys_pid_bits, ptgid)))
+		return 0;
+	w = bpf_map_lookup_elem(&sys_pid_bits, &k);
+	if (w)
+		__sync_fetch_and_or(w, 1ull << (ctgid & 63));
+	return 0;
+}
+
+/* A process that is gone leaves the set, so a reused pid is not traced. */
+SEC("raw_tp/sched_process_exit")
+int BPF_PROG(sys_exit_task, struct task_struct *task)
+{
+	__u32 tgid = BPF_CORE_READ(task, tgid), k = (tgid >> 6) & (ID_WORDS - 1);
+	__u64 *w;
+
+	if (!filter_pids || tgid != BPF_CORE_READ(task, pid) ||
+	    BPF_CORE_READ(task, signal, live.counter))
+		return 0;
+	w = bpf_map_lookup_elem(&sys_pid_bits, &k);
+	if (w)
+		__sync_fetch_and_and(w, ~(1ull << (tgid & 63)));
+	return 0;
+}
+
+/* ---- io_uring requests ---- */
+
+static __always_inline __u16 uring_call(__u8 op)
+{
+	switch (op) {
+	case 22: return IT_SYS_URING_READ;    /* IORING_OP_READ */
+	case 23: return IT_SYS_URING_WRITE;   /* IORING_OP_WRITE */
+	case 1: return IT_SYS_URING_READV;
+	case 2: return IT_SYS_URING_WRITEV;
+	case 4: return IT_SYS_URING_READ_FIXED;
+	case 5: return IT_SYS_URING_WRITE_FIXED;
+	case 3: return IT_SYS_URING_FSYNC;
+	default: return IT_SYS_URING_OTHER;
+	}
+}
+
+static __always_inline bool uring_rw(__u16 call)
+{
+	return call >= IT_SYS_URING_READ && call <= IT_SYS_URING_WRITE_FIXED;
+}
+
+SEC("tp_btf/io_uring_submit_req")
+int BPF_PROG(uring_submit, struct io_kiocb *req)
+{
+	struct task_struct *task;
+	struct it_sys_event e = {};
+	struct tstate *st;
+	__u64 key = (__u64)req;
+
+	if (!uring_on)
+		return 0;
+	task = bpf_get_current_task_btf();
+	st = bpf_task_storage_get(&sys_tstate, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st || !traced(task, st))
+		return 0;
+	e.rec = IT_SREC_CALL;
+	e.mode = req->opcode;
+	e.call = uring_call(e.mode);
+	e.sflags = IT_SYSF_URING;
+	if (req->flags & REQ_F_FIXED_FILE)
+		e.sflags |= IT_SYSF_FIXED_FILE;
+	if (task->flags & PF_IO_WORKER_)
+		e.sflags |= IT_SYSF_SQPOLL;
+	e.fd = req->cqe.fd;
+	e.aux = req->cqe.user_data;
+	if (uring_rw(e.call)) {
+		/* the command area holds struct io_rw for read/write requests */
+		struct io_rw *rw = RDONLY(struct io_rw, &req->cmd);
+
+		e.offset = rw->kiocb.ki_pos;
+		e.count = rw->len;
+		e.flags = rw->flags;
+	}
+	e.pid = task->tgid;
+	e.tid = task->pid;
+	e.ppid = ppid_of(task);
+	e.cgroup = cgroup_of(task);
+	e.ts_enter = bpf_ktime_get_ns();
+	bpf_map_update_elem(&sys_uring, &key, &e, BPF_ANY);
+	return 0;
+}
+
+SEC("tp_btf/io_uring_complete")
+int BPF_PROG(uring_complete, struct io_ring_ctx *ring, void *req, struct io_uring_cqe *cqe)
+{
+	__u64 key = (__u64)req;
+	struct it_sys_event *s, *e;
+	struct tstate st = {};
+	struct file *f;
+
+	if (!uring_on || !req)
+		return 0;
+	s = bpf_map_lookup_elem(&sys_uring, &key);
+	if (!s)
+		return 0;
+	f = RDONLY(struct io_kiocb, req)->file;
+	if (f)
+		f = RDONLY(struct file, f);
+	if (s->call != IT_SYS_URING_OTHER && f && !tag_file(&st, f)) {
+		bpf_map_delete_elem(&sys_uring, &key);
+		return 0;
+	}
+	e = bpf_ringbuf_reserve(&sys_events, sizeof(*e), 0);
+	if (!e) {
+		count_drop();
+		bpf_map_delete_elem(&sys_uring, &key);
+		return 0;
+	}
+	__builtin_memcpy(e, s, sizeof(*e));
+	e->ts_exit = bpf_ktime_get_ns();
+	e->ret = cqe->res;
+	e->cpu = bpf_get_smp_processor_id();
+	e->dev = st.dev;
+	e->ino = st.ino;
+	e->tag_ts = st.tag_ts;
+	e->ftype = st.ftype;
+	bpf_ringbuf_submit(e, wakeup_flag());
+	bpf_map_delete_elem(&sys_uring, &key);
+	return 0;
+}

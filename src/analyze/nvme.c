@@ -1,0 +1,448 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * The NVMe command analyzer (see nvme.h). Open commands live in a slot
+ * array indexed by a request-pointer map, as the block stitcher's trails.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/hashmap.h"
+#include "analyze/nvme.h"
+
+#define TID_KEY(tid) ((uint64_t)(tid) | (1ull << 32))
+
+struct open_cmd {
+	struct it_nvme_cmd c;
+	uint32_t next_free;
+	uint32_t queue;          /* index in n->queues */
+};
+
+struct it_nvme {
+	struct it_nvme_opts o;
+	struct it_nvme_results r;
+	int err;
+	bool finished, started;
+	struct open_cmd *cmds;
+	uint32_t ncmds, free_head;
+	struct it_map open;       /* request -> slot */
+	struct it_map tids;       /* tid -> index in comms */
+	char (*comms)[16];
+	uint32_t ncomms, commcap;
+	uint32_t *inflight;       /* per queue */
+	size_t queuecap;
+	uint32_t total_inflight;  /* all queues: depth over time */
+	uint64_t last_change_ns;
+	uint64_t last_cmd_rq;     /* the last SUBMIT (DSM ranges follow it) */
+};
+
+static const char *const io_names[256] = {
+	[0x00] = "flush", [0x01] = "write", [0x02] = "read", [0x04] = "write_uncorrectable",
+	[0x05] = "compare", [0x08] = "write_zeroes", [0x09] = "dsm", [0x0c] = "verify",
+	[0x0d] = "reservation_register", [0x0e] = "reservation_report",
+	[0x11] = "reservation_acquire", [0x15] = "reservation_release", [0x19] = "copy",
+	[0x79] = "zone_mgmt_send", [0x7a] = "zone_mgmt_recv", [0x7d] = "zone_append",
+};
+static const char *const admin_names[256] = {
+	[0x00] = "delete_sq", [0x01] = "create_sq", [0x02] = "get_log_page", [0x04] = "delete_cq",
+	[0x05] = "create_cq", [0x06] = "identify", [0x08] = "abort", [0x09] = "set_features",
+	[0x0a] = "get_features", [0x0c] = "async_event", [0x0d] = "ns_mgmt",
+	[0x10] = "fw_commit", [0x11] = "fw_download", [0x14] = "device_self_test",
+	[0x15] = "ns_attach", [0x18] = "keep_alive", [0x19] = "directive_send",
+	[0x1a] = "directive_recv", [0x7c] = "dbbuf", [0x7f] = "fabrics", [0x80] = "format_nvm",
+	[0x81] = "security_send", [0x82] = "security_recv", [0x84] = "sanitize",
+};
+
+const char *it_nvme_opcode_name(uint8_t opcode, bool admin, char *buf, size_t len)
+{
+	const char *n = admin ? admin_names[opcode] : io_names[opcode];
+
+	if (n && !admin)
+		return n;
+	if (n)
+		snprintf(buf, len, "admin_%s", n);
+	else
+		snprintf(buf, len, "%s_0x%02x", admin ? "admin" : "io", opcode);
+	return buf;
+}
+
+struct it_nvme *it_nvme_new(const struct it_nvme_opts *o)
+{
+	struct it_nvme *n = calloc(1, sizeof(*n));
+
+	if (!n)
+		return NULL;
+	n->o = *o;
+	n->r.start_ns = o->start_ns;
+	n->r.interval_ns = o->interval_ns ? o->interval_ns : 1000000000ull;
+	n->free_head = UINT32_MAX;
+	n->commcap = 16;
+	n->comms = calloc(n->commcap, sizeof(*n->comms));
+	n->ncomms = 1;
+	for (int a = 0; a < 2; a++)
+		for (int k = 0; k < 256; k++)
+			it_hist_init(&n->r.op[a][k].lat);
+	if (!n->comms || it_map_init(&n->open, 8) || it_map_init(&n->tids, 6)) {
+		it_nvme_free(n);
+		return NULL;
+	}
+	return n;
+}
+
+void it_nvme_free(struct it_nvme *n)
+{
+	if (!n)
+		return;
+	for (int a = 0; a < 2; a++)
+		for (int k = 0; k < 256; k++)
+			it_hist_free(&n->r.op[a][k].lat);
+	free(n->r.queues);
+	free(n->r.timeline);
+	free(n->r.ranges);
+	free(n->cmds);
+	free(n->comms);
+	free(n->inflight);
+	it_map_free(&n->open);
+	it_map_free(&n->tids);
+	free(n);
+}
+
+/* ---- side tables ---- */
+
+static void on_task(struct it_nvme *n, const struct it_event *e)
+{
+	if (n->ncomms == n->commcap) {
+		char (*c)[16] = realloc(n->comms, 2 * n->commcap * sizeof(*c));
+		if (!c) {
+			n->err = -1;
+			return;
+		}
+		n->comms = c;
+		n->commcap *= 2;
+	}
+	memcpy(n->comms[n->ncomms], e->comm, 16);
+	n->comms[n->ncomms][15] = 0;
+	if (it_map_put(&n->tids, TID_KEY(e->tid), n->ncomms++))
+		n->err = -1;
+}
+
+static uint32_t queue_index(struct it_nvme *n, uint16_t ctrl, uint16_t qid)
+{
+	struct it_nvme_results *r = &n->r;
+
+	for (size_t i = 0; i < r->nqueues; i++)
+		if (r->queues[i].ctrl == ctrl && r->queues[i].qid == qid)
+			return (uint32_t)i;
+	if (r->nqueues == n->queuecap) {
+		size_t cap = n->queuecap ? n->queuecap * 2 : 8;
+		struct it_nvme_queue_stats *q = realloc(r->queues, cap * sizeof(*q));
+		uint32_t *inf = q ? realloc(n->inflight, cap * sizeof(*inf)) : NULL;
+		if (q)
+			r->queues = q;
+		if (!q || !inf) {
+			n->err = -1;
+			return UINT32_MAX;
+		}
+		n->inflight = inf;
+		n->queuecap = cap;
+	}
+	memset(&r->queues[r->nqueues], 0, sizeof(r->queues[0]));
+	r->queues[r->nqueues].ctrl = ctrl;
+	r->queues[r->nqueues].qid = qid;
+	n->inflight[r->nqueues] = 0;
+	return (uint32_t)r->nqueues++;
+}
+
+/* ---- timeline ---- */
+
+static struct it_nvme_interval *interval(struct it_nvme *n, uint64_t ts)
+{
+	struct it_nvme_results *r = &n->r;
+	uint64_t k = ts > r->start_ns ? (ts - r->start_ns) / r->interval_ns : 0;
+
+	if (k > 1000000) /* a clock jump, not a 11-day trace */
+		k = 1000000;
+	if (k >= r->ntimeline) {
+		struct it_nvme_interval *t = realloc(r->timeline, (k + 1) * sizeof(*t));
+		if (!t) {
+			n->err = -1;
+			return NULL;
+		}
+		memset(t + r->ntimeline, 0, (k + 1 - r->ntimeline) * sizeof(*t));
+		r->timeline = t;
+		r->ntimeline = k + 1;
+	}
+	return &r->timeline[k];
+}
+
+/* Depth was total_inflight from last_change_ns to ts: add it to the
+ * intervals it covers. */
+static void depth_advance(struct it_nvme *n, uint64_t ts)
+{
+	uint64_t t = n->last_change_ns, iv = n->r.interval_ns, s0 = n->r.start_ns;
+
+	if (!t || ts <= t) {
+		if (!t || ts > t)
+			n->last_change_ns = ts;
+		return;
+	}
+	while (t < ts && n->total_inflight) {
+		uint64_t k = t > s0 ? (t - s0) / iv : 0;
+		uint64_t end = s0 + (k + 1) * iv;
+		uint64_t to = end < ts ? end : ts;
+		struct it_nvme_interval *p = interval(n, t);
+		if (!p)
+			return;
+		p->qd_ns += (double)(to - t) * n->total_inflight;
+		t = to;
+	}
+	n->last_change_ns = ts;
+}
+
+/* ---- commands ---- */
+
+static uint32_t slot_alloc(struct it_nvme *n)
+{
+	if (n->free_head == UINT32_MAX) {
+		uint32_t cap = n->ncmds ? n->ncmds * 2 : 256;
+		struct open_cmd *c = realloc(n->cmds, cap * sizeof(*c));
+		if (!c) {
+			n->err = -1;
+			return UINT32_MAX;
+		}
+		for (uint32_t k = n->ncmds; k < cap; k++)
+			c[k].next_free = k + 1 < cap ? k + 1 : UINT32_MAX;
+		n->cmds = c;
+		n->free_head = n->ncmds;
+		n->ncmds = cap;
+	}
+	uint32_t i = n->free_head;
+	n->free_head = n->cmds[i].next_free;
+	return i;
+}
+
+static void slot_free(struct it_nvme *n, uint32_t i)
+{
+	n->cmds[i].next_free = n->free_head;
+	n->free_head = i;
+}
+
+static void leave_queue(struct it_nvme *n, struct open_cmd *oc, uint64_t ts)
+{
+	depth_advance(n, ts);
+	if (oc->queue != UINT32_MAX && n->inflight[oc->queue])
+		n->inflight[oc->queue]--;
+	if (n->total_inflight)
+		n->total_inflight--;
+}
+
+/* Fields of a SUBMIT, interpreted by opcode (event.h). */
+static void decode_submit(struct it_nvme_cmd *c, const struct it_event *e)
+{
+	memset(c, 0, sizeof(*c));
+	c->rq = e->id;
+	c->submit_ns = e->ts_ns;
+	c->dev = e->dev;
+	c->nsid = e->flags;
+	c->pid = e->pid;
+	c->tid = e->tid;
+	c->bytes = e->bytes;
+	c->cid = e->tag;
+	c->qid = e->hwq;
+	c->ctrl = e->reserved;
+	c->opcode = e->op;
+	if (!c->qid)
+		return; /* admin: CDWs mean other things */
+	switch (c->opcode) {
+	case IT_NVME_READ:
+	case IT_NVME_WRITE:
+	case IT_NVME_WRITE_ZEROES:
+	case IT_NVME_ZONE_APPEND:
+	case 0x04: /* write uncorrectable */
+	case 0x05: /* compare */
+	case 0x0c: /* verify */
+		c->slba = e->sector;
+		c->nlb = (uint32_t)(e->aux & 0xffff) + 1;
+		break;
+	case IT_NVME_ZONE_MGMT_SEND:
+		c->slba = e->sector;
+		c->zsa = (uint8_t)(e->aux >> 32);
+		break;
+	case IT_NVME_ZONE_MGMT_RECV:
+		c->slba = e->sector;
+		break;
+	case IT_NVME_DSM:
+		c->nranges = (uint32_t)(e->sector & 0xff) + 1;
+		break;
+	}
+}
+
+static void on_submit(struct it_nvme *n, const struct it_event *e)
+{
+	uint32_t i = it_map_get(&n->open, e->id);
+
+	n->r.submits++;
+	if (i != IT_MAP_NONE) { /* submitted again: the earlier try left the queue */
+		n->r.requeued++;
+		leave_queue(n, &n->cmds[i], e->ts_ns);
+	} else {
+		i = slot_alloc(n);
+		if (i == UINT32_MAX)
+			return;
+		if (it_map_put(&n->open, e->id, i)) {
+			n->err = -1;
+			slot_free(n, i);
+			return;
+		}
+	}
+	struct open_cmd *oc = &n->cmds[i];
+	decode_submit(&oc->c, e);
+	if (n->o.name_tid) {
+		strncpy(oc->c.comm, n->o.name_tid(e->tid, n->o.name_ctx), 15);
+	} else {
+		uint32_t ci = it_map_get(&n->tids, TID_KEY(e->tid));
+		if (ci != IT_MAP_NONE)
+			memcpy(oc->c.comm, n->comms[ci], 16);
+	}
+	oc->queue = queue_index(n, oc->c.ctrl, oc->c.qid);
+	depth_advance(n, e->ts_ns);
+	n->total_inflight++;
+	if (oc->queue != UINT32_MAX) {
+		struct it_nvme_queue_stats *q = &n->r.queues[oc->queue];
+		uint32_t d = ++n->inflight[oc->queue];
+		oc->c.qd = d;
+		q->qd[d < IT_NVME_QD_EXACT ? d : IT_NVME_QD_EXACT]++;
+		if (d > q->qd_max)
+			q->qd_max = d;
+	}
+	struct it_nvme_interval *p = interval(n, e->ts_ns);
+	if (p && n->total_inflight > p->qd_max)
+		p->qd_max = n->total_inflight;
+	n->last_cmd_rq = e->id;
+	if (oc->c.opcode == IT_NVME_DSM && oc->c.qid)
+		n->r.dsm_commands++;
+}
+
+static void on_range(struct it_nvme *n, const struct it_event *e)
+{
+	struct it_nvme_results *r = &n->r;
+	uint32_t i = it_map_get(&n->open, e->id);
+
+	r->nranges++;
+	if (i != IT_MAP_NONE) {
+		struct it_nvme_cmd *c = &n->cmds[i].c;
+		if (e->aux == 0)
+			c->range_sector = e->sector;
+		c->range_bytes += e->bytes;
+	}
+	if (r->nranges_kept == IT_NVME_MAX_RANGES)
+		return;
+	if (!r->ranges) {
+		r->ranges = malloc(IT_NVME_MAX_RANGES * sizeof(*r->ranges));
+		if (!r->ranges) {
+			n->err = -1;
+			return;
+		}
+	}
+	r->ranges[r->nranges_kept++] = (struct it_nvme_range){
+		.dev = e->dev, .sector = e->sector, .bytes = e->bytes, .submit_ns = e->ts_ns,
+	};
+}
+
+static void on_complete(struct it_nvme *n, const struct it_event *e)
+{
+	uint32_t i = it_map_take(&n->open, e->id);
+
+	if (i == IT_MAP_NONE) {
+		n->r.unknown_completions++;
+		return;
+	}
+	struct open_cmd *oc = &n->cmds[i];
+	struct it_nvme_cmd *c = &oc->c;
+	c->complete_ns = e->ts_ns;
+	c->result = e->sector;
+	c->status = (uint16_t)e->error;
+	leave_queue(n, oc, e->ts_ns);
+
+	bool admin = c->qid == 0;
+	struct it_nvme_opcode_stats *os = &n->r.op[admin][c->opcode];
+	os->count++;
+	os->bytes += c->bytes;
+	os->errors += c->status != 0;
+	if (it_hist_add(&os->lat, c->complete_ns > c->submit_ns ? c->complete_ns - c->submit_ns : 0))
+		n->err = -1;
+	n->r.commands++;
+	n->r.admin += admin;
+	n->r.errors += c->status != 0;
+	if (oc->queue != UINT32_MAX) {
+		n->r.queues[oc->queue].commands++;
+		n->r.queues[oc->queue].bytes += c->bytes;
+	}
+	struct it_nvme_interval *p = interval(n, e->ts_ns);
+	if (p) {
+		p->commands++;
+		p->bytes += c->bytes;
+		p->read_bytes += c->opcode == IT_NVME_READ && !admin ? c->bytes : 0;
+		p->write_bytes += (c->opcode == IT_NVME_WRITE || c->opcode == IT_NVME_ZONE_APPEND) &&
+				  !admin ? c->bytes : 0;
+	}
+	if (n->o.on_cmd)
+		n->o.on_cmd(c, n->o.ctx);
+	slot_free(n, i);
+}
+
+int it_nvme_feed(struct it_nvme *n, const struct it_event *e)
+{
+	if (n->finished)
+		return -1;
+	if (!n->started) {
+		n->started = true;
+		if (!n->r.start_ns)
+			n->r.start_ns = e->ts_ns;
+	}
+	if (e->type == IT_EV_TASK) {
+		on_task(n, e);
+		return n->err;
+	}
+	if (e->layer != IT_LAYER_NVME)
+		return n->err;
+	if (e->ts_ns > n->r.end_ns)
+		n->r.end_ns = e->ts_ns;
+	switch (e->type) {
+	case IT_EV_NVME_SUBMIT:
+		on_submit(n, e);
+		break;
+	case IT_EV_NVME_COMPLETE:
+		on_complete(n, e);
+		break;
+	case IT_EV_NVME_RANGE:
+		on_range(n, e);
+		break;
+	}
+	return n->err;
+}
+
+static int queue_cmp(const void *a, const void *b)
+{
+	const struct it_nvme_queue_stats *x = a, *y = b;
+
+	if (x->ctrl != y->ctrl)
+		return x->ctrl < y->ctrl ? -1 : 1;
+	return x->qid < y->qid ? -1 : x->qid > y->qid;
+}
+
+void it_nvme_finish(struct it_nvme *n, uint64_t end_ns)
+{
+	if (n->finished)
+		return;
+	n->finished = true;
+	if (end_ns > n->r.end_ns)
+		n->r.end_ns = end_ns;
+	depth_advance(n, n->r.end_ns);
+	n->r.incomplete = n->open.count;
+	qsort(n->r.queues, n->r.nqueues, sizeof(*n->r.queues), queue_cmp);
+}
+
+const struct it_nvme_results *it_nvme_results(const struct it_nvme *n)
+{
+	return n && n->finished ? &n->r : NULL;
+}

@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * NVMe events on the block trails: the request pointer is the id of both
+ * layers' events, so a command joins its request's trail exactly.
+ *
+ *   S (IT_EV_NVME_SUBMIT): nvme_queue_rq sets the command up before it
+ *     starts the request (block_rq_issue), so on a device without a
+ *     scheduler (no insert) the request is not known yet: S waits in
+ *     nvme_pending (request -> low 32 bits of its time; D is microseconds
+ *     later, so D's time restores the rest) until D links it. The last S
+ *     before a D counts (a requeued request is set up again).
+ *   N (IT_EV_NVME_COMPLETE): on the open trail of its request.
+ * All events also go to the command analyzer (nvme.c) for the per-command
+ * view.
+ */
+#include "analyze/internal.h"
+#include "analyze/nvme.h"
+
+static void oom(struct it_analyzer *a)
+{
+	a->err = -1;
+}
+
+static const char *name_tid(uint32_t tid, void *ctx)
+{
+	struct it_analyzer *a = ctx;
+	uint32_t id = it_map_get(&a->tids, (uint64_t)tid | (1ull << 32)); /* TID_KEY */
+
+	return id == IT_MAP_NONE ? "" : it_analyzer_comm(a, id);
+}
+
+static struct it_nvme *nvme_of(struct it_analyzer *a)
+{
+	if (!a->nvme) {
+		struct it_nvme_opts o = { .start_ns = a->res.start_ns, .interval_ns = a->res.interval_ns,
+					  .name_tid = name_tid, .name_ctx = a };
+		a->nvme = it_nvme_new(&o);
+		if (!a->nvme || (!a->nvme_pending.slots && it_map_init(&a->nvme_pending, 8)))
+			oom(a);
+	}
+	return a->nvme;
+}
+
+void it_nvme_link_event(struct it_analyzer *a, const struct it_event *e)
+{
+	struct it_nvme *n = nvme_of(a);
+	uint32_t i;
+
+	if (!n || !a->nvme_pending.slots)
+		return;
+	if (it_nvme_feed(n, e))
+		oom(a);
+	switch (e->type) {
+	case IT_EV_NVME_SUBMIT:
+		a->st.nvme_submits++;
+		i = it_map_get(&a->rqs, e->id);
+		if (i != IT_MAP_NONE && a->slots[i].state != SLOT_ISSUED)
+			a->slots[i].t.ts[IT_PT_S] = e->ts_ns;
+		else if (it_map_put(&a->nvme_pending, e->id, (uint32_t)e->ts_ns))
+			oom(a);
+		break;
+	case IT_EV_NVME_COMPLETE:
+		a->st.nvme_completions++;
+		i = it_map_get(&a->rqs, e->id);
+		if (i == IT_MAP_NONE) {
+			a->st.nvme_unlinked++;
+			break;
+		}
+		a->slots[i].t.ts[IT_PT_N] = e->ts_ns;
+		a->st.nvme_linked++;
+		break;
+	}
+}
+
+/* D of request e->id on trail i: takes the S that waited for it. */
+void it_nvme_link_issue(struct it_analyzer *a, uint32_t i, const struct it_event *e)
+{
+	uint32_t lo;
+
+	if (!a->nvme_pending.slots || !a->nvme_pending.count)
+		return;
+	lo = it_map_take(&a->nvme_pending, e->id);
+	if (lo == IT_MAP_NONE)
+		return;
+	/* S = D - (D - S) mod 2^32: exact while S is less than 4.29 s before D */
+	a->slots[i].t.ts[IT_PT_S] = e->ts_ns - (uint32_t)((uint32_t)e->ts_ns - lo);
+}
+
+/* A completed trail that went through the NVMe layer. */
+void it_nvme_link_trail(struct it_analyzer *a, const struct it_trail *t)
+{
+	int64_t sum = 0, q2c = it_stage_time(t, IT_STAGE_Q2C);
+	static const unsigned parts[] = { IT_STAGE_Q2I, IT_STAGE_I2D, IT_STAGE_Q2D,
+					  IT_STAGE_D2N, IT_STAGE_N2C };
+
+	if (!t->ts[IT_PT_N] || !t->ts[IT_PT_D])
+		return;
+	a->st.nvme_trails++;
+	for (unsigned k = 0; k < sizeof(parts) / sizeof(parts[0]); k++) {
+		int64_t v = it_stage_time(t, parts[k]);
+		if (v > 0)
+			sum += v;
+	}
+	if (t->ts[IT_PT_D] <= t->ts[IT_PT_N] && t->ts[IT_PT_N] <= t->ts[IT_PT_C] && sum == q2c)
+		a->st.nvme_stage_sum_ok++;
+}
+
+const struct it_nvme_results *it_analyzer_nvme(const struct it_analyzer *a)
+{
+	return a->nvme ? it_nvme_results(a->nvme) : NULL;
+}

@@ -1,0 +1,386 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * The syscall layer in `iotrail report`: text (per call, per file, per
+ * thread over time, block I/O ownership), the event list (--log), and the
+ * JSON members "syscalls", "files", "threads", "syscall_block" and, with
+ * --events, "events" (doc/report.md), in pairs over the same results.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "analyze/report.h"
+#include "analyze/report_sys.h"
+
+#define TOP 10
+
+static const char *ns_str(char *buf, size_t len, uint64_t ns)
+{
+	static const char *const unit[] = { "ns", "us", "ms", "s" };
+	double v = (double)ns;
+	unsigned u = 0;
+
+	while (v >= 1000 && u < 3) {
+		v /= 1000;
+		u++;
+	}
+	snprintf(buf, len, u ? "%.1f%s" : "%.0f%s", v, unit[u]);
+	return buf;
+}
+
+static const char *bytes_str(char *buf, size_t len, uint64_t b)
+{
+	static const char *const unit[] = { "", "K", "M", "G", "T" };
+	double v = (double)b;
+	unsigned u = 0;
+
+	while (v >= 1024 && u < 4) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(buf, len, u ? "%.1f%s" : "%.0f%s", v, unit[u]);
+	return buf;
+}
+
+static void call_rows(FILE *f, const struct it_sysan_results *r)
+{
+	static const double pct[2] = { 50, 99 };
+
+	fprintf(f, "%-16s %9s %7s %9s %9s %9s %9s %9s %9s\n", "call", "count", "errors", "bytes",
+		"avg", "p50", "p99", "max", "in block");
+	for (size_t i = 0; i < r->ncalls; i++) {
+		const struct it_sysan_call *c = &r->per_call[i];
+		char b[5][24], blk[24] = "-";
+		uint64_t p[2];
+
+		it_hist_percentiles(&c->lat, pct, 2, p);
+		if (c->block_calls && c->lat.sum)
+			snprintf(blk, sizeof(blk), "%.0f%%", 100.0 * (double)c->block.sum /
+				 (double)(c->block.sum + c->above.sum));
+		fprintf(f, "%-16s %9" PRIu64 " %7" PRIu64 " %9s %9s %9s %9s %9s %9s\n",
+			it_sys_call_name(c->call), c->count, c->errors,
+			bytes_str(b[0], 24, c->bytes), ns_str(b[1], 24, it_hist_avg(&c->lat)),
+			ns_str(b[2], 24, p[0]), ns_str(b[3], 24, p[1]), ns_str(b[4], 24, c->lat.max), blk);
+	}
+}
+
+static void block_rows(FILE *f, const struct it_sysan_results *r, const struct it_analyzer *a)
+{
+	char b[3][24];
+
+	for (size_t i = 0; i < r->ncalls; i++) {
+		const struct it_sysan_call *c = &r->per_call[i];
+
+		if (!c->block_calls)
+			continue;
+		fprintf(f, "  %-14s %" PRIu64 " calls issued %" PRIu64 " I/Os (%s): block time avg %s, "
+			"above the block layer avg %s\n", it_sys_call_name(c->call), c->block_calls,
+			c->block_ios, bytes_str(b[0], 24, c->block_bytes),
+			ns_str(b[1], 24, it_hist_avg(&c->block)), ns_str(b[2], 24, it_hist_avg(&c->above)));
+	}
+	if (!r->background_ios)
+		return;
+	fprintf(f, "  background (block I/O no traced call issued): %" PRIu64 " I/Os, %s:",
+		r->background_ios, bytes_str(b[0], 24, r->background_bytes));
+	for (size_t i = 0; i < r->nbackground && i < 5; i++)
+		fprintf(f, "%s %s %" PRIu64, i ? "," : "",
+			a ? it_analyzer_comm(a, r->background[i].comm) : "?", r->background[i].ios);
+	fprintf(f, "%s\n", r->nbackground > 5 ? ", ..." : "");
+}
+
+static void file_rows(FILE *f, const struct it_sysan_results *r)
+{
+	static const double pct[1] = { 50 };
+
+	fprintf(f, "\nFiles (top %d by calls of %zu)\n", TOP, r->nfiles);
+	fprintf(f, "%-40s %6s %8s %8s %9s %9s %5s\n", "path", "calls", "read", "written",
+		"rd p50", "wr p50", "seq%");
+	for (size_t i = 0; i < r->nfiles && i < TOP; i++) {
+		const struct it_sysan_file *x = &r->files[i];
+		char b[4][24], seq[8] = "-";
+		uint64_t rp = 0, wp = 0;
+		size_t l = strlen(x->path);
+
+		it_hist_percentiles(&x->read_lat, pct, 1, &rp);
+		it_hist_percentiles(&x->write_lat, pct, 1, &wp);
+		if (x->seq + x->rnd)
+			snprintf(seq, sizeof(seq), "%.0f", 100.0 * (double)x->seq / (double)(x->seq + x->rnd));
+		/* long paths keep their end, where the file name is */
+		fprintf(f, "%s%-*s %6" PRIu64 " %8s %8s %9s %9s %5s\n", l > 40 ? "..." : "",
+			l > 40 ? 37 : 40, l > 40 ? x->path + l - 37 : x->path, x->calls,
+			bytes_str(b[0], 24, x->read_bytes), bytes_str(b[1], 24, x->write_bytes),
+			x->reads ? ns_str(b[2], 24, rp) : "-", x->writes ? ns_str(b[3], 24, wp) : "-", seq);
+	}
+}
+
+/* Calls per second per thread: at most 8 columns, merging intervals. */
+static void thread_rows(FILE *f, const struct it_sysan_results *r)
+{
+	size_t per = (r->nintervals + 7) / 8, cols = (r->nintervals + per - 1) / per;
+	double step_s = (double)r->interval_ns * (double)per / 1e9;
+
+	fprintf(f, "\nCalls per second per thread (top %d of %zu; columns of %.3g s from the start)\n",
+		TOP, r->nthreads, step_s);
+	fprintf(f, "%-8s %-16s %8s", "tid", "comm", "calls");
+	for (size_t c = 0; c < cols; c++)
+		fprintf(f, " %7.3gs", (double)c * step_s);
+	fprintf(f, "\n");
+	for (size_t i = 0; i < r->nthreads && i < TOP; i++) {
+		const struct it_sysan_thread *t = &r->threads[i];
+
+		fprintf(f, "%-8u %-16.16s %8" PRIu64, t->tid, t->comm, t->calls);
+		for (size_t c = 0; c < cols; c++) {
+			uint64_t n = 0;
+			for (size_t k = c * per; k < (c + 1) * per && k < r->nintervals; k++)
+				n += t->timeline[k];
+			fprintf(f, " %8.0f", (double)n / step_s);
+		}
+		fprintf(f, "\n");
+	}
+}
+
+void it_report_sys_text(FILE *f, const struct it_sysan_results *r, const struct it_analyzer *a)
+{
+	if (!r || !r->calls)
+		return;
+	fprintf(f, "\nSystem calls: %" PRIu64 " calls, %" PRIu64 " errors, %zu files, %zu threads\n",
+		r->calls, r->errors, r->nfiles, r->nthreads);
+	call_rows(f, r);
+	if (r->owned_ios || r->background_ios) {
+		fprintf(f, "\nBlock I/O of the calls (a call owns the bios its thread queued during it)\n");
+		block_rows(f, r, a);
+	}
+	file_rows(f, r);
+	thread_rows(f, r);
+}
+
+static void ret_str(char *buf, size_t len, int64_t ret)
+{
+	if (ret < 0 && ret > -4096 && strerrorname_np((int)-ret))
+		snprintf(buf, len, "-%s", strerrorname_np((int)-ret));
+	else
+		snprintf(buf, len, "%" PRId64, ret);
+}
+
+void it_report_sys_log(FILE *f, const struct it_sysan_results *r, uint64_t start_ns)
+{
+	fprintf(f, "%-12s %7s %7s %-15s %-14s %5s %10s %8s %9s %-5s %s\n", "time_s", "pid", "tid",
+		"comm", "call", "fd", "offset", "count", "ret", "type", "path");
+	for (size_t i = 0; i < r->nevents; i++) {
+		const struct it_sysan_event *v = &r->events[i];
+		char off[24] = "-", cnt[24] = "-", ret[32], fd[16] = "-";
+
+		if (v->e.fd != -1)
+			snprintf(fd, sizeof(fd), v->e.fd == -100 ? "cwd" : "%d", v->e.fd);
+		if (it_sys_call_has_offset(v->e.call))
+			snprintf(off, sizeof(off), "%" PRIu64, (uint64_t)v->e.offset);
+		if (it_sys_call_has_count(v->e.call))
+			snprintf(cnt, sizeof(cnt), "%" PRIu64, (uint64_t)v->e.count);
+		ret_str(ret, sizeof(ret), v->e.ret);
+		bool xattr = v->e.call >= IT_SYS_GETXATTR && v->e.call <= IT_SYS_FREMOVEXATTR;
+
+		fprintf(f, "%-12.6f %7u %7u %-15.15s %-14s %5s %10s %8s %9s %-5s %s%s%s%s\n",
+			v->e.ts_enter > start_ns ? (double)(v->e.ts_enter - start_ns) / 1e9 : 0.0,
+			v->e.pid, v->e.tid, v->comm, it_sys_call_name(v->e.call), fd, off, cnt, ret,
+			it_sys_file_type_name(v->e.ftype), v->path,
+			!*v->path2 ? "" : xattr ? " [xattr " : " -> ", v->path2,
+			*v->path2 && xattr ? "]" : "");
+	}
+}
+
+/* ---- JSON ---- */
+
+static void lat_obj(struct it_json *j, const char *name, const struct it_hist *h)
+{
+	uint64_t p[IT_NPCT];
+
+	it_hist_percentiles(h, it_report_pcts, IT_NPCT, p);
+	it_json_name(j, name);
+	it_json_object_start(j);
+	it_json_kv_uint(j, "min", h->count ? h->min : 0);
+	it_json_kv_uint(j, "avg", it_hist_avg(h));
+	it_json_kv_uint(j, "p50", p[0]);
+	it_json_kv_uint(j, "p90", p[1]);
+	it_json_kv_uint(j, "p99", p[2]);
+	it_json_kv_uint(j, "p999", p[3]);
+	it_json_kv_uint(j, "max", h->max);
+	it_json_object_end(j);
+}
+
+static void json_calls(struct it_json *j, const struct it_sysan_results *r)
+{
+	it_json_name(j, "syscalls");
+	it_json_array_start(j);
+	for (size_t i = 0; i < r->ncalls; i++) {
+		const struct it_sysan_call *c = &r->per_call[i];
+
+		it_json_object_start(j);
+		it_json_kv_string(j, "name", it_sys_call_name(c->call));
+		it_json_kv_uint(j, "count", c->count);
+		it_json_kv_uint(j, "errors", c->errors);
+		it_json_kv_uint(j, "bytes", c->bytes);
+		lat_obj(j, "latency_ns", &c->lat);
+		it_json_name(j, "block");
+		it_json_object_start(j);
+		it_json_kv_uint(j, "calls", c->block_calls);
+		it_json_kv_uint(j, "ios", c->block_ios);
+		it_json_kv_uint(j, "bytes", c->block_bytes);
+		lat_obj(j, "block_ns", &c->block);
+		lat_obj(j, "above_block_ns", &c->above);
+		it_json_object_end(j);
+		it_json_object_end(j);
+	}
+	it_json_array_end(j);
+}
+
+static void json_files(struct it_json *j, const struct it_sysan_results *r)
+{
+	it_json_name(j, "files");
+	it_json_array_start(j);
+	for (size_t i = 0; i < r->nfiles; i++) {
+		const struct it_sysan_file *x = &r->files[i];
+
+		it_json_object_start(j);
+		it_json_kv_string(j, "path", x->path);
+		it_json_kv_string(j, "file_type", it_sys_file_type_name(x->ftype));
+		it_json_kv_uint(j, "dev_major", IT_DEV_MAJOR(x->dev));
+		it_json_kv_uint(j, "dev_minor", IT_DEV_MINOR(x->dev));
+		it_json_kv_uint(j, "inode", x->ino);
+		it_json_kv_uint(j, "first_seen_ns", x->tag_ts);
+		it_json_kv_uint(j, "calls", x->calls);
+		it_json_kv_uint(j, "errors", x->errors);
+		it_json_kv_uint(j, "reads", x->reads);
+		it_json_kv_uint(j, "writes", x->writes);
+		it_json_kv_uint(j, "read_bytes", x->read_bytes);
+		it_json_kv_uint(j, "write_bytes", x->write_bytes);
+		it_json_kv_uint(j, "sequential", x->seq);
+		it_json_kv_uint(j, "random", x->rnd);
+		lat_obj(j, "read_latency_ns", &x->read_lat);
+		lat_obj(j, "write_latency_ns", &x->write_lat);
+		it_json_object_end(j);
+	}
+	it_json_array_end(j);
+}
+
+static void json_threads(struct it_json *j, const struct it_sysan_results *r)
+{
+	it_json_kv_double(j, "thread_interval_s", (double)r->interval_ns / 1e9);
+	it_json_name(j, "threads");
+	it_json_array_start(j);
+	for (size_t i = 0; i < r->nthreads; i++) {
+		const struct it_sysan_thread *t = &r->threads[i];
+
+		it_json_object_start(j);
+		it_json_kv_uint(j, "pid", t->pid);
+		it_json_kv_uint(j, "tid", t->tid);
+		it_json_name(j, "comm");
+		it_json_stringn(j, t->comm, sizeof(t->comm));
+		it_json_kv_uint(j, "calls", t->calls);
+		it_json_kv_uint(j, "errors", t->errors);
+		it_json_name(j, "calls_per_interval");
+		it_json_array_start(j);
+		for (size_t k = 0; k < r->nintervals; k++)
+			it_json_uint(j, t->timeline[k]);
+		it_json_array_end(j);
+		it_json_object_end(j);
+	}
+	it_json_array_end(j);
+}
+
+static void json_block(struct it_json *j, const struct it_sysan_results *r,
+		       const struct it_analyzer *a)
+{
+	it_json_name(j, "syscall_block");
+	it_json_object_start(j);
+	it_json_kv_uint(j, "owned_ios", r->owned_ios);
+	it_json_kv_uint(j, "owned_bytes", r->owned_bytes);
+	it_json_kv_uint(j, "background_ios", r->background_ios);
+	it_json_kv_uint(j, "background_bytes", r->background_bytes);
+	it_json_name(j, "background");
+	it_json_array_start(j);
+	for (size_t i = 0; i < r->nbackground; i++) {
+		it_json_object_start(j);
+		it_json_kv_string(j, "comm", a ? it_analyzer_comm(a, r->background[i].comm) : "");
+		it_json_kv_uint(j, "ios", r->background[i].ios);
+		it_json_kv_uint(j, "bytes", r->background[i].bytes);
+		it_json_object_end(j);
+	}
+	it_json_array_end(j);
+	it_json_object_end(j);
+}
+
+static void json_events(struct it_json *j, const struct it_sysan_results *r)
+{
+	it_json_name(j, "events");
+	it_json_array_start(j);
+	for (size_t i = 0; i < r->nevents; i++) {
+		const struct it_sysan_event *v = &r->events[i];
+		char err[32];
+
+		it_json_object_start(j);
+		it_json_kv_uint(j, "ts_ns", v->e.ts_enter);
+		it_json_kv_uint(j, "exit_ns", v->e.ts_exit);
+		it_json_kv_uint(j, "pid", v->e.pid);
+		it_json_kv_uint(j, "tid", v->e.tid);
+		it_json_kv_uint(j, "ppid", v->e.ppid);
+		it_json_kv_string(j, "comm", v->comm);
+		it_json_kv_uint(j, "cgroup", v->e.cgroup);
+		it_json_kv_string(j, "call", it_sys_call_name(v->e.call));
+		it_json_kv_int(j, "fd", v->e.fd);
+		it_json_name(j, "offset");
+		if (it_sys_call_has_offset(v->e.call))
+			it_json_uint(j, v->e.offset);
+		else
+			it_json_null(j);
+		it_json_kv_bool(j, "offset_from_position", v->e.sflags & IT_SYSF_FPOS);
+		it_json_kv_bool(j, "append", v->e.sflags & IT_SYSF_APPEND);
+		it_json_name(j, "count");
+		if (it_sys_call_has_count(v->e.call))
+			it_json_uint(j, v->e.count);
+		else
+			it_json_null(j);
+		it_json_kv_int(j, "ret", v->e.ret);
+		if (v->e.ret < 0 && v->e.ret > -4096 && strerrorname_np((int)-v->e.ret))
+			snprintf(err, sizeof(err), "%s", strerrorname_np((int)-v->e.ret));
+		else
+			err[0] = 0;
+		it_json_kv_string(j, "errno", err);
+		it_json_kv_uint(j, "flags", v->e.flags);
+		it_json_kv_uint(j, "mode", v->e.mode);
+		it_json_kv_uint(j, "whence", v->e.whence);
+		it_json_kv_uint(j, "aux", v->e.aux);
+		it_json_kv_string(j, "file_type", it_sys_file_type_name(v->e.ftype));
+		it_json_kv_string(j, "path", v->path);
+		if (*v->path2)
+			it_json_kv_string(j, (v->e.call >= IT_SYS_GETXATTR && v->e.call <= IT_SYS_FREMOVEXATTR)
+					  ? "xattr" : "new_path", v->path2);
+		if (v->e.tag_ts) {
+			it_json_name(j, "tag");
+			it_json_object_start(j);
+			it_json_kv_uint(j, "dev_major", IT_DEV_MAJOR(v->e.dev));
+			it_json_kv_uint(j, "dev_minor", IT_DEV_MINOR(v->e.dev));
+			it_json_kv_uint(j, "inode", v->e.ino);
+			it_json_kv_uint(j, "first_seen_ns", v->e.tag_ts);
+			it_json_kv_bool(j, "directory_of_name", v->e.sflags & IT_SYSF_TAG_DIR);
+			it_json_object_end(j);
+		}
+		it_json_kv_uint(j, "latency_ns", v->e.ts_exit - v->e.ts_enter);
+		it_json_kv_uint(j, "block_ios", v->block_ios);
+		it_json_kv_uint(j, "block_ns", v->block_ns);
+		it_json_object_end(j);
+	}
+	it_json_array_end(j);
+}
+
+void it_report_sys_json(struct it_json *j, const struct it_sysan_results *r,
+			const struct it_analyzer *a, bool events)
+{
+	it_json_kv_uint(j, "syscall_calls", r->calls);
+	it_json_kv_uint(j, "syscall_errors", r->errors);
+	json_calls(j, r);
+	json_files(j, r);
+	json_threads(j, r);
+	json_block(j, r, a);
+	if (events)
+		json_events(j, r);
+}

@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* Printers of the syscall layer's results (text, event list, JSON). */
+#ifndef IOTRAIL_ANALYZE_REPORT_SYS_H
+#define IOTRAIL_ANALYZE_REPORT_SYS_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "analyze/json_writer.h"
+#include "analyze/sysan.h"
+
+/* Per call, block ownership, files, threads over time; a: comm names of
+ * the block trails (may be NULL). */
+void it_report_sys_text(FILE *f, const struct it_sysan_results *r, const struct it_analyzer *a);
+/* The event list, one call a line, times from start_ns. */
+void it_report_sys_log(FILE *f, const struct it_sysan_results *r, uint64_t start_ns);
+/* The syscall members of the report object (after its other members). */
+void it_report_sys_json(struct it_json *j, const struct it_sysan_results *r,
+			const struct it_analyzer *a, bool events);
+
+#endif

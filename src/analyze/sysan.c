@@ -1,0 +1,832 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * The syscall layer's analysis (see sysan.h). Tables keyed by u64 use the
+ * analyzer's open-addressing map; names are interned once in a string
+ * pool; per-call, per-file and per-thread sums are streamed, so pass 2
+ * keeps nothing per call unless the event list was asked for.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/hashmap.h"
+#include "analyze/sysan.h"
+
+/* A trail of a thread that queued bios, for the ownership search. */
+struct btrail {
+	uint32_t tid;
+	uint32_t comm;
+	uint32_t bytes;
+	uint8_t owned;
+	uint64_t q, c;
+};
+
+/* A name argument waiting for its call: (tid, ts_enter, which). */
+struct pending_name {
+	uint64_t ts_enter;
+	uint32_t tid;
+	uint8_t which;
+	uint8_t used;
+	const char *s;
+};
+
+struct comm_rec {
+	uint64_t ts;
+	uint32_t tid, pid;
+	char comm[16];
+};
+
+struct it_sysan {
+	struct it_sysan_opts o;
+	struct it_sysan_results r;
+	int error;
+
+	/* string pool: chunks of 64 KiB */
+	char **pool;
+	size_t npool, pool_used;
+
+	/* pass 1 */
+	struct it_map tags;          /* tag hash -> index in tagv */
+	struct { uint64_t ino, ts; uint32_t dev; uint8_t ftype; const char *path; } *tagv;
+	size_t ntags, tagcap;
+	struct it_map names;         /* (tid, ts_enter) hash -> first index in namev */
+	struct pending_name *namev;
+	size_t nnames, namecap;
+	struct comm_rec *comms;      /* tid -> comm history, sorted at index time */
+	size_t ncomms, commcap;
+	struct btrail *trails;       /* sorted by (tid, q) at index time */
+	size_t ntrails, trailcap;
+	struct it_map trail_tid;     /* tid -> first index in trails */
+
+	/* pass 2 */
+	struct it_sysan_call calls[IT_SYS_MAX];
+	struct it_map files;         /* file key -> index in r.files */
+	size_t filecap;
+	struct it_map threads;       /* tid -> index in r.threads */
+	size_t threadcap, evcap;
+};
+
+/* Makes room for need elements; false (and *error set) when memory ran
+ * out, the array left as it was. */
+static bool grow_to(void **p, size_t *cap, size_t need, size_t size, int *error)
+{
+	size_t ncap;
+	void *q;
+
+	if (need <= *cap)
+		return true;
+	ncap = *cap ? *cap * 2 : 256;
+	while (ncap < need)
+		ncap *= 2;
+	q = realloc(*p, ncap * size);
+	if (!q) {
+		*error = 1;
+		return false;
+	}
+	*p = q;
+	*cap = ncap;
+	return true;
+}
+
+#define GROW(s, arr, n, cap) grow_to((void **)&(arr), &(cap), (n) + 1, sizeof(*(arr)), &(s)->error)
+
+static const char *intern(struct it_sysan *s, const char *str, size_t len)
+{
+	char *dst;
+
+	if (len >= 65536)
+		len = 65535;
+	if (!s->npool || s->pool_used + len + 1 > 65536) {
+		char **np = realloc(s->pool, (s->npool + 1) * sizeof(*np));
+		if (!np || !(np[s->npool] = malloc(65536))) {
+			s->error = 1;
+			if (np)
+				s->pool = np;
+			return "";
+		}
+		s->pool = np;
+		s->npool++;
+		s->pool_used = 0;
+	}
+	dst = s->pool[s->npool - 1] + s->pool_used;
+	memcpy(dst, str, len);
+	dst[len] = 0;
+	s->pool_used += len + 1;
+	return dst;
+}
+
+/* Nonzero 64-bit keys for the maps (0 means an empty slot). */
+static uint64_t mix(uint64_t a, uint64_t b)
+{
+	uint64_t h = a * 0x9E3779B97F4A7C15ull ^ (b + 0x632BE59BD9B4E019ull + (a << 6) + (a >> 2));
+
+	h ^= h >> 29;
+	h *= 0xBF58476D1CE4E5B9ull;
+	h ^= h >> 32;
+	return h ? h : 1;
+}
+
+/* FNV-1a: a file known by name only is keyed by the name's content. */
+static uint64_t str_key(const char *p)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	while (*p)
+		h = (h ^ (unsigned char)*p++) * 0x100000001b3ull;
+	return mix(h, 0x51);
+}
+
+static uint64_t tag_key(uint32_t dev, uint64_t ino, uint64_t ts)
+{
+	return mix(mix(dev, ino), ts);
+}
+
+/* ---- names and helpers ---- */
+
+static const char *const call_names[IT_SYS_MAX] = {
+#define NAME_(ID, V, nm, ...) [V] = #nm,
+	IT_SYS_CALLS(NAME_)
+	IT_SYS_URING_CALLS(NAME_)
+#undef NAME_
+};
+
+#define HAS_OFF_(ID, V, nm, tp, grp, fd, p, p2, off, cnt, fl, md, wh, ax, knd) \
+	[V] = IT_A_##off != IT_A_N || ((knd) & (IT_SK_FPOS | IT_SK_POS_OR_FPOS)),
+#define HAS_CNT_(ID, V, nm, tp, grp, fd, p, p2, off, cnt, fl, md, wh, ax, knd) \
+	[V] = IT_A_##cnt != IT_A_N || ((knd) & IT_SK_IOV),
+static const bool has_off[IT_SYS_MAX] = {
+	IT_SYS_CALLS(HAS_OFF_)
+	[IT_SYS_URING_READ] = 1, [IT_SYS_URING_WRITE] = 1, [IT_SYS_URING_READV] = 1,
+	[IT_SYS_URING_WRITEV] = 1, [IT_SYS_URING_READ_FIXED] = 1, [IT_SYS_URING_WRITE_FIXED] = 1,
+};
+static const bool has_cnt[IT_SYS_MAX] = {
+	IT_SYS_CALLS(HAS_CNT_)
+	[IT_SYS_URING_READ] = 1, [IT_SYS_URING_WRITE] = 1, [IT_SYS_URING_READV] = 1,
+	[IT_SYS_URING_WRITEV] = 1, [IT_SYS_URING_READ_FIXED] = 1, [IT_SYS_URING_WRITE_FIXED] = 1,
+};
+#undef HAS_OFF_
+#undef HAS_CNT_
+
+bool it_sys_call_has_offset(unsigned call)
+{
+	return call < IT_SYS_MAX && has_off[call];
+}
+
+bool it_sys_call_has_count(unsigned call)
+{
+	return call < IT_SYS_MAX && has_cnt[call];
+}
+
+const char *it_sys_call_name(unsigned call)
+{
+	return call < IT_SYS_MAX ? call_names[call] : NULL;
+}
+
+const char *it_sys_file_type_name(unsigned ft)
+{
+	static const char *const n[] = { "", "reg", "dir", "chr", "blk", "fifo", "lnk", "sock",
+					 "other" };
+
+	return ft < sizeof(n) / sizeof(n[0]) ? n[ft] : "other";
+}
+
+bool it_sys_call_is_read(unsigned c)
+{
+	switch (c) {
+	case IT_SYS_READ: case IT_SYS_PREAD64: case IT_SYS_READV: case IT_SYS_PREADV:
+	case IT_SYS_PREADV2: case IT_SYS_URING_READ: case IT_SYS_URING_READV:
+	case IT_SYS_URING_READ_FIXED:
+		return true;
+	default:
+		return false;
+	}
+}
+
+bool it_sys_call_is_write(unsigned c)
+{
+	switch (c) {
+	case IT_SYS_WRITE: case IT_SYS_PWRITE64: case IT_SYS_WRITEV: case IT_SYS_PWRITEV:
+	case IT_SYS_PWRITEV2: case IT_SYS_URING_WRITE: case IT_SYS_URING_WRITEV:
+	case IT_SYS_URING_WRITE_FIXED:
+		return true;
+	default:
+		return false;
+	}
+}
+
+size_t it_sys_path_join(const struct it_sys_path *p, const char *comps, char *out, size_t len)
+{
+	const char *c[IT_PATH_DEPTH];
+	size_t n = 0, off = 0, w = 0;
+
+	if (!len)
+		return 0;
+	while (off < p->len && n < IT_PATH_DEPTH) {
+		size_t l = strnlen(comps + off, p->len - off);
+		c[n++] = comps + off;
+		off += l + 1;
+	}
+	if (!n) {
+		static const char *const pseudo[] = { [IT_FT_FIFO] = "pipe", [IT_FT_SOCK] = "socket" };
+		const char *kind = p->ftype < sizeof(pseudo) / sizeof(pseudo[0]) && pseudo[p->ftype] ?
+				   pseudo[p->ftype] : p->ftype == IT_FT_DIR ? NULL : "anon_inode";
+		int k = kind ? snprintf(out, len, "%s:[%llu]", kind, (unsigned long long)p->ino) :
+			       snprintf(out, len, "/");
+		return k < 0 ? 0 : (size_t)k < len ? (size_t)k : len - 1;
+	}
+	for (size_t i = n; i-- > 0 && w + 1 < len;) {
+		size_t l = strnlen(c[i], comps + p->len - c[i]);
+		out[w++] = '/';
+		if (l > len - 1 - w)
+			l = len - 1 - w;
+		memcpy(out + w, c[i], l);
+		w += l;
+	}
+	out[w] = 0;
+	return w;
+}
+
+/* ---- pass 1 ---- */
+
+/* A step of 1, 2 or 5 times a power of ten that cuts the span into at
+ * most ~20 intervals (at least 1 ms). */
+static uint64_t pick_interval(uint64_t span)
+{
+	uint64_t step = 1000000;
+
+	for (;;) {
+		for (int m = 1; m <= 5; m += m == 1 ? 1 : 3)
+			if (span / (step * m) < 20)
+				return step * m;
+		step *= 10;
+	}
+}
+
+
+struct it_sysan *it_sysan_new(const struct it_sysan_opts *o)
+{
+	struct it_sysan *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->o = *o;
+	if (it_map_init(&s->tags, 10) || it_map_init(&s->names, 10) ||
+	    it_map_init(&s->trail_tid, 8) || it_map_init(&s->files, 8) ||
+	    it_map_init(&s->threads, 8)) {
+		it_sysan_free(s);
+		return NULL;
+	}
+	for (unsigned c = 0; c < IT_SYS_MAX; c++) {
+		s->calls[c].call = c;
+		it_hist_init(&s->calls[c].lat);
+		it_hist_init(&s->calls[c].block);
+		it_hist_init(&s->calls[c].above);
+	}
+	return s;
+}
+
+static int side_path(struct it_sysan *s, const struct it_sys_path *p, size_t len)
+{
+	char buf[IT_PATH_MAX + 64];
+	uint64_t k;
+
+	if (len < sizeof(*p) || p->len > len - sizeof(*p))
+		return -1;
+	k = tag_key(p->dev, p->ino, p->tag_ts);
+	if (it_map_get(&s->tags, k) != IT_MAP_NONE)
+		return 0;
+	if (!GROW(s, s->tagv, s->ntags, s->tagcap))
+		return -1;
+	it_sys_path_join(p, (const char *)(p + 1), buf, sizeof(buf));
+	s->tagv[s->ntags].ino = p->ino;
+	s->tagv[s->ntags].ts = p->tag_ts;
+	s->tagv[s->ntags].dev = p->dev;
+	s->tagv[s->ntags].ftype = p->ftype;
+	s->tagv[s->ntags].path = intern(s, buf, strlen(buf));
+	if (it_map_put(&s->tags, k, s->ntags))
+		return s->error = 1, -1;
+	s->ntags++;
+	return 0;
+}
+
+static int side_name(struct it_sysan *s, const struct it_sys_name *n, size_t len)
+{
+	struct pending_name *pn;
+	uint64_t k;
+
+	if (len < sizeof(*n) || n->len > len - sizeof(*n))
+		return -1;
+	if (!GROW(s, s->namev, s->nnames, s->namecap))
+		return -1;
+	pn = &s->namev[s->nnames];
+	pn->ts_enter = n->ts_enter;
+	pn->tid = n->tid;
+	pn->which = n->which;
+	pn->used = 0;
+	pn->s = intern(s, (const char *)(n + 1), n->len);
+	k = mix(n->tid, n->ts_enter);
+	/* the first name of a call indexes it; the others follow it in namev */
+	if (it_map_get(&s->names, k) == IT_MAP_NONE && it_map_put(&s->names, k, s->nnames))
+		return s->error = 1, -1;
+	s->nnames++;
+	return 0;
+}
+
+static int side_task(struct it_sysan *s, const struct it_sys_task *t, size_t len)
+{
+	if (len < sizeof(*t) || !GROW(s, s->comms, s->ncomms, s->commcap))
+		return -1;
+	s->comms[s->ncomms].ts = t->ts;
+	s->comms[s->ncomms].tid = t->tid;
+	s->comms[s->ncomms].pid = t->pid;
+	memcpy(s->comms[s->ncomms].comm, t->comm, 16);
+	s->ncomms++;
+	return 0;
+}
+
+int it_sysan_side(struct it_sysan *s, const void *rec, size_t len)
+{
+	uint16_t type;
+
+	if (len < sizeof(type))
+		return -1;
+	memcpy(&type, rec, sizeof(type));
+	switch (type) {
+	case IT_SREC_PATH: return side_path(s, rec, len);
+	case IT_SREC_NAME: return side_name(s, rec, len);
+	case IT_SREC_TASK: return side_task(s, rec, len);
+	default: return -1;
+	}
+}
+
+void it_sysan_trail(struct it_sysan *s, const struct it_trail *t)
+{
+	struct btrail *b;
+
+	/* only a queued bio has the thread that submitted it */
+	if (!t->ts[IT_PT_Q] || !t->tid || !t->ts[IT_PT_C])
+		return;
+	if (!GROW(s, s->trails, s->ntrails, s->trailcap))
+		return;
+	b = &s->trails[s->ntrails++];
+	b->tid = t->tid;
+	b->comm = t->comm;
+	b->bytes = t->bytes;
+	b->owned = 0;
+	b->q = t->ts[IT_PT_Q];
+	b->c = t->ts[IT_PT_C];
+}
+
+static int cmp_trail(const void *a, const void *b)
+{
+	const struct btrail *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return (x->q > y->q) - (x->q < y->q);
+}
+
+static int cmp_comm(const void *a, const void *b)
+{
+	const struct comm_rec *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return (x->ts > y->ts) - (x->ts < y->ts);
+}
+
+void it_sysan_index(struct it_sysan *s, uint64_t start_ns, uint64_t end_ns)
+{
+	s->r.start_ns = start_ns;
+	s->r.end_ns = end_ns > start_ns ? end_ns : start_ns;
+	s->r.interval_ns = s->o.interval_ns ? s->o.interval_ns :
+			   pick_interval(s->r.end_ns - start_ns);
+	s->r.nintervals = (s->r.end_ns - start_ns) / s->r.interval_ns + 1;
+	qsort(s->trails, s->ntrails, sizeof(*s->trails), cmp_trail);
+	for (size_t i = 0; i < s->ntrails; i++)
+		if (!i || s->trails[i].tid != s->trails[i - 1].tid)
+			if (it_map_put(&s->trail_tid, (uint64_t)s->trails[i].tid + 1, i))
+				s->error = 1;
+	qsort(s->comms, s->ncomms, sizeof(*s->comms), cmp_comm);
+}
+
+/* ---- pass 2 ---- */
+
+/* The comm of tid at time ts: its last name record at or before ts. */
+static const struct comm_rec *comm_at(const struct it_sysan *s, uint32_t tid, uint64_t ts)
+{
+	size_t lo = 0, hi = s->ncomms;
+	const struct comm_rec *best = NULL;
+
+	while (lo < hi) { /* first record of tid */
+		size_t mid = (lo + hi) / 2;
+		if (s->comms[mid].tid < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < s->ncomms && s->comms[i].tid == tid; i++) {
+		if (best && s->comms[i].ts > ts)
+			break;
+		best = &s->comms[i];
+	}
+	return best;
+}
+
+/* The block time of a call: the union of its thread's trails queued
+ * within the call, clipped to the call. */
+static uint64_t own_trails(struct it_sysan *s, const struct it_sys_event *e, uint32_t *ios,
+			   uint64_t *bytes)
+{
+	uint32_t i = it_map_get(&s->trail_tid, (uint64_t)e->tid + 1);
+	uint64_t total = 0, cur_lo = 0, cur_hi = 0;
+
+	*ios = 0;
+	*bytes = 0;
+	if (i == IT_MAP_NONE)
+		return 0;
+	/* first trail of the thread queued at or after the entry */
+	size_t lo = i, hi = s->ntrails;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (s->trails[mid].tid == e->tid && s->trails[mid].q < e->ts_enter)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t k = lo; k < s->ntrails && s->trails[k].tid == e->tid; k++) {
+		struct btrail *t = &s->trails[k];
+		uint64_t a = t->q, b = t->c < e->ts_exit ? t->c : e->ts_exit;
+
+		if (t->q > e->ts_exit)
+			break;
+		t->owned = 1;
+		(*ios)++;
+		*bytes += t->bytes;
+		if (b < a)
+			continue;
+		if (a > cur_hi) { /* trails are sorted by q: a gap closes the run */
+			total += cur_hi - cur_lo;
+			cur_lo = a;
+			cur_hi = b;
+		} else if (b > cur_hi) {
+			cur_hi = b;
+		}
+	}
+	return total + (cur_hi - cur_lo);
+}
+
+static struct it_sysan_file *file_of(struct it_sysan *s, const struct it_sys_event *e,
+				     const char *path)
+{
+	uint64_t k = e->tag_ts ? tag_key(e->dev, e->ino, e->tag_ts) : str_key(path);
+	uint32_t i = it_map_get(&s->files, k);
+	struct it_sysan_file *f;
+
+	if (i != IT_MAP_NONE)
+		return &s->r.files[i];
+	if (!GROW(s, s->r.files, s->r.nfiles, s->filecap))
+		return NULL;
+	f = &s->r.files[s->r.nfiles];
+	memset(f, 0, sizeof(*f));
+	f->path = path;
+	if (e->tag_ts) {
+		f->dev = e->dev;
+		f->ino = e->ino;
+		f->tag_ts = e->tag_ts;
+		f->ftype = e->ftype;
+	}
+	it_hist_init(&f->read_lat);
+	it_hist_init(&f->write_lat);
+	if (it_map_put(&s->files, k, s->r.nfiles)) {
+		s->error = 1;
+		return NULL;
+	}
+	return &s->r.files[s->r.nfiles++];
+}
+
+static void add_file(struct it_sysan *s, const struct it_sys_event *e, const char *path)
+{
+	bool rd = it_sys_call_is_read(e->call), wr = it_sys_call_is_write(e->call);
+	uint64_t lat = e->ts_exit > e->ts_enter ? e->ts_exit - e->ts_enter : 0;
+	struct it_sysan_file *f;
+
+	if (!path || !*path || (!e->tag_ts && (e->sflags & IT_SYSF_TAG_DIR) == 0 && path[0] != '/'))
+		return;
+	f = file_of(s, e, path);
+	if (!f)
+		return;
+	f->calls++;
+	f->errors += e->ret < 0;
+	if (!f->first_ns || e->ts_enter < f->first_ns)
+		f->first_ns = e->ts_enter;
+	if (e->ts_exit > f->last_ns)
+		f->last_ns = e->ts_exit;
+	if ((rd || wr) && e->ret >= 0) {
+		int d = wr;
+		uint64_t n = (uint64_t)e->ret;
+
+		if (rd) {
+			f->reads++;
+			f->read_bytes += n;
+			it_hist_add(&f->read_lat, lat);
+		} else {
+			f->writes++;
+			f->write_bytes += n;
+			it_hist_add(&f->write_lat, lat);
+		}
+		if (f->last_end[d])
+			f->seq += e->offset + 1 == f->last_end[d];
+		if (f->last_end[d])
+			f->rnd += e->offset + 1 != f->last_end[d];
+		f->last_end[d] = e->offset + n + 1;
+	}
+}
+
+static struct it_sysan_thread *thread_of(struct it_sysan *s, const struct it_sys_event *e)
+{
+	uint32_t i = it_map_get(&s->threads, (uint64_t)e->tid + 1);
+	struct it_sysan_thread *t;
+
+	if (i != IT_MAP_NONE)
+		return &s->r.threads[i];
+	if (!GROW(s, s->r.threads, s->r.nthreads, s->threadcap))
+		return NULL;
+	t = &s->r.threads[s->r.nthreads];
+	memset(t, 0, sizeof(*t));
+	t->pid = e->pid;
+	t->tid = e->tid;
+	t->timeline = calloc(s->r.nintervals, sizeof(*t->timeline));
+	if (!t->timeline || it_map_put(&s->threads, (uint64_t)e->tid + 1, s->r.nthreads)) {
+		s->error = 1;
+		return NULL;
+	}
+	return &s->r.threads[s->r.nthreads++];
+}
+
+/* The names of a call, and its path: the tag's, else its (first) name,
+ * made absolute by the directory it is relative to. */
+static void names_of(struct it_sysan *s, const struct it_sys_event *e, const char **path,
+		     const char **path2)
+{
+	const char *tagpath = NULL, *n0 = NULL;
+	uint32_t i;
+
+	*path = "";
+	*path2 = "";
+	if (e->tag_ts) {
+		i = it_map_get(&s->tags, tag_key(e->dev, e->ino, e->tag_ts));
+		if (i != IT_MAP_NONE)
+			tagpath = s->tagv[i].path;
+		else
+			s->r.unknown_tags++;
+	}
+	if (e->sflags & IT_SYSF_NAME) {
+		i = it_map_get(&s->names, mix(e->tid, e->ts_enter));
+		for (; i != IT_MAP_NONE && i < s->nnames; i++) {
+			struct pending_name *pn = &s->namev[i];
+			if (pn->tid != e->tid || pn->ts_enter != e->ts_enter)
+				break;
+			pn->used = 1;
+			if (pn->which == 0)
+				n0 = pn->s;
+			else
+				*path2 = pn->s;
+		}
+	}
+	if (n0 && n0[0] != '/' && n0[0] && tagpath && (e->sflags & IT_SYSF_TAG_DIR)) {
+		char buf[IT_PATH_MAX + IT_NAME_MAX + 2];
+		int k = snprintf(buf, sizeof(buf), "%s/%s", strcmp(tagpath, "/") ? tagpath : "", n0);
+		*path = intern(s, buf, k < 0 ? 0 : (size_t)k < sizeof(buf) ? (size_t)k : sizeof(buf) - 1);
+	} else if (n0 && n0[0]) {
+		*path = n0;
+	} else if (tagpath) {
+		*path = tagpath;
+	}
+}
+
+static void add_call(struct it_sysan *s, const struct it_sys_event *e)
+{
+	struct it_sysan_call *c = &s->calls[e->call < IT_SYS_MAX ? e->call : 0];
+	uint64_t lat = e->ts_exit > e->ts_enter ? e->ts_exit - e->ts_enter : 0, bbytes;
+	const char *path, *path2;
+	struct it_sysan_thread *t;
+	uint64_t block;
+	uint32_t bios;
+
+	names_of(s, e, &path, &path2);
+	s->r.calls++;
+	s->r.errors += e->ret < 0;
+	if (!s->r.first_ns || e->ts_enter < s->r.first_ns)
+		s->r.first_ns = e->ts_enter;
+	if (e->ts_exit > s->r.last_ns)
+		s->r.last_ns = e->ts_exit;
+	c->count++;
+	c->errors += e->ret < 0;
+	if ((it_sys_call_is_read(e->call) || it_sys_call_is_write(e->call)) && e->ret > 0)
+		c->bytes += (uint64_t)e->ret;
+	it_hist_add(&c->lat, lat);
+	block = (e->sflags & IT_SYSF_URING) ? 0 : own_trails(s, e, &bios, &bbytes);
+	if (!(e->sflags & IT_SYSF_URING) && bios) {
+		c->block_calls++;
+		c->block_ios += bios;
+		c->block_bytes += bbytes;
+		it_hist_add(&c->block, block);
+		it_hist_add(&c->above, lat > block ? lat - block : 0);
+	} else {
+		bios = 0;
+	}
+	add_file(s, e, path);
+	t = thread_of(s, e);
+	if (t) {
+		t->calls++;
+		t->errors += e->ret < 0;
+		t->lat_sum += lat;
+		size_t k = e->ts_enter > s->r.start_ns ? (e->ts_enter - s->r.start_ns) / s->r.interval_ns : 0;
+		t->timeline[k < s->r.nintervals ? k : s->r.nintervals - 1]++;
+	}
+	if (s->o.events && GROW(s, s->r.events, s->r.nevents, s->evcap)) {
+		struct it_sysan_event *v = &s->r.events[s->r.nevents++];
+		const struct comm_rec *cr = comm_at(s, e->tid, e->ts_exit);
+
+		v->e = *e;
+		v->path = path;
+		v->path2 = path2;
+		v->comm = cr ? cr->comm : "";
+		v->block_ns = block;
+		v->block_ios = bios;
+	}
+}
+
+int it_sysan_calls(struct it_sysan *s, const struct it_sys_event *evs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (evs[i].rec == IT_SREC_CALL)
+			add_call(s, &evs[i]);
+	return s->error ? -1 : 0;
+}
+
+/* ---- finish ---- */
+
+static int cmp_call(const void *a, const void *b)
+{
+	const struct it_sysan_call *x = a, *y = b;
+
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	return x->call - y->call;
+}
+
+static int cmp_file(const void *a, const void *b)
+{
+	const struct it_sysan_file *x = a, *y = b;
+
+	if (x->calls != y->calls)
+		return x->calls > y->calls ? -1 : 1;
+	return strcmp(x->path, y->path);
+}
+
+static int cmp_thread(const void *a, const void *b)
+{
+	const struct it_sysan_thread *x = a, *y = b;
+
+	if (x->calls != y->calls)
+		return x->calls > y->calls ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+static int cmp_event(const void *a, const void *b)
+{
+	const struct it_sysan_event *x = a, *y = b;
+
+	if (x->e.ts_enter != y->e.ts_enter)
+		return x->e.ts_enter < y->e.ts_enter ? -1 : 1;
+	return x->e.tid < y->e.tid ? -1 : x->e.tid > y->e.tid;
+}
+
+static int cmp_bg(const void *a, const void *b)
+{
+	const struct it_sysan_background *x = a, *y = b;
+
+	return x->ios != y->ios ? (x->ios > y->ios ? -1 : 1) : (x->comm > y->comm) - (x->comm < y->comm);
+}
+
+static void background(struct it_sysan *s)
+{
+	struct it_map by_comm;
+	struct it_sysan_results *r = &s->r;
+	size_t cap = 0;
+
+	if (it_map_init(&by_comm, 6)) {
+		s->error = 1;
+		return;
+	}
+	for (size_t i = 0; i < s->ntrails; i++) {
+		struct btrail *t = &s->trails[i];
+		uint32_t k;
+
+		if (t->owned) {
+			r->owned_ios++;
+			r->owned_bytes += t->bytes;
+			continue;
+		}
+		r->background_ios++;
+		r->background_bytes += t->bytes;
+		k = it_map_get(&by_comm, (uint64_t)t->comm + 1);
+		if (k == IT_MAP_NONE) {
+			if (!GROW(s, r->background, r->nbackground, cap))
+				break;
+			k = r->nbackground++;
+			r->background[k] = (struct it_sysan_background){ .comm = t->comm };
+			if (it_map_put(&by_comm, (uint64_t)t->comm + 1, k))
+				s->error = 1;
+		}
+		r->background[k].ios++;
+		r->background[k].bytes += t->bytes;
+	}
+	it_map_free(&by_comm);
+	qsort(r->background, r->nbackground, sizeof(*r->background), cmp_bg);
+}
+
+void it_sysan_finish(struct it_sysan *s)
+{
+	struct it_sysan_results *r = &s->r;
+	size_t n = 0;
+
+	for (unsigned c = 1; c < IT_SYS_MAX; c++)
+		if (s->calls[c].count)
+			n++;
+	r->per_call = calloc(n ? n : 1, sizeof(*r->per_call));
+	if (!r->per_call) {
+		s->error = 1;
+		return;
+	}
+	for (unsigned c = 1; c < IT_SYS_MAX; c++)
+		if (s->calls[c].count)
+			r->per_call[r->ncalls++] = s->calls[c]; /* moves the histograms */
+	for (unsigned c = 1; c < IT_SYS_MAX; c++)
+		if (s->calls[c].count)
+			memset(&s->calls[c], 0, sizeof(s->calls[c]));
+	qsort(r->per_call, r->ncalls, sizeof(*r->per_call), cmp_call);
+	qsort(r->files, r->nfiles, sizeof(*r->files), cmp_file);
+	for (size_t i = 0; i < r->nthreads; i++) {
+		const struct comm_rec *cr = comm_at(s, r->threads[i].tid, UINT64_MAX);
+		if (cr)
+			memcpy(r->threads[i].comm, cr->comm, 16);
+	}
+	qsort(r->threads, r->nthreads, sizeof(*r->threads), cmp_thread);
+	qsort(r->events, r->nevents, sizeof(*r->events), cmp_event);
+	background(s);
+	for (size_t i = 0; i < s->nnames; i++)
+		r->unmatched_names += !s->namev[i].used;
+}
+
+const struct it_sysan_results *it_sysan_results(const struct it_sysan *s)
+{
+	return &s->r;
+}
+
+int it_sysan_error(const struct it_sysan *s)
+{
+	return s->error;
+}
+
+void it_sysan_free(struct it_sysan *s)
+{
+	if (!s)
+		return;
+	for (unsigned c = 0; c < IT_SYS_MAX; c++) {
+		it_hist_free(&s->calls[c].lat);
+		it_hist_free(&s->calls[c].block);
+		it_hist_free(&s->calls[c].above);
+	}
+	for (size_t i = 0; i < s->r.ncalls; i++) {
+		it_hist_free(&s->r.per_call[i].lat);
+		it_hist_free(&s->r.per_call[i].block);
+		it_hist_free(&s->r.per_call[i].above);
+	}
+	for (size_t i = 0; i < s->r.nfiles; i++) {
+		it_hist_free(&s->r.files[i].read_lat);
+		it_hist_free(&s->r.files[i].write_lat);
+	}
+	for (size_t i = 0; i < s->r.nthreads; i++)
+		free(s->r.threads[i].timeline);
+	free(s->r.per_call);
+	free(s->r.files);
+	free(s->r.threads);
+	free(s->r.events);
+	free(s->r.background);
+	for (size_t i = 0; i < s->npool; i++)
+		free(s->pool[i]);
+	free(s->pool);
+	free(s->tagv);
+	free(s->namev);
+	free(s->comms);
+	free(s->trails);
+	it_map_free(&s->tags);
+	it_map_free(&s->names);
+	it_map_free(&s->trail_tid);
+	it_map_free(&s->files);
+	it_map_free(&s->threads);
+	free(s);
+}

@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * The syscall layer's analysis (pure C, no libbpf): per call, per file, per
+ * thread over time, the event list, and the link to the block layer (a
+ * system call owns the bios its thread queued between its entry and exit).
+ *
+ * Two passes over a trace, because the side records (paths, names, comms)
+ * and the block trails must be known before the calls are summed up, and
+ * a trace may hold far more calls than fit in memory:
+ *
+ *   struct it_sysan *s = it_sysan_new(&opts);
+ *   pass 1: it_sysan_side(s, rec, len) for each side record,
+ *           it_sysan_trail(s, t) for each completed block trail
+ *           (the block analyzer's on_trail);
+ *   it_sysan_index(s, start_ns, end_ns);
+ *   pass 2: it_sysan_calls(s, evs, n) for the call records, in file order;
+ *   it_sysan_finish(s, end_ns);
+ *   const struct it_sysan_results *r = it_sysan_results(s);
+ */
+#ifndef IOTRAIL_ANALYZE_SYSAN_H
+#define IOTRAIL_ANALYZE_SYSAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analyze/analyzer.h"
+#include "analyze/hist.h"
+#include "iotrail/syscall.h"
+
+struct it_sysan_opts {
+	uint64_t interval_ns;  /* per-thread timeline step; 0: chosen from the span */
+	bool events;           /* keep the event list (--events, --log) */
+};
+
+/* Per call name. */
+struct it_sysan_call {
+	uint16_t call;          /* enum it_sys_call */
+	uint64_t count, errors;
+	uint64_t bytes;         /* data calls: bytes moved (positive returns) */
+	struct it_hist lat;     /* exit - entry, ns */
+	uint64_t block_calls;   /* calls that issued block I/O in their thread */
+	uint64_t block_ios, block_bytes;
+	struct it_hist block;   /* per such call: time with its I/O in the block layer */
+	struct it_hist above;   /* per such call: the rest of its latency */
+};
+
+/* Per file: a file tag (fd-based calls), or a name (path-based calls on
+ * files never opened while recording). */
+struct it_sysan_file {
+	const char *path;
+	uint32_t dev;           /* tag, 0 for a name */
+	uint64_t ino, tag_ts;
+	uint8_t ftype;
+	uint64_t calls, errors;
+	uint64_t reads, writes, read_bytes, write_bytes;
+	uint64_t seq, rnd;      /* data calls at the end of the previous one (per direction) */
+	uint64_t last_end[2];   /* read, write: end offset of the last call + 1 (0: none) */
+	struct it_hist read_lat, write_lat;
+	uint64_t first_ns, last_ns;
+};
+
+/* Per thread: calls per interval. */
+struct it_sysan_thread {
+	uint32_t pid, tid;
+	char comm[16];
+	uint64_t calls, errors;
+	uint64_t lat_sum;
+	uint64_t *timeline;     /* nintervals counts */
+};
+
+/* One event of the list (--events, --log). */
+struct it_sysan_event {
+	struct it_sys_event e;
+	const char *path;       /* the file or name the call worked on, "" when none */
+	const char *path2;      /* rename: the new name; xattr calls: the attribute */
+	const char *comm;
+	uint64_t block_ns;      /* time with its I/O in the block layer */
+	uint32_t block_ios;
+};
+
+/* Block I/O no traced call owns: writeback, readahead, journal, other
+ * processes. */
+struct it_sysan_background {
+	uint32_t comm;          /* block analyzer's interned id */
+	uint64_t ios, bytes;
+};
+
+struct it_sysan_results {
+	uint64_t start_ns, end_ns;       /* the span given to it_sysan_index */
+	uint64_t calls, errors, first_ns, last_ns;
+	uint64_t unmatched_names; /* name records without their call (dropped calls) */
+	uint64_t unknown_tags;    /* calls whose file tag has no path record */
+	struct it_sysan_call *per_call;  /* sorted by count, descending */
+	size_t ncalls;
+	struct it_sysan_file *files;     /* sorted by calls, descending */
+	size_t nfiles;
+	struct it_sysan_thread *threads; /* sorted by calls, descending */
+	size_t nthreads;
+	uint64_t interval_ns;
+	size_t nintervals;
+	struct it_sysan_event *events;   /* by entry time; NULL unless opts.events */
+	size_t nevents;
+	uint64_t owned_ios, owned_bytes; /* block I/O owned by a traced call */
+	struct it_sysan_background *background; /* by ios, descending */
+	size_t nbackground;
+	uint64_t background_ios, background_bytes;
+};
+
+struct it_sysan;
+
+struct it_sysan *it_sysan_new(const struct it_sysan_opts *o);
+/* A side record (struct it_sys_path, it_sys_name or it_sys_task with its
+ * tail), len bytes. Returns 0, or -1 when it is malformed or memory ran
+ * out. */
+int it_sysan_side(struct it_sysan *s, const void *rec, size_t len);
+/* A completed block trail (pass 1). */
+void it_sysan_trail(struct it_sysan *s, const struct it_trail *t);
+/* Between the passes: the trace's span (monotonic; known after pass 1)
+ * fixes the per-thread timeline. */
+void it_sysan_index(struct it_sysan *s, uint64_t start_ns, uint64_t end_ns);
+/* Call records (pass 2). Returns 0, or -1 once memory ran out. */
+int it_sysan_calls(struct it_sysan *s, const struct it_sys_event *evs, size_t n);
+void it_sysan_finish(struct it_sysan *s);
+const struct it_sysan_results *it_sysan_results(const struct it_sysan *s);
+int it_sysan_error(const struct it_sysan *s);
+void it_sysan_free(struct it_sysan *s);
+
+/* ---- helpers shared by printers and tests ---- */
+const char *it_sys_call_name(unsigned call);   /* "pread64", NULL if unknown */
+const char *it_sys_file_type_name(unsigned ft); /* "reg", "dir", ... */
+bool it_sys_call_is_read(unsigned call);
+bool it_sys_call_is_write(unsigned call);
+/* Whether the call's record has an offset (argument or position) / a count. */
+bool it_sys_call_has_offset(unsigned call);
+bool it_sys_call_has_count(unsigned call);
+/* Joins a path record's components (leaf first) into "/a/b/c"; files
+ * without a path (pipes, sockets) get "pipe:[ino]" and the like. Returns
+ * the length written (truncated to len - 1). */
+size_t it_sys_path_join(const struct it_sys_path *p, const char *comps, char *out, size_t len);
+
+#endif

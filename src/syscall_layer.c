@@ -1,0 +1,679 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * Loader of the syscall layer (bpf/syscall.bpf.c): filters go into
+ * read-only data before load, the pid set into a map after load; then one
+ * hook pair is attached (see enum it_sys_hook) and the ring buffer is
+ * drained into the caller's sink.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/magic.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "iotrail/event.h"
+#include "syscall.skel.h"
+#include "syscall_layer.h"
+
+struct it_syscall_layer {
+	struct syscall_bpf *skel;
+	struct ring_buffer *rb;
+	struct bpf_link **links;   /* the tracepoint hook: two per call */
+	size_t nlinks;
+	enum it_sys_hook hook;
+	it_syscall_sink sink;
+	void *ctx;
+	int cgroup_fd;
+};
+
+/* __NR_x + 1 per call, 0 where this architecture has no such call. */
+static const int nr_plus1[IT_SYS_MAX] = {
+#ifdef __NR_read
+	[IT_SYS_READ] = __NR_read + 1,
+#endif
+#ifdef __NR_pread64
+	[IT_SYS_PREAD64] = __NR_pread64 + 1,
+#endif
+#ifdef __NR_readv
+	[IT_SYS_READV] = __NR_readv + 1,
+#endif
+#ifdef __NR_preadv
+	[IT_SYS_PREADV] = __NR_preadv + 1,
+#endif
+#ifdef __NR_preadv2
+	[IT_SYS_PREADV2] = __NR_preadv2 + 1,
+#endif
+#ifdef __NR_write
+	[IT_SYS_WRITE] = __NR_write + 1,
+#endif
+#ifdef __NR_pwrite64
+	[IT_SYS_PWRITE64] = __NR_pwrite64 + 1,
+#endif
+#ifdef __NR_writev
+	[IT_SYS_WRITEV] = __NR_writev + 1,
+#endif
+#ifdef __NR_pwritev
+	[IT_SYS_PWRITEV] = __NR_pwritev + 1,
+#endif
+#ifdef __NR_pwritev2
+	[IT_SYS_PWRITEV2] = __NR_pwritev2 + 1,
+#endif
+#ifdef __NR_fsync
+	[IT_SYS_FSYNC] = __NR_fsync + 1,
+#endif
+#ifdef __NR_fdatasync
+	[IT_SYS_FDATASYNC] = __NR_fdatasync + 1,
+#endif
+#ifdef __NR_sync_file_range
+	[IT_SYS_SYNC_FILE_RANGE] = __NR_sync_file_range + 1,
+#endif
+#ifdef __NR_readahead
+	[IT_SYS_READAHEAD] = __NR_readahead + 1,
+#endif
+#ifdef __NR_fallocate
+	[IT_SYS_FALLOCATE] = __NR_fallocate + 1,
+#endif
+#ifdef __NR_open
+	[IT_SYS_OPEN] = __NR_open + 1,
+#endif
+#ifdef __NR_openat
+	[IT_SYS_OPENAT] = __NR_openat + 1,
+#endif
+#ifdef __NR_openat2
+	[IT_SYS_OPENAT2] = __NR_openat2 + 1,
+#endif
+#ifdef __NR_creat
+	[IT_SYS_CREAT] = __NR_creat + 1,
+#endif
+#ifdef __NR_close
+	[IT_SYS_CLOSE] = __NR_close + 1,
+#endif
+#ifdef __NR_lseek
+	[IT_SYS_LSEEK] = __NR_lseek + 1,
+#endif
+#ifdef __NR_truncate
+	[IT_SYS_TRUNCATE] = __NR_truncate + 1,
+#endif
+#ifdef __NR_ftruncate
+	[IT_SYS_FTRUNCATE] = __NR_ftruncate + 1,
+#endif
+#ifdef __NR_rename
+	[IT_SYS_RENAME] = __NR_rename + 1,
+#endif
+#ifdef __NR_renameat
+	[IT_SYS_RENAMEAT] = __NR_renameat + 1,
+#endif
+#ifdef __NR_renameat2
+	[IT_SYS_RENAMEAT2] = __NR_renameat2 + 1,
+#endif
+#ifdef __NR_unlink
+	[IT_SYS_UNLINK] = __NR_unlink + 1,
+#endif
+#ifdef __NR_unlinkat
+	[IT_SYS_UNLINKAT] = __NR_unlinkat + 1,
+#endif
+#ifdef __NR_mkdir
+	[IT_SYS_MKDIR] = __NR_mkdir + 1,
+#endif
+#ifdef __NR_mkdirat
+	[IT_SYS_MKDIRAT] = __NR_mkdirat + 1,
+#endif
+#ifdef __NR_rmdir
+	[IT_SYS_RMDIR] = __NR_rmdir + 1,
+#endif
+#ifdef __NR_mknod
+	[IT_SYS_MKNOD] = __NR_mknod + 1,
+#endif
+#ifdef __NR_mknodat
+	[IT_SYS_MKNODAT] = __NR_mknodat + 1,
+#endif
+#ifdef __NR_readlink
+	[IT_SYS_READLINK] = __NR_readlink + 1,
+#endif
+#ifdef __NR_readlinkat
+	[IT_SYS_READLINKAT] = __NR_readlinkat + 1,
+#endif
+#ifdef __NR_stat
+	[IT_SYS_STAT] = __NR_stat + 1,
+#endif
+#ifdef __NR_lstat
+	[IT_SYS_LSTAT] = __NR_lstat + 1,
+#endif
+#ifdef __NR_fstat
+	[IT_SYS_FSTAT] = __NR_fstat + 1,
+#endif
+#ifdef __NR_newfstatat
+	[IT_SYS_NEWFSTATAT] = __NR_newfstatat + 1,
+#endif
+#ifdef __NR_statx
+	[IT_SYS_STATX] = __NR_statx + 1,
+#endif
+#ifdef __NR_statfs
+	[IT_SYS_STATFS] = __NR_statfs + 1,
+#endif
+#ifdef __NR_fstatfs
+	[IT_SYS_FSTATFS] = __NR_fstatfs + 1,
+#endif
+#ifdef __NR_getxattr
+	[IT_SYS_GETXATTR] = __NR_getxattr + 1,
+#endif
+#ifdef __NR_lgetxattr
+	[IT_SYS_LGETXATTR] = __NR_lgetxattr + 1,
+#endif
+#ifdef __NR_fgetxattr
+	[IT_SYS_FGETXATTR] = __NR_fgetxattr + 1,
+#endif
+#ifdef __NR_setxattr
+	[IT_SYS_SETXATTR] = __NR_setxattr + 1,
+#endif
+#ifdef __NR_lsetxattr
+	[IT_SYS_LSETXATTR] = __NR_lsetxattr + 1,
+#endif
+#ifdef __NR_fsetxattr
+	[IT_SYS_FSETXATTR] = __NR_fsetxattr + 1,
+#endif
+#ifdef __NR_listxattr
+	[IT_SYS_LISTXATTR] = __NR_listxattr + 1,
+#endif
+#ifdef __NR_llistxattr
+	[IT_SYS_LLISTXATTR] = __NR_llistxattr + 1,
+#endif
+#ifdef __NR_flistxattr
+	[IT_SYS_FLISTXATTR] = __NR_flistxattr + 1,
+#endif
+#ifdef __NR_removexattr
+	[IT_SYS_REMOVEXATTR] = __NR_removexattr + 1,
+#endif
+#ifdef __NR_lremovexattr
+	[IT_SYS_LREMOVEXATTR] = __NR_lremovexattr + 1,
+#endif
+#ifdef __NR_fremovexattr
+	[IT_SYS_FREMOVEXATTR] = __NR_fremovexattr + 1,
+#endif
+#ifdef __NR_io_submit
+	[IT_SYS_IO_SUBMIT] = __NR_io_submit + 1,
+#endif
+#ifdef __NR_io_getevents
+	[IT_SYS_IO_GETEVENTS] = __NR_io_getevents + 1,
+#endif
+#ifdef __NR_io_uring_enter
+	[IT_SYS_IO_URING_ENTER] = __NR_io_uring_enter + 1,
+#endif
+};
+
+static const char *const call_names[IT_SYS_MAX] = {
+#define NAME_(ID, V, nm, ...) [V] = #nm,
+	IT_SYS_CALLS(NAME_)
+	IT_SYS_URING_CALLS(NAME_)
+#undef NAME_
+};
+
+static const char *const tp_names[IT_SYS_MAX] = {
+#define TP_(ID, V, nm, tp, ...) [V] = #tp,
+	IT_SYS_CALLS(TP_)
+#undef TP_
+};
+
+#define GROUP_(ID, V, nm, tp, grp, ...) [V] = IT_SG_##grp,
+static const unsigned call_group[IT_SYS_MAX] = {
+	IT_SYS_CALLS(GROUP_)
+#undef GROUP_
+#define UGROUP_(ID, V, nm) [V] = IT_SG_URING,
+	IT_SYS_URING_CALLS(UGROUP_)
+#undef UGROUP_
+};
+
+static const struct { const char *name; unsigned mask; } groups[] = {
+	{ "data", IT_SG_DATA }, { "sync", IT_SG_SYNC }, { "open", IT_SG_OPEN },
+	{ "meta", IT_SG_META }, { "dir", IT_SG_DIR }, { "xattr", IT_SG_XATTR },
+	{ "aio", IT_SG_AIO }, { "uring", IT_SG_URING }, { "all", ~0u },
+};
+
+const char *it_syscall_name(unsigned call)
+{
+	return call < IT_SYS_MAX ? call_names[call] : NULL;
+}
+
+int it_syscall_parse_calls(const char *list, uint8_t calls[IT_SYS_MAX], char *err, size_t errlen)
+{
+	char *copy = strdup(list), *save = NULL;
+	int rc = 0;
+
+	if (!copy) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	memset(calls, 0, IT_SYS_MAX);
+	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		bool found = false;
+
+		for (size_t g = 0; g < sizeof(groups) / sizeof(groups[0]); g++) {
+			if (strcmp(t, groups[g].name))
+				continue;
+			for (unsigned c = 1; c < IT_SYS_MAX; c++)
+				if (call_group[c] & groups[g].mask)
+					calls[c] = 1;
+			found = true;
+		}
+		for (unsigned c = 1; c < IT_SYS_MAX && !found; c++)
+			if (call_names[c] && !strcmp(t, call_names[c]))
+				calls[c] = found = true;
+		if (!found) {
+			snprintf(err, errlen, "unknown call '%s'; use call names such as pread64 or "
+				 "fsync, or the groups data, sync, open, meta, dir, xattr, aio, uring, all", t);
+			rc = -1;
+			break;
+		}
+	}
+	free(copy);
+	return rc;
+}
+
+static bool tracefs_has(const char *event)
+{
+	char p[256];
+
+	snprintf(p, sizeof(p), "/sys/kernel/tracing/events/%s", event);
+	if (!access(p, F_OK))
+		return true;
+	snprintf(p, sizeof(p), "/sys/kernel/debug/tracing/events/%s", event);
+	return !access(p, F_OK);
+}
+
+static bool have_btf(void)
+{
+	return !access("/sys/kernel/btf/vmlinux", R_OK);
+}
+
+/*
+ * tp_btf first: measured here (README, bench/syscall_cost), a traced pread
+ * costs ~150-200 ns less with tp_btf/sys_enter+sys_exit than with
+ * syscalls:sys_enter_pread64 (perf_syscall_enter builds a perf record
+ * before it runs the program), and so does a filtered-out one. The price:
+ * every other system call on the machine runs the program's first test
+ * (~120 ns here with the hook, ~50 ns with per-call tracepoints, where
+ * only the syscall slow path is paid). Where storage calls are a small
+ * share of all calls (under ~20% here), --syscall-hook tracepoint is
+ * cheaper.
+ */
+static enum it_sys_hook best_hook(void)
+{
+	if (have_btf())
+		return IT_SYS_HOOK_TP_BTF;
+	if (tracefs_has("syscalls/sys_enter_pread64"))
+		return IT_SYS_HOOK_TRACEPOINT;
+	return IT_SYS_HOOK_RAW_TP;
+}
+
+static const char *hook_name(enum it_sys_hook h)
+{
+	switch (h) {
+	case IT_SYS_HOOK_TRACEPOINT: return "tracepoint";
+	case IT_SYS_HOOK_TP_BTF: return "tp_btf";
+	case IT_SYS_HOOK_RAW_TP: return "raw_tp";
+	default: return "auto";
+	}
+}
+
+const char *it_syscall_hook_name(const struct it_syscall_layer *l)
+{
+	return hook_name(l->hook);
+}
+
+int it_syscall_probe(char *hook, size_t hooklen, char *why, size_t whylen)
+{
+	if (!tracefs_has("raw_syscalls/sys_enter") && !tracefs_has("syscalls")) {
+		snprintf(why, whylen, "no syscall tracepoints (CONFIG_FTRACE_SYSCALLS=y is needed, "
+			 "and tracefs at /sys/kernel/tracing)");
+		return 0;
+	}
+	if (!have_btf()) {
+		snprintf(why, whylen, "no kernel BTF (/sys/kernel/btf/vmlinux): the CO-RE programs "
+			 "cannot load; a kernel with CONFIG_DEBUG_INFO_BTF=y is needed");
+		return 0;
+	}
+	snprintf(hook, hooklen, "%s%s", hook_name(best_hook()),
+		 tracefs_has("io_uring/io_uring_submit_req") ? "+io_uring" : "");
+	why[0] = 0;
+	return 1;
+}
+
+static int on_record(void *ctx, void *data, size_t size)
+{
+	struct it_syscall_layer *l = ctx;
+
+	return l->sink(l->ctx, data, size);
+}
+
+/* A --path prefix: its directory (dev, inode) for fd-based calls and its
+ * canonical string for absolute names. */
+static int set_prefix(struct syscall_bpf *s, unsigned k, const char *path, char *err,
+		      size_t errlen)
+{
+	char real[PATH_MAX];
+	struct stat st;
+	size_t n;
+
+	if (!realpath(path, real) || stat(real, &st)) {
+		snprintf(err, errlen, "failed to use path filter '%s': %s; give an existing file "
+			 "or directory", path, strerror(errno));
+		return -1;
+	}
+	n = strlen(real);
+	if (n >= IT_SYS_PREFIX_LEN) {
+		snprintf(err, errlen, "failed to use path filter '%s': longer than %d bytes; "
+			 "give a shorter path", path, IT_SYS_PREFIX_LEN - 1);
+		return -1;
+	}
+	memcpy((char *)s->rodata->prefix_str[k], real, n + 1);
+	s->rodata->prefix_len[k] = n;
+	s->rodata->prefix_dev[k] = IT_MKDEV(major(st.st_dev), minor(st.st_dev));
+	s->rodata->prefix_ino[k] = st.st_ino;
+	return 0;
+}
+
+static int configure(struct it_syscall_layer *l, const struct it_syscall_opts *o, char *err,
+		     size_t errlen)
+{
+	struct syscall_bpf *s = l->skel;
+	bool any = false, uring = false;
+
+	for (unsigned c = 1; c < IT_SYS_MAX; c++)
+		any |= o->calls[c];
+	for (unsigned c = 1; c < IT_SYS_MAX; c++) {
+		bool on = any ? o->calls[c] : call_names[c] != NULL;
+
+		if (on && call_group[c] == IT_SG_URING)
+			uring = true;
+		else if (on && nr_plus1[c] && nr_plus1[c] - 1 < IT_SYS_NR_MAX)
+			s->rodata->call_of_nr[nr_plus1[c] - 1] = c;
+	}
+	s->rodata->uring_on = uring && tracefs_has("io_uring/io_uring_submit_req");
+	s->rodata->self_tgid = getpid();
+	s->rodata->filter_pids = o->npids || o->ntids || o->children;
+	s->rodata->filter_tids = o->ntids > 0;
+	s->rodata->follow_forks = o->follow_forks;
+	if (o->comm) {
+		size_t n = strlen(o->comm);
+
+		if (n > 15) {
+			snprintf(err, errlen, "failed to use comm filter '%s': a comm has at most 15 "
+				 "characters; give a shorter prefix", o->comm);
+			return -1;
+		}
+		memcpy((char *)s->rodata->comm_prefix, o->comm, n);
+		s->rodata->comm_len = n;
+	}
+	if (o->cgroup) {
+		struct statfs sfs;
+
+		l->cgroup_fd = open(o->cgroup, O_RDONLY | O_DIRECTORY);
+		if (l->cgroup_fd < 0) {
+			snprintf(err, errlen, "failed to open cgroup '%s': %s; give a cgroup v2 "
+				 "directory such as /sys/fs/cgroup/system.slice", o->cgroup,
+				 strerror(errno));
+			return -1;
+		}
+		if (fstatfs(l->cgroup_fd, &sfs) || sfs.f_type != CGROUP2_SUPER_MAGIC) {
+			snprintf(err, errlen, "failed to use cgroup '%s': not a cgroup v2 directory; "
+				 "give one under the cgroup2 mount (see: mount -t cgroup2)", o->cgroup);
+			return -1;
+		}
+		s->rodata->filter_cgroup = 1;
+	}
+	if (o->npaths > IT_SYS_MAX_PREFIX) {
+		snprintf(err, errlen, "failed to use %zu path filters: at most %d; merge them into "
+			 "a common directory", o->npaths, IT_SYS_MAX_PREFIX);
+		return -1;
+	}
+	for (size_t k = 0; k < o->npaths; k++)
+		if (set_prefix(s, k, o->paths[k], err, errlen))
+			return -1;
+	s->rodata->nprefix = o->npaths;
+	size_t rb = o->ringbuf_bytes ? o->ringbuf_bytes : 16 << 20;
+
+	bpf_map__set_max_entries(s->maps.sys_events, rb);
+	/* wake the consumer when an eighth is used; it polls anyway (see the BPF side) */
+	s->rodata->wakeup_bytes = rb / 8;
+	return 0;
+}
+
+/* Which programs load: one hook pair, fork tracking, io_uring if asked. */
+static void choose_programs(struct it_syscall_layer *l)
+{
+	struct syscall_bpf *s = l->skel;
+	bool uring = s->rodata->uring_on;
+
+	bpf_program__set_autoload(s->progs.sys_enter_btf, l->hook == IT_SYS_HOOK_TP_BTF);
+	bpf_program__set_autoload(s->progs.sys_exit_btf, l->hook == IT_SYS_HOOK_TP_BTF);
+	bpf_program__set_autoload(s->progs.sys_enter_raw, l->hook == IT_SYS_HOOK_RAW_TP);
+	bpf_program__set_autoload(s->progs.sys_exit_raw, l->hook == IT_SYS_HOOK_RAW_TP);
+	bpf_program__set_autoload(s->progs.sys_enter_tp, l->hook == IT_SYS_HOOK_TRACEPOINT);
+	bpf_program__set_autoload(s->progs.sys_exit_tp, l->hook == IT_SYS_HOOK_TRACEPOINT);
+	bpf_program__set_autoload(s->progs.uring_submit, uring);
+	bpf_program__set_autoload(s->progs.uring_complete, uring);
+	bpf_program__set_autoload(s->progs.sys_fork, s->rodata->filter_pids);
+	bpf_program__set_autoload(s->progs.sys_exit_task, s->rodata->filter_pids);
+}
+
+static int attach_tracepoints(struct it_syscall_layer *l, char *err, size_t errlen)
+{
+	struct syscall_bpf *s = l->skel;
+
+	l->links = calloc(2 * IT_SYS_MAX, sizeof(*l->links));
+	if (!l->links)
+		return -ENOMEM;
+	for (unsigned c = 1; c < IT_SYS_MAX; c++) {
+		char ev[96];
+		int nr = nr_plus1[c] - 1;
+
+		if (!tp_names[c] || nr < 0 || nr >= IT_SYS_NR_MAX || s->rodata->call_of_nr[nr] != c)
+			continue;
+		for (int x = 0; x < 2; x++) {
+			struct bpf_program *p = x ? s->progs.sys_exit_tp : s->progs.sys_enter_tp;
+			struct bpf_link *k;
+
+			snprintf(ev, sizeof(ev), "sys_%s_%s", x ? "exit" : "enter", tp_names[c]);
+			k = bpf_program__attach_tracepoint(p, "syscalls", ev);
+			if (!k) {
+				snprintf(err, errlen, "failed to attach syscalls:%s: %s; try --hook tp_btf",
+					 ev, strerror(errno));
+				return -1;
+			}
+			l->links[l->nlinks++] = k;
+		}
+	}
+	return 0;
+}
+
+static int attach(struct it_syscall_layer *l, char *err, size_t errlen)
+{
+	struct syscall_bpf *s = l->skel;
+
+	if (l->hook == IT_SYS_HOOK_TRACEPOINT) {
+		if (attach_tracepoints(l, err, errlen))
+			return -1;
+		/* the rest auto-attaches; the generic programs have no target */
+		bpf_program__set_autoattach(s->progs.sys_enter_tp, false);
+		bpf_program__set_autoattach(s->progs.sys_exit_tp, false);
+	}
+	if (syscall_bpf__attach(s)) {
+		snprintf(err, errlen, "failed to attach the syscall probes: %s; run "
+			 "'iotrail probe' to see what this kernel offers", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* Sets a pid's bit. Not atomic against the fork program setting another
+ * bit of the same word: callers add pids before the processes run. */
+static int set_bit(struct bpf_map *bits, pid_t id)
+{
+	uint32_t k = ((uint32_t)id >> 6) & 0xffff;
+	uint64_t w = 0;
+
+	if (bpf_map__lookup_elem(bits, &k, sizeof(k), &w, sizeof(w), 0))
+		return -errno;
+	w |= 1ull << (id & 63);
+	return bpf_map__update_elem(bits, &k, sizeof(k), &w, sizeof(w), 0) ? -errno : 0;
+}
+
+struct it_syscall_layer *it_syscall_open(const struct it_syscall_opts *o, it_syscall_sink sink,
+					 void *ctx, char *err, size_t errlen)
+{
+	struct it_syscall_layer *l = calloc(1, sizeof(*l));
+	int zero = 0;
+
+	if (!l) {
+		snprintf(err, errlen, "failed to allocate the syscall layer: out of memory");
+		return NULL;
+	}
+	for (size_t i = 0; i < o->npids; i++) {
+		if (kill(o->pids[i], 0) && errno == ESRCH) {
+			snprintf(err, errlen, "failed to trace pid %d: no such process; give the pid "
+				 "of a running process", o->pids[i]);
+			free(l);
+			return NULL;
+		}
+	}
+	l->cgroup_fd = -1;
+	l->sink = sink;
+	l->ctx = ctx;
+	l->hook = o->hook ? o->hook : best_hook();
+	l->skel = syscall_bpf__open();
+	if (!l->skel) {
+		snprintf(err, errlen, "failed to open the syscall BPF object: %s", strerror(errno));
+		goto fail;
+	}
+	if (configure(l, o, err, errlen))
+		goto fail;
+	choose_programs(l);
+	if (syscall_bpf__load(l->skel)) {
+		snprintf(err, errlen, "failed to load the syscall probes (hook %s): %s; run "
+			 "'iotrail probe', or try another --hook", hook_name(l->hook), strerror(errno));
+		goto fail;
+	}
+	for (size_t i = 0; i < o->npids; i++)
+		if (it_syscall_add_pid(l, o->pids[i]))
+			goto fail_pid;
+	for (size_t i = 0; i < o->ntids; i++)
+		if (set_bit(l->skel->maps.sys_tid_bits, o->tids[i]))
+			goto fail_pid;
+	if (l->cgroup_fd >= 0 &&
+	    bpf_map__update_elem(l->skel->maps.sys_cgroup, &zero, sizeof(zero), &l->cgroup_fd,
+				 sizeof(l->cgroup_fd), 0)) {
+		snprintf(err, errlen, "failed to use the cgroup filter: %s; give a cgroup v2 "
+			 "directory", strerror(errno));
+		goto fail;
+	}
+	l->rb = ring_buffer__new(bpf_map__fd(l->skel->maps.sys_events), on_record, l, NULL);
+	if (!l->rb) {
+		snprintf(err, errlen, "failed to set up the syscall ring buffer: %s", strerror(errno));
+		goto fail;
+	}
+	if (attach(l, err, errlen))
+		goto fail;
+	return l;
+fail_pid:
+	snprintf(err, errlen, "failed to add a pid to the syscall filter: %s", strerror(errno));
+fail:
+	it_syscall_close(l);
+	return NULL;
+}
+
+int it_syscall_add_pid(struct it_syscall_layer *l, pid_t pid)
+{
+	return set_bit(l->skel->maps.sys_pid_bits, pid);
+}
+
+void it_syscall_adopt(struct it_syscall_layer *l, bool on)
+{
+	/* .bss is mmapped: the BPF side sees the store at once */
+	__atomic_store_n(&l->skel->bss->adopt_tgid, on ? (uint32_t)getpid() : 0, __ATOMIC_SEQ_CST);
+}
+
+int it_syscall_share_ring(struct it_syscall_layer *l, struct ring_buffer *rb)
+{
+	int err = ring_buffer__add(rb, bpf_map__fd(l->skel->maps.sys_events), on_record, l);
+
+	if (err)
+		return err;
+	ring_buffer__free(l->rb);
+	l->rb = NULL;
+	return 0;
+}
+
+struct ring_buffer *it_syscall_ring(const struct it_syscall_layer *l)
+{
+	return l->rb;
+}
+
+void it_syscall_detach(struct it_syscall_layer *l)
+{
+	if (!l)
+		return;
+	for (size_t i = 0; i < l->nlinks; i++)
+		bpf_link__destroy(l->links[i]);
+	l->nlinks = 0;
+	syscall_bpf__detach(l->skel);
+}
+
+int it_syscall_epoll_fd(const struct it_syscall_layer *l)
+{
+	return l->rb ? ring_buffer__epoll_fd(l->rb) : -EINVAL;
+}
+
+int it_syscall_poll(struct it_syscall_layer *l, int timeout_ms)
+{
+	return l->rb ? ring_buffer__poll(l->rb, timeout_ms) : -EINVAL;
+}
+
+int it_syscall_consume(struct it_syscall_layer *l)
+{
+	return l->rb ? ring_buffer__consume(l->rb) : -EINVAL;
+}
+
+uint64_t it_syscall_drops(const struct it_syscall_layer *l, uint64_t *per_cpu, uint32_t ncpu)
+{
+	int n = libbpf_num_possible_cpus();
+	uint64_t total = 0, *v;
+	uint32_t zero = 0;
+
+	if (n <= 0 || !(v = calloc(n, sizeof(*v))))
+		return 0;
+	if (!bpf_map__lookup_elem(l->skel->maps.sys_drops, &zero, sizeof(zero), v,
+				  n * sizeof(*v), 0)) {
+		for (int i = 0; i < n; i++) {
+			total += v[i];
+			if (per_cpu && (uint32_t)i < ncpu)
+				per_cpu[i] += v[i];
+		}
+	}
+	free(v);
+	return total;
+}
+
+void it_syscall_close(struct it_syscall_layer *l)
+{
+	if (!l)
+		return;
+	ring_buffer__free(l->rb);
+	for (size_t i = 0; i < l->nlinks; i++)
+		bpf_link__destroy(l->links[i]);
+	free(l->links);
+	syscall_bpf__destroy(l->skel);
+	if (l->cgroup_fd >= 0)
+		close(l->cgroup_fd);
+	free(l);
+}

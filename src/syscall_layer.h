@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * The syscall layer's loader: configure, load and attach bpf/syscall.bpf.c,
+ * hand every ring-buffer record to a sink, count drops, tear down. `iotrail
+ * record` runs it beside the block layer (each layer has its own ring
+ * buffer; both are polled from one loop through their epoll fds).
+ */
+#ifndef IOTRAIL_SYSCALL_LAYER_H
+#define IOTRAIL_SYSCALL_LAYER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "iotrail/syscall.h"
+
+struct ring_buffer;
+
+/* Which hook carries the system calls (see bpf/syscall.bpf.c). */
+enum it_sys_hook {
+	IT_SYS_HOOK_AUTO = 0,     /* the cheapest this kernel has */
+	IT_SYS_HOOK_TRACEPOINT,   /* syscalls:sys_enter_X/sys_exit_X, per traced call */
+	IT_SYS_HOOK_TP_BTF,       /* tp_btf/sys_enter + sys_exit, every call */
+	IT_SYS_HOOK_RAW_TP,       /* raw_tp/sys_enter + sys_exit, every call */
+};
+
+#define IT_SYS_MAX_IDS 64
+
+struct it_syscall_opts {
+	enum it_sys_hook hook;
+	uint8_t calls[IT_SYS_MAX];  /* 1 = trace; all zero = every call */
+	pid_t pids[IT_SYS_MAX_IDS]; /* only these processes (and, with */
+	size_t npids;               /* follow_forks, their descendants) */
+	bool follow_forks;
+	pid_t tids[IT_SYS_MAX_IDS]; /* ... or these threads */
+	size_t ntids;
+	const char *comm;           /* comm prefix, NULL = any */
+	const char *cgroup;         /* cgroup v2 directory, NULL = any */
+	const char *paths[IT_SYS_MAX_PREFIX]; /* path prefixes, existing */
+	size_t npaths;
+	bool children;              /* pid filter on, set by the children of this
+				     * process (it_syscall_adopt) instead of pids */
+	size_t ringbuf_bytes;       /* 0 = 16 MiB */
+};
+
+/* Receives each record (struct it_sys_event, it_sys_path + comps,
+ * it_sys_name + name, it_sys_task; see iotrail/syscall.h) in ring order.
+ * Non-zero stops the consume call that delivered it. */
+typedef int (*it_syscall_sink)(void *ctx, const void *rec, size_t size);
+
+struct it_syscall_layer;
+
+/* Parses "pread64,fsync,meta,uring" (call names and the groups data, sync,
+ * open, meta, dir, xattr, aio, uring, all) into calls[]. Returns 0, or -1
+ * with "unknown call 'x'; ..." in err. */
+int it_syscall_parse_calls(const char *list, uint8_t calls[IT_SYS_MAX], char *err, size_t errlen);
+
+/* Name of a call id ("pread64"), or NULL. */
+const char *it_syscall_name(unsigned call);
+
+/* Opens, configures (filters into read-only data), loads and attaches.
+ * On failure returns NULL with a one-line "failed to X: why; what to do"
+ * reason in err (without the "iotrail record: " prefix). */
+struct it_syscall_layer *it_syscall_open(const struct it_syscall_opts *o, it_syscall_sink sink,
+					 void *ctx, char *err, size_t errlen);
+
+/* Adds a process to the pid set after load (the `-- COMMAND` child, held
+ * before exec until this returns). */
+int it_syscall_add_pid(struct it_syscall_layer *l, pid_t pid);
+
+/* While on, every process this process forks joins the pid set (and its
+ * descendants follow): call around the fork of `-- COMMAND`. */
+void it_syscall_adopt(struct it_syscall_layer *l, bool on);
+
+/* Moves the layer's ring buffer into rb (another layer's ring_buffer, one
+ * poll for both): the sink is then called from rb's poll/consume. */
+int it_syscall_share_ring(struct it_syscall_layer *l, struct ring_buffer *rb);
+/* The layer's own ring_buffer (when not shared), to poll alone. */
+struct ring_buffer *it_syscall_ring(const struct it_syscall_layer *l);
+/* Stops the probes; records already in the ring can still be consumed. */
+void it_syscall_detach(struct it_syscall_layer *l);
+
+/* The ring buffer's epoll fd, to poll beside other layers. */
+int it_syscall_epoll_fd(const struct it_syscall_layer *l);
+/* Waits up to timeout_ms and delivers what is there; returns records
+ * delivered or -errno. */
+int it_syscall_poll(struct it_syscall_layer *l, int timeout_ms);
+/* Delivers what is there without waiting. */
+int it_syscall_consume(struct it_syscall_layer *l);
+
+/* Records lost because the ring was full: per CPU into per_cpu (ncpu
+ * entries, may be NULL), total as the return value. */
+uint64_t it_syscall_drops(const struct it_syscall_layer *l, uint64_t *per_cpu, uint32_t ncpu);
+
+/* "tracepoint", "tp_btf" or "raw_tp": the hook in use. */
+const char *it_syscall_hook_name(const struct it_syscall_layer *l);
+
+/* Detaches and frees; accepts NULL. */
+void it_syscall_close(struct it_syscall_layer *l);
+
+/* For `iotrail probe`: can this kernel trace system calls, with which hook;
+ * if not, why (one line) in why. Returns 1 when it can. */
+int it_syscall_probe(char *hook, size_t hooklen, char *why, size_t whylen);
+
+#endif

@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * The syscall layer off the kernel: its records through the trace file
+ * (beside block events, which must read as before), and the analysis on a
+ * synthetic stream: paths and names resolved, relative names made
+ * absolute, per call / per file sums, sequential offsets, block time as
+ * the union of a call's requests, background I/O, the event list order.
+ */
+#include "harness.h"
+#include "tracefile.h"
+#include "analyze/sysan.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+static void make_host(struct it_host_rec *h)
+{
+	memset(h, 0, sizeof(*h));
+	strcpy(h->hostname, "testhost");
+	strcpy(h->clock, "monotonic");
+	strcpy(h->layers, "block,syscall");
+	h->ncpus = 2;
+	h->start_monotonic_ns = 1000;
+}
+
+/* A path record for components given leaf first ("b.log", "tmp"). */
+static size_t make_path(unsigned char *buf, uint32_t dev, uint64_t ino, uint64_t ts, uint8_t ft,
+			const char *const *comps, int n)
+{
+	struct it_sys_path p = { .rec = IT_SREC_PATH, .ftype = ft, .dev = dev, .ino = ino,
+				 .tag_ts = ts, .ncomp = (uint16_t)n };
+	size_t off = sizeof(p);
+
+	for (int i = 0; i < n; i++) {
+		size_t l = strlen(comps[i]) + 1;
+		memcpy(buf + off, comps[i], l);
+		off += l;
+	}
+	p.len = (uint16_t)(off - sizeof(p));
+	memcpy(buf, &p, sizeof(p));
+	return off;
+}
+
+static size_t make_name(unsigned char *buf, uint32_t tid, uint64_t ts_enter, uint8_t which,
+			const char *s)
+{
+	struct it_sys_name n = { .rec = IT_SREC_NAME, .len = (uint16_t)strlen(s), .which = which,
+				 .tid = tid, .ts_enter = ts_enter };
+
+	memcpy(buf, &n, sizeof(n));
+	memcpy(buf + sizeof(n), s, n.len);
+	return sizeof(n) + n.len;
+}
+
+static struct it_sys_event call(uint16_t c, uint32_t tid, uint64_t t0, uint64_t t1, int64_t ret,
+				uint64_t off)
+{
+	struct it_sys_event e = { .rec = IT_SREC_CALL, .call = c, .pid = 100, .tid = tid,
+				  .ts_enter = t0, .ts_exit = t1, .ret = ret, .offset = off,
+				  .fd = 3 };
+	return e;
+}
+
+static void tag(struct it_sys_event *e, uint64_t ino, uint64_t ts)
+{
+	e->dev = IT_MKDEV(254, 0);
+	e->ino = ino;
+	e->tag_ts = ts;
+	e->ftype = IT_FT_REG;
+}
+
+TEST(syscall_tracefile_round_trip)
+{
+	char path[] = "/tmp/iotrail-unit-sys.XXXXXX", err[256];
+	int fd = mkstemp(path);
+	struct it_host_rec h;
+	struct it_event ev[3] = { { .ts_ns = 10, .type = IT_EV_BIO_QUEUE, .layer = IT_LAYER_BLOCK },
+				  { .ts_ns = 20, .type = IT_EV_RQ_ISSUE, .layer = IT_LAYER_BLOCK },
+				  { .ts_ns = 30, .type = IT_EV_RQ_COMPLETE, .layer = IT_LAYER_BLOCK } };
+	unsigned char rec[256];
+	static const char *const comps[] = { "b.log", "tmp" };
+	uint64_t drops[2] = { 3, 4 };
+	struct it_writer *w;
+	struct it_reader *r;
+	const struct it_event *evs;
+	size_t n, total = 0;
+
+	ASSERT_TRUE(fd >= 0, "mkstemp");
+	close(fd);
+	make_host(&h);
+	w = it_writer_open(path, &h, NULL, 0, err, sizeof(err));
+	ASSERT_NOT_NULL(w, "writer");
+	if (!w)
+		return;
+	it_writer_add(w, ev, 2, 0);
+	for (int i = 0; i < 20000; i++) { /* more than one SYSCALLS chunk */
+		struct it_sys_event e = call(IT_SYS_PREAD64, 7, 100 + i, 200 + i, 4096, i * 4096ull);
+		ASSERT_EQ(it_writer_add_syscall(w, &e, sizeof(e)), 0, "add call");
+	}
+	ASSERT_EQ(it_writer_add_syscall(w, rec, make_path(rec, 1, 2, 3, IT_FT_REG, comps, 2)), 0,
+		  "add path");
+	ASSERT_EQ(it_writer_add_syscall(w, rec, make_name(rec, 7, 100, 0, "x.log")), 0, "add name");
+	it_writer_add(w, ev + 2, 1, 0);
+	it_writer_set_syscall_drops(w, drops, 2);
+	ASSERT_EQ(it_writer_close(w, NULL, 0, 999), 0, "close");
+
+	/* the block reader sees its events and a complete file, as before */
+	r = it_reader_open(path, err, sizeof(err));
+	ASSERT_NOT_NULL(r, "reader");
+	if (!r)
+		return;
+	while (it_reader_next(r, &evs, &n) > 0)
+		total += n;
+	struct it_reader_status st;
+	it_reader_status(r, &st);
+	ASSERT_EQ(total, 3, "block events");
+	ASSERT_TRUE(st.complete && !st.truncated, "complete");
+	it_reader_close(r);
+
+	/* the records reader: calls, then side records and drops */
+	uint16_t types[] = { IT_CHUNK_SYSCALLS }, t2[] = { IT_CHUNK_SYSSIDE, IT_CHUNK_SYSDROPS };
+	const void *p;
+	uint16_t type;
+	uint32_t count;
+	size_t len, calls = 0, sides = 0, chunks = 0;
+	uint64_t last_off = 0, dsum = 0;
+	bool ordered = true;
+
+	r = it_reader_open_records(path, types, 1, err, sizeof(err));
+	ASSERT_NOT_NULL(r, "records reader");
+	if (!r)
+		return;
+	while (it_reader_next_records(r, &type, &p, &len, &count) > 0) {
+		const struct it_sys_event *e = p;
+		chunks++;
+		for (uint32_t i = 0; i < count; i++, calls++) {
+			ordered &= calls == 0 || e[i].offset == last_off + 4096;
+			last_off = e[i].offset;
+		}
+	}
+	it_reader_status(r, &st);
+	ASSERT_EQ(calls, 20000, "calls");
+	ASSERT_EQ(chunks, 3, "SYSCALLS chunks of 8192");
+	ASSERT_TRUE(ordered, "calls in order");
+	ASSERT_TRUE(st.complete, "complete through the records reader");
+	it_reader_close(r);
+
+	r = it_reader_open_records(path, t2, 2, err, sizeof(err));
+	ASSERT_NOT_NULL(r, "side reader");
+	if (!r)
+		return;
+	while (it_reader_next_records(r, &type, &p, &len, &count) > 0) {
+		if (type == IT_CHUNK_SYSDROPS) {
+			for (uint32_t i = 0; i < count; i++)
+				dsum += ((const uint64_t *)p)[i];
+			continue;
+		}
+		size_t off = 0, rl;
+		const void *x;
+		while ((x = it_sys_side_next(p, len, &off, &rl)))
+			sides++;
+		ASSERT_EQ(off, len, "side records fill the chunk");
+	}
+	ASSERT_EQ(sides, 2, "side records");
+	ASSERT_EQ(dsum, 7, "syscall drops");
+	it_reader_close(r);
+	unlink(path);
+}
+
+TEST(syscall_path_join)
+{
+	unsigned char buf[256];
+	static const char *const comps[] = { "app.log", "logs", "var" };
+	char out[64];
+
+	make_path(buf, 1, 2, 3, IT_FT_REG, comps, 3);
+	it_sys_path_join((const struct it_sys_path *)buf, (const char *)buf + sizeof(struct it_sys_path),
+			 out, sizeof(out));
+	ASSERT_STREQ(out, "/var/logs/app.log", "joined");
+	make_path(buf, 1, 77, 3, IT_FT_FIFO, NULL, 0);
+	it_sys_path_join((const struct it_sys_path *)buf, (const char *)buf + sizeof(struct it_sys_path),
+			 out, sizeof(out));
+	ASSERT_STREQ(out, "pipe:[77]", "pipe");
+	make_path(buf, 1, 2, 3, IT_FT_REG, comps, 3);
+	it_sys_path_join((const struct it_sys_path *)buf, (const char *)buf + sizeof(struct it_sys_path),
+			 out, 8);
+	ASSERT_EQ(strlen(out), 7, "truncated to the buffer");
+}
+
+static struct it_trail trail(uint32_t tid, uint64_t q, uint64_t c, uint32_t comm)
+{
+	struct it_trail t = { .tid = tid, .pid = 100, .bytes = 4096, .comm = comm };
+
+	t.ts[IT_PT_Q] = q;
+	t.ts[IT_PT_D] = q + 1;
+	t.ts[IT_PT_C] = c;
+	return t;
+}
+
+TEST(syscall_analysis)
+{
+	struct it_sysan_opts o = { .events = true };
+	struct it_sysan *s = it_sysan_new(&o);
+	unsigned char rec[256];
+	static const char *const file[] = { "a.dat", "data" }, *const dir[] = { "work" };
+	struct it_sys_task task = { .rec = IT_SREC_TASK, .pid = 100, .tid = 7, .ts = 1 };
+	struct it_trail t;
+
+	ASSERT_NOT_NULL(s, "new");
+	if (!s)
+		return;
+	memcpy(task.comm, "db", 3);
+	ASSERT_EQ(it_sysan_side(s, &task, sizeof(task)), 0, "task");
+	ASSERT_EQ(it_sysan_side(s, rec, make_path(rec, IT_MKDEV(254, 0), 5, 50, IT_FT_REG, file, 2)),
+		  0, "file path");
+	ASSERT_EQ(it_sysan_side(s, rec, make_path(rec, IT_MKDEV(254, 0), 9, 90, IT_FT_DIR, dir, 1)),
+		  0, "dir path");
+	ASSERT_EQ(it_sysan_side(s, rec, make_name(rec, 7, 3000, 0, "rel/b.txt")), 0, "name");
+	/* two overlapping requests in the first read, one outside any call */
+	t = trail(7, 1100, 1500, 1);
+	it_sysan_trail(s, &t);
+	t = trail(7, 1200, 1800, 1);
+	it_sysan_trail(s, &t);
+	t = trail(7, 2500, 2600, 1);
+	it_sysan_trail(s, &t);
+	t = trail(99, 1300, 1400, 2); /* another thread: background */
+	it_sysan_trail(s, &t);
+	it_sysan_index(s, 1000, 5000);
+
+	struct it_sys_event e[4];
+	e[1] = call(IT_SYS_PREAD64, 7, 2000, 2100, 4096, 4096); /* sequential after e[0] */
+	tag(&e[1], 5, 50);
+	e[0] = call(IT_SYS_PREAD64, 7, 1000, 2000, 4096, 0);
+	tag(&e[0], 5, 50);
+	e[2] = call(IT_SYS_UNLINK, 7, 3000, 3100, -2, 0);
+	e[2].sflags = IT_SYSF_NAME | IT_SYSF_TAG_DIR;
+	tag(&e[2], 9, 90);
+	e[2].ftype = IT_FT_DIR;
+	e[3] = call(IT_SYS_PWRITE64, 7, 4000, 4200, 100, 0);
+	tag(&e[3], 5, 50);
+	/* a thread's calls come in order; the list is sorted anyway */
+	ASSERT_EQ(it_sysan_calls(s, e, 2), 0, "calls");
+	ASSERT_EQ(it_sysan_calls(s, e + 3, 1), 0, "a later call first");
+	ASSERT_EQ(it_sysan_calls(s, e + 2, 1), 0, "calls");
+	it_sysan_finish(s);
+	ASSERT_EQ(it_sysan_error(s), 0, "no error");
+
+	const struct it_sysan_results *r = it_sysan_results(s);
+	ASSERT_EQ(r->calls, 4, "calls");
+	ASSERT_EQ(r->errors, 1, "errors");
+	ASSERT_EQ(r->per_call[0].call, IT_SYS_PREAD64, "most frequent first");
+	ASSERT_EQ(r->per_call[0].count, 2, "preads");
+	ASSERT_EQ(r->per_call[0].bytes, 8192, "pread bytes");
+	ASSERT_EQ(r->per_call[0].block_calls, 1, "one pread issued I/O");
+	ASSERT_EQ(r->per_call[0].block_ios, 2, "its two requests");
+	/* union of [1100,1500] and [1200,1800]: 700 ns */
+	ASSERT_EQ(r->per_call[0].block.sum, 700, "block time is the union");
+	ASSERT_EQ(r->per_call[0].above.sum, 300, "the rest is above the block layer");
+	ASSERT_EQ(r->owned_ios, 2, "owned");
+	ASSERT_EQ(r->background_ios, 2, "background: the orphan and the other thread");
+	ASSERT_EQ(r->nevents, 4, "events");
+	ASSERT_EQ(r->events[0].e.ts_enter, 1000, "sorted by entry");
+	ASSERT_STREQ(r->events[0].path, "/data/a.dat", "tag path");
+	ASSERT_STREQ(r->events[0].comm, "db", "comm");
+	ASSERT_EQ(r->events[0].block_ns, 700, "event block time");
+	ASSERT_STREQ(r->events[2].path, "/work/rel/b.txt", "relative name under its directory");
+	ASSERT_STREQ(r->files[0].path, "/data/a.dat", "busiest file");
+	ASSERT_EQ(r->files[0].calls, 3, "file calls");
+	ASSERT_EQ(r->files[0].read_bytes, 8192, "file reads");
+	ASSERT_EQ(r->files[0].write_bytes, 100, "file writes");
+	ASSERT_EQ(r->files[0].seq, 1, "second read is sequential");
+	ASSERT_EQ(r->nthreads, 1, "threads");
+	ASSERT_STREQ(r->threads[0].comm, "db", "thread comm");
+	uint64_t sum = 0;
+	for (size_t i = 0; i < r->nintervals; i++)
+		sum += r->threads[0].timeline[i];
+	ASSERT_EQ(sum, 4, "timeline holds every call");
+	ASSERT_EQ(r->unmatched_names, 0, "every name found its call");
+	it_sysan_free(s);
+}
+
+TEST(syscall_side_malformed)
+{
+	struct it_sysan_opts o = { 0 };
+	struct it_sysan *s = it_sysan_new(&o);
+	struct it_sys_path p = { .rec = IT_SREC_PATH, .len = 500 };
+	unsigned char junk[8] = { 9, 9 };
+	size_t off = 0, rl;
+
+	ASSERT_NOT_NULL(s, "new");
+	if (!s)
+		return;
+	ASSERT_EQ(it_sysan_side(s, &p, sizeof(p)), -1, "length past the record");
+	ASSERT_EQ(it_sysan_side(s, junk, sizeof(junk)), -1, "unknown record");
+	ASSERT_TRUE(it_sys_side_next(&p, sizeof(p), &off, &rl) == NULL, "walker stops");
+	it_sysan_free(s);
+}

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Zoned namespace (run --zns: 64 zones of 16 MiB, 4 KiB LBAs), one boot:
+# under `iotrail record`, a script resets chosen zones a known number of
+# times (blkzone reset -c 1), writes known amounts at known zone starts
+# (dd oflag=direct), reads a known amount, finishes, opens and closes
+# chosen zones. `iotrail report --zones --json` must give exactly those
+# counts per zone and nothing on the other zones; the text heat map must
+# have one cell per zone.
+cd "$(dirname "$0")/../.." || exit 1
+. tests/vm/lib.sh
+
+names="vm_zones_table vm_zones_resets vm_zones_writes vm_zones_reads vm_zones_mgmt
+       vm_zones_quiet vm_zones_heatmap vm_zones_nvme_zone_cmds"
+why=$(vm_blocker)
+[ -z "$why" ] && ! command -v jq >/dev/null && why="jq is not installed (scripts/install-deps.sh)"
+[ -z "$why" ] && ! command -v blkzone >/dev/null && why="blkzone (util-linux) is not installed"
+[ -z "$why" ] && [ ! -x build/iotrail ] && why="build/iotrail is not built (make)"
+if [ -n "$why" ]; then
+	skip_all "$why" $names
+	exit 0
+fi
+
+ZS=32768 # zone size in 512-byte sectors (16 MiB)
+out=$TMP/out
+mkdir -p "$out"
+# zone 3: 2 resets; zone 10: 1 reset; zone 5: 8 x 64 KiB writes then 1
+# reset; zone 7: 3 x 128 KiB writes, then 5 x 4 KiB reads; zone 9: finish;
+# zone 11: open + close.
+cat > "$out/work.sh" <<GUEST
+set -e
+d=/dev/nvme0n1
+blkzone reset -o $((3 * ZS)) -c 1 \$d
+blkzone reset -o $((3 * ZS)) -c 1 \$d
+blkzone reset -o $((10 * ZS)) -c 1 \$d
+dd if=/dev/zero of=\$d bs=64k count=8 seek=$((5 * 256)) oflag=direct status=none
+dd if=/dev/zero of=\$d bs=128k count=3 seek=$((7 * 128)) oflag=direct status=none
+dd if=\$d of=/dev/null bs=4k count=5 skip=$((7 * 4096)) iflag=direct status=none
+blkzone reset -o $((5 * ZS)) -c 1 \$d
+blkzone finish -o $((9 * ZS)) -c 1 \$d
+blkzone open -o $((11 * ZS)) -c 1 \$d
+blkzone close -o $((11 * ZS)) -c 1 \$d
+GUEST
+cat > "$TMP/zones.sh" <<GUEST
+build/iotrail record --layers block -o $out/zns.trail --dev nvme0n1 -- sh $out/work.sh
+build/iotrail report --zones --json $out/zns.trail > $out/zns.json
+build/iotrail report --zones $out/zns.trail > $out/zns.txt
+GUEST
+vm vm_zones --zns --out "$out" -- bash "$TMP/zones.sh"
+J=$out/zns.json
+if [ ! -s "$J" ]; then
+	for n in $names; do fail "$n" "no report from the guest ($(vm_why vm_zones))"; done
+	exit 1
+fi
+
+nz=$(jq -r '[.zones[] | select(.dev == "nvme0n1")] | length' "$J")
+z5lba=$(jq -r '.zones[5].start_lba' "$J")
+if [ "$nz" = 64 ] && [ "$z5lba" = $((5 * ZS / 8)) ]; then
+	pass "vm_zones_table (64 zones from BLKREPORTZONE; zone 5 starts at LBA $z5lba)"
+else
+	fail vm_zones_table "$nz zones (want 64), zone 5 start_lba $z5lba (want $((5 * ZS / 8)))"
+fi
+
+# zone field: value
+z() { jq -r ".zones[$1].$2" "$J"; }
+check() { # name, then "zone field want" triples
+	local name=$1 msg="" bad=""
+	shift
+	while [ $# -ge 3 ]; do
+		local got
+		got=$(z "$1" "$2")
+		msg="$msg zone$1.$2=$got"
+		[ "$got" = "$3" ] || bad="$bad zone $1 $2=$got (want $3);"
+		shift 3
+	done
+	if [ -z "$bad" ]; then pass "$name ($msg )"; else fail "$name" "$bad"; fi
+}
+check vm_zones_resets 3 resets 2 10 resets 1 5 resets 1 3 reset_latency_ns.count 2
+check vm_zones_writes 5 writes 8 5 write_bytes 524288 7 writes 3 7 write_bytes 393216
+check vm_zones_reads 7 reads 5 7 read_bytes 20480
+check vm_zones_mgmt 9 finishes 1 11 opens 1 11 closes 1
+
+others=$(jq -r '[.zones[] | select(.zone | IN(3,5,7,9,10,11) | not)
+	| .writes + .appends + .resets + .finishes + .opens + .closes] | add' "$J")
+if [ "$others" = 0 ]; then
+	pass "vm_zones_quiet (no write, append or zone command on the 58 other zones)"
+else
+	fail vm_zones_quiet "$others writes/zone commands on zones not touched"
+fi
+
+# the resets heat map row: one cell per zone, digits at zones 3, 5, 10
+row=$(grep -A2 '^  resets' "$out/zns.txt" | sed -n 3p | sed 's/^ *0 |//; s/|$//')
+if [ "${#row}" = 64 ] && [ "${row:3:1}" = 2 ] && [ "${row:5:1}" = 1 ] && [ "${row:10:1}" = 1 ]; then
+	pass "vm_zones_heatmap (resets row: '$row')"
+else
+	fail vm_zones_heatmap "resets row '$row' (${#row} cells, want 64 with 2 at 3, 1 at 5 and 10)"
+fi
+
+zsend=$(jq -r '.nvme.by_opcode.zone_mgmt_send.count // 0' "$J")
+if [ "$zsend" = 7 ]; then
+	pass "vm_zones_nvme_zone_cmds (7 NVMe zone management send commands: 4 resets, finish, open, close)"
+else
+	fail vm_zones_nvme_zone_cmds "$zsend zone management send commands, want 7"
+fi
+exit $FAILED
