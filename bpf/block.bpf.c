@@ -33,29 +33,13 @@
 
 #include "iotrail/event.h"
 #include "core_fixes.bpf.h"
-
-#define IT_MAX_DEVS 16
+#include "events.bpf.h"
 
 /* ---- tunables, set by user space before load ---- */
 const volatile bool tp_has_queue_arg = false; /* kernel < 5.11 argument layout */
-const volatile __u32 filter_ndevs = 0;
-const volatile __u32 filter_devs[IT_MAX_DEVS] = {};
 const volatile __u32 filter_tgid = 0;         /* 0: every process */
-const volatile __u64 wakeup_bytes = 16 << 20; /* wake the consumer beyond this */
 
-/* ---- maps ---- */
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 64 << 20); /* resized by user space (--ringbuf-mb) */
-} events SEC(".maps");
-
-/* Events lost because the ring was full, per CPU. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u64);
-} drops SEC(".maps");
+/* ---- maps (the ring buffer and drop counters: events.bpf.h) ---- */
 
 /* tid -> hash of the comm last announced with IT_EV_TASK. */
 struct {
@@ -110,19 +94,6 @@ static __always_inline __u32 rq_dev(struct request *rq, bool btf)
 		return disk_dev(KREAD(btf, old, rq_disk), btf);
 	q = (void *)KREAD(btf, rq, q);
 	return q ? disk_dev(KREAD(btf, q, disk), btf) : 0;
-}
-
-static __always_inline bool dev_wanted(__u32 dev)
-{
-	if (!filter_ndevs)
-		return true;
-	for (__u32 i = 0; i < IT_MAX_DEVS; i++) {
-		if (i >= filter_ndevs)
-			break;
-		if (filter_devs[i] == dev)
-			return true;
-	}
-	return false;
 }
 
 static __always_inline __u8 norm_op(__u32 opf)
@@ -201,54 +172,6 @@ static __always_inline __s16 status_errno(__u32 sts)
 	}
 }
 
-/* ---- ring buffer ---- */
-
-static __always_inline struct it_event *ev_reserve(__u8 type, __u32 dev)
-{
-	struct it_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	__u64 id = bpf_get_current_pid_tgid();
-
-	if (!e) {
-		__u32 zero = 0;
-		__u64 *n = bpf_map_lookup_elem(&drops, &zero);
-
-		if (n)
-			__sync_fetch_and_add(n, 1); /* a completion irq may nest */
-		return NULL;
-	}
-	/* ring memory is not zeroed: every field is written */
-	e->ts_ns = bpf_ktime_get_ns();
-	e->id = 0;
-	e->sector = 0;
-	e->aux = 0;
-	e->dev = dev;
-	e->bytes = 0;
-	e->pid = id >> 32;
-	e->tid = (__u32)id;
-	e->flags = 0;
-	e->error = 0;
-	e->tag = 0xffff;
-	e->hwq = 0xffff;
-	e->type = type;
-	e->op = IT_OP_OTHER;
-	e->layer = IT_LAYER_BLOCK;
-	e->cpu_lo = bpf_get_smp_processor_id();
-	e->reserved = 0;
-	return e;
-}
-
-/* Wakeups (irq_work + epoll) cost more than the event itself at 100K+ IOPS:
- * the consumer polls on a short timer, and is only woken early when the
- * ring fills past wakeup_bytes. */
-static __always_inline void ev_submit(struct it_event *e)
-{
-	__u64 flags = BPF_RB_NO_WAKEUP;
-
-	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > wakeup_bytes)
-		flags = BPF_RB_FORCE_WAKEUP;
-	bpf_ringbuf_submit(e, flags);
-}
-
 /* Per CPU, the last thread that submitted here and its comm hash: the same
  * thread submitting again (the common case) costs no hash-map lookup. */
 struct task_seen {
@@ -300,7 +223,7 @@ static __always_inline void note_task(bool btf)
 		return;
 	old = bpf_map_lookup_elem(&task_comm, &tid);
 	if (!old || *old != h) {
-		e = ev_reserve(IT_EV_TASK, 0);
+		e = ev_reserve(IT_EV_TASK, IT_LAYER_BLOCK, 0);
 		if (!e)
 			return; /* not cached: retried on the next Q */
 		__builtin_memcpy(e->comm, comm.c, sizeof(e->comm));
@@ -380,7 +303,7 @@ static __always_inline int on_bio(struct bio *bio, __u8 type, __s16 error, bool 
 	}
 	if (type == IT_EV_BIO_QUEUE)
 		note_task(btf);
-	e = ev_reserve(type, dev);
+	e = ev_reserve(type, IT_LAYER_BLOCK, dev);
 	if (!e)
 		return 0;
 	opf = KREAD(btf, bio, bi_opf);
@@ -410,7 +333,7 @@ static __always_inline int on_split(struct bio *split, __u64 new_sector, bool bt
 			return 0;
 		track(split);
 	}
-	e = ev_reserve(IT_EV_BIO_SPLIT, dev);
+	e = ev_reserve(IT_EV_BIO_SPLIT, IT_LAYER_BLOCK, dev);
 	if (!e)
 		return 0;
 	opf = KREAD(btf, split, bi_opf);
@@ -469,7 +392,7 @@ static __always_inline int on_rq(struct request *rq, __u8 type, __u32 nr_bytes,
 		last = type == IT_EV_RQ_MERGE ||
 		       (type == IT_EV_RQ_COMPLETE && nr_bytes >= len);
 	}
-	e = ev_reserve(type, dev);
+	e = ev_reserve(type, IT_LAYER_BLOCK, dev);
 	if (!e)
 		goto out;
 	opf = KREAD(btf, rq, cmd_flags);

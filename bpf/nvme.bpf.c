@@ -28,28 +28,13 @@
 
 #include "iotrail/event.h"
 #include "core_fixes.bpf.h"
-
-#define IT_MAX_DEVS 16
+#include "events.bpf.h"
 #define NVME_CMD_DSM 0x09
 #define MAX_DSM_RANGES 64 /* ranges followed per DSM command (the spec allows 256) */
 
-const volatile __u32 filter_ndevs = 0;
-const volatile __u32 filter_devs[IT_MAX_DEVS] = {};
 const volatile __u32 filter_tgid = 0;
-const volatile __u64 wakeup_bytes = 16 << 20;
 
-/* shared with block.bpf.c (reuse_fd): sizes must match */
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 64 << 20);
-} events SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u64);
-} drops SEC(".maps");
+/* events and drops (events.bpf.h) are the block object's (reuse_fd) */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -134,57 +119,18 @@ static __always_inline bool wanted(struct request *rq, __u32 dev)
 		    !(last && bpf_map_lookup_elem(&tracked, &last)))
 			return false;
 	}
-	if (!filter_ndevs)
-		return true;
-	for (__u32 i = 0; i < IT_MAX_DEVS; i++) {
-		if (i >= filter_ndevs)
-			break;
-		if (filter_devs[i] == dev)
-			return true;
-	}
-	return false;
+	return dev_wanted(dev);
 }
 
-static __always_inline struct it_event *ev_reserve(__u8 type, struct request *rq, __u32 dev)
+static __always_inline struct it_event *nvme_ev_reserve(__u8 type, struct request *rq, __u32 dev)
 {
-	struct it_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	__u64 id = bpf_get_current_pid_tgid();
+	struct it_event *e = ev_reserve(type, IT_LAYER_NVME, dev);
 
-	if (!e) {
-		__u32 zero = 0;
-		__u64 *n = bpf_map_lookup_elem(&drops, &zero);
-
-		if (n)
-			__sync_fetch_and_add(n, 1);
-		return NULL;
+	if (e) {
+		e->id = (__u64)rq;
+		e->bytes = BPF_CORE_READ(rq, __data_len);
 	}
-	e->ts_ns = bpf_ktime_get_ns();
-	e->id = (__u64)rq;
-	e->sector = 0;
-	e->aux = 0;
-	e->dev = dev;
-	e->bytes = BPF_CORE_READ(rq, __data_len);
-	e->pid = id >> 32;
-	e->tid = (__u32)id;
-	e->flags = 0;
-	e->error = 0;
-	e->tag = 0xffff;
-	e->hwq = 0xffff;
-	e->type = type;
-	e->op = 0;
-	e->layer = IT_LAYER_NVME;
-	e->cpu_lo = bpf_get_smp_processor_id();
-	e->reserved = 0;
 	return e;
-}
-
-static __always_inline void ev_submit(struct it_event *e)
-{
-	__u64 flags = BPF_RB_NO_WAKEUP;
-
-	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > wakeup_bytes)
-		flags = BPF_RB_FORCE_WAKEUP;
-	bpf_ringbuf_submit(e, flags);
 }
 
 /* The ranges of a DSM command are the request's bios, as
@@ -195,7 +141,7 @@ static __always_inline void dsm_ranges(struct request *rq, __u32 dev, __u32 nsid
 	struct it_event *e;
 
 	for (__u32 i = 0; i < MAX_DSM_RANGES && bio; i++) {
-		e = ev_reserve(IT_EV_NVME_RANGE, rq, dev);
+		e = nvme_ev_reserve(IT_EV_NVME_RANGE, rq, dev);
 		if (!e)
 			return;
 		e->sector = BPF_CORE_READ(bio, bi_iter.bi_sector);
@@ -221,7 +167,7 @@ static __always_inline int on_setup(struct request *rq, void *cmd)
 	qid = rq_qid(rq);
 	if (bpf_probe_read_kernel(&c, sizeof(c), cmd))
 		return 0;
-	e = ev_reserve(IT_EV_NVME_SUBMIT, rq, dev);
+	e = nvme_ev_reserve(IT_EV_NVME_SUBMIT, rq, dev);
 	if (!e)
 		return 0;
 	e->sector = c.cdw10 | (__u64)c.cdw11 << 32;
@@ -250,7 +196,7 @@ static __always_inline int on_complete(struct request *rq)
 	cmd = BPF_CORE_READ(nr, cmd);
 	if (cmd)
 		bpf_probe_read_kernel(&c, 4 + sizeof(c.nsid), cmd);
-	e = ev_reserve(IT_EV_NVME_COMPLETE, rq, dev);
+	e = nvme_ev_reserve(IT_EV_NVME_COMPLETE, rq, dev);
 	if (!e)
 		return 0;
 	e->sector = BPF_CORE_READ(nr, result.u64);
