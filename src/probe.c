@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "hooks.h"
+#include "syscall_layer.h"
 
 enum hook_type { TP, FUNC };
 
@@ -99,6 +100,24 @@ static void probe_hook(const struct hook_def *h, struct it_hook_status *st)
 		it_hook_probe_tracepoint(h->category, h->name, h->module, st);
 	else
 		it_hook_probe_function(h->name, h->module, st);
+}
+
+/* The syscall probes need more of the kernel than their tracepoints (see
+ * it_syscall_probe): when it is missing, the layer's first hook says why. */
+static void syscall_needs(struct it_hook_status *st)
+{
+	char hook[64], why[sizeof(st->why)];
+
+	if (it_syscall_probe(hook, sizeof(hook), why, sizeof(why)))
+		return;
+	for (size_t i = 0; i < NHOOKS; i++) {
+		if (strcmp(hooks[i].layer, "syscall") || hooks[i].optional)
+			continue;
+		st[i].best = IT_HOOK_NONE;
+		snprintf(st[i].why, sizeof(st[i].why), "%s", why);
+		snprintf(st[i].fix, sizeof(st[i].fix), "a newer kernel; record --layers block meanwhile");
+		return;
+	}
 }
 
 /* Groups consecutive rows of one layer and sums up its status. */
@@ -283,6 +302,7 @@ int cmd_probe(int argc, char **argv)
 	uname(&u);
 	for (size_t i = 0; i < NHOOKS; i++)
 		probe_hook(&hooks[i], &st[i]);
+	syscall_needs(st);
 	nl = summarize(st, layers);
 	qarg = it_block_tp_has_queue_arg();
 	it_fentry_supported(fentry_why, sizeof(fentry_why));

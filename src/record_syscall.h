@@ -39,6 +39,7 @@ enum {
 
 struct rec_sys_opts {
 	unsigned layers;           /* REC_LAYER_*; 0: every layer this kernel supports */
+	bool layers_default;       /* layers not given: a layer that fails to load is left out */
 	struct it_syscall_opts sys;
 };
 

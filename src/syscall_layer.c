@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "iotrail/event.h"
@@ -296,6 +297,18 @@ static bool have_btf(void)
 	return !access("/sys/kernel/btf/vmlinux", R_OK);
 }
 
+static bool have_kfunc(const char *name)
+{
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	bool found;
+
+	if (!vmlinux)
+		return false;
+	found = btf__find_by_name_kind(vmlinux, name, BTF_KIND_FUNC) > 0;
+	btf__free(vmlinux);
+	return found;
+}
+
 /*
  * tp_btf first: measured here (README, bench/syscall_cost), a traced pread
  * costs ~150-200 ns less with tp_btf/sys_enter+sys_exit than with
@@ -341,6 +354,11 @@ int it_syscall_probe(char *hook, size_t hooklen, char *why, size_t whylen)
 	if (!have_btf()) {
 		snprintf(why, whylen, "no kernel BTF (/sys/kernel/btf/vmlinux): the CO-RE programs "
 			 "cannot load; a kernel with CONFIG_DEBUG_INFO_BTF=y is needed");
+		return 0;
+	}
+	if (!have_kfunc("bpf_rdonly_cast")) {
+		snprintf(why, whylen, "the kernel lacks the bpf_rdonly_cast kfunc (Linux 6.2+) that "
+			 "the syscall probes read kernel memory with");
 		return 0;
 	}
 	snprintf(hook, hooklen, "%s%s", hook_name(best_hook()),
@@ -529,6 +547,50 @@ static int set_bit(struct bpf_map *bits, pid_t id)
 	return bpf_map__update_elem(bits, &k, sizeof(k), &w, sizeof(w), 0) ? -errno : 0;
 }
 
+/* The hook to try after h failed to load, IT_SYS_HOOK_AUTO when none is
+ * left: a kernel's verifier may refuse one variant (seen: tp_btf on
+ * sys_enter in Debian's 6.1 kernel) and take another. */
+static enum it_sys_hook next_hook(enum it_sys_hook h)
+{
+	switch (h) {
+	case IT_SYS_HOOK_TP_BTF: return IT_SYS_HOOK_RAW_TP;
+	case IT_SYS_HOOK_RAW_TP: return tracefs_has("syscalls/sys_enter_pread64") ?
+					IT_SYS_HOOK_TRACEPOINT : IT_SYS_HOOK_AUTO;
+	default: return IT_SYS_HOOK_AUTO;
+	}
+}
+
+/* Opens, configures and loads the skeleton with l->hook, or, when the hook
+ * was not forced (o->hook), with the next one that loads. */
+static int load(struct it_syscall_layer *l, const struct it_syscall_opts *o, char *err,
+		size_t errlen)
+{
+	for (;;) {
+		l->skel = syscall_bpf__open();
+		if (!l->skel) {
+			snprintf(err, errlen, "failed to open the syscall BPF object: %s",
+				 strerror(errno));
+			return -1;
+		}
+		if (configure(l, o, err, errlen))
+			return -1;
+		choose_programs(l);
+		if (!syscall_bpf__load(l->skel))
+			return 0;
+		snprintf(err, errlen, "failed to load the syscall probes (hook %s): %s; run "
+			 "'iotrail probe', or try another --syscall-hook", hook_name(l->hook),
+			 strerror(errno));
+		if (o->hook || next_hook(l->hook) == IT_SYS_HOOK_AUTO)
+			return -1;
+		l->hook = next_hook(l->hook);
+		syscall_bpf__destroy(l->skel);
+		l->skel = NULL;
+		if (l->cgroup_fd >= 0)
+			close(l->cgroup_fd);
+		l->cgroup_fd = -1;
+	}
+}
+
 struct it_syscall_layer *it_syscall_open(const struct it_syscall_opts *o, it_syscall_sink sink,
 					 void *ctx, char *err, size_t errlen)
 {
@@ -551,19 +613,8 @@ struct it_syscall_layer *it_syscall_open(const struct it_syscall_opts *o, it_sys
 	l->sink = sink;
 	l->ctx = ctx;
 	l->hook = o->hook ? o->hook : best_hook();
-	l->skel = syscall_bpf__open();
-	if (!l->skel) {
-		snprintf(err, errlen, "failed to open the syscall BPF object: %s", strerror(errno));
+	if (load(l, o, err, errlen))
 		goto fail;
-	}
-	if (configure(l, o, err, errlen))
-		goto fail;
-	choose_programs(l);
-	if (syscall_bpf__load(l->skel)) {
-		snprintf(err, errlen, "failed to load the syscall probes (hook %s): %s; run "
-			 "'iotrail probe', or try another --hook", hook_name(l->hook), strerror(errno));
-		goto fail;
-	}
 	for (size_t i = 0; i < o->npids; i++)
 		if (it_syscall_add_pid(l, o->pids[i]))
 			goto fail_pid;
