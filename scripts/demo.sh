@@ -23,3 +23,5 @@ build/iotrail record -o "$out/demo.trail" --dev "$dev" -- \
 	--output="$out/fio.txt"
 echo
 build/iotrail report "$out/demo.trail"
+# DEMO_KEEP=FILE keeps the trace for a look with other report options
+[ -z "${DEMO_KEEP:-}" ] || cp "$out/demo.trail" "$DEMO_KEEP"
