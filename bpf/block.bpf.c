@@ -282,6 +282,81 @@ static __always_inline bool rq_tracked(struct request *rq, bool btf, bool adopt)
 	return true;
 }
 
+/* ---- the file a queued bio's data belongs to ---- */
+
+#define IT_S_IFMT  0170000
+#define IT_S_IFREG 0100000
+
+/* Notes on Q (event.h) the regular file whose page cache m is. */
+static __always_inline void mapping_file(struct address_space *m, struct it_event *e, bool btf)
+{
+	struct inode *host = KREAD(btf, m, host);
+	struct super_block *sb;
+	__u32 sdev;
+
+	if (!host || (KREAD(btf, host, i_mode) & IT_S_IFMT) != IT_S_IFREG)
+		return; /* the block device's own cache: metadata, journal */
+	sb = KREAD(btf, host, i_sb);
+	if (!sb)
+		return;
+	sdev = KREAD(btf, sb, s_dev);
+	e->aux = KREAD(btf, host, i_ino);
+	e->tag = (__u16)sdev;
+	e->hwq = (__u16)(sdev >> 16);
+}
+
+/*
+ * Writeback and readahead bios carry page-cache pages, whose mapping names
+ * the file even when a flusher kworker submits them. Only the first page
+ * is looked at (one file per bio in the writeback and readahead paths).
+ * page->mapping's low two bits tag anon_vma and movable/KSM pointers
+ * (PAGE_MAPPING_ANON/MOVABLE/KSM, FOLIO_MAPPING_* since their 2025 rename;
+ * #defines, same values): only an untagged pointer is an address_space.
+ * A tail page of a large folio (compound_head bit 0) has no mapping of its
+ * own; its head page has. page->mapping and page->compound_head exist on
+ * every kernel with BTF, so no flavour is needed (struct folio's mapping
+ * aliases the head page's).
+ */
+/* The low bits of x, a kernel pointer or an integer read through one. In
+ * tp_btf, such a load is a typed pointer, and the verifier forbids bit
+ * operations on those, but lets a privileged program (tp_btf needs
+ * CAP_PERFMON) subtract two pointers: the difference is a plain integer.
+ * base is a struct page (64-byte aligned), so (x - base) has x's low bits. */
+#define LOW_BITS(btf, x, base)                                                     \
+	((btf) ? (((unsigned long)(x) - (unsigned long)(base)) & 3)                \
+	       : ((unsigned long)(x) & 3))
+
+static __always_inline void bio_file(struct bio *bio, struct it_event *e, bool btf)
+{
+	struct address_space *m;
+	struct bio_vec *bv;
+	struct page *page;
+	unsigned long head;
+
+	if (!e->bytes || !KREAD(btf, bio, bi_vcnt))
+		return; /* no data: flush, discard, write zeroes */
+	bv = KREAD(btf, bio, bi_io_vec);
+	if (!bv)
+		return;
+	page = KREAD(btf, bv, bv_page);
+	if (!page)
+		return;
+	/* compound_head shares its word with lru.next, so tp_btf sees a
+	 * pointer there too */
+	head = (unsigned long)KREAD(btf, page, compound_head);
+	if (LOW_BITS(btf, head, page) & 1) {
+		/* a tail page: the head page's address is an integer, not a
+		 * pointer we may load through directly; probe reads from here */
+		m = BPF_CORE_READ((struct page *)(head - 1), mapping);
+		if (m && !((unsigned long)m & 3))
+			mapping_file(m, e, false);
+		return;
+	}
+	m = KREAD(btf, page, mapping);
+	if (m && !LOW_BITS(btf, m, page))
+		mapping_file(m, e, btf);
+}
+
 /* ---- bio events ---- */
 
 static __always_inline int on_bio(struct bio *bio, __u8 type, __s16 error, bool btf)
@@ -313,6 +388,8 @@ static __always_inline int on_bio(struct bio *bio, __u8 type, __s16 error, bool 
 	e->op = norm_op(opf);
 	e->flags = norm_flags(opf);
 	e->error = error;
+	if (type == IT_EV_BIO_QUEUE)
+		bio_file(bio, e, btf);
 	ev_submit(e);
 	return 0;
 }

@@ -3,7 +3,8 @@
  * NVMe driver probes: nvme:nvme_setup_cmd and nvme:nvme_complete_rq of the
  * nvme_core module (every NVMe transport: PCIe, TCP, RDMA, FC, loop).
  * One struct it_event per command submission and completion, plus one per
- * range of a DSM (discard) command; the field layout is in
+ * range of a DSM (discard) command, plus (where the kernel has nvme:nvme_sq,
+ * the PCIe transport) one per completion queue entry the driver handled; the field layout is in
  * include/iotrail/event.h.
  *
  * The events go into the block probes' ring buffer (user space passes its
@@ -31,6 +32,7 @@
 #include "events.bpf.h"
 #define NVME_CMD_DSM 0x09
 #define MAX_DSM_RANGES 64 /* ranges followed per DSM command (the spec allows 256) */
+#define NVME_AQ_DEPTH 32  /* admin queue entries (drivers/nvme/host/nvme.h) */
 
 const volatile __u32 filter_tgid = 0;
 
@@ -48,6 +50,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 /* drivers/nvme/host/nvme.h (nvme_core BTF). */
 struct nvme_ctrl___it {
 	int instance;
+	__u16 sqsize; /* I/O queue entries - 1 (0's based, as the spec's MQES) */
 } __attribute__((preserve_access_index));
 
 struct nvme_request___it {
@@ -209,6 +212,48 @@ static __always_inline int on_complete(struct request *rq)
 	e->reserved = BPF_CORE_READ(nr, ctrl, instance);
 	ev_submit(e);
 	return 0;
+}
+
+/* nvme:nvme_sq (PCIe: nvme_handle_cqe, before the request completes): the
+ * SQ head the controller reported in the CQE and the driver's SQ tail.
+ * Optional: user space leaves these programs out where it is missing. */
+static __always_inline int on_sq(struct request *rq, __u16 head, __u32 tail)
+{
+	struct nvme_request___it *nr = nvme_req(rq);
+	__u32 dev = rq_dev(rq);
+	struct it_event *e;
+	__u16 qid;
+
+	if (!wanted(rq, dev))
+		return 0;
+	qid = rq_qid(rq);
+	e = nvme_ev_reserve(IT_EV_NVME_SQ, rq, dev);
+	if (!e)
+		return 0;
+	e->sector = head;
+	e->aux = tail;
+	e->bytes = 0;
+	if (!qid)
+		e->bytes = NVME_AQ_DEPTH;
+	else if (bpf_core_field_exists(nr->ctrl->sqsize))
+		e->bytes = BPF_CORE_READ(nr, ctrl, sqsize) + 1;
+	e->hwq = qid;
+	e->op = 0;
+	e->reserved = BPF_CORE_READ(nr, ctrl, instance);
+	ev_submit(e);
+	return 0;
+}
+
+SEC("tp_btf/nvme_sq")
+int BPF_PROG(nvme_sq_btf, struct request *rq, __u16 sq_head, int sq_tail)
+{
+	return on_sq(rq, sq_head, (__u32)sq_tail);
+}
+
+SEC("raw_tp/nvme_sq")
+int BPF_PROG(nvme_sq, struct request *rq, __u16 sq_head, int sq_tail)
+{
+	return on_sq(rq, sq_head, (__u32)sq_tail);
 }
 
 SEC("tp_btf/nvme_setup_cmd")

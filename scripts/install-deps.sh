@@ -7,8 +7,9 @@ set -euo pipefail
 # build: compiler for user space and BPF, libbpf, skeleton generator, libs
 build_pkgs="make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libzstd-dev pkg-config"
 # tests, demo and benchmarks: the workload and its reference, loop devices;
-# fuse3, libfuse3-dev: tests/tools/slowfs (a disk with a known delay)
-test_pkgs="fio util-linux jq fuse3 libfuse3-dev"
+# fuse3, libfuse3-dev: tests/tools/slowfs (a disk with a known delay);
+# e2fsprogs: mkfs.ext4 (a file system on a loop device: writeback, readahead)
+test_pkgs="fio util-linux jq fuse3 libfuse3-dev e2fsprogs"
 # VM tests: a stock kernel runs under QEMU with the host's root shared by 9p
 # (xz-utils: the uncompressed kernel that boots faster; iproute2: ip and tc)
 vm_pkgs="qemu-system-x86 busybox-static kmod cpio xz-utils iproute2"

@@ -42,7 +42,9 @@ static int share_maps(const struct it_nvme_layer_opts *o)
 	return err;
 }
 
-static int load(const struct it_nvme_layer_opts *o, enum it_hook_kind kind)
+/* kind: the setup/complete programs; sq: the optional nvme_sq ones
+ * (IT_HOOK_NONE: left out). */
+static int load(const struct it_nvme_layer_opts *o, enum it_hook_kind kind, enum it_hook_kind sq)
 {
 	int err;
 
@@ -58,6 +60,8 @@ static int load(const struct it_nvme_layer_opts *o, enum it_hook_kind kind)
 	bpf_program__set_autoload(skel->progs.nvme_complete_rq_btf, kind == IT_HOOK_TP_BTF);
 	bpf_program__set_autoload(skel->progs.nvme_setup_cmd, kind == IT_HOOK_RAW_TP);
 	bpf_program__set_autoload(skel->progs.nvme_complete_rq, kind == IT_HOOK_RAW_TP);
+	bpf_program__set_autoload(skel->progs.nvme_sq_btf, sq == IT_HOOK_TP_BTF);
+	bpf_program__set_autoload(skel->progs.nvme_sq, sq == IT_HOOK_RAW_TP);
 	err = share_maps(o);
 	if (!err)
 		err = nvme_bpf__load(skel);
@@ -73,8 +77,8 @@ static int load(const struct it_nvme_layer_opts *o, enum it_hook_kind kind)
 int it_nvme_layer_start(const struct it_nvme_layer_opts *o, char *hooks, size_t hlen,
 			char *why, size_t wlen)
 {
-	enum it_hook_kind k1, k2, kind;
-	char w2[160] = "";
+	enum it_hook_kind k1, k2, kind, sq;
+	char w2[160] = "", w3[160] = "";
 	int err;
 
 	if (!it_module_loaded(NVME_MODULE)) {
@@ -90,20 +94,31 @@ int it_nvme_layer_start(const struct it_nvme_layer_opts *o, char *hooks, size_t 
 		return 0;
 	}
 	kind = k1 == k2 ? k1 : IT_HOOK_RAW_TP; /* both or none on tp_btf */
-	err = load(o, kind);
+	/* nvme_sq: PCIe only, and not in every kernel; the layer works without */
+	sq = choose("nvme_sq", o->force_hook, w3, sizeof(w3));
+	if (sq == IT_HOOK_NONE && o->verbose)
+		fprintf(stderr, "iotrail record: no nvme_sq probe (SQ backlog, CQE time): %s\n", w3);
+	err = load(o, kind, sq);
+	if (err && sq != IT_HOOK_NONE) {
+		if (o->verbose)
+			fprintf(stderr, "iotrail record: the nvme_sq program was refused (%s); "
+				"recording without it\n", strerror(-err));
+		sq = IT_HOOK_NONE;
+		err = load(o, kind, sq);
+	}
 	if (err && kind == IT_HOOK_TP_BTF && o->force_hook != IT_HOOK_TP_BTF) {
 		if (o->verbose)
 			fprintf(stderr, "iotrail record: nvme tp_btf programs refused (%s); "
 				"falling back to raw_tp\n", strerror(-err));
 		kind = IT_HOOK_RAW_TP;
-		err = load(o, kind);
+		err = load(o, kind, sq);
 	}
 	if (err) {
 		snprintf(why, wlen, "loading the NVMe probes failed: %s%s", strerror(-err),
 			 o->verbose ? "" : " (rerun with -v for libbpf's messages)");
 		return 0;
 	}
-	snprintf(hooks, hlen, "nvme=%s", it_hook_kind_name(kind));
+	snprintf(hooks, hlen, "nvme=%s,nvme_sq=%s", it_hook_kind_name(kind), it_hook_kind_name(sq));
 	return 1;
 }
 

@@ -26,7 +26,7 @@ enum it_layer {
 enum it_event_type {
 	IT_EV_NONE = 0,
 	IT_EV_TASK = 1,           /* side table: tid -> comm (in .comm) */
-	IT_EV_BIO_QUEUE = 2,      /* Q: bio submitted; id = bio */
+	IT_EV_BIO_QUEUE = 2,      /* Q: bio submitted; id = bio; file identity below */
 	IT_EV_BIO_BACKMERGE = 3,  /* M: bio merged at the back of a pending request; id = bio */
 	IT_EV_BIO_FRONTMERGE = 4, /* F: bio merged at the front of a pending request; id = bio */
 	IT_EV_BIO_SPLIT = 5,      /* X: id = new bio (front part), aux = parent bio,
@@ -48,6 +48,7 @@ enum it_event_type {
 	 * sector = zone start, bytes = zone length (sectors), aux = capacity
 	 * (sectors), id = write pointer (sector), flags = type | cond << 8 */
 	IT_EV_ZONE_INFO = 23,
+	IT_EV_NVME_SQ = 24,       /* nvme:nvme_sq: the driver handled the CQE of request id */
 	IT_EV_TYPE_MAX
 };
 
@@ -68,7 +69,29 @@ enum it_event_type {
  *             written), aux = retries | genctr << 8, error = NVMe status
  *             (status field >> 1: SCT << 8 | SC, DNR/More bits on top).
  *   RANGE:    sector = 512-byte sector, bytes = length, aux = range index.
+ *   SQ:       (nvme:nvme_sq, PCIe transport only; optional) ts = when the
+ *             driver handled the command's completion queue entry (irq or
+ *             poll), before nvme_complete_rq; sector = SQ head pointer
+ *             from the CQE (the controller has fetched the entries before
+ *             it), aux = the driver's SQ tail at that moment, bytes = SQ
+ *             size in entries (0: unknown), flags = 0, op = 0; tag, hwq,
+ *             reserved as above. (tail - head) mod size = commands written
+ *             to the SQ that the controller had not fetched yet.
  */
+
+/*
+ * IT_EV_BIO_QUEUE also names the file whose data the bio carries, when its
+ * first page is in a regular file's page cache (writeback, readahead and
+ * page-cache misses, whichever thread submits them; bpf/block.bpf.c):
+ *   aux = the inode number (i_ino); 0: no such file (direct I/O from
+ *         anonymous memory, the block device's own cache: metadata and
+ *         journal, bios without data);
+ *   tag | hwq << 16 = the file system's dev (i_sb->s_dev, kernel encoding
+ *         major << 20 | minor, as in the syscall layer's file tags), valid
+ *         when aux != 0 (tag and hwq otherwise mean nothing on Q).
+ * Traces written before this carry aux = 0 on Q: no file.
+ */
+#define IT_EV_FILE_DEV(e) ((__u32)(e)->tag | (__u32)(e)->hwq << 16)
 
 /* Operations, normalised from the kernel's REQ_OP_* (whose values are a
  * kernel detail) by the BPF side. */

@@ -36,6 +36,7 @@ enum it_point {
 	IT_PT_C = 3,   /* completed (final completion) */
 	IT_PT_S = 4,   /* NVMe command set up for the request (nvme_setup_cmd; last one) */
 	IT_PT_N = 5,   /* NVMe command completed (nvme_complete_rq; last one) */
+	IT_PT_H = 6,   /* the driver handled the command's CQE (nvme_sq, PCIe; last one) */
 	IT_PT_MAX,
 	IT_PT_START = IT_PT_MAX, /* in a stage: the first point the trail has (Q, else I, else D) */
 };
@@ -55,6 +56,8 @@ enum it_seq {
 struct it_trail {
 	uint64_t ts[IT_PT_MAX];
 	uint64_t sector;     /* first 512-byte sector */
+	uint64_t ino;        /* file whose page cache its (first) bio carries, 0: none (Q's aux) */
+	uint32_t fsdev;      /*   and that file's file system (s_dev), when ino != 0 */
 	uint32_t dev;
 	uint32_t bytes;      /* request bytes at first issue (bio trails: at queue) */
 	uint32_t pid, tid;   /* submitter (Q), else the task at I or D */
@@ -81,7 +84,7 @@ struct it_stage_def {
 };
 /* in print order: NVMe sub-stages follow the block stage they subdivide */
 enum { IT_STAGE_Q2I, IT_STAGE_I2D, IT_STAGE_Q2D, IT_STAGE_S2D, IT_STAGE_D2C, IT_STAGE_D2N,
-       IT_STAGE_N2C, IT_STAGE_Q2C, IT_STAGE_MAX };
+       IT_STAGE_D2H, IT_STAGE_H2N, IT_STAGE_N2C, IT_STAGE_Q2C, IT_STAGE_MAX };
 
 /* A trail has a stage when it has both points (and not the `unless`
  * point). A request issued directly (no insert) gets Q2D instead of Q2I +
@@ -103,6 +106,11 @@ static const struct it_stage_def it_stages[IT_STAGE_MAX] = {
 	[IT_STAGE_S2D] = { "S2D", IT_PT_S, IT_PT_D, -1, "NVMe command set up -> issued (driver: DMA map; part of I2D/Q2D)" },
 	[IT_STAGE_D2N] = { "D2N", IT_PT_D, IT_PT_N, -1, "issued -> NVMe completion (doorbell, device, interrupt; part of D2C)" },
 	[IT_STAGE_N2C] = { "N2C", IT_PT_N, IT_PT_C, -1, "NVMe completion -> completed (driver completion; part of D2C)" },
+	/* With nvme:nvme_sq (PCIe), which fires when the driver handles the
+	 * CQE (irq or poll) before it completes the request (at once, or after
+	 * the rest of the CQ as a batch): D2H + H2N == D2N. */
+	[IT_STAGE_D2H] = { "D2H", IT_PT_D, IT_PT_H, -1, "issued -> CQE handled by the driver (doorbell, device, interrupt; part of D2N)" },
+	[IT_STAGE_H2N] = { "H2N", IT_PT_H, IT_PT_N, -1, "CQE handled -> NVMe completion (completion batching; part of D2N)" },
 };
 
 /* Stage time of trail t, or -1 when the trail does not have that stage. */

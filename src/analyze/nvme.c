@@ -29,6 +29,7 @@ struct it_nvme {
 	char (*comms)[16];
 	uint32_t ncomms, commcap;
 	uint32_t *inflight;       /* per queue */
+	uint64_t *qlast;          /* per queue: when its depth last changed */
 	size_t queuecap;
 	uint32_t total_inflight;  /* all queues: depth over time */
 	uint64_t last_change_ns;
@@ -95,12 +96,15 @@ void it_nvme_free(struct it_nvme *n)
 	for (int a = 0; a < 2; a++)
 		for (int k = 0; k < 256; k++)
 			it_hist_free(&n->r.op[a][k].lat);
+	for (size_t i = 0; i < n->r.nqueues; i++)
+		free(n->r.queues[i].qd_time);
 	free(n->r.queues);
 	free(n->r.timeline);
 	free(n->r.ranges);
 	free(n->cmds);
 	free(n->comms);
 	free(n->inflight);
+	free(n->qlast);
 	it_map_free(&n->open);
 	it_map_free(&n->tids);
 	free(n);
@@ -136,19 +140,23 @@ static uint32_t queue_index(struct it_nvme *n, uint16_t ctrl, uint16_t qid)
 		size_t cap = n->queuecap ? n->queuecap * 2 : 8;
 		struct it_nvme_queue_stats *q = realloc(r->queues, cap * sizeof(*q));
 		uint32_t *inf = q ? realloc(n->inflight, cap * sizeof(*inf)) : NULL;
+		uint64_t *last = inf ? realloc(n->qlast, cap * sizeof(*last)) : NULL;
 		if (q)
 			r->queues = q;
-		if (!q || !inf) {
+		if (inf)
+			n->inflight = inf;
+		if (!q || !inf || !last) {
 			n->err = -1;
 			return UINT32_MAX;
 		}
-		n->inflight = inf;
+		n->qlast = last;
 		n->queuecap = cap;
 	}
 	memset(&r->queues[r->nqueues], 0, sizeof(r->queues[0]));
 	r->queues[r->nqueues].ctrl = ctrl;
 	r->queues[r->nqueues].qid = qid;
 	n->inflight[r->nqueues] = 0;
+	n->qlast[r->nqueues] = 0;
 	return (uint32_t)r->nqueues++;
 }
 
@@ -198,6 +206,53 @@ static void depth_advance(struct it_nvme *n, uint64_t ts)
 	n->last_change_ns = ts;
 }
 
+/* Queue qi's depth-over-time interval k (grown as needed), or NULL. */
+static struct it_nvme_qd_interval *queue_interval(struct it_nvme *n, uint32_t qi, uint64_t k)
+{
+	struct it_nvme_queue_stats *q = &n->r.queues[qi];
+
+	if (k > 1000000)
+		k = 1000000;
+	if (k >= q->nqd_time) {
+		size_t len = k + 1 > 2 * q->nqd_time ? k + 1 : 2 * q->nqd_time;
+		struct it_nvme_qd_interval *t = realloc(q->qd_time, len * sizeof(*t));
+		if (!t) {
+			n->err = -1;
+			return NULL;
+		}
+		memset(t + q->nqd_time, 0, (len - q->nqd_time) * sizeof(*t));
+		q->qd_time = t;
+		q->nqd_time = len;
+	}
+	return &q->qd_time[k];
+}
+
+static uint64_t interval_of(const struct it_nvme *n, uint64_t ts)
+{
+	return ts > n->r.start_ns ? (ts - n->r.start_ns) / n->r.interval_ns : 0;
+}
+
+/* Queue qi held inflight[qi] commands from qlast[qi] to ts: as
+ * depth_advance, per queue. */
+static void queue_advance(struct it_nvme *n, uint32_t qi, uint64_t ts)
+{
+	uint64_t t = n->qlast[qi], iv = n->r.interval_ns, s0 = n->r.start_ns;
+
+	if (t && ts > t) {
+		while (t < ts && n->inflight[qi]) {
+			uint64_t k = interval_of(n, t);
+			uint64_t end = s0 + (k + 1) * iv, to = end < ts ? end : ts;
+			struct it_nvme_qd_interval *p = queue_interval(n, qi, k);
+			if (!p)
+				return;
+			p->qd_ns += (double)(to - t) * n->inflight[qi];
+			t = to;
+		}
+	}
+	if (!n->qlast[qi] || ts > n->qlast[qi])
+		n->qlast[qi] = ts;
+}
+
 /* ---- commands ---- */
 
 static uint32_t slot_alloc(struct it_nvme *n)
@@ -229,6 +284,8 @@ static void slot_free(struct it_nvme *n, uint32_t i)
 static void leave_queue(struct it_nvme *n, struct open_cmd *oc, uint64_t ts)
 {
 	depth_advance(n, ts);
+	if (oc->queue != UINT32_MAX)
+		queue_advance(n, oc->queue, ts);
 	if (oc->queue != UINT32_MAX && n->inflight[oc->queue])
 		n->inflight[oc->queue]--;
 	if (n->total_inflight)
@@ -307,12 +364,16 @@ static void on_submit(struct it_nvme *n, const struct it_event *e)
 	depth_advance(n, e->ts_ns);
 	n->total_inflight++;
 	if (oc->queue != UINT32_MAX) {
-		struct it_nvme_queue_stats *q = &n->r.queues[oc->queue];
+		queue_advance(n, oc->queue, e->ts_ns);
 		uint32_t d = ++n->inflight[oc->queue];
+		struct it_nvme_qd_interval *qt = queue_interval(n, oc->queue, interval_of(n, e->ts_ns));
+		struct it_nvme_queue_stats *q = &n->r.queues[oc->queue];
 		oc->c.qd = d;
 		q->qd[d < IT_NVME_QD_EXACT ? d : IT_NVME_QD_EXACT]++;
 		if (d > q->qd_max)
 			q->qd_max = d;
+		if (qt && d > qt->qd_max)
+			qt->qd_max = d;
 	}
 	struct it_nvme_interval *p = interval(n, e->ts_ns);
 	if (p && n->total_inflight > p->qd_max)
@@ -346,6 +407,34 @@ static void on_range(struct it_nvme *n, const struct it_event *e)
 	r->ranges[r->nranges_kept++] = (struct it_nvme_range){
 		.dev = e->dev, .sector = e->sector, .bytes = e->bytes, .submit_ns = e->ts_ns,
 	};
+}
+
+/* The driver handled a CQE (nvme:nvme_sq): the SQ backlog at that moment,
+ * and the command's CQE time. */
+static void on_sq(struct it_nvme *n, const struct it_event *e)
+{
+	uint32_t qi = queue_index(n, e->reserved, e->hwq), i;
+	uint32_t size = e->bytes, head = (uint32_t)e->sector, tail = (uint32_t)e->aux, b;
+	struct it_nvme_queue_stats *q;
+
+	n->r.sq_events++;
+	i = it_map_get(&n->open, e->id);
+	if (i != IT_MAP_NONE)
+		n->cmds[i].c.cqe_ns = e->ts_ns;
+	if (qi == UINT32_MAX)
+		return;
+	q = &n->r.queues[qi];
+	if (size)
+		q->sq_size = size;
+	if (!size || head >= size || tail >= size) {
+		q->sq_invalid++;
+		return;
+	}
+	b = (tail + size - head) % size;
+	q->sq_samples++;
+	q->sq_backlog[b < IT_NVME_QD_EXACT ? b : IT_NVME_QD_EXACT]++;
+	if (b > q->sq_backlog_max)
+		q->sq_backlog_max = b;
 }
 
 static void on_complete(struct it_nvme *n, const struct it_event *e)
@@ -417,6 +506,9 @@ int it_nvme_feed(struct it_nvme *n, const struct it_event *e)
 	case IT_EV_NVME_RANGE:
 		on_range(n, e);
 		break;
+	case IT_EV_NVME_SQ:
+		on_sq(n, e);
+		break;
 	}
 	return n->err;
 }
@@ -438,6 +530,15 @@ void it_nvme_finish(struct it_nvme *n, uint64_t end_ns)
 	if (end_ns > n->r.end_ns)
 		n->r.end_ns = end_ns;
 	depth_advance(n, n->r.end_ns);
+	if (n->r.end_ns > n->r.start_ns)
+		interval(n, n->r.end_ns - 1); /* the timeline covers the whole trace */
+	for (uint32_t qi = 0; qi < n->r.nqueues; qi++) {
+		queue_advance(n, qi, n->r.end_ns);
+		/* aligned with the timeline: one entry per interval */
+		if (n->r.ntimeline && !queue_interval(n, qi, n->r.ntimeline - 1))
+			break;
+		n->r.queues[qi].nqd_time = n->r.ntimeline;
+	}
 	n->r.incomplete = n->open.count;
 	qsort(n->r.queues, n->r.nqueues, sizeof(*n->r.queues), queue_cmp);
 }

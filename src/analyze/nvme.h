@@ -48,6 +48,7 @@ struct it_nvme_cmd {
 	uint32_t nranges;         /* DSM: ranges */
 	uint64_t range_sector;    /* DSM: first range, 512-byte sectors */
 	uint64_t range_bytes;     /* DSM: bytes of all ranges */
+	uint64_t cqe_ns;          /* the driver handled its CQE (nvme_sq), 0 when not seen */
 	uint16_t cid, qid, ctrl, status;
 	uint8_t opcode;
 	uint8_t zsa;              /* zone management send action */
@@ -64,12 +65,27 @@ struct it_nvme_opcode_stats {
 	struct it_hist lat;       /* submit -> complete, ns */
 };
 
+/* One interval of a queue's depth over time (intervals as the timeline's). */
+struct it_nvme_qd_interval {
+	double qd_ns;             /* integral of commands in flight on the queue over time */
+	uint32_t qd_max;          /* at a submission in the interval */
+};
+
 #define IT_NVME_QD_EXACT 1024
 struct it_nvme_queue_stats {
 	uint16_t ctrl, qid;
 	uint64_t commands, bytes;
 	uint64_t qd[IT_NVME_QD_EXACT + 1]; /* commands by in-flight depth at submission */
 	uint32_t qd_max;
+	/* SQ backlog from nvme:nvme_sq, one sample per CQE the driver handled:
+	 * (tail - head) mod sq_size, entries the controller had not fetched */
+	uint64_t sq_samples;
+	uint64_t sq_invalid;      /* samples with head or tail outside the queue size */
+	uint64_t sq_backlog[IT_NVME_QD_EXACT + 1];
+	uint32_t sq_backlog_max;
+	uint32_t sq_size;         /* entries (last seen), 0 unknown */
+	struct it_nvme_qd_interval *qd_time; /* ntimeline entries (results) */
+	size_t nqd_time;
 };
 
 struct it_nvme_interval {
@@ -93,6 +109,7 @@ struct it_nvme_results {
 	uint64_t unknown_completions; /* completions without a seen submission */
 	uint64_t incomplete;          /* submitted, not completed at the end */
 	uint64_t requeued;            /* submitted again before completing */
+	uint64_t sq_events;           /* nvme:nvme_sq events (0: not recorded or not PCIe) */
 	uint64_t start_ns, end_ns, interval_ns;
 	struct it_nvme_opcode_stats op[2][256]; /* [admin][opcode] */
 	struct it_nvme_queue_stats *queues;     /* sorted by (ctrl, qid) */

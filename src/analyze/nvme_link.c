@@ -10,6 +10,7 @@
  *     later, so D's time restores the rest) until D links it. The last S
  *     before a D counts (a requeued request is set up again).
  *   N (IT_EV_NVME_COMPLETE): on the open trail of its request.
+ *   H (IT_EV_NVME_SQ, optional): the driver handled the CQE, before N.
  * All events also go to the command analyzer (nvme.c) for the per-command
  * view.
  */
@@ -69,6 +70,11 @@ void it_nvme_link_event(struct it_analyzer *a, const struct it_event *e)
 		a->slots[i].t.ts[IT_PT_N] = e->ts_ns;
 		a->st.nvme_linked++;
 		break;
+	case IT_EV_NVME_SQ:
+		i = it_map_get(&a->rqs, e->id);
+		if (i != IT_MAP_NONE)
+			a->slots[i].t.ts[IT_PT_H] = e->ts_ns;
+		break;
 	}
 }
 
@@ -86,7 +92,8 @@ void it_nvme_link_issue(struct it_analyzer *a, uint32_t i, const struct it_event
 	a->slots[i].t.ts[IT_PT_S] = e->ts_ns - (uint32_t)((uint32_t)e->ts_ns - lo);
 }
 
-/* A completed trail that went through the NVMe layer. */
+/* A completed trail that went through the NVMe layer (H, when the trace
+ * has it, must lie in D..N: D2H + H2N == D2N). */
 void it_nvme_link_trail(struct it_analyzer *a, const struct it_trail *t)
 {
 	int64_t sum = 0, q2c = it_stage_time(t, IT_STAGE_Q2C);
@@ -101,7 +108,8 @@ void it_nvme_link_trail(struct it_analyzer *a, const struct it_trail *t)
 		if (v > 0)
 			sum += v;
 	}
-	if (t->ts[IT_PT_D] <= t->ts[IT_PT_N] && t->ts[IT_PT_N] <= t->ts[IT_PT_C] && sum == q2c)
+	if (t->ts[IT_PT_D] <= t->ts[IT_PT_N] && t->ts[IT_PT_N] <= t->ts[IT_PT_C] && sum == q2c &&
+	    (!t->ts[IT_PT_H] || (t->ts[IT_PT_D] <= t->ts[IT_PT_H] && t->ts[IT_PT_H] <= t->ts[IT_PT_N])))
 		a->st.nvme_stage_sum_ok++;
 }
 

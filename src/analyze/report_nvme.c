@@ -65,10 +65,52 @@ static double qd_avg(const struct it_nvme_queue_stats *q)
 	return n ? (double)sum / (double)n : 0;
 }
 
-static void queues(struct it_json *j, const struct it_nvme_results *n)
+static double sq_avg(const struct it_nvme_queue_stats *q)
+{
+	uint64_t sum = 0;
+
+	for (unsigned d = 0; d <= IT_NVME_QD_EXACT; d++)
+		sum += (uint64_t)d * q->sq_backlog[d];
+	return q->sq_samples ? (double)sum / (double)q->sq_samples : 0;
+}
+
+static void by_depth(struct it_json *j, const uint64_t *counts)
 {
 	char key[16];
 
+	it_json_name(j, "by_depth");
+	it_json_object_start(j);
+	for (unsigned d = 0; d <= IT_NVME_QD_EXACT; d++)
+		if (counts[d]) {
+			snprintf(key, sizeof(key), d == IT_NVME_QD_EXACT ? ">=%u" : "%u", d);
+			it_json_kv_uint(j, key, counts[d]);
+		}
+	it_json_object_end(j);
+}
+
+static double dur(const struct it_nvme_results *n, size_t i);
+
+/* The queue's depth over time, aligned with "timeline"."points". */
+static void queue_time(struct it_json *j, const struct it_nvme_results *n,
+		       const struct it_nvme_queue_stats *q)
+{
+	it_json_name(j, "qd_over_time");
+	it_json_object_start(j);
+	it_json_name(j, "qd_avg");
+	it_json_array_start(j);
+	for (size_t i = 0; i < q->nqd_time; i++)
+		it_json_double(j, q->qd_time[i].qd_ns / (dur(n, i) * 1e9));
+	it_json_array_end(j);
+	it_json_name(j, "qd_max");
+	it_json_array_start(j);
+	for (size_t i = 0; i < q->nqd_time; i++)
+		it_json_uint(j, q->qd_time[i].qd_max);
+	it_json_array_end(j);
+	it_json_object_end(j);
+}
+
+static void queues(struct it_json *j, const struct it_nvme_results *n)
+{
 	it_json_name(j, "queues");
 	it_json_array_start(j);
 	for (size_t i = 0; i < n->nqueues; i++) {
@@ -82,15 +124,18 @@ static void queues(struct it_json *j, const struct it_nvme_results *n)
 		it_json_object_start(j);
 		it_json_kv_double(j, "avg", qd_avg(q));
 		it_json_kv_uint(j, "max", q->qd_max);
-		it_json_name(j, "by_depth");
+		by_depth(j, q->qd);
+		it_json_object_end(j);
+		it_json_name(j, "sq_backlog");
 		it_json_object_start(j);
-		for (unsigned d = 0; d <= IT_NVME_QD_EXACT; d++)
-			if (q->qd[d]) {
-				snprintf(key, sizeof(key), d == IT_NVME_QD_EXACT ? ">=%u" : "%u", d);
-				it_json_kv_uint(j, key, q->qd[d]);
-			}
+		it_json_kv_uint(j, "samples", q->sq_samples);
+		it_json_kv_uint(j, "invalid", q->sq_invalid);
+		it_json_kv_uint(j, "sq_size", q->sq_size);
+		it_json_kv_double(j, "avg", sq_avg(q));
+		it_json_kv_uint(j, "max", q->sq_backlog_max);
+		by_depth(j, q->sq_backlog);
 		it_json_object_end(j);
-		it_json_object_end(j);
+		queue_time(j, n, q);
 		it_json_object_end(j);
 	}
 	it_json_array_end(j);
@@ -175,6 +220,7 @@ void it_nvme_report_json(struct it_json *j, const struct it_report_input *in)
 	it_json_kv_uint(j, "incomplete", n->incomplete);
 	it_json_kv_uint(j, "unknown_completions", n->unknown_completions);
 	it_json_kv_uint(j, "resubmitted", n->requeued);
+	it_json_kv_uint(j, "sq_events", n->sq_events);
 	it_json_kv_uint(j, "linked", s->nvme_linked);
 	it_json_kv_uint(j, "unlinked", s->nvme_unlinked);
 	it_json_kv_uint(j, "trails", s->nvme_trails);
@@ -196,6 +242,70 @@ static void fmt_ns(char *b, size_t len, uint64_t ns)
 		snprintf(b, len, "%.0fus", ns / 1e3);
 	else
 		snprintf(b, len, "%.1fus", ns / 1e3);
+}
+
+static void queues_text(FILE *f, const struct it_nvme_results *n)
+{
+	char buf[32];
+
+	fprintf(f, "\nNVMe queues (qd: in flight on the queue at submission, itself included)\n");
+	if (n->sq_events)
+		fprintf(f, "SQ backlog: entries in the submission queue the controller had not fetched, "
+			"at each CQE\n");
+	fprintf(f, "%-10s %9s %12s %8s %6s", "ctrl/qid", "commands", "bytes", "qd avg", "max");
+	if (n->sq_events)
+		fprintf(f, " %8s %11s %6s", "sq size", "backlog avg", "max");
+	fputc('\n', f);
+	for (size_t i = 0; i < n->nqueues; i++) {
+		const struct it_nvme_queue_stats *q = &n->queues[i];
+		snprintf(buf, sizeof(buf), "nvme%u/%u", q->ctrl, q->qid);
+		fprintf(f, "%-10s %9llu %12llu %8.2f %6u", buf, (unsigned long long)q->commands,
+			(unsigned long long)q->bytes, qd_avg(q), q->qd_max);
+		if (n->sq_events && q->sq_samples)
+			fprintf(f, " %8u %11.2f %6u", q->sq_size, sq_avg(q), q->sq_backlog_max);
+		else if (n->sq_events)
+			fprintf(f, " %8s %11s %6s", "-", "-", "-");
+		fputc('\n', f);
+	}
+}
+
+#define QT_COLS 8 /* 10 + 8 x 10 columns: fits the 100-column report */
+
+/* Depth over time per queue, at most QT_COLS columns (intervals merged). */
+static void queues_time_text(FILE *f, const struct it_nvme_results *n)
+{
+	size_t per, cols;
+	char buf[32];
+
+	if (!n->ntimeline || !n->nqueues)
+		return;
+	per = (n->ntimeline + QT_COLS - 1) / QT_COLS;
+	cols = (n->ntimeline + per - 1) / per;
+	fprintf(f, "\nNVMe queue depth over time (avg/max in flight per queue; a column is %g s)\n",
+		(double)n->interval_ns / 1e9 * (double)per);
+	fprintf(f, "%-10s", "ctrl/qid");
+	for (size_t c = 0; c < cols; c++) {
+		snprintf(buf, sizeof(buf), "%gs", (double)n->interval_ns / 1e9 * (double)(c * per));
+		fprintf(f, " %9s", buf);
+	}
+	fputc('\n', f);
+	for (size_t i = 0; i < n->nqueues; i++) {
+		const struct it_nvme_queue_stats *q = &n->queues[i];
+		snprintf(buf, sizeof(buf), "nvme%u/%u", q->ctrl, q->qid);
+		fprintf(f, "%-10s", buf);
+		for (size_t c = 0; c < cols; c++) {
+			double qd_ns = 0, d = 0;
+			uint32_t mx = 0;
+			for (size_t k = c * per; k < (c + 1) * per && k < q->nqd_time; k++) {
+				qd_ns += q->qd_time[k].qd_ns;
+				d += dur(n, k);
+				mx = q->qd_time[k].qd_max > mx ? q->qd_time[k].qd_max : mx;
+			}
+			snprintf(buf, sizeof(buf), "%.1f/%u", d > 0 ? qd_ns / (d * 1e9) : 0, mx);
+			fprintf(f, " %9s", buf);
+		}
+		fputc('\n', f);
+	}
 }
 
 void it_nvme_report_text(FILE *f, const struct it_report_input *in)
@@ -228,14 +338,8 @@ void it_nvme_report_text(FILE *f, const struct it_report_input *in)
 				it_nvme_opcode_name(op, admin, buf, sizeof(buf)),
 				(unsigned long long)o->count, (unsigned long long)o->bytes, b[0], b[1], b[2]);
 		}
-	fprintf(f, "\nNVMe queues (in flight on the queue at submission, itself included)\n");
-	fprintf(f, "%-10s %9s %12s %8s %6s\n", "ctrl/qid", "commands", "bytes", "qd avg", "max");
-	for (size_t i = 0; i < n->nqueues; i++) {
-		const struct it_nvme_queue_stats *q = &n->queues[i];
-		snprintf(buf, sizeof(buf), "nvme%u/%u", q->ctrl, q->qid);
-		fprintf(f, "%-10s %9llu %12llu %8.2f %6u\n", buf, (unsigned long long)q->commands,
-			(unsigned long long)q->bytes, qd_avg(q), q->qd_max);
-	}
+	queues_text(f, n);
+	queues_time_text(f, n);
 	if (n->dsm_commands)
 		fprintf(f, "\nDSM (discard): %llu commands, %llu ranges (see --json for the list)\n",
 			(unsigned long long)n->dsm_commands, (unsigned long long)n->nranges);

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
  * The syscall layer in `iotrail report`: text (per call, per file, per
- * thread over time, block I/O ownership), the event list (--log), and the
- * JSON members "syscalls", "files", "threads", "syscall_block" and, with
- * --events, "events" (doc/report.md), in pairs over the same results.
+ * thread over time, block I/O ownership and block I/O by file), the event
+ * list (--log), and the JSON members "syscalls", "files", "threads",
+ * "syscall_block" and, with --events, "events" (doc/report.md), in pairs
+ * over the same results.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -80,12 +81,54 @@ static void block_rows(FILE *f, const struct it_sysan_results *r, const struct i
 	}
 	if (!r->background_ios)
 		return;
-	fprintf(f, "  background (block I/O no traced call issued): %" PRIu64 " I/Os, %s:",
+	fprintf(f, "  background (block I/O no traced call issued): %" PRIu64 " I/Os, %s",
 		r->background_ios, bytes_str(b[0], 24, r->background_bytes));
-	for (size_t i = 0; i < r->nbackground && i < 5; i++)
+	if (r->background_ios > r->unattributed_ios)
+		fprintf(f, "; %" PRIu64 " I/Os, %s of it to files (writeback, readahead: below)",
+			r->background_ios - r->unattributed_ios,
+			bytes_str(b[1], 24, r->background_bytes - r->unattributed_bytes));
+	fprintf(f, "\n");
+	if (!r->unattributed_ios)
+		return;
+	fprintf(f, "  background (unattributed: metadata, journal, raw device): %" PRIu64 " I/Os, %s:",
+		r->unattributed_ios, bytes_str(b[0], 24, r->unattributed_bytes));
+	for (size_t i = 0; i < r->nunattributed && i < 5; i++)
 		fprintf(f, "%s %s %" PRIu64, i ? "," : "",
-			a ? it_analyzer_comm(a, r->background[i].comm) : "?", r->background[i].ios);
-	fprintf(f, "%s\n", r->nbackground > 5 ? ", ..." : "");
+			a ? it_analyzer_comm(a, r->unattributed[i].comm) : "?", r->unattributed[i].ios);
+	fprintf(f, "%s\n", r->nunattributed > 5 ? ", ..." : "");
+}
+
+/* A file of block I/O: its path, else its identity. */
+static const char *bfile_name(char *buf, size_t len, const struct it_sysan_bfile *x)
+{
+	if (x->path)
+		return x->path;
+	snprintf(buf, len, "[dev %u:%u inode %" PRIu64 "]", IT_DEV_MAJOR(x->dev), IT_DEV_MINOR(x->dev),
+		 x->ino);
+	return buf;
+}
+
+static void bfile_rows(FILE *f, const struct it_sysan_results *r)
+{
+	static const double pct[2] = { 50, 99 };
+
+	fprintf(f, "\nBlock I/O by file (top %d by bytes of %zu; the file whose page cache a bio "
+		"carries, whoever queued it)\n", TOP, r->nbfiles);
+	fprintf(f, "%-40s %6s %8s %8s %10s %9s %9s\n", "path", "I/Os", "read", "written",
+		"background", "Q2C p50", "Q2C p99");
+	for (size_t i = 0; i < r->nbfiles && i < TOP; i++) {
+		const struct it_sysan_bfile *x = &r->bfiles[i];
+		char b[5][24], nm[96];
+		const char *n = bfile_name(nm, sizeof(nm), x);
+		size_t l = strlen(n);
+		uint64_t p[2];
+
+		it_hist_percentiles(&x->q2c, pct, 2, p);
+		fprintf(f, "%s%-*s %6" PRIu64 " %8s %8s %10s %9s %9s\n", l > 40 ? "..." : "",
+			l > 40 ? 37 : 40, l > 40 ? n + l - 37 : n, x->ios,
+			bytes_str(b[0], 24, x->read_bytes), bytes_str(b[1], 24, x->write_bytes),
+			bytes_str(b[2], 24, x->bg_bytes), ns_str(b[3], 24, p[0]), ns_str(b[4], 24, p[1]));
+	}
 }
 
 static void file_rows(FILE *f, const struct it_sysan_results *r)
@@ -150,6 +193,8 @@ void it_report_sys_text(FILE *f, const struct it_sysan_results *r, const struct 
 		fprintf(f, "\nBlock I/O of the calls (a call owns the bios its thread queued during it)\n");
 		block_rows(f, r, a);
 	}
+	if (r->nbfiles)
+		bfile_rows(f, r);
 	file_rows(f, r);
 	thread_rows(f, r);
 }
@@ -287,6 +332,52 @@ static void json_threads(struct it_json *j, const struct it_sysan_results *r)
 	it_json_array_end(j);
 }
 
+static void json_by_comm(struct it_json *j, const char *name, const struct it_sysan_background *v,
+			 size_t n, const struct it_analyzer *a)
+{
+	it_json_name(j, name);
+	it_json_array_start(j);
+	for (size_t i = 0; i < n; i++) {
+		it_json_object_start(j);
+		it_json_kv_string(j, "comm", a ? it_analyzer_comm(a, v[i].comm) : "");
+		it_json_kv_uint(j, "ios", v[i].ios);
+		it_json_kv_uint(j, "bytes", v[i].bytes);
+		it_json_object_end(j);
+	}
+	it_json_array_end(j);
+}
+
+static void json_bfiles(struct it_json *j, const struct it_sysan_results *r)
+{
+	it_json_name(j, "files");
+	it_json_array_start(j);
+	for (size_t i = 0; i < r->nbfiles; i++) {
+		const struct it_sysan_bfile *x = &r->bfiles[i];
+
+		it_json_object_start(j);
+		it_json_name(j, "path");
+		if (x->path)
+			it_json_string(j, x->path);
+		else
+			it_json_null(j);
+		it_json_kv_uint(j, "dev_major", IT_DEV_MAJOR(x->dev));
+		it_json_kv_uint(j, "dev_minor", IT_DEV_MINOR(x->dev));
+		it_json_kv_uint(j, "inode", x->ino);
+		it_json_kv_uint(j, "first_seen_ns", x->tag_ts);
+		it_json_kv_uint(j, "ios", x->ios);
+		it_json_kv_uint(j, "bytes", x->bytes);
+		it_json_kv_uint(j, "read_ios", x->read_ios);
+		it_json_kv_uint(j, "read_bytes", x->read_bytes);
+		it_json_kv_uint(j, "write_ios", x->write_ios);
+		it_json_kv_uint(j, "write_bytes", x->write_bytes);
+		it_json_kv_uint(j, "background_ios", x->bg_ios);
+		it_json_kv_uint(j, "background_bytes", x->bg_bytes);
+		lat_obj(j, "q2c_ns", &x->q2c);
+		it_json_object_end(j);
+	}
+	it_json_array_end(j);
+}
+
 static void json_block(struct it_json *j, const struct it_sysan_results *r,
 		       const struct it_analyzer *a)
 {
@@ -296,16 +387,11 @@ static void json_block(struct it_json *j, const struct it_sysan_results *r,
 	it_json_kv_uint(j, "owned_bytes", r->owned_bytes);
 	it_json_kv_uint(j, "background_ios", r->background_ios);
 	it_json_kv_uint(j, "background_bytes", r->background_bytes);
-	it_json_name(j, "background");
-	it_json_array_start(j);
-	for (size_t i = 0; i < r->nbackground; i++) {
-		it_json_object_start(j);
-		it_json_kv_string(j, "comm", a ? it_analyzer_comm(a, r->background[i].comm) : "");
-		it_json_kv_uint(j, "ios", r->background[i].ios);
-		it_json_kv_uint(j, "bytes", r->background[i].bytes);
-		it_json_object_end(j);
-	}
-	it_json_array_end(j);
+	json_by_comm(j, "background", r->background, r->nbackground, a);
+	it_json_kv_uint(j, "unattributed_ios", r->unattributed_ios);
+	it_json_kv_uint(j, "unattributed_bytes", r->unattributed_bytes);
+	json_by_comm(j, "unattributed", r->unattributed, r->nunattributed, a);
+	json_bfiles(j, r);
 	it_json_object_end(j);
 }
 

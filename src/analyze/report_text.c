@@ -143,12 +143,12 @@ static void warnings(FILE *f, const struct it_report_input *in)
 static void device_table(FILE *f, const struct it_report_input *in)
 {
 	const struct it_results *r = in->r;
-	char b1[16], b2[16], b3[16];
+	char b1[16], b2[16], b3[16], b4[16];
 
 	if (!in->ndevs && !r->ndevs)
 		return;
-	fprintf(f, "\nDevices\n  %-12s %-8s %-6s %-12s %6s %7s %7s %9s %6s  %s\n", "name", "dev",
-		"type", "scheduler", "nr_rq", "max_io", "hw_max", "lbs/pbs", "size", "model");
+	fprintf(f, "\nDevices\n  %-12s %-8s %-6s %-12s %6s %7s %7s %7s %9s %6s  %s\n", "name", "dev",
+		"type", "scheduler", "nr_rq", "max_io", "hw_max", "opt_io", "lbs/pbs", "size", "model");
 	for (size_t i = 0; i < in->ndevs; i++) {
 		const struct it_device_rec *d = &in->devs[i];
 		char dev[16], lbs[24];
@@ -157,11 +157,12 @@ static void device_table(FILE *f, const struct it_report_input *in)
 			snprintf(lbs, sizeof(lbs), "%u/%u", d->logical_block_size, d->physical_block_size);
 		else
 			snprintf(lbs, sizeof(lbs), "%u", d->logical_block_size);
-		fprintf(f, "  %-12.*s %-8s %-6s %-12.*s %6u %7s %7s %9s %6s  %.*s%s%s\n",
+		fprintf(f, "  %-12.*s %-8s %-6s %-12.*s %6u %7s %7s %7s %9s %6s  %.*s%s%s\n",
 			(int)sizeof(d->name), d->name, dev, d->blk_mq ? "blk-mq" : "bio",
 			(int)sizeof(d->scheduler), d->scheduler[0] ? d->scheduler : "-", d->nr_requests,
 			fmt_bytes(b1, sizeof(b1), (uint64_t)d->max_sectors_kb * 1024),
-			fmt_bytes(b2, sizeof(b2), (uint64_t)d->max_hw_sectors_kb * 1024), lbs,
+			fmt_bytes(b2, sizeof(b2), (uint64_t)d->max_hw_sectors_kb * 1024),
+			fmt_bytes(b4, sizeof(b4), d->optimal_io_size), lbs,
 			fmt_bytes(b3, sizeof(b3), d->size_sectors * 512), 18, d->model,
 			d->rotational ? " (rotational)" : "", d->zoned ? " (zoned)" : "");
 	}

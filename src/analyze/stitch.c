@@ -10,7 +10,10 @@
  *
  *  Q   new trail (a bio queued again replaces its older trail). A bio
  *      queued on a stacked device that remaps it to a disk without a new
- *      Q (md) moves with its request to that disk.
+ *      Q (md) moves with its request to that disk. Q names the file of
+ *      the bio's page-cache pages, if any: the trail keeps it (ino,
+ *      fsdev), and a merge gives the file of the merged bio to a trail
+ *      that has none.
  *  M/F merge of a bio into a pending I/O: the target is found by sector
  *      adjacency on the same device among I/Os that can still take bios
  *      (queued bios not yet in a request, e.g. plugged, and requests
@@ -314,6 +317,10 @@ static void on_queue(struct it_analyzer *a, const struct it_event *e, uint32_t d
 		return;
 	struct slot *s = &a->slots[i];
 	s->t.ts[IT_PT_Q] = e->ts_ns;
+	if (e->aux) {
+		s->t.ino = e->aux;
+		s->t.fsdev = IT_EV_FILE_DEV(e);
+	}
 	s->bio = e->id;
 	s->state = SLOT_QUEUED;
 	if (it_map_put(&a->bios, e->id, i))
@@ -323,12 +330,14 @@ static void on_queue(struct it_analyzer *a, const struct it_event *e, uint32_t d
 
 static void on_bio_merge(struct it_analyzer *a, const struct it_event *e, uint32_t di, bool front)
 {
-	uint64_t len = e->bytes >> 9, qx = 0;
-	uint32_t x = it_map_get(&a->bios, e->id);
+	uint64_t len = e->bytes >> 9, qx = 0, xino = 0;
+	uint32_t x = it_map_get(&a->bios, e->id), xfsdev = 0;
 
 	index_enable(a, di);
 	if (x != IT_MAP_NONE) { /* the merged bio's own trail ends here */
 		qx = a->slots[x].t.ts[IT_PT_Q];
+		xino = a->slots[x].t.ino;
+		xfsdev = a->slots[x].t.fsdev;
 		trail_drop(a, x);
 	}
 	uint64_t at = front ? e->sector + len : e->sector;
@@ -355,6 +364,10 @@ static void on_bio_merge(struct it_analyzer *a, const struct it_event *e, uint32
 		s->t.merges++;
 	if (qx && s->t.ts[IT_PT_Q] && qx < s->t.ts[IT_PT_Q])
 		s->t.ts[IT_PT_Q] = qx;
+	if (!s->t.ino && xino) { /* an I/O keeps the file of its first bio that has one */
+		s->t.ino = xino;
+		s->t.fsdev = xfsdev;
+	}
 	index_add(a, i);
 	a->st.merges++;
 }

@@ -17,8 +17,11 @@ struct btrail {
 	uint32_t tid;
 	uint32_t comm;
 	uint32_t bytes;
+	uint32_t fsdev;  /* file of its pages (ino != 0) */
 	uint8_t owned;
+	uint8_t op;
 	uint64_t q, c;
+	uint64_t ino;
 };
 
 /* A name argument waiting for its call: (tid, ts_enter, which). */
@@ -375,6 +378,9 @@ void it_sysan_trail(struct it_sysan *s, const struct it_trail *t)
 	b->owned = 0;
 	b->q = t->ts[IT_PT_Q];
 	b->c = t->ts[IT_PT_C];
+	b->op = t->op;
+	b->ino = t->ino;
+	b->fsdev = t->fsdev;
 }
 
 static int cmp_trail(const void *a, const void *b)
@@ -711,20 +717,149 @@ static int cmp_bg(const void *a, const void *b)
 	return x->ios != y->ios ? (x->ios > y->ios ? -1 : 1) : (x->comm > y->comm) - (x->comm < y->comm);
 }
 
+static int cmp_bfile(const void *a, const void *b)
+{
+	const struct it_sysan_bfile *x = a, *y = b;
+
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	return (x->ino > y->ino) - (x->ino < y->ino);
+}
+
+/* A tag by (dev, ino, first seen), for matching a trail's file. */
+struct tagref {
+	uint32_t dev, idx; /* idx: in tagv */
+	uint64_t ino, ts;
+};
+
+static int cmp_tagref(const void *a, const void *b)
+{
+	const struct tagref *x = a, *y = b;
+
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	if (x->ino != y->ino)
+		return x->ino < y->ino ? -1 : 1;
+	return (x->ts > y->ts) - (x->ts < y->ts);
+}
+
+/* The tag of (dev, ino) at time ts: the last one first seen at or before
+ * ts (an inode number reused by a later file gets a new tag), else the
+ * first one (I/O queued before the first call on the file was seen);
+ * IT_MAP_NONE when no call named the file. */
+static uint32_t tag_at(const struct tagref *by, size_t n, uint32_t dev, uint64_t ino, uint64_t ts)
+{
+	size_t lo = 0, hi = n;
+	uint32_t best = IT_MAP_NONE;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (by[mid].dev < dev || (by[mid].dev == dev && by[mid].ino < ino))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < n && by[i].dev == dev && by[i].ino == ino; i++) {
+		if (best != IT_MAP_NONE && by[i].ts > ts)
+			break;
+		best = by[i].idx;
+	}
+	return best;
+}
+
+static struct it_sysan_bfile *bfile_of(struct it_sysan *s, struct it_map *m, const struct tagref *by,
+				       size_t *cap, const struct btrail *t)
+{
+	uint32_t tg = by ? tag_at(by, s->ntags, t->fsdev, t->ino, t->q) : IT_MAP_NONE;
+	uint64_t ts = tg == IT_MAP_NONE ? 0 : s->tagv[tg].ts, k = tag_key(t->fsdev, t->ino, ts);
+	uint32_t i = it_map_get(m, k);
+	struct it_sysan_bfile *f;
+
+	if (i != IT_MAP_NONE)
+		return &s->r.bfiles[i];
+	if (!GROW(s, s->r.bfiles, s->r.nbfiles, *cap))
+		return NULL;
+	f = &s->r.bfiles[s->r.nbfiles];
+	memset(f, 0, sizeof(*f));
+	f->dev = t->fsdev;
+	f->ino = t->ino;
+	f->tag_ts = ts;
+	f->path = tg == IT_MAP_NONE ? NULL : s->tagv[tg].path;
+	it_hist_init(&f->q2c);
+	if (it_map_put(m, k, s->r.nbfiles)) {
+		s->error = 1;
+		return NULL;
+	}
+	return &s->r.bfiles[s->r.nbfiles++];
+}
+
+static void by_file(struct it_sysan_bfile *f, const struct btrail *t)
+{
+	f->ios++;
+	f->bytes += t->bytes;
+	if (t->op == IT_OP_READ) {
+		f->read_ios++;
+		f->read_bytes += t->bytes;
+	} else if (t->op == IT_OP_WRITE) {
+		f->write_ios++;
+		f->write_bytes += t->bytes;
+	}
+	if (!t->owned) {
+		f->bg_ios++;
+		f->bg_bytes += t->bytes;
+	}
+	it_hist_add(&f->q2c, t->c > t->q ? t->c - t->q : 0);
+}
+
+/* Adds trail t to the per-comm list *v (map m: comm -> index). */
+static void by_comm(struct it_sysan *s, struct it_map *m, struct it_sysan_background **v,
+		    size_t *n, size_t *cap, const struct btrail *t)
+{
+	uint32_t k = it_map_get(m, (uint64_t)t->comm + 1);
+
+	if (k == IT_MAP_NONE) {
+		if (!GROW(s, *v, *n, *cap))
+			return;
+		k = (uint32_t)(*n)++;
+		(*v)[k] = (struct it_sysan_background){ .comm = t->comm };
+		if (it_map_put(m, (uint64_t)t->comm + 1, k))
+			s->error = 1;
+	}
+	(*v)[k].ios++;
+	(*v)[k].bytes += t->bytes;
+}
+
+/* Block I/O by owner: the calls (owned), the files of page-cache pages
+ * (any trail that names one), and by comm what no call owns (background)
+ * and, of it, what no file explains either (unattributed). */
 static void background(struct it_sysan *s)
 {
-	struct it_map by_comm;
+	struct it_map bg_comm = { 0 }, un_comm = { 0 }, files = { 0 };
 	struct it_sysan_results *r = &s->r;
-	size_t cap = 0;
+	size_t cap = 0, ucap = 0, fcap = 0;
+	struct tagref *by = s->ntags ? malloc(s->ntags * sizeof(*by)) : NULL;
 
-	if (it_map_init(&by_comm, 6)) {
+	if (it_map_init(&bg_comm, 6) || it_map_init(&un_comm, 6) || it_map_init(&files, 6) ||
+	    (s->ntags && !by)) {
 		s->error = 1;
-		return;
+		goto out;
 	}
+	for (size_t i = 0; i < s->ntags; i++)
+		by[i] = (struct tagref){ .dev = s->tagv[i].dev, .idx = (uint32_t)i,
+					 .ino = s->tagv[i].ino, .ts = s->tagv[i].ts };
+	if (by)
+		qsort(by, s->ntags, sizeof(*by), cmp_tagref);
 	for (size_t i = 0; i < s->ntrails; i++) {
 		struct btrail *t = &s->trails[i];
-		uint32_t k;
 
+		if (t->ino) {
+			struct it_sysan_bfile *f = bfile_of(s, &files, by, &fcap, t);
+			if (f)
+				by_file(f, t);
+		}
 		if (t->owned) {
 			r->owned_ios++;
 			r->owned_bytes += t->bytes;
@@ -732,20 +867,21 @@ static void background(struct it_sysan *s)
 		}
 		r->background_ios++;
 		r->background_bytes += t->bytes;
-		k = it_map_get(&by_comm, (uint64_t)t->comm + 1);
-		if (k == IT_MAP_NONE) {
-			if (!GROW(s, r->background, r->nbackground, cap))
-				break;
-			k = r->nbackground++;
-			r->background[k] = (struct it_sysan_background){ .comm = t->comm };
-			if (it_map_put(&by_comm, (uint64_t)t->comm + 1, k))
-				s->error = 1;
+		by_comm(s, &bg_comm, &r->background, &r->nbackground, &cap, t);
+		if (!t->ino) {
+			r->unattributed_ios++;
+			r->unattributed_bytes += t->bytes;
+			by_comm(s, &un_comm, &r->unattributed, &r->nunattributed, &ucap, t);
 		}
-		r->background[k].ios++;
-		r->background[k].bytes += t->bytes;
 	}
-	it_map_free(&by_comm);
 	qsort(r->background, r->nbackground, sizeof(*r->background), cmp_bg);
+	qsort(r->unattributed, r->nunattributed, sizeof(*r->unattributed), cmp_bg);
+	qsort(r->bfiles, r->nbfiles, sizeof(*r->bfiles), cmp_bfile);
+out:
+	free(by);
+	it_map_free(&bg_comm);
+	it_map_free(&un_comm);
+	it_map_free(&files);
 }
 
 void it_sysan_finish(struct it_sysan *s)
@@ -816,6 +952,10 @@ void it_sysan_free(struct it_sysan *s)
 	free(s->r.threads);
 	free(s->r.events);
 	free(s->r.background);
+	for (size_t i = 0; i < s->r.nbfiles; i++)
+		it_hist_free(&s->r.bfiles[i].q2c);
+	free(s->r.bfiles);
+	free(s->r.unattributed);
 	for (size_t i = 0; i < s->npool; i++)
 		free(s->pool[i]);
 	free(s->pool);

@@ -2,7 +2,9 @@
 /*
  * The syscall layer's analysis (pure C, no libbpf): per call, per file, per
  * thread over time, the event list, and the link to the block layer (a
- * system call owns the bios its thread queued between its entry and exit).
+ * system call owns the bios its thread queued between its entry and exit;
+ * block I/O whose bios carry page-cache pages goes to their file, whoever
+ * queued it: writeback, readahead).
  *
  * Two passes over a trace, because the side records (paths, names, comms)
  * and the block trails must be known before the calls are summed up, and
@@ -86,6 +88,21 @@ struct it_sysan_background {
 	uint64_t ios, bytes;
 };
 
+/* Block I/O of one file, known from the page cache its bios' first page
+ * is in (it_trail.ino/fsdev): writeback, readahead and the page-cache
+ * misses of calls, whichever thread queued them. The path is the one of
+ * the syscall layer's file tag with the same (dev, inode): the last one
+ * first seen at or before the I/O was queued, else the first one. */
+struct it_sysan_bfile {
+	const char *path;       /* NULL: no traced call named this file */
+	uint32_t dev;           /* file system (s_dev, kernel encoding) */
+	uint64_t ino, tag_ts;   /* tag_ts: the matched file tag, 0 without a path */
+	uint64_t ios, bytes;
+	uint64_t read_ios, read_bytes, write_ios, write_bytes;
+	uint64_t bg_ios, bg_bytes;   /* of those, I/O no traced call owned */
+	struct it_hist q2c;     /* ns, every I/O of the file */
+};
+
 struct it_sysan_results {
 	uint64_t start_ns, end_ns;       /* the span given to it_sysan_index */
 	uint64_t calls, errors, first_ns, last_ns;
@@ -105,6 +122,14 @@ struct it_sysan_results {
 	struct it_sysan_background *background; /* by ios, descending */
 	size_t nbackground;
 	uint64_t background_ios, background_bytes;
+	/* block I/O by file (owned or not); by bytes, descending */
+	struct it_sysan_bfile *bfiles;
+	size_t nbfiles;
+	/* background I/O of no file (metadata, journal, raw device I/O), by
+	 * comm; by ios, descending */
+	struct it_sysan_background *unattributed;
+	size_t nunattributed;
+	uint64_t unattributed_ios, unattributed_bytes;
 };
 
 struct it_sysan;

@@ -16,7 +16,7 @@
 const char it_csv_nvme_header[] =
 	"start_time_ns,end_time_ns,latency_ns,process_name,pid,device,qid,slba,length_bytes,"
 	"length_lbas,opcode,opcode_name,ctrl,cid,tag,nsid,status,result,inflight_at_submit,tid,"
-	"dsm_ranges";
+	"dsm_ranges,cqe_time_ns";
 
 struct csv_ctx {
 	FILE *out;
@@ -64,9 +64,9 @@ static void on_cmd(const struct it_nvme_cmd *c, void *p)
 		c->complete_ns > c->submit_ns ? c->complete_ns - c->submit_ns : 0);
 	put_comm(x->out, c->comm);
 	fprintf(x->out, ",%u,%s,%u,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%u,%s,%u,%u,%u,%u,%u,%" PRIu64
-		",%u,%u,%u\n", c->pid, dev, c->qid, slba, bytes, nlb, c->opcode,
+		",%u,%u,%u,%" PRIu64 "\n", c->pid, dev, c->qid, slba, bytes, nlb, c->opcode,
 		it_nvme_opcode_name(c->opcode, admin, name, sizeof(name)), c->ctrl, c->cid,
-		c->cid & 0xfffu, c->nsid, c->status, c->result, c->qd, c->tid, c->nranges);
+		c->cid & 0xfffu, c->nsid, c->status, c->result, c->qd, c->tid, c->nranges, c->cqe_ns);
 	x->rows++;
 }
 

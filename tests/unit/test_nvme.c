@@ -5,9 +5,13 @@
  * request pointer, the NVMe stages, per-command records, queue depth per
  * NVMe queue, DSM ranges; and the per-zone counts of zones.c.
  */
+#include <stdlib.h>
+#include <string.h>
+
 #include "harness.h"
 #include "synth.h"
 #include "analyze/nvme.h"
+#include "analyze/report.h"
 #include "analyze/zones.h"
 
 #define DEV_N IT_MKDEV(259, 0)
@@ -30,6 +34,8 @@ static struct it_event nv(uint8_t type, uint64_t ts, uint64_t rq, uint8_t opcode
 #define NS(ts, rq, op, qid, cid, slba, nlb0, bytes) \
 	nv(IT_EV_NVME_SUBMIT, ts, rq, op, qid, cid, slba, nlb0, bytes)
 #define NC(ts, rq, op, qid, cid, bytes) nv(IT_EV_NVME_COMPLETE, ts, rq, op, qid, cid, 0, 0, bytes)
+/* nvme:nvme_sq: sector = SQ head (from the CQE), aux = SQ tail, bytes = SQ size */
+#define NQ(ts, rq, qid, head, tail, size) nv(IT_EV_NVME_SQ, ts, rq, 0, qid, 0xffff, head, tail, size)
 
 TEST(nvme_link_direct_issue)
 {
@@ -164,6 +170,173 @@ TEST(nvme_commands_queue_depth_and_dsm)
 	ASSERT_NEAR(r->timeline[0].qd_ns, 100.0 * 1 + 100 * 2 + 800 * 3 + 100 * 2 + 900 * 1 +
 		    1000 * 2 + 1000 * 1, 1e-6, "depth integral");
 	it_nvme_free(n);
+}
+
+TEST(nvme_sq_backlog_and_cqe_stages)
+{
+	/* two reads on queue 1 of a 64-entry SQ; the CQEs report the SQ head:
+	 * 62 with tail 1 (wrapped: 3 not fetched), then head == tail (0); a
+	 * third sample with a head beyond the queue size is invalid */
+	struct it_event evs[] = {
+		Q(1000, 0xb1, DEV_N, 800, K4, IT_OP_READ),
+		NS(1100, 0x71, IT_NVME_READ, 1, 0x1005, 100, 7, K4),
+		D(1200, 0x71, 0xb1, DEV_N, 800, K4, IT_OP_READ),
+		Q(1300, 0xb2, DEV_N, 900, K4, IT_OP_READ),
+		NS(1400, 0x72, IT_NVME_READ, 1, 0x1006, 112, 7, K4),
+		D(1500, 0x72, 0xb2, DEV_N, 900, K4, IT_OP_READ),
+		NQ(5000, 0x71, 1, 62, 1, 64),
+		NQ(5100, 0x72, 1, 1, 1, 64),
+		NC(5300, 0x71, IT_NVME_READ, 1, 0x1005, K4),
+		NC(5400, 0x72, IT_NVME_READ, 1, 0x1006, K4),
+		C(5600, 0x71, DEV_N, K4),
+		C(5700, 0x72, DEV_N, K4),
+		NQ(6000, 0x99, 1, 70, 1, 64),
+	};
+	struct trails tr;
+	struct it_analyzer *a = run(evs, N(evs), &tr);
+	const struct it_results *r = it_analyzer_results(a);
+
+	ASSERT_EQ(tr.n, 2, "two trails");
+	ASSERT_EQ(it_stage_time(&tr.t[0], IT_STAGE_D2H), 3800, "D2H: issued -> CQE handled");
+	ASSERT_EQ(it_stage_time(&tr.t[0], IT_STAGE_H2N), 300, "H2N: CQE -> nvme_complete_rq");
+	ASSERT_EQ(it_stage_time(&tr.t[1], IT_STAGE_D2H) + it_stage_time(&tr.t[1], IT_STAGE_H2N),
+		  it_stage_time(&tr.t[1], IT_STAGE_D2N), "D2H + H2N == D2N");
+	ASSERT_EQ(r->stats.nvme_stage_sum_ok, 2, "stage sums with H");
+	const struct it_nvme_results *n = it_analyzer_nvme(a);
+	if (ASSERT_NOT_NULL(n, "nvme results") && ASSERT_EQ(n->nqueues, 1, "one queue")) {
+		const struct it_nvme_queue_stats *q = &n->queues[0];
+		ASSERT_EQ(n->sq_events, 3, "SQ events");
+		ASSERT_EQ(q->sq_samples, 2, "valid samples");
+		ASSERT_EQ(q->sq_invalid, 1, "head outside the queue");
+		ASSERT_EQ(q->sq_size, 64, "SQ size");
+		ASSERT_EQ(q->sq_backlog[3], 1, "wrapped: (1 - 62) mod 64 == 3");
+		ASSERT_EQ(q->sq_backlog[0], 1, "head == tail: nothing to fetch");
+		ASSERT_EQ(q->sq_backlog_max, 3, "max backlog");
+	}
+	it_analyzer_free(a);
+}
+
+TEST(nvme_sq_optional_cqe_time_in_command)
+{
+	struct rows rows = { 0 };
+	struct it_nvme_opts o = { .on_cmd = keep_cmd, .ctx = &rows };
+	struct it_nvme *n = it_nvme_new(&o);
+	struct it_event evs[] = {
+		NS(1000, 0x71, IT_NVME_WRITE, 3, 1, 0, 7, K4),
+		NQ(1800, 0x71, 3, 5, 5, 1024),
+		NC(1900, 0x71, IT_NVME_WRITE, 3, 1, K4),
+		NS(2000, 0x72, IT_NVME_WRITE, 3, 2, 8, 7, K4), /* no nvme_sq for this one */
+		NC(2900, 0x72, IT_NVME_WRITE, 3, 2, K4),
+	};
+
+	if (!ASSERT_NOT_NULL(n, "new"))
+		return;
+	for (size_t i = 0; i < N(evs); i++)
+		it_nvme_feed(n, &evs[i]);
+	it_nvme_finish(n, 0);
+	ASSERT_EQ(rows.n, 2, "2 commands");
+	ASSERT_EQ(rows.c[0].cqe_ns, 1800, "CQE time");
+	ASSERT_EQ(rows.c[1].cqe_ns, 0, "a resubmitted slot does not keep the old CQE time");
+	ASSERT_EQ(it_nvme_results(n)->queues[0].sq_backlog[0], 1, "backlog 0");
+	it_nvme_free(n);
+}
+
+TEST(nvme_queue_depth_over_time_per_queue)
+{
+	/* 1 us intervals; queue 1 holds 2 commands over [0, 1500) ns, queue 2
+	 * one over [500, 2500) */
+	struct it_nvme_opts o = { .start_ns = 10000, .interval_ns = 1000 };
+	struct it_nvme *n = it_nvme_new(&o);
+	struct it_event evs[] = {
+		NS(10000, 0x71, IT_NVME_READ, 1, 1, 0, 7, K4),
+		NS(10000, 0x72, IT_NVME_READ, 1, 2, 8, 7, K4),
+		NS(10500, 0x73, IT_NVME_READ, 2, 3, 16, 7, K4),
+		NC(11500, 0x71, IT_NVME_READ, 1, 1, K4),
+		NC(11500, 0x72, IT_NVME_READ, 1, 2, K4),
+		NC(12500, 0x73, IT_NVME_READ, 2, 3, K4),
+	};
+
+	if (!ASSERT_NOT_NULL(n, "new"))
+		return;
+	for (size_t i = 0; i < N(evs); i++)
+		it_nvme_feed(n, &evs[i]);
+	it_nvme_finish(n, 0);
+	const struct it_nvme_results *r = it_nvme_results(n);
+	ASSERT_EQ(r->ntimeline, 3, "3 intervals");
+	if (ASSERT_EQ(r->nqueues, 2, "two queues") && ASSERT_EQ(r->queues[0].nqd_time, 3, "aligned") &&
+	    ASSERT_EQ(r->queues[1].nqd_time, 3, "aligned")) {
+		const struct it_nvme_qd_interval *q1 = r->queues[0].qd_time, *q2 = r->queues[1].qd_time;
+		ASSERT_NEAR(q1[0].qd_ns, 2000, 1e-6, "q1 interval 0: 2 x 1000 ns");
+		ASSERT_NEAR(q1[1].qd_ns, 1000, 1e-6, "q1 interval 1: 2 x 500 ns");
+		ASSERT_NEAR(q1[2].qd_ns, 0, 1e-6, "q1 interval 2: idle");
+		ASSERT_EQ(q1[0].qd_max, 2, "q1 max");
+		ASSERT_NEAR(q2[0].qd_ns, 500, 1e-6, "q2 interval 0");
+		ASSERT_NEAR(q2[1].qd_ns, 1000, 1e-6, "q2 interval 1");
+		ASSERT_NEAR(q2[2].qd_ns, 500, 1e-6, "q2 interval 2");
+		ASSERT_EQ(q2[0].qd_max, 1, "q2 max");
+		ASSERT_NEAR(q1[0].qd_ns + q2[0].qd_ns, r->timeline[0].qd_ns, 1e-6,
+			    "queues add up to the all-queue depth");
+	}
+	it_nvme_free(n);
+}
+
+static int widest_line(const char *s)
+{
+	int best = 0, cur = 0;
+
+	for (; *s; s++) {
+		cur = *s == '\n' ? 0 : cur + 1;
+		best = cur > best ? cur : best;
+	}
+	return best;
+}
+
+TEST(nvme_report_sq_backlog_and_queue_time)
+{
+	/* one read per second for 20 s on queue 1, each with a CQE sample:
+	 * the depth-over-time view merges intervals to stay in 100 columns */
+	struct it_event evs[128];
+	size_t k = 0;
+	for (uint64_t i = 0; i < 20; i++) {
+		uint64_t t = 1000000000ull * i + 1000, rq = 0x1000 + i;
+		evs[k++] = Q(t, 0xb000 + i, DEV_N, i * 8, K4, IT_OP_READ);
+		evs[k++] = NS(t + 100, rq, IT_NVME_READ, 1, (uint16_t)i, i, 7, K4);
+		evs[k++] = D(t + 200, rq, 0xb000 + i, DEV_N, i * 8, K4, IT_OP_READ);
+		evs[k++] = NQ(t + 5000, rq, 1, (uint16_t)i, (uint16_t)(i + 2), 64);
+		evs[k++] = NC(t + 5100, rq, IT_NVME_READ, 1, (uint16_t)i, K4);
+	}
+	for (uint64_t i = 0; i < 20; i++)
+		evs[k++] = C(1000000000ull * i + 7000, 0x1000 + i, DEV_N, K4);
+	/* completions after their own second's events: sort by time */
+	for (size_t i = 1; i < k; i++)
+		for (size_t j = i; j > 0 && evs[j].ts_ns < evs[j - 1].ts_ns; j--) {
+			struct it_event x = evs[j];
+			evs[j] = evs[j - 1];
+			evs[j - 1] = x;
+		}
+	struct it_analyzer *a = run(evs, k, NULL);
+	struct it_report_input in = { .a = a, .r = it_analyzer_results(a) };
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+
+	it_report_text(f, &in);
+	fclose(f);
+	ASSERT_LE(widest_line(out), 100, "text fits 100 columns");
+	ASSERT_TRUE(strstr(out, "backlog avg") != NULL, "SQ backlog columns");
+	ASSERT_TRUE(strstr(out, "    64        2.00      2") != NULL, "sq size 64, backlog avg 2, max 2");
+	ASSERT_TRUE(strstr(out, "a column is 3 s") != NULL, "20 intervals in 7 columns of 3 s");
+	ASSERT_TRUE(strstr(out, "D2H") && strstr(out, "H2N"), "CQE stages");
+	free(out);
+	f = open_memstream(&out, &len);
+	it_report_json(f, &in, false);
+	fclose(f);
+	ASSERT_TRUE(strstr(out, "\"sq_events\":20") != NULL, "sq_events");
+	ASSERT_TRUE(strstr(out, "\"sq_backlog\":{\"samples\":20,\"invalid\":0,\"sq_size\":64,"
+			    "\"avg\":2.0,\"max\":2,\"by_depth\":{\"2\":20}}") != NULL, "sq_backlog JSON");
+	ASSERT_TRUE(strstr(out, "\"qd_over_time\":{\"qd_avg\":[") != NULL, "qd_over_time JSON");
+	free(out);
+	it_analyzer_free(a);
 }
 
 static struct it_event zinfo(uint32_t idx, uint64_t start, uint64_t len)

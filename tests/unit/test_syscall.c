@@ -295,3 +295,158 @@ TEST(syscall_side_malformed)
 	ASSERT_TRUE(it_sys_side_next(&p, sizeof(p), &off, &rl) == NULL, "walker stops");
 	it_sysan_free(s);
 }
+
+/* ---- block I/O by file: the page-cache identity on Q, matched to tags ---- */
+
+#define FSDEV IT_MKDEV(254, 0) /* the file system of tag() */
+#define DISK IT_MKDEV(7, 0)
+
+static struct it_event bev(uint8_t type, uint64_t ts, uint64_t id, uint64_t aux, uint32_t tid,
+			   uint64_t sector, uint32_t bytes, uint8_t op)
+{
+	struct it_event e = { .type = type, .layer = IT_LAYER_BLOCK, .ts_ns = ts, .id = id,
+			      .aux = aux, .dev = DISK, .pid = tid, .tid = tid, .sector = sector,
+			      .bytes = bytes, .op = op, .tag = 0xffff, .hwq = 0xffff };
+	return e;
+}
+
+/* Q of a bio whose first page is in the cache of file ino (0: none). */
+static struct it_event bq(uint64_t ts, uint64_t bio, uint32_t tid, uint64_t sector, uint32_t bytes,
+			  uint8_t op, uint64_t ino)
+{
+	struct it_event e = bev(IT_EV_BIO_QUEUE, ts, bio, ino, tid, sector, bytes, op);
+
+	if (ino) {
+		e.tag = (uint16_t)FSDEV;
+		e.hwq = (uint16_t)(FSDEV >> 16);
+	}
+	return e;
+}
+
+static struct it_event btask(uint32_t tid, const char *comm)
+{
+	struct it_event e = { .type = IT_EV_TASK, .layer = IT_LAYER_BLOCK, .pid = tid, .tid = tid };
+
+	strncpy(e.comm, comm, sizeof(e.comm));
+	return e;
+}
+
+static void to_sysan(const struct it_trail *t, void *ctx)
+{
+	it_sysan_trail(ctx, t);
+}
+
+static const struct it_sysan_bfile *bfile(const struct it_sysan_results *r, uint64_t ino,
+					  uint64_t tag_ts)
+{
+	for (size_t i = 0; i < r->nbfiles; i++)
+		if (r->bfiles[i].ino == ino && r->bfiles[i].dev == FSDEV && r->bfiles[i].tag_ts == tag_ts)
+			return &r->bfiles[i];
+	return NULL;
+}
+
+TEST(syscall_block_by_file)
+{
+	static const char *const a[] = { "a.dat", "data" }, *const b[] = { "b.dat", "data" },
+			       *const n[] = { "new.dat", "data" };
+	struct it_sysan_opts so = { 0 };
+	struct it_sysan *s = it_sysan_new(&so);
+	struct it_analyzer_opts ao = IT_ANALYZER_OPTS_DEFAULT;
+	unsigned char rec[256];
+	const uint8_t W = IT_OP_WRITE, R = IT_OP_READ;
+	/* writeback by a kworker (two bios of a.dat merged into one request),
+	 * a journal write (no file), a read miss of a traced pread, a bio of
+	 * no file front-merged with one of b.dat, a later file that reuses
+	 * a.dat's inode number, and a file no call named */
+	struct it_event evs[] = {
+		btask(99, "kworker/u8:1"), btask(98, "jbd2/loop0-8"), btask(7, "db"),
+		bq(1100, 0xd1, 7, 1000, 4096, R, 5),
+		bev(IT_EV_RQ_ISSUE, 1110, 0xd01, 0xd1, 7, 1000, 4096, R),
+		bev(IT_EV_RQ_COMPLETE, 1500, 0xd01, 0, 0, 0, 4096, 0),
+		bq(1300, 0xb1, 99, 0, 4096, W, 5),
+		bq(1310, 0xb2, 99, 8, 4096, W, 5),
+		bev(IT_EV_BIO_BACKMERGE, 1311, 0xb2, 0, 99, 8, 4096, W),
+		bev(IT_EV_RQ_INSERT, 1320, 0xb01, 0xb1, 99, 0, 8192, W),
+		bev(IT_EV_RQ_ISSUE, 1330, 0xb01, 0xb1, 99, 0, 8192, W),
+		bev(IT_EV_RQ_COMPLETE, 1400, 0xb01, 0, 0, 0, 8192, 0),
+		bq(1600, 0xc1, 98, 500, 4096, W, 0),
+		bev(IT_EV_RQ_ISSUE, 1610, 0xc01, 0xc1, 98, 500, 4096, W),
+		bev(IT_EV_RQ_COMPLETE, 1700, 0xc01, 0, 0, 0, 4096, 0),
+		bq(3000, 0xe1, 99, 108, 4096, W, 0),
+		bq(3001, 0xe2, 99, 100, 4096, W, 6),
+		bev(IT_EV_BIO_FRONTMERGE, 3002, 0xe2, 0, 99, 100, 4096, W),
+		bev(IT_EV_RQ_ISSUE, 3010, 0xe01, 0xe2, 99, 100, 8192, W),
+		bev(IT_EV_RQ_COMPLETE, 3100, 0xe01, 0, 0, 0, 8192, 0),
+		bq(6000, 0xf1, 99, 2000, 4096, W, 5),
+		bev(IT_EV_RQ_ISSUE, 6010, 0xf01, 0xf1, 99, 2000, 4096, W),
+		bev(IT_EV_RQ_COMPLETE, 6100, 0xf01, 0, 0, 0, 4096, 0),
+		bq(7000, 0xa1, 99, 3000, 4096, W, 77),
+		bev(IT_EV_RQ_ISSUE, 7010, 0xa01, 0xa1, 99, 3000, 4096, W),
+		bev(IT_EV_RQ_COMPLETE, 7100, 0xa01, 0, 0, 0, 4096, 0),
+	};
+
+	ASSERT_NOT_NULL(s, "new");
+	if (!s)
+		return;
+	ao.on_trail = to_sysan;
+	ao.ctx = s;
+	struct it_analyzer *an = it_analyzer_new(&ao);
+	ASSERT_NOT_NULL(an, "analyzer");
+	if (!an) {
+		it_sysan_free(s);
+		return;
+	}
+	it_sysan_side(s, rec, make_path(rec, FSDEV, 5, 50, IT_FT_REG, a, 2));
+	it_sysan_side(s, rec, make_path(rec, FSDEV, 6, 60, IT_FT_REG, b, 2));
+	it_sysan_side(s, rec, make_path(rec, FSDEV, 5, 5000, IT_FT_REG, n, 2));
+	it_analyzer_feed(an, evs, sizeof(evs) / sizeof(evs[0]));
+	it_analyzer_finish(an, 8000);
+	it_sysan_index(s, 1000, 8000);
+	struct it_sys_event e = call(IT_SYS_PREAD64, 7, 1000, 2000, 4096, 0);
+	tag(&e, 5, 50);
+	ASSERT_EQ(it_sysan_calls(s, &e, 1), 0, "calls");
+	it_sysan_finish(s);
+	ASSERT_EQ(it_sysan_error(s), 0, "no error");
+
+	const struct it_sysan_results *r = it_sysan_results(s);
+	const struct it_sysan_bfile *f;
+	ASSERT_EQ(r->owned_ios, 1, "the read miss is the pread's");
+	ASSERT_EQ(r->background_ios, 5, "writeback, journal, merged, reused inode, unnamed file");
+	ASSERT_EQ(r->unattributed_ios, 1, "only the journal write has no file");
+	ASSERT_EQ(r->unattributed_bytes, 4096, "unattributed bytes");
+	ASSERT_EQ(r->nunattributed, 1, "one comm");
+	if (r->nunattributed)
+		ASSERT_STREQ(it_analyzer_comm(an, r->unattributed[0].comm), "jbd2/loop0-8",
+			     "unattributed by comm");
+	ASSERT_EQ(r->nbfiles, 4, "a.dat, b.dat, new.dat, inode 77");
+	ASSERT_EQ(r->nbfiles ? r->bfiles[0].ino : 0, 5, "most bytes first");
+	f = bfile(r, 5, 50);
+	ASSERT_NOT_NULL(f, "a.dat");
+	if (f) {
+		ASSERT_STREQ(f->path, "/data/a.dat", "a.dat by path");
+		ASSERT_EQ(f->ios, 2, "its writeback request and the read miss");
+		ASSERT_EQ(f->write_bytes, 8192, "both merged writeback bios");
+		ASSERT_EQ(f->read_bytes, 4096, "the read miss");
+		ASSERT_EQ(f->bg_ios, 1, "writeback is background");
+		ASSERT_EQ(f->bg_bytes, 8192, "background bytes");
+		ASSERT_EQ(f->q2c.count, 2, "Q2C of both");
+		ASSERT_EQ(f->q2c.max, 400, "read miss Q2C");
+		ASSERT_EQ(f->q2c.min, 100, "writeback Q2C");
+	}
+	f = bfile(r, 6, 60);
+	ASSERT_NOT_NULL(f, "b.dat");
+	if (f) {
+		ASSERT_STREQ(f->path, "/data/b.dat", "a merge names the request that had no file");
+		ASSERT_EQ(f->write_bytes, 8192, "both bios");
+	}
+	f = bfile(r, 5, 5000);
+	ASSERT_NOT_NULL(f, "new.dat");
+	if (f)
+		ASSERT_STREQ(f->path, "/data/new.dat", "a reused inode number goes to the later tag");
+	f = bfile(r, 77, 0);
+	ASSERT_NOT_NULL(f, "inode 77");
+	if (f)
+		ASSERT_TRUE(f->path == NULL, "no call named inode 77: no path");
+	it_analyzer_free(an);
+	it_sysan_free(s);
+}

@@ -5,14 +5,24 @@
 #    every command is linked to its block request, the NVMe stages are on
 #    every trail and add up to Q2C, the queue depth at submission is within
 #    fio's iodepth; `iotrail export --format csv` has one read row per I/O;
-#  - blkdiscard of two known ranges: the report lists exactly those DSM ranges.
+#  - blkdiscard of two known ranges: the report lists exactly those DSM ranges;
+#  - nvme:nvme_sq (where the kernel has it): one SQ backlog sample per read
+#    CQE, backlog <= iodepth (a QD1 run: never above 1), the SQ size the
+#    controller was set up with, the D2H + H2N split of D2N;
+#  - depth over time per queue: fio pinned to one CPU uses one queue, whose
+#    depth at submission reaches exactly iodepth, and whose per-interval
+#    series agrees with the queue's totals and sums to the all-queue series;
+#  - the text report's device table shows the optimal I/O size from sysfs.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/vm/lib.sh
 
 NIOS=1000
+NIOS1=300
 DEPTH=8
 names="vm_nvme_layer_hooks vm_nvme_layer_fio_commands vm_nvme_layer_linked vm_nvme_layer_stages
-       vm_nvme_layer_qd vm_nvme_layer_csv vm_nvme_layer_discard_ranges"
+       vm_nvme_layer_qd vm_nvme_layer_csv vm_nvme_layer_discard_ranges vm_nvme_layer_sq_hook
+       vm_nvme_layer_sq_backlog vm_nvme_layer_sq_qd1 vm_nvme_layer_cqe_stages vm_nvme_layer_qd_time
+       vm_nvme_layer_opt_io"
 why=$(vm_blocker)
 [ -z "$why" ] && ! command -v fio >/dev/null && why="fio is not installed (scripts/install-deps.sh)"
 [ -z "$why" ] && ! command -v jq >/dev/null && why="jq is not installed (scripts/install-deps.sh)"
@@ -34,11 +44,21 @@ fi
 out=$TMP/out
 mkdir -p "$out"
 cat > "$TMP/nvme_layer.sh" <<GUEST
+T=/sys/kernel/tracing
+[ -d \$T/events ] || T=/sys/kernel/debug/tracing
+{ [ -e \$T/events/nvme/nvme_sq ] && echo nvme_sq=1 || echo nvme_sq=0
+  echo sqsize=\$(cat /sys/class/nvme/nvme0/sqsize)
+  echo opt_io=\$(cat /sys/block/nvme0n1/queue/optimal_io_size); } > $out/facts
 build/iotrail record --layers block -o $out/fio.trail --dev nvme0n1 -- \
 	fio --name=nvl --filename=/dev/nvme0n1 --rw=randread --bs=4k --direct=1 --ioengine=libaio \
-	    --iodepth=$DEPTH --number_ios=$NIOS --size=512M --randrepeat=1 \
+	    --iodepth=$DEPTH --number_ios=$NIOS --size=512M --randrepeat=1 --cpus_allowed=0 \
 	    --output-format=json --output=$out/fio.json
 build/iotrail report --json $out/fio.trail > $out/fio.report.json
+build/iotrail report $out/fio.trail > $out/fio.report.txt
+build/iotrail record --layers block -o $out/qd1.trail --dev nvme0n1 -- \
+	fio --name=qd1 --filename=/dev/nvme0n1 --rw=randread --bs=4k --direct=1 --ioengine=libaio \
+	    --iodepth=1 --number_ios=$NIOS1 --size=512M --randrepeat=1 --output-format=json --output=$out/qd1.json
+build/iotrail report --json $out/qd1.trail > $out/qd1.report.json
 build/iotrail export --format csv -o $out/fio.csv $out/fio.trail
 build/iotrail record --layers block -o $out/discard.trail --dev nvme0n1 -- sh -c \
 	'blkdiscard -o 1048576 -l 65536 /dev/nvme0n1 && blkdiscard -o 8388608 -l 12288 /dev/nvme0n1'
@@ -109,5 +129,78 @@ if [ "$got" = "1048576+65536 8388608+12288" ] && [ "$dsm" = 2 ]; then
 	pass "vm_nvme_layer_discard_ranges (2 DSM commands, ranges $got)"
 else
 	fail vm_nvme_layer_discard_ranges "DSM commands $dsm, ranges '$got', want '1048576+65536 8388608+12288'"
+fi
+# ---- nvme:nvme_sq: SQ backlog and the CQE time ----
+F=$out/facts
+has_sq=$(sed -n 's/^nvme_sq=//p' "$F")
+sqsize=$(sed -n 's/^sqsize=//p' "$F")
+sq_names="vm_nvme_layer_sq_hook vm_nvme_layer_sq_backlog vm_nvme_layer_sq_qd1 vm_nvme_layer_cqe_stages"
+if [ "$has_sq" != 1 ]; then
+	skip_all "the guest kernel has no nvme:nvme_sq tracepoint" $sq_names
+else
+	case "$hooks" in
+		*nvme_sq=tp_btf*|*nvme_sq=raw_tp*) pass "vm_nvme_layer_sq_hook ($hooks)" ;;
+		*) fail vm_nvme_layer_sq_hook "the guest has nvme:nvme_sq but hooks are '$hooks'" ;;
+	esac
+
+	# every read CQE on an I/O queue gives one sample; the SQ size is the
+	# controller's (sysfs sqsize is 0's based)
+	read -r samples invalid bmax bavg qsizes <<< "$(jq -r '[.nvme.queues | map(select(.qid > 0)) |
+		(map(.sq_backlog.samples) | add), (map(.sq_backlog.invalid) | add),
+		(map(.sq_backlog.max) | max), (map(.sq_backlog.avg) | max),
+		(map(select(.sq_backlog.samples > 0) | .sq_backlog.sq_size) | unique | join(","))] | @tsv' "$R")"
+	if [ "$samples" = "$fio_ios" ] && [ "$invalid" = 0 ] && [ "$bmax" -le "$DEPTH" ] 2>/dev/null &&
+	   { [ "$qsizes" = "$((sqsize + 1))" ] || [ "$qsizes" = "$sqsize" ]; }; then
+		pass "vm_nvme_layer_sq_backlog ($samples samples = fio total_ios, backlog avg $bavg max $bmax <= iodepth $DEPTH, SQ size $qsizes, sysfs sqsize $sqsize)"
+	else
+		fail vm_nvme_layer_sq_backlog "samples $samples (want $fio_ios), invalid $invalid, max $bmax (want <= $DEPTH), SQ sizes '$qsizes' (sysfs sqsize $sqsize)"
+	fi
+
+	Q1=$out/qd1.report.json
+	q1_ios=$(jq -r '.jobs[0].read.total_ios' "$out/qd1.json" 2>/dev/null)
+	read -r s1 m1 qd1 <<< "$(jq -r '[.nvme.queues | map(select(.qid > 0)) | (map(.sq_backlog.samples) | add),
+		(map(.sq_backlog.max) | max), (map(.inflight_at_submit.max) | max)] | @tsv' "$Q1" 2>/dev/null)"
+	if [ "$q1_ios" = "$NIOS1" ] && [ "$s1" = "$q1_ios" ] && [ "$m1" -le 1 ] 2>/dev/null && [ "$qd1" = 1 ]; then
+		pass "vm_nvme_layer_sq_qd1 (fio QD1, $q1_ios I/Os: $s1 samples, SQ backlog max $m1, in flight max $qd1)"
+	else
+		fail vm_nvme_layer_sq_qd1 "fio total_ios $q1_ios (want $NIOS1), samples $s1, backlog max $m1 (want <= 1), in flight max $qd1 (want 1)"
+	fi
+
+	st2=$(jq -r '[.groups[] | select(.key.op == "read") | .stages[] | "\(.name)=\(.count)"] | join(" ")' "$R")
+	ok=1
+	for w in "D2H=$fio_ios" "H2N=$fio_ios"; do case " $st2 " in *" $w "*) ;; *) ok=0 ;; esac; done
+	cqe_ok=$(awk -F, 'NR > 1 && $11 == 2 && $22 >= $1 && $22 <= $2' "$out/fio.csv" | wc -l)
+	if [ $ok = 1 ] && [ "$sumok" = "$trails" ] && [ "$cqe_ok" = "$fio_ios" ]; then
+		pass "vm_nvme_layer_cqe_stages (D2H and H2N on every read trail, D <= H <= N on $sumok of $trails; CSV cqe_time_ns within submit..complete on $cqe_ok rows)"
+	else
+		fail vm_nvme_layer_cqe_stages "stages '$st2' (want D2H=H2N=$fio_ios), sums ok $sumok of $trails, CSV rows with submit <= cqe <= complete: $cqe_ok of $fio_ios"
+	fi
+fi
+
+# ---- queue depth over time per NVMe queue (fio pinned to CPU 0: one queue) ----
+read -r fq fcmds fmax tmax tlen npts qsum gsum <<< "$(jq -r '.nvme as $n | ($n.queues | map(select(.qid > 0)) |
+	max_by(.commands)) as $q | [$q.qid, $q.commands, $q.inflight_at_submit.max,
+	($q.qd_over_time.qd_max | max), ($q.qd_over_time.qd_avg | length), ($n.timeline.points | length),
+	([$n.queues[] | [.qd_over_time.qd_avg, ($n.timeline.points | map(.dur_s))] | transpose[] | .[0] * .[1]] | add),
+	([$n.timeline.points[] | .qd_avg * .dur_s] | add)] | @tsv' "$R")"
+close=$(awk -v a="$qsum" -v b="$gsum" 'BEGIN { d = a - b; if (d < 0) d = -d; print (b > 0 && d / b < 0.001) ? 1 : 0 }')
+if [ "$fcmds" = "$fio_ios" ] && [ "$fmax" = "$DEPTH" ] && [ "$tmax" = "$fmax" ] && [ "$tlen" = "$npts" ] &&
+   [ "$close" = 1 ]; then
+	pass "vm_nvme_layer_qd_time (fio's queue $fq: $fcmds commands, depth max $fmax = iodepth, per-interval max $tmax over $tlen intervals; queues' depth-seconds $qsum = all-queue $gsum)"
+else
+	fail vm_nvme_layer_qd_time "queue $fq: commands $fcmds (want $fio_ios), max $fmax (want $DEPTH), interval max $tmax, $tlen intervals vs $npts points, depth-seconds $qsum vs $gsum"
+fi
+
+# ---- the optimal I/O size in the text report's device table ----
+opt=$(sed -n 's/^opt_io=//p' "$F")
+jopt=$(jq -r '.devices[] | select(.name == "nvme0n1") | .optimal_io_size' "$R" 2>/dev/null)
+col=$(awk '/^Devices/ { d = 1; next } d && $1 == "name" { for (i = 1; i <= NF; i++) if ($i == "opt_io") c = i; next }
+	d && $1 == "nvme0n1" { print $c; exit }' "$out/fio.report.txt")
+# the report prints whole units without ".0" (4K), numfmt with (4.0K)
+if [ "$opt" = 0 ]; then want_col=-; else want_col=$(numfmt --to=iec "$opt" | sed 's/\.0\([KMGT]\)$/\1/'); fi
+if [ -n "$col" ] && [ "$jopt" = "$opt" ] && [ "$col" = "$want_col" ]; then
+	pass "vm_nvme_layer_opt_io (sysfs optimal_io_size $opt, JSON $jopt, text column '$col')"
+else
+	fail vm_nvme_layer_opt_io "sysfs $opt, JSON '$jopt', text column '$col' (want '$want_col')"
 fi
 exit $FAILED
