@@ -119,6 +119,20 @@ disk_stat() {
 	awk '{ printf "%.0f %.0f\n", $1, $4 * 1000000 }' "/sys/block/$1/stat"
 }
 
+# explained_loss REPORT FIO_IOS READS: true when the reads iotrail missed
+# are all flagged by the report itself as trails that lost their completion
+# event ("lost" or "incomplete"), with no ring-buffer drop. A completion
+# event goes missing this way in about 1 of 20000 I/Os on the development
+# VM (the probe did not run for it, and the kernel counted no recursion
+# miss; cause not found yet, see README). The callers then record once
+# more and require the exact count from that run: the count check stays
+# exact, and a second miss fails.
+explained_loss() {
+	local gap=$(($2 - $3))
+	[ "$gap" -gt 0 ] && jq -e --argjson gap "$gap" \
+		'.dropped == 0 and ((.stitch.lost // 0) + (.incomplete // 0)) >= $gap' "$1" > /dev/null
+}
+
 # rel_diff A B: |A-B|/B as a decimal
 rel_diff() {
 	awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d; printf "%.4f", (b == 0) ? 1 : d / b }'
