@@ -65,7 +65,6 @@ $(BUILD)/libitcore.a: $(CORE_OBJS)
 $(BUILD)/iotrail: $(APP_OBJS) $(BUILD)/libitcore.a
 	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
-$(BUILD)/unit-tests: CFLAGS += -Itests
 $(BUILD)/unit-tests: $(UNIT_OBJS) $(BUILD)/libitcore.a
 	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS_CORE)
 

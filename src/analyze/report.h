@@ -57,4 +57,9 @@ static inline double it_active_s(uint64_t first_ns, uint64_t last_ns)
 #define IT_NPCT 4
 extern const double it_report_pcts[IT_NPCT]; /* 50, 90, 99, 99.9 */
 
+struct it_json;
+/* "name":{"min","avg","p50","p90","p99","p999","max"} of h, the latency
+ * object of the JSON contract (doc/report.md). */
+void it_json_latency(struct it_json *j, const char *name, const struct it_hist *h);
+
 #endif

@@ -3,9 +3,27 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "analyze/json_writer.h"
 #include "analyze/report.h"
 
 const double it_report_pcts[IT_NPCT] = { 50, 90, 99, 99.9 };
+
+void it_json_latency(struct it_json *j, const char *name, const struct it_hist *h)
+{
+	uint64_t p[IT_NPCT];
+
+	it_hist_percentiles(h, it_report_pcts, IT_NPCT, p);
+	it_json_name(j, name);
+	it_json_object_start(j);
+	it_json_kv_uint(j, "min", h->count ? h->min : 0);
+	it_json_kv_uint(j, "avg", it_hist_avg(h));
+	it_json_kv_uint(j, "p50", p[0]);
+	it_json_kv_uint(j, "p90", p[1]);
+	it_json_kv_uint(j, "p99", p[2]);
+	it_json_kv_uint(j, "p999", p[3]);
+	it_json_kv_uint(j, "max", h->max);
+	it_json_object_end(j);
+}
 
 const struct it_device_rec *it_report_dev_rec(const struct it_report_input *in, uint32_t dev)
 {

@@ -144,7 +144,6 @@ static void group(struct it_json *j, const struct it_report_input *in, const str
 {
 	const struct it_hist *lat = &g->stage[IT_STAGE_Q2C];
 	double dur = in->r->duration_s;
-	uint64_t p[IT_NPCT];
 
 	it_json_object_start(j);
 	group_key(j, in, g);
@@ -162,17 +161,7 @@ static void group(struct it_json *j, const struct it_report_input *in, const str
 	it_json_kv_uint(j, "no_q", g->no_q);
 	it_json_kv_uint(j, "sequential", g->seq);
 	it_json_kv_uint(j, "random", g->rnd);
-	it_hist_percentiles(lat, it_report_pcts, IT_NPCT, p);
-	it_json_name(j, "latency_ns");
-	it_json_object_start(j);
-	it_json_kv_uint(j, "min", lat->count ? lat->min : 0);
-	it_json_kv_uint(j, "avg", it_hist_avg(lat));
-	it_json_kv_uint(j, "p50", p[0]);
-	it_json_kv_uint(j, "p90", p[1]);
-	it_json_kv_uint(j, "p99", p[2]);
-	it_json_kv_uint(j, "p999", p[3]);
-	it_json_kv_uint(j, "max", lat->max);
-	it_json_object_end(j);
+	it_json_latency(j, "latency_ns", lat);
 	it_json_name(j, "stages");
 	it_json_array_start(j);
 	for (unsigned s = 0; s < IT_STAGE_MAX; s++) {

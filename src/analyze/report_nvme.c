@@ -11,24 +11,6 @@
 #include "analyze/nvme.h"
 #include "analyze/report.h"
 
-static const double pcts[4] = { 50, 90, 99, 99.9 };
-
-static void latency(struct it_json *j, const struct it_hist *h)
-{
-	uint64_t p[4];
-
-	it_hist_percentiles(h, pcts, 4, p);
-	it_json_name(j, "latency_ns");
-	it_json_object_start(j);
-	it_json_kv_uint(j, "min", h->count ? h->min : 0);
-	it_json_kv_uint(j, "avg", it_hist_avg(h));
-	it_json_kv_uint(j, "p50", p[0]);
-	it_json_kv_uint(j, "p90", p[1]);
-	it_json_kv_uint(j, "p99", p[2]);
-	it_json_kv_uint(j, "p999", p[3]);
-	it_json_kv_uint(j, "max", h->max);
-	it_json_object_end(j);
-}
 
 static void by_opcode(struct it_json *j, const struct it_nvme_results *n)
 {
@@ -48,7 +30,7 @@ static void by_opcode(struct it_json *j, const struct it_nvme_results *n)
 			it_json_kv_uint(j, "count", s->count);
 			it_json_kv_uint(j, "bytes", s->bytes);
 			it_json_kv_uint(j, "errors", s->errors);
-			latency(j, &s->lat);
+			it_json_latency(j, "latency_ns", &s->lat);
 			it_json_object_end(j);
 		}
 	it_json_object_end(j);

@@ -235,23 +235,6 @@ void it_report_sys_log(FILE *f, const struct it_sysan_results *r, uint64_t start
 
 /* ---- JSON ---- */
 
-static void lat_obj(struct it_json *j, const char *name, const struct it_hist *h)
-{
-	uint64_t p[IT_NPCT];
-
-	it_hist_percentiles(h, it_report_pcts, IT_NPCT, p);
-	it_json_name(j, name);
-	it_json_object_start(j);
-	it_json_kv_uint(j, "min", h->count ? h->min : 0);
-	it_json_kv_uint(j, "avg", it_hist_avg(h));
-	it_json_kv_uint(j, "p50", p[0]);
-	it_json_kv_uint(j, "p90", p[1]);
-	it_json_kv_uint(j, "p99", p[2]);
-	it_json_kv_uint(j, "p999", p[3]);
-	it_json_kv_uint(j, "max", h->max);
-	it_json_object_end(j);
-}
-
 static void json_calls(struct it_json *j, const struct it_sysan_results *r)
 {
 	it_json_name(j, "syscalls");
@@ -264,14 +247,14 @@ static void json_calls(struct it_json *j, const struct it_sysan_results *r)
 		it_json_kv_uint(j, "count", c->count);
 		it_json_kv_uint(j, "errors", c->errors);
 		it_json_kv_uint(j, "bytes", c->bytes);
-		lat_obj(j, "latency_ns", &c->lat);
+		it_json_latency(j, "latency_ns", &c->lat);
 		it_json_name(j, "block");
 		it_json_object_start(j);
 		it_json_kv_uint(j, "calls", c->block_calls);
 		it_json_kv_uint(j, "ios", c->block_ios);
 		it_json_kv_uint(j, "bytes", c->block_bytes);
-		lat_obj(j, "block_ns", &c->block);
-		lat_obj(j, "above_block_ns", &c->above);
+		it_json_latency(j, "block_ns", &c->block);
+		it_json_latency(j, "above_block_ns", &c->above);
 		it_json_object_end(j);
 		it_json_object_end(j);
 	}
@@ -300,8 +283,8 @@ static void json_files(struct it_json *j, const struct it_sysan_results *r)
 		it_json_kv_uint(j, "write_bytes", x->write_bytes);
 		it_json_kv_uint(j, "sequential", x->seq);
 		it_json_kv_uint(j, "random", x->rnd);
-		lat_obj(j, "read_latency_ns", &x->read_lat);
-		lat_obj(j, "write_latency_ns", &x->write_lat);
+		it_json_latency(j, "read_latency_ns", &x->read_lat);
+		it_json_latency(j, "write_latency_ns", &x->write_lat);
 		it_json_object_end(j);
 	}
 	it_json_array_end(j);
@@ -372,7 +355,7 @@ static void json_bfiles(struct it_json *j, const struct it_sysan_results *r)
 		it_json_kv_uint(j, "write_bytes", x->write_bytes);
 		it_json_kv_uint(j, "background_ios", x->bg_ios);
 		it_json_kv_uint(j, "background_bytes", x->bg_bytes);
-		lat_obj(j, "q2c_ns", &x->q2c);
+		it_json_latency(j, "q2c_ns", &x->q2c);
 		it_json_object_end(j);
 	}
 	it_json_array_end(j);
