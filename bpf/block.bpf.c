@@ -37,9 +37,8 @@
 
 /* ---- tunables, set by user space before load ---- */
 const volatile bool tp_has_queue_arg = false; /* kernel < 5.11 argument layout */
-const volatile __u32 filter_tgid = 0;         /* 0: every process */
 
-/* ---- maps (the ring buffer and drop counters: events.bpf.h) ---- */
+/* ---- maps (ring buffer, drop counters, -p tracking: events.bpf.h) ---- */
 
 /* tid -> hash of the comm last announced with IT_EV_TASK. */
 struct {
@@ -48,16 +47,6 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } task_comm SEC(".maps");
-
-/* With -p only: bios and requests of the filtered process, so that the
- * request's later events (which run in other contexts) are kept too. LRU,
- * so entries of I/Os we never see finish age out instead of filling up. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u64);
-	__type(value, __u8);
-} tracked SEC(".maps");
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 

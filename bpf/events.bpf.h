@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
- * The event ring buffer of the I/O path (block and NVMe layers) and the
- * helpers every probe uses to fill it. Each .bpf.c that includes this gets
+ * The event ring buffer of the I/O path (block and NVMe layers), the
+ * device and process filters, and the helpers every probe uses to fill it. Each .bpf.c that includes this gets
  * its own copies of the maps; user space makes them one (the NVMe object
  * reuses the block object's fds), so one request's events of all layers
  * are in causal order in one stream. Included by BPF code only.
@@ -20,6 +20,7 @@
 const volatile __u32 filter_ndevs = 0;        /* 0: every device */
 const volatile __u32 filter_devs[IT_MAX_DEVS] = {};
 const volatile __u64 wakeup_bytes = 16 << 20; /* wake the consumer beyond this */
+const volatile __u32 filter_tgid = 0;         /* -p: 0 for every process */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -33,6 +34,16 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } drops SEC(".maps");
+
+/* With -p only: bios and requests of the filtered process, so that the
+ * request's later events (which run in other contexts) are kept too. LRU,
+ * so entries of I/Os we never see finish age out instead of filling up. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, __u8);
+} tracked SEC(".maps");
 
 static __always_inline bool dev_wanted(__u32 dev)
 {

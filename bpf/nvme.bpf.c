@@ -34,16 +34,7 @@
 #define MAX_DSM_RANGES 64 /* ranges followed per DSM command (the spec allows 256) */
 #define NVME_AQ_DEPTH 32  /* admin queue entries (drivers/nvme/host/nvme.h) */
 
-const volatile __u32 filter_tgid = 0;
-
-/* events and drops (events.bpf.h) are the block object's (reuse_fd) */
-
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u64);
-	__type(value, __u8);
-} tracked SEC(".maps");
+/* events, drops and tracked (events.bpf.h) are the block object's (reuse_fd) */
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
