@@ -131,6 +131,10 @@ static void warnings(FILE *f, const struct it_report_input *in)
 	else if (st && !st->complete)
 		fputs("\nNOTE: the recording did not end cleanly (no end record); the end time is the\n"
 		      "      last event's.\n", f);
+	if (s->lost)
+		fprintf(f, "\n*** WARNING: %llu I/Os lost their completion event (their request was seen\n"
+			"*** again first) and are not counted: counts are lower bounds by that much.\n",
+			(unsigned long long)s->lost);
 	if (s->incomplete || s->unknown_completions)
 		fprintf(f, "\nnot counted as I/Os: %llu still open at the end (queued %llu, inserted %llu, "
 			"issued %llu),\n  %llu completions of I/Os issued before the trace started\n",

@@ -314,6 +314,32 @@ TEST(report_text_fits_100_columns)
 	it_analyzer_free(a);
 }
 
+/* An I/O whose completion event went missing (its request pointer came
+ * back first) is not counted, and the text report says so loudly. */
+TEST(report_text_warns_of_lost_completions)
+{
+	struct it_event evs[] = {
+		Q(1000, 0xb1, DEV_B, 0, K4, IT_OP_READ),
+		D(1100, 0x71, 0xb1, DEV_B, 0, K4, IT_OP_READ),
+		Q(5000, 0xb2, DEV_B, 64, K4, IT_OP_READ),
+		D(5100, 0x71, 0xb2, DEV_B, 64, K4, IT_OP_READ),
+		C(5600, 0x71, DEV_B, K4),
+	};
+	struct it_analyzer_opts o = { 0 };
+	char err[64];
+	struct capture c;
+
+	it_parse_group_keys("op,dev", &o, err, sizeof(err));
+	struct it_analyzer *a = run_opts(evs, N(evs), o, NULL, 0);
+	struct it_report_input in = { .a = a, .r = it_analyzer_results(a) };
+	it_report_text(cap_open(&c), &in);
+	char *out = cap_close(&c);
+	ASSERT_TRUE(strstr(out, "WARNING: 1 I/Os lost their completion event") != NULL,
+		    "lost-completion warning");
+	free(out);
+	it_analyzer_free(a);
+}
+
 /* The report's pipeline: events written with the trace file writer, read
  * back in batches and analysed, give the same JSON as the events analysed
  * from memory. */
