@@ -35,7 +35,6 @@
 
 #define MAX_DEVS 16           /* IT_MAX_DEVS in bpf/block.bpf.c */
 #define POLL_MS 20            /* consumer timer: the BPF side rarely wakes us */
-#define BATCH_EVENTS 4096
 #define DROPS_EVERY_NS 250000000ull
 #define LINGER_QUIET_NS 100000000ull
 #define LINGER_MAX_NS 2000000000ull
@@ -55,8 +54,6 @@ struct record_opts {
 
 struct consumer {
 	struct it_writer *w;
-	struct it_event batch[BATCH_EVENTS];
-	size_t n;
 	uint64_t events, ios, dropped;
 	uint64_t missed;              /* probe runs the kernel skipped (nesting) */
 	int err;
@@ -390,18 +387,8 @@ static void start_nvme(const struct record_opts *o, struct block_bpf *skel, char
 
 /* ---- consumer ---- */
 
-static void flush_batch(struct consumer *c)
-{
-	int err;
-
-	if (!c->n || c->err)
-		return;
-	err = it_writer_add(c->w, c->batch, c->n, c->dropped);
-	if (err)
-		c->err = err;
-	c->n = 0;
-}
-
+/* Each event is packed into the writer's chunk straight from the ring
+ * buffer: no copy in between (evpack.h). */
 static int on_event(void *ctx, void *data, size_t size)
 {
 	struct consumer *c = ctx;
@@ -409,14 +396,13 @@ static int on_event(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(*e))
 		return 0;
-	c->batch[c->n++] = *e;
 	c->events++;
 	/* an -EAGAIN bio completion is a NOWAIT bounce its submitter retries,
 	 * not an I/O */
 	c->ios += e->type == IT_EV_RQ_COMPLETE ||
 		  (e->type == IT_EV_BIO_COMPLETE && e->error != -EAGAIN);
-	if (c->n == BATCH_EVENTS)
-		flush_batch(c);
+	if (!c->err)
+		c->err = it_writer_add(c->w, e, 1, c->dropped);
 	return c->err; /* a failing writer stops consumption */
 }
 
@@ -481,7 +467,7 @@ static pid_t start_command(char **cmd, int *exec_errno)
 /* Asks COMMAND to stop, consuming events meanwhile so its last I/Os are
  * recorded: it gets the signal that stopped us (SIGTERM when the duration
  * ended), then SIGKILL after 2 s. */
-static void stop_command(pid_t pid, int *status, struct ring_buffer *rb, struct consumer *c)
+static void stop_command(pid_t pid, int *status, struct ring_buffer *rb)
 {
 	uint64_t deadline = it_clock_ns(CLOCK_MONOTONIC) + 2000000000ull;
 
@@ -494,7 +480,6 @@ static void stop_command(pid_t pid, int *status, struct ring_buffer *rb, struct 
 		}
 		ring_buffer__poll(rb, POLL_MS);
 		ring_buffer__consume(rb);
-		flush_batch(c);
 	}
 }
 
@@ -567,7 +552,6 @@ static void linger(struct session *s)
 		if (idle_polls >= 2 || (idle < 0 && now - quiet_since >= LINGER_QUIET_NS))
 			break;
 	}
-	flush_batch(s->c);
 }
 
 /* Until COMMAND exits, the duration ends, a signal arrives or the writer
@@ -591,7 +575,6 @@ static void record_loop(struct session *s)
 			s->c->dropped = read_drops(s->skel, s->drops, s->ncpu);
 			next_drops = now + DROPS_EVERY_NS;
 		}
-		flush_batch(s->c);
 		if (s->child > 0 && waitpid(s->child, &s->status, WNOHANG) == s->child) {
 			s->child = 0;
 			break;
@@ -600,7 +583,7 @@ static void record_loop(struct session *s)
 			break;
 	}
 	if (s->child > 0)
-		stop_command(s->child, &s->status, s->rb, s->c);
+		stop_command(s->child, &s->status, s->rb);
 	if (s->o->cmd)
 		linger(s);
 }
@@ -614,7 +597,6 @@ static int finish(struct session *s, struct it_writer *w)
 	rec_sys_detach(s->sys);
 	while (ring_buffer__consume(s->rb) > 0)
 		;
-	flush_batch(s->c);
 	if (s->skel) {
 		s->c->dropped = read_drops(s->skel, s->drops, s->ncpu);
 		s->c->missed = prog_misses(s->skel->obj);

@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #define IT_TRACE_MAGIC   "IOTRAIL\0"   /* 8 bytes */
-#define IT_TRACE_VERSION 1u
+#define IT_TRACE_VERSION 2u
 #define IT_CHUNK_MAGIC   0x4b435449u   /* "ITCK" */
 
 struct it_file_header {
@@ -42,6 +42,7 @@ enum it_chunk_type {
 enum it_compression {
 	IT_COMP_NONE = 0,
 	IT_COMP_ZSTD = 1,
+	IT_COMP_PACK = 2,       /* EVENTS only: src/evpack.c's encoding (version 2+) */
 };
 
 struct it_chunk_header {

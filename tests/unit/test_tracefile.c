@@ -645,8 +645,8 @@ TEST(tracefile_foreign_empty_and_future_files)
 	expect_open_error(path, "IOTR", 4, "cut short", NULL);
 	expect_open_error(path, &fh, 20, "cut short", NULL);
 	expect_open_error(path, &fh, sizeof(fh), "cut short", "HOST");
-	fh.version = 2;
-	expect_open_error(path, &fh, sizeof(fh), "version 2", "reads version 1");
+	fh.version = IT_TRACE_VERSION + 1;
+	expect_open_error(path, &fh, sizeof(fh), "version 3", "reads versions 1 to 2");
 	fh.version = __builtin_bswap32(IT_TRACE_VERSION);
 	expect_open_error(path, &fh, sizeof(fh), "big-endian", NULL);
 	fh.version = IT_TRACE_VERSION;
@@ -720,7 +720,7 @@ TEST(tracefile_incompressible_payload)
 	    ASSERT_TRUE(len > start + sizeof(h), "length")) {
 		memcpy(&h, file + start, sizeof(h));
 		ASSERT_EQ(h.type, IT_CHUNK_EVENTS, "first chunk after DEVICES");
-		ASSERT_EQ(h.compression, IT_COMP_NONE, "stored, not compressed");
+		ASSERT_EQ(h.compression, IT_COMP_NONE, "stored, neither packed nor compressed");
 		ASSERT_EQ(h.stored_len, h.raw_len, "stored length");
 	}
 	read_back(path, &b, N);
@@ -831,4 +831,30 @@ TEST(tracefile_writer_errors)
 	w = it_writer_open("/dev/full", &host, NULL, 0, err, sizeof(err));
 	ASSERT_TRUE(w == NULL, "full disk");
 	ASSERT_TRUE(strstr(err, "No space left") != NULL, err);
+}
+
+/* Version 2 only added packed EVENTS chunks: a file written by the version-1
+ * writer (tests/data/v1-events.trail, made by commit 5c4180a's writer from
+ * gen_events(1000, seed 2024) in chunks of 600 and 400 events, drops 1 and
+ * 2 per CPU, end time 7777) still reads, event for event. */
+TEST(tracefile_reads_version_1_files)
+{
+	static struct it_event want[1000];
+	char path[512];
+	const char *slash = strrchr(__FILE__, '/');
+	struct readback b;
+
+	snprintf(path, sizeof(path), "%.*s/../data/v1-events.trail",
+		 slash ? (int)(slash - __FILE__) : 1, slash ? __FILE__ : ".");
+	gen_events(want, 1000, 2024);
+	read_back(path, &b, 1000);
+	if (ASSERT_TRUE(b.opened, b.err)) {
+		ASSERT_EQ(b.n, 1000, "events");
+		ASSERT_TRUE(b.n == 1000 && !memcmp(b.evs, want, sizeof(want)), "events equal");
+		ASSERT_TRUE(b.st.complete, "complete");
+		ASSERT_EQ(b.st.chunks, 6, "HOST, DEVICES, 2 EVENTS, DROPS, END");
+		ASSERT_EQ(b.st.dropped_total, 3, "drops");
+		ASSERT_EQ(b.st.end_monotonic_ns, 7777, "end time");
+	}
+	readback_free(&b);
 }

@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * Packed events (see evpack.h). One event is:
+ *
+ *   type     1 byte
+ *   mask     2 bytes, little endian: bit i set when field i differs from
+ *            the reference (the previous event of the same type)
+ *   ts       varint: zigzag of ts - the previous event's ts (any type; the
+ *            ring buffer's order is nearly, not exactly, time order)
+ *   fields   for each bit set in mask, in field order: varint of the zigzag
+ *            of (value - reference value), computed at the field's width
+ *
+ * varint is LEB128 (7 bits per byte, low first). A field equal to its
+ * reference costs nothing; a pointer near the last one (requests come from
+ * one tag set, bios from one slab) costs 2-3 bytes.
+ */
+#include <string.h>
+
+#include "evpack.h"
+
+/* field order, mask bit = position */
+#define PACK_FIELDS(X)                                                             \
+	X(id, uint64_t, int64_t)                                                   \
+	X(sector, uint64_t, int64_t)                                               \
+	X(aux, uint64_t, int64_t)                                                  \
+	X(dev, uint32_t, int32_t)                                                  \
+	X(bytes, uint32_t, int32_t)                                                \
+	X(pid, uint32_t, int32_t)                                                  \
+	X(tid, uint32_t, int32_t)                                                  \
+	X(flags, uint32_t, int32_t)                                                \
+	X(error, uint16_t, int16_t)                                                \
+	X(tag, uint16_t, int16_t)                                                  \
+	X(hwq, uint16_t, int16_t)                                                  \
+	X(op, uint8_t, int8_t)                                                     \
+	X(layer, uint8_t, int8_t)                                                  \
+	X(cpu_lo, uint8_t, int8_t)                                                 \
+	X(reserved, uint16_t, int16_t)
+
+enum {
+#define BIT(f, u, s) BIT_##f,
+	PACK_FIELDS(BIT)
+#undef BIT
+	NFIELDS
+};
+_Static_assert(NFIELDS <= 16, "the mask is 16 bits");
+
+static inline uint64_t zigzag(int64_t v)
+{
+	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+static inline int64_t unzigzag(uint64_t v)
+{
+	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
+static inline uint8_t *put_varint(uint8_t *o, uint64_t v)
+{
+	while (v >= 0x80) {
+		*o++ = (uint8_t)v | 0x80;
+		v >>= 7;
+	}
+	*o++ = (uint8_t)v;
+	return o;
+}
+
+/* Reads a varint at *in (< end); NULL when it runs past end or past 10 bytes. */
+static inline const uint8_t *get_varint(const uint8_t *in, const uint8_t *end, uint64_t *v)
+{
+	uint64_t r = 0;
+
+	for (unsigned int shift = 0; shift < 70 && in < end; shift += 7) {
+		uint8_t b = *in++;
+
+		r |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*v = r;
+			return in;
+		}
+	}
+	return NULL;
+}
+
+void it_pack_reset(struct it_packer *p)
+{
+	memset(p, 0, sizeof(*p));
+}
+
+size_t it_pack_event(struct it_packer *p, const struct it_event *e, uint8_t *out)
+{
+	struct it_event *ref = &p->ref[e->type % IT_PACK_REFS];
+	uint8_t *o = out + 3;
+	unsigned int mask = 0;
+
+	o = put_varint(o, zigzag((int64_t)(e->ts_ns - p->ts)));
+	p->ts = e->ts_ns;
+#define ENC(f, u, s)                                                               \
+	if (e->f != ref->f) {                                                      \
+		mask |= 1u << BIT_##f;                                             \
+		o = put_varint(o, zigzag((s)(u)((u)e->f - (u)ref->f)));            \
+	}
+	PACK_FIELDS(ENC)
+#undef ENC
+	out[0] = e->type;
+	out[1] = (uint8_t)mask;
+	out[2] = (uint8_t)(mask >> 8);
+	*ref = *e;
+	return (size_t)(o - out);
+}
+
+int it_unpack_events(const uint8_t *in, size_t len, struct it_event *evs, size_t n)
+{
+	const uint8_t *end = in + len;
+	struct it_packer p;
+	uint64_t v;
+
+	it_pack_reset(&p);
+	for (size_t i = 0; i < n; i++) {
+		struct it_event *e = &evs[i], *ref;
+		unsigned int mask;
+
+		if (end - in < 3)
+			return -1;
+		ref = &p.ref[in[0] % IT_PACK_REFS];
+		*e = *ref;
+		e->type = in[0];
+		mask = in[1] | (unsigned int)in[2] << 8;
+		if (mask >> NFIELDS)
+			return -1;
+		in = get_varint(in + 3, end, &v);
+		if (!in)
+			return -1;
+		p.ts += (uint64_t)unzigzag(v);
+		e->ts_ns = p.ts;
+#define DEC(f, u, s)                                                               \
+	if (mask & (1u << BIT_##f)) {                                              \
+		in = get_varint(in, end, &v);                                      \
+		if (!in)                                                           \
+			return -1;                                                 \
+		e->f = (u)((u)ref->f + (u)unzigzag(v));                            \
+	}
+		PACK_FIELDS(DEC)
+#undef DEC
+		*ref = *e;
+	}
+	return in == end ? 0 : -1;
+}
