@@ -26,8 +26,9 @@ APP_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(APP_SRCS))
 CORE_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(CORE_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(UNIT_SRCS))
-BENCH_SRCS := $(wildcard bench/*.c)
-BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
+BENCH_SRCS := $(filter-out bench/hook_floor%,$(wildcard bench/*.c))
+BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS)) \
+	      $(BUILD)/bench/hook_floor $(BUILD)/bench/hook_floor.bpf.o
 # programs the integration tests run (build/tests/NAME)
 PROG_BINS := $(patsubst tests/progs/%.c,$(BUILD)/tests/%,$(wildcard tests/progs/*.c))
 
@@ -74,6 +75,15 @@ $(BUILD)/obj/bench/%.o: CFLAGS += -Itests
 $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BUILD)/libitcore.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS_CORE)
+
+# the floor under the block probes (bench/overhead.sh): libbpf, no skeleton
+$(BUILD)/bench/hook_floor.bpf.o: bench/hook_floor.bpf.c $(BUILD)/vmlinux.h
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/bench/hook_floor: bench/hook_floor.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $< -o $@ -lbpf -lelf
 
 # test tool: one FUSE file whose reads and writes sleep a fixed delay
 $(BUILD)/tests/slowfs: tests/tools/slowfs.c

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Recording overhead: fio 4K random reads on a loop device over a tmpfs file
 # (io_uring, QD 8 and 32), runs alternating without and with `iotrail
-# record` (full per-I/O records), PAIRS pairs per queue depth. Prints each
-# pair and the median IOPS ratio (traced / untraced) per queue depth.
-# The order inside a pair alternates (untraced first, then traced first) so
-# that a drift in the machine's speed (it is shared) does not favour a side.
+# record` (full per-I/O records), PAIRS rounds per queue depth. Prints each
+# round and the median IOPS ratio (traced / untraced) per queue depth.
+# Each round also runs fio under bench/hook_floor, which puts on the same
+# three tracepoints (1) programs that do nothing and (2) programs that write
+# one minimal 64-byte record each: the floor any per-I/O tracer pays here.
+# The order inside a round is reversed every other round so that a drift in
+# the machine's speed (it is shared) does not favour a side.
 #   bench/overhead.sh [PAIRS] [SECONDS]      (defaults: 6 pairs, 4 s per run)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,22 +36,33 @@ fio_iops() { # qd, then the command prefix (may be empty)
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 echo "iotrail record overhead: fio randread 4K io_uring on ${dev} (loop over tmpfs), ${secs}s runs"
+echo "(empty = empty programs on Q, D, C; record = one 64-byte ring record per hook; iotrail = iotrail record)"
+rec=(build/iotrail record -o "$out/b.trail" --layers block --dev "$dev" --)
 for qd in 8 32; do
 	: > "$out/ratios"
 	for i in $(seq 1 "$pairs"); do
 		if [ $((i % 2)) -eq 1 ]; then
 			base=$(fio_iops "$qd")
-			traced=$(fio_iops "$qd" build/iotrail record -o "$out/b.trail" --layers block --dev "$dev" --)
+			empty=$(fio_iops "$qd" build/bench/hook_floor 0 --)
+			minrec=$(fio_iops "$qd" build/bench/hook_floor 1 --)
+			traced=$(fio_iops "$qd" "${rec[@]}")
+			summary=$(tail -1 "$out/rec.log")
 		else
-			traced=$(fio_iops "$qd" build/iotrail record -o "$out/b.trail" --layers block --dev "$dev" --)
+			traced=$(fio_iops "$qd" "${rec[@]}")
+			summary=$(tail -1 "$out/rec.log")
+			minrec=$(fio_iops "$qd" build/bench/hook_floor 1 --)
+			empty=$(fio_iops "$qd" build/bench/hook_floor 0 --)
 			base=$(fio_iops "$qd")
 		fi
-		summary=$(tail -1 "$out/rec.log")
-		ratio=$(awk -v a="$traced" -v b="$base" 'BEGIN { printf "%.4f", a / b }')
-		echo "$ratio" >> "$out/ratios"
-		printf "  QD %-3s pair %d: untraced %8d IOPS  traced %8d IOPS  ratio %s   [%s]\n" \
-			"$qd" "$i" "$base" "$traced" "$ratio" "$summary"
+		r=$(awk -v a="$traced" -v e="$empty" -v m="$minrec" -v b="$base" \
+			'BEGIN { printf "%.4f %.4f %.4f", a / b, e / b, m / b }')
+		echo "$r" >> "$out/ratios"
+		read -r ratio re rm <<< "$r"
+		printf "  QD %-3s round %d: untraced %7d  empty %7d (%s)  record %7d (%s)  iotrail %7d IOPS (%s)\n" \
+			"$qd" "$i" "$base" "$empty" "$re" "$minrec" "$rm" "$traced" "$ratio"
+		printf "      [%s]\n" "$summary"
 	done
-	printf "QD %s: median IOPS ratio traced/untraced = %s over %d pairs (goal >= 0.97)\n" \
-		"$qd" "$(median < "$out/ratios")" "$pairs"
+	printf "QD %s: median IOPS ratio to untraced over %d rounds: empty hooks %s, minimal records %s, iotrail record %s (goal >= 0.97)\n" \
+		"$qd" "$pairs" "$(cut -d' ' -f2 "$out/ratios" | median)" "$(cut -d' ' -f3 "$out/ratios" | median)" \
+		"$(cut -d' ' -f1 "$out/ratios" | median)"
 done
