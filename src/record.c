@@ -600,6 +600,7 @@ static int finish(struct session *s, struct it_writer *w)
 	if (s->skel) {
 		s->c->dropped = read_drops(s->skel, s->drops, s->ncpu);
 		s->c->missed = prog_misses(s->skel->obj);
+		it_writer_set_missed(w, s->c->missed);
 	}
 	rec_sys_finish(s->sys, w);
 	s->end_ns = it_clock_ns(CLOCK_MONOTONIC);
@@ -635,8 +636,8 @@ static void summary(const struct session *s, bool ran_command)
 		(s->end_ns - s->start_ns) / 1e9, tail);
 	if (s->c->missed)
 		fprintf(stderr, "iotrail record: %llu probe runs were skipped by the kernel (a probe "
-			"interrupted by itself on one CPU): their events are missing; the trace "
-			"file does not count them yet\n", (unsigned long long)s->c->missed);
+			"interrupted by itself on one CPU): their events are missing; the report "
+			"says so too\n", (unsigned long long)s->c->missed);
 	if (s->c->dropped)
 		fprintf(stderr, "iotrail record: events were lost: the consumer fell behind; "
 			"try a larger --ringbuf-mb or --dev/-p filters\n");

@@ -68,6 +68,7 @@ static size_t rec_size(uint16_t type)
 	case IT_CHUNK_END:     return sizeof(struct it_end_rec);
 	case IT_CHUNK_SYSCALLS: return sizeof(struct it_sys_event);
 	case IT_CHUNK_SYSDROPS: return sizeof(uint64_t);
+	case IT_CHUNK_MISSED:  return sizeof(uint64_t);
 	default:               return 0; /* SYSSIDE: variable records */
 	}
 }
@@ -126,6 +127,8 @@ struct it_writer {
 	uint32_t nside;
 	uint64_t *sysdrops;
 	uint32_t nsysdrops;
+	uint64_t missed;
+	bool have_missed;
 };
 
 static int write_all(int fd, const void *p, size_t len)
@@ -368,6 +371,12 @@ int it_writer_set_syscall_drops(struct it_writer *w, const uint64_t *per_cpu, ui
 	return 0;
 }
 
+void it_writer_set_missed(struct it_writer *w, uint64_t missed)
+{
+	w->missed = missed;
+	w->have_missed = true;
+}
+
 int it_writer_flush(struct it_writer *w)
 {
 	if (w->nevs && !w->err)
@@ -393,6 +402,8 @@ int it_writer_close(struct it_writer *w, const uint64_t *drops_per_cpu, uint32_t
 	if (w->sysdrops)
 		write_chunk(w, IT_CHUNK_SYSDROPS, w->nsysdrops, w->sysdrops,
 			    (size_t)w->nsysdrops * sizeof(uint64_t));
+	if (w->have_missed)
+		write_chunk(w, IT_CHUNK_MISSED, 1, &w->missed, sizeof(w->missed));
 	/* the per-CPU counters are final now; never report less than before */
 	if (sum > w->dropped)
 		w->dropped = sum;
@@ -466,6 +477,8 @@ struct it_reader {
 	uint64_t chunks;            /* valid chunks read, all types */
 	uint64_t hdr_dropped;       /* dropped_total of the last valid chunk */
 	uint64_t *drops;            /* DROPS payload */
+	uint64_t missed;            /* MISSED payload */
+	bool have_missed;
 	uint32_t ncpu;
 	bool have_drops, complete, truncated;
 	uint64_t bad_offset;
@@ -564,7 +577,8 @@ static enum rd read_header(struct it_reader *r, struct it_chunk_header *h)
 	}
 	rs = rec_size(h->type);
 	if ((rs && (uint64_t)h->count * rs != h->raw_len) ||
-	    ((h->type == IT_CHUNK_HOST || h->type == IT_CHUNK_END) && h->count != 1)) {
+	    ((h->type == IT_CHUNK_HOST || h->type == IT_CHUNK_END || h->type == IT_CHUNK_MISSED) &&
+	     h->count != 1)) {
 		set_err(r, "%s chunk at offset %llu: %u records do not fill %u bytes",
 			type_name(h->type), (unsigned long long)r->off, h->count, h->raw_len);
 		return RD_BAD;
@@ -679,7 +693,8 @@ static bool wanted(const struct it_reader *r, uint16_t type)
  * next header's magic catches a bad length. */
 static bool skip(struct it_reader *r, const struct it_chunk_header *h)
 {
-	if (!r->records || wanted(r, h->type) || h->type == IT_CHUNK_DROPS || h->type == IT_CHUNK_END)
+	if (!r->records || wanted(r, h->type) || h->type == IT_CHUNK_DROPS ||
+	    h->type == IT_CHUNK_MISSED || h->type == IT_CHUNK_END)
 		return false;
 	r->off += sizeof(*h) + h->stored_len;
 	r->chunks++;
@@ -718,6 +733,10 @@ static int produce(struct it_reader *r, struct slot *s)
 		case IT_CHUNK_DROPS:
 			if (take_drops(r, &h) < 0)
 				return -1;
+			continue;
+		case IT_CHUNK_MISSED:
+			memcpy(&r->missed, r->tmp.p, sizeof(r->missed));
+			r->have_missed = true;
 			continue;
 		case IT_CHUNK_END:
 			return take_end(r, &h);
@@ -1001,7 +1020,7 @@ struct it_reader *it_reader_open_records(const char *path, const uint16_t *types
 
 	for (size_t i = 0; i < ntypes; i++) {
 		if (types[i] >= 64 || types[i] == IT_CHUNK_HOST || types[i] == IT_CHUNK_DEVICES ||
-		    types[i] == IT_CHUNK_DROPS || types[i] == IT_CHUNK_END) {
+		    types[i] == IT_CHUNK_DROPS || types[i] == IT_CHUNK_MISSED || types[i] == IT_CHUNK_END) {
 			snprintf(err, errlen, "chunk type %u cannot be read as records", types[i]);
 			return NULL;
 		}
@@ -1094,6 +1113,8 @@ void it_reader_status(const struct it_reader *r, struct it_reader_status *st)
 	else
 		st->dropped_total = r->hdr_dropped;
 	st->end_monotonic_ns = r->complete ? r->end.end_monotonic_ns : 0;
+	st->missed = r->missed;
+	st->missed_known = r->have_missed;
 	pthread_mutex_unlock(&m->mu);
 }
 

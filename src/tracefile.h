@@ -28,6 +28,9 @@ int it_writer_add(struct it_writer *w, const struct it_event *evs, size_t n,
 		  uint64_t dropped_total);
 /* Writes buffered events as a chunk now (and fsyncs nothing: it is cheap). */
 int it_writer_flush(struct it_writer *w);
+/* Probe runs the kernel skipped (bpf_prog_info.recursion_misses): stored in
+ * a MISSED chunk at close. */
+void it_writer_set_missed(struct it_writer *w, uint64_t missed);
 /* Flushes, writes DROPS (per-CPU counts, ncpu entries) and END, closes.
  * Returns 0 or -errno. Frees w in every case. */
 int it_writer_close(struct it_writer *w, const uint64_t *drops_per_cpu, uint32_t ncpu,
@@ -70,6 +73,8 @@ struct it_reader_status {
 	uint64_t end_monotonic_ns;/* 0 unless complete */
 	const uint64_t *drops_per_cpu; /* NULL unless a DROPS chunk was read */
 	uint32_t ncpu;
+	uint64_t missed;          /* probe runs the kernel skipped (MISSED chunk) */
+	bool     missed_known;    /* a MISSED chunk was read (files before it lack one) */
 };
 /* Valid after it_reader_next returned 0. */
 void it_reader_status(const struct it_reader *r, struct it_reader_status *st);

@@ -37,6 +37,7 @@ enum it_chunk_type {
 	IT_CHUNK_SYSCALLS = 6,  /* array of struct it_sys_event: one per system call */
 	IT_CHUNK_SYSSIDE = 7,   /* its side records (paths, names, comms), each padded to 8 bytes */
 	IT_CHUNK_SYSDROPS = 8,  /* array of uint64_t: syscall-layer records lost, per CPU */
+	IT_CHUNK_MISSED = 9,    /* one uint64_t: probe runs the kernel skipped (recursion) */
 };
 
 enum it_compression {

@@ -345,6 +345,8 @@ void it_report_json(FILE *f, const struct it_report_input *in, bool pretty)
 			it_json_uint(&j, st->drops_per_cpu[c]);
 		it_json_array_end(&j);
 	}
+	if (st && st->missed_known)
+		it_json_kv_uint(&j, "probe_misses", st->missed);
 	if (in->path)
 		it_json_kv_string(&j, "file", in->path);
 	it_json_kv_bool(&j, "complete", st ? st->complete : true);

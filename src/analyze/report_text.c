@@ -124,6 +124,11 @@ static void warnings(FILE *f, const struct it_report_input *in)
 		fputs("\n*** I/Os with lost events are missing, incomplete or unattributed: counts, IOPS\n"
 		      "*** and bandwidth are lower bounds. Record fewer devices or a larger buffer.\n", f);
 	}
+	if (st && st->missed)
+		fprintf(f, "\n*** WARNING: the kernel skipped %llu probe runs (a probe interrupted by itself\n"
+			"*** on one CPU, e.g. a completion in an interrupt during a submission): their\n"
+			"*** events are missing, and I/Os they belong to are incomplete or not counted.\n",
+			(unsigned long long)st->missed);
 	if (st && st->truncated)
 		fprintf(f, "\n*** WARNING: the file is cut short at byte %llu (incomplete or damaged chunk);\n"
 			"*** this report covers only the events before it.\n",

@@ -361,6 +361,7 @@ TEST(report_from_trace_file_matches_memory)
 		return;
 	for (size_t i = 0; i < n; i += 5) /* several batches */
 		it_writer_add(w, evs + i, n - i < 5 ? n - i : 5, 0);
+	it_writer_set_missed(w, 4);
 	ASSERT_EQ(it_writer_close(w, drops, 2, 3000000000ull), 0, "writer close");
 
 	struct it_reader *rd = it_reader_open(path, err, sizeof(err));
@@ -392,6 +393,11 @@ TEST(report_from_trace_file_matches_memory)
 	ASSERT_TRUE(st.complete, "file complete");
 	ASSERT_EQ(st.dropped_total, 3, "drops from the file");
 	ASSERT_STREQ(from_file, from_memory, "same JSON");
+	ASSERT_NOT_NULL(strstr(from_file, ",\"probe_misses\":4,"), "probe runs skipped, from the file");
+	it_report_text(cap_open(&c1), &in);
+	char *text = cap_close(&c1);
+	ASSERT_NOT_NULL(strstr(text, "WARNING: the kernel skipped 4 probe runs"), "text warning");
+	free(text);
 	ASSERT_TRUE(!strncmp(from_file, "{\"version\":1,\"duration_s\":2.0,\"ios\":4,\"dropped\":3,", 48),
 		    "duration from the file's start and end");
 	free(from_file);

@@ -858,3 +858,36 @@ TEST(tracefile_reads_version_1_files)
 	}
 	readback_free(&b);
 }
+
+/* Probe runs the kernel skipped are stored (MISSED chunk) and read back;
+ * a file without the chunk says it does not know. */
+TEST(tracefile_probe_misses_round_trip)
+{
+	struct it_event evs[10];
+	struct it_host_rec host;
+	char path[64], err[256];
+	struct it_writer *w;
+	struct readback b;
+
+	ASSERT_TRUE(tmp_path(path), "mkstemp");
+	gen_events(evs, 10, 5);
+	make_host(&host);
+	for (int with = 0; with < 2; with++) {
+		w = it_writer_open(path, &host, NULL, 0, err, sizeof(err));
+		if (!ASSERT_NOT_NULL(w, err))
+			break;
+		ASSERT_EQ(it_writer_add(w, evs, 10, 0), 0, "add");
+		if (with)
+			it_writer_set_missed(w, 37);
+		ASSERT_EQ(it_writer_close(w, NULL, 0, 5), 0, "close");
+		read_back(path, &b, 10);
+		if (ASSERT_TRUE(b.opened, b.err)) {
+			ASSERT_EQ(b.n, 10, "events");
+			ASSERT_TRUE(b.st.complete, "complete");
+			ASSERT_EQ(b.st.missed_known, with, "MISSED chunk present");
+			ASSERT_EQ(b.st.missed, with ? 37 : 0, "missed runs");
+		}
+		readback_free(&b);
+	}
+	unlink(path);
+}
