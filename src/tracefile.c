@@ -213,7 +213,9 @@ static int write_events(struct it_writer *w)
 
 	if (w->err)
 		return w->err;
-	if (h.stored_len >= h.raw_len) {
+	if (h.stored_len < h.raw_len) {
+		err = put_chunk(w, &h, w->packed.p);
+	} else {
 		/* random-looking events pack larger than they are: store them
 		 * the old way (rare, so decoding them back is fine) */
 		if (!(raw = malloc(h.raw_len)))
@@ -223,11 +225,7 @@ static int write_events(struct it_writer *w)
 		else
 			err = w->err = -EIO; /* our own encoding: cannot happen */
 		free(raw);
-		if (!err)
-			w->events += w->nevs;
-		return err;
 	}
-	err = put_chunk(w, &h, w->packed.p);
 	if (!err)
 		w->events += w->nevs;
 	return err;
@@ -688,13 +686,18 @@ static bool wanted(const struct it_reader *r, uint16_t type)
 	return type < 64 && ((r->want >> type) & 1);
 }
 
+/* Chunks the reader itself consumes for its status, whatever was asked for. */
+static bool status_chunk(uint16_t type)
+{
+	return type == IT_CHUNK_DROPS || type == IT_CHUNK_MISSED || type == IT_CHUNK_END;
+}
+
 /* A records reader steps over the chunks it does not hand out (the block
  * events, when it reads the syscall layer's) without reading them: the
  * next header's magic catches a bad length. */
 static bool skip(struct it_reader *r, const struct it_chunk_header *h)
 {
-	if (!r->records || wanted(r, h->type) || h->type == IT_CHUNK_DROPS ||
-	    h->type == IT_CHUNK_MISSED || h->type == IT_CHUNK_END)
+	if (!r->records || wanted(r, h->type) || status_chunk(h->type))
 		return false;
 	r->off += sizeof(*h) + h->stored_len;
 	r->chunks++;
@@ -1020,7 +1023,7 @@ struct it_reader *it_reader_open_records(const char *path, const uint16_t *types
 
 	for (size_t i = 0; i < ntypes; i++) {
 		if (types[i] >= 64 || types[i] == IT_CHUNK_HOST || types[i] == IT_CHUNK_DEVICES ||
-		    types[i] == IT_CHUNK_DROPS || types[i] == IT_CHUNK_MISSED || types[i] == IT_CHUNK_END) {
+		    status_chunk(types[i])) {
 			snprintf(err, errlen, "chunk type %u cannot be read as records", types[i]);
 			return NULL;
 		}
