@@ -16,9 +16,11 @@ LDLIBS_CORE := -lzstd -lz -lpthread -lm
 LDLIBS   := -lbpf -lelf $(LDLIBS_CORE)
 
 # user space that needs libbpf (loader, probes, record)
-BPF_SRCS  := $(wildcard bpf/*.bpf.c)
-SKELS     := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
-APP_SRCS  := $(wildcard src/*.c)
+# each layer's BPF program sits in its folder: src/layers/NAME/NAME.bpf.c
+LAYER_DIRS := $(wildcard src/layers/*)
+BPF_SRCS  := $(wildcard src/layers/*/*.bpf.c)
+SKELS     := $(patsubst %.bpf.c,$(BUILD)/%.skel.h,$(notdir $(BPF_SRCS)))
+APP_SRCS  := $(filter-out %.bpf.c,$(wildcard src/*.c src/layers/*/*.c))
 # pure C: trace file, analyzer, exporters (no libbpf; unit-tested)
 CORE_SRCS := src/tracefile.c src/evpack.c $(wildcard src/analyze/*.c) $(wildcard src/export/*.c)
 APP_SRCS  := $(filter-out $(CORE_SRCS),$(APP_SRCS))
@@ -41,19 +43,21 @@ all: deps $(BUILD)/iotrail $(BUILD)/unit-tests $(BENCH_BINS) $(PROG_BINS) $(BUIL
 deps:
 	@scripts/install-deps.sh
 
-$(BUILD)/vmlinux.h:
+# order-only on deps: with make -j the tools must be installed before anything builds
+$(BUILD)/vmlinux.h: | deps
 	@mkdir -p $(@D)
 	@test -r /sys/kernel/btf/vmlinux || { echo "make: /sys/kernel/btf/vmlinux is missing: this kernel has no BTF (CONFIG_DEBUG_INFO_BTF=y is needed to build the BPF programs)" >&2; exit 1; }
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(BUILD)/vmlinux.h $(wildcard bpf/*.bpf.h) $(wildcard include/iotrail/*.h)
+vpath %.bpf.c $(LAYER_DIRS)
+$(BUILD)/bpf/%.bpf.o: %.bpf.c $(BUILD)/vmlinux.h $(wildcard bpf/*.bpf.h) $(wildcard include/iotrail/*.h)
 	@mkdir -p $(@D)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 $(BUILD)/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/obj/%.o: %.c
+$(BUILD)/obj/%.o: %.c | deps
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 

@@ -2,7 +2,10 @@
 #include "cli.h"
 
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdio.h>
+
+#include "analyze/json_writer.h"
 
 int it_bad_option(const char *verb, int c, char **argv)
 {
@@ -19,4 +22,45 @@ int it_bad_option(const char *verb, int c, char **argv)
 		fprintf(stderr, "iotrail %s: unknown option '%s'; run 'iotrail %s --help' for the options\n",
 			verb, word, verb);
 	return 2;
+}
+
+static const char *cli_verb = "";
+static bool cli_json;
+
+void it_cli_set_verb(const char *verb)
+{
+	cli_verb = verb;
+}
+
+void it_cli_set_json(bool json)
+{
+	cli_json = json;
+}
+
+int it_failf(int code, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "iotrail%s%s: %s\n", *cli_verb ? " " : "", cli_verb, msg);
+	if (cli_json) {
+		struct it_json j;
+
+		fflush(stdout);
+		it_json_init(&j, stdout, false);
+		it_json_object_start(&j);
+		it_json_kv_uint(&j, "version", 1);
+		it_json_kv_string(&j, "error", msg);
+		it_json_object_end(&j);
+		fflush(stdout);
+	}
+	return code;
+}
+
+int it_fail(int code, const char *what, const char *why, const char *todo)
+{
+	return it_failf(code, "failed to %s: %s%s%s", what, why, todo ? "; " : "", todo ? todo : "");
 }

@@ -5,6 +5,7 @@
  * tracefs/BTF for what needs no program. Kernel versions are never checked.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <linux/bpf.h>
 #include <linux/btf.h>
@@ -460,4 +461,254 @@ int it_block_tp_has_queue_arg(void)
 	if (!t || !btf_is_func_proto(t))
 		return -EINVAL;
 	return btf_vlen(t) == 3;
+}
+
+/* ---- the hook engine ---- */
+
+bool it_hook_status_has(const struct it_hook_status *st, enum it_hook_kind kind)
+{
+	switch (kind) {
+	case IT_HOOK_TP_BTF: return st->tp_btf;
+	case IT_HOOK_RAW_TP: return st->raw_tp;
+	case IT_HOOK_TRACEPOINT: return st->tracepoint;
+	case IT_HOOK_FENTRY: return st->fentry;
+	case IT_HOOK_KPROBE: return st->kprobe;
+	default: return false;
+	}
+}
+
+void it_hook_probe(const struct it_hook_def *h, struct it_hook_status *st)
+{
+	if (h->category)
+		it_hook_probe_tracepoint(h->category, h->name, h->module, st);
+	else
+		it_hook_probe_function(h->name, h->module, st);
+}
+
+/* One kind for one hook, checked for real; 0 or -errno with why. */
+static int probe_kind(const struct it_hook_def *h, enum it_hook_kind k, char *why, size_t len)
+{
+	int listed;
+
+	if (h->module && !it_module_loaded(h->module)) {
+		snprintf(why, len, "module %s is not loaded", h->module);
+		return -ENOENT;
+	}
+	switch (k) {
+	case IT_HOOK_TP_BTF:
+		return it_probe_tp_btf(h->name, h->module, why, len);
+	case IT_HOOK_RAW_TP:
+		return it_probe_raw_tp(h->name, why, len);
+	case IT_HOOK_TRACEPOINT:
+		if (it_tracepoint_in_tracefs(h->category, h->name))
+			return 0;
+		snprintf(why, len, "tracepoint: no %s:%s in tracefs", h->category, h->name);
+		return -ENOENT;
+	case IT_HOOK_FENTRY:
+		return probe_fentry_func(h->name, h->module, why, len);
+	case IT_HOOK_KPROBE:
+		listed = function_listed(h->name);
+		if (!listed) {
+			snprintf(why, len, "kprobe: %s is not traceable here", h->name);
+			return -ENOENT;
+		}
+		return it_kprobe_supported(why, len);
+	default:
+		return -EINVAL;
+	}
+}
+
+/* The first kind after `after` (IT_HOOK_NONE: from the start) that h has a
+ * program for, the kernel takes, and force allows; IT_HOOK_NONE if none. */
+static enum it_hook_kind next_kind(const struct it_hook_def *h, enum it_hook_kind after,
+				   enum it_hook_kind force, char *why, size_t len)
+{
+	/* a forced kind holds for the hooks that have a program of that kind */
+	if (force != IT_HOOK_NONE && !h->prog[force])
+		force = IT_HOOK_NONE;
+	for (int k = after + 1; k < IT_HOOK_KINDS; k++) {
+		if (!h->prog[k] || (force != IT_HOOK_NONE && k != (int)force))
+			continue;
+		if (!probe_kind(h, k, why, len))
+			return k;
+	}
+	return IT_HOOK_NONE;
+}
+
+/* The name of the program the kernel refused, caught from libbpf's log
+ * while loading (libbpf unloads everything on failure, so the log is the
+ * only place that says which one). Messages still go to the caller's
+ * printer. */
+static char refused_prog[128];
+static libbpf_print_fn_t outer_print;
+
+static int catch_refusal(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	static const char marks[][32] = { "': BPF program load failed", "': failed to load" };
+	char msg[512];
+	va_list copy;
+
+	va_copy(copy, ap);
+	vsnprintf(msg, sizeof(msg), fmt, copy);
+	va_end(copy);
+	for (size_t i = 0; i < 2; i++) {
+		const char *p = strstr(msg, "prog '"), *e = strstr(msg, marks[i]);
+
+		if (p && e && e > p + 6 && (size_t)(e - p - 6) < sizeof(refused_prog)) {
+			memcpy(refused_prog, p + 6, e - p - 6);
+			refused_prog[e - p - 6] = 0;
+		}
+	}
+	return outer_print ? outer_print(level, fmt, ap) : 0;
+}
+
+static void set_autoload(struct bpf_object *obj, const struct it_hook_def *h,
+			 enum it_hook_kind chosen)
+{
+	for (int k = IT_HOOK_TP_BTF; k < IT_HOOK_KINDS; k++) {
+		struct bpf_program *p = h->prog[k] ? bpf_object__find_program_by_name(obj, h->prog[k]) : NULL;
+
+		if (p)
+			bpf_program__set_autoload(p, k == (int)chosen);
+	}
+}
+
+/* One attempt: open, autoload the chosen variants, configure, load. */
+static void *try_load(const struct it_hook_load *l, enum it_hook_kind *kinds, bool *unwanted,
+		      int *err)
+{
+	enum it_hook_kind asked[l->nhooks];
+	void *skel = l->skel->open();
+
+	if (!skel) {
+		*err = -errno;
+		return NULL;
+	}
+	for (size_t i = 0; i < l->nhooks; i++)
+		set_autoload(l->skel->object(skel), &l->hooks[i], kinds[i]);
+	memcpy(asked, kinds, sizeof(asked));
+	*err = l->configure ? l->configure(skel, kinds, l->ctx) : 0;
+	for (size_t i = 0; i < l->nhooks; i++) {
+		unwanted[i] = asked[i] != IT_HOOK_NONE && kinds[i] == IT_HOOK_NONE;
+		if (unwanted[i])
+			set_autoload(l->skel->object(skel), &l->hooks[i], IT_HOOK_NONE);
+	}
+	if (!*err) {
+		refused_prog[0] = 0;
+		outer_print = libbpf_set_print(catch_refusal);
+		*err = l->skel->load(skel);
+		libbpf_set_print(outer_print);
+	}
+	if (*err) {
+		l->skel->destroy(skel);
+		return NULL;
+	}
+	return skel;
+}
+
+/* After a refusal: the hook whose program was refused moves to its next
+ * kind (an optional one without a next kind is left out). Without a name
+ * from the log, every hook on the best kind in use moves. false when
+ * nothing can move. */
+static bool step_down(const struct it_hook_load *l, enum it_hook_kind *kinds)
+{
+	enum it_hook_kind best = IT_HOOK_KINDS;
+	bool moved = false;
+	char why[160];
+
+	for (size_t i = 0; i < l->nhooks && refused_prog[0]; i++) {
+		const struct it_hook_def *h = &l->hooks[i];
+
+		if (kinds[i] == IT_HOOK_NONE || !h->prog[kinds[i]] || strcmp(h->prog[kinds[i]], refused_prog))
+			continue;
+		kinds[i] = next_kind(h, kinds[i], l->force, why, sizeof(why));
+		return kinds[i] != IT_HOOK_NONE || h->optional;
+	}
+	if (refused_prog[0]) /* a program outside the hook table: nothing to choose */
+		return false;
+	for (size_t i = 0; i < l->nhooks; i++)
+		if (kinds[i] != IT_HOOK_NONE && kinds[i] < best)
+			best = kinds[i];
+	for (size_t i = 0; i < l->nhooks; i++) {
+		if (kinds[i] != best)
+			continue;
+		kinds[i] = next_kind(&l->hooks[i], kinds[i], l->force, why, sizeof(why));
+		moved |= kinds[i] != IT_HOOK_NONE || l->hooks[i].optional;
+	}
+	return moved;
+}
+
+/* "layer=KIND" with KIND what most required hooks use, then the hooks
+ * that differ from it where they could have had it, or have none
+ * ("nvme=tp_btf,nvme_sq=none"); a hook the layer did not want this time
+ * is not named. */
+static void describe(const struct it_hook_load *l, const enum it_hook_kind *kinds,
+		     const bool *unwanted, char *desc, size_t len)
+{
+	int votes[IT_HOOK_KINDS] = { 0 }, common = IT_HOOK_NONE;
+	size_t off;
+
+	for (size_t i = 0; i < l->nhooks; i++)
+		votes[kinds[i]] += !l->hooks[i].optional && kinds[i] != IT_HOOK_NONE;
+	for (int k = IT_HOOK_TP_BTF; k < IT_HOOK_KINDS; k++)
+		if (votes[k] > votes[common])
+			common = k;
+	off = snprintf(desc, len, "%s=%s", l->layer, it_hook_kind_name(common));
+	for (size_t i = 0; i < l->nhooks && off < len; i++) {
+		bool has_prog = false;
+
+		for (int k = IT_HOOK_TP_BTF; k < IT_HOOK_KINDS; k++)
+			has_prog |= l->hooks[i].prog[k] != NULL;
+		if (has_prog && !unwanted[i] && kinds[i] != (enum it_hook_kind)common &&
+		    (kinds[i] == IT_HOOK_NONE || l->hooks[i].prog[common]))
+			off += snprintf(desc + off, len - off, ",%s=%s", l->hooks[i].name,
+					it_hook_kind_name(kinds[i]));
+	}
+}
+
+void *it_hooks_load(const struct it_hook_load *l, enum it_hook_kind *kinds, char *desc,
+		    size_t dlen, char *why, size_t wlen, int *err)
+{
+	bool unwanted[l->nhooks], any = false;
+	char w[160] = "";
+	void *skel;
+
+	*why = 0;
+	for (size_t i = 0; i < l->nhooks; i++) {
+		bool has_prog = false;
+
+		for (int k = IT_HOOK_TP_BTF; k < IT_HOOK_KINDS; k++)
+			has_prog |= l->hooks[i].prog[k] != NULL;
+		kinds[i] = has_prog ? next_kind(&l->hooks[i], IT_HOOK_NONE, l->force, w, sizeof(w))
+				    : IT_HOOK_NONE;
+		if (kinds[i] == IT_HOOK_NONE && has_prog && !l->hooks[i].optional) {
+			if (l->verbose || !*why)
+				snprintf(why, wlen, "%s: %s", l->hooks[i].name, w);
+			fprintf(stderr, "iotrail record: warning: %s is not traceable here (%s); "
+				"its events are left out\n", l->hooks[i].name, w);
+		} else if (kinds[i] == IT_HOOK_NONE && has_prog && l->verbose) {
+			fprintf(stderr, "iotrail record: optional hook %s left out: %s\n",
+				l->hooks[i].name, w);
+		}
+		any |= kinds[i] != IT_HOOK_NONE && !l->hooks[i].optional;
+	}
+	if (!any) {
+		*err = -ENOENT;
+		if (!*why)
+			snprintf(why, wlen, "no hook of the %s layer is usable here", l->layer);
+		return NULL;
+	}
+	for (;;) {
+		skel = try_load(l, kinds, unwanted, err);
+		if (skel) {
+			describe(l, kinds, unwanted, desc, dlen);
+			return skel;
+		}
+		snprintf(why, wlen, "the kernel refused the %s probes%s%s: %s", l->layer,
+			 refused_prog[0] ? " at " : "", refused_prog, strerror(-*err));
+		if (!step_down(l, kinds))
+			return NULL;
+		if (l->verbose)
+			fprintf(stderr, "iotrail record: %s; trying the next hook kind\n", why);
+	}
 }

@@ -18,6 +18,7 @@ enum it_hook_kind {
 	IT_HOOK_TRACEPOINT, /* classic tracefs tracepoint (SEC("tracepoint/...")) */
 	IT_HOOK_FENTRY,     /* BPF trampoline on a kernel function */
 	IT_HOOK_KPROBE,
+	IT_HOOK_KINDS
 };
 
 const char *it_hook_kind_name(enum it_hook_kind kind);
@@ -57,6 +58,68 @@ int it_kprobe_supported(char *why, size_t len);
  * block_rq_issue still takes (q, rq), 0 when it takes (rq), -errno when the
  * kernel BTF cannot tell. */
 int it_block_tp_has_queue_arg(void);
+
+/* ---- the hook engine: one for every layer ----
+ *
+ * A layer describes its hooks as data: one row per probe point, with the
+ * BPF program that implements it for each hook kind. The engine probes
+ * what the kernel takes, autoloads one variant per hook, loads, and when
+ * the verifier refuses a program, moves that hook to its next kind (or
+ * leaves it out when it is optional) and loads again. `iotrail probe`
+ * reads the same rows.
+ */
+struct it_hook_def {
+	const char *name;       /* tracepoint, or kernel function when category is NULL */
+	const char *category;   /* tracepoint system ("block"); NULL for a function */
+	const char *module;     /* module that defines it; NULL: vmlinux */
+	bool optional;          /* the layer works without it */
+	/* its program in the layer's BPF object, per kind; NULL: no such variant.
+	 * A row without any program is probed by `iotrail probe` only. */
+	const char *prog[IT_HOOK_KINDS];
+};
+
+/* Probes one row: a tracepoint's or a function's kinds. */
+void it_hook_probe(const struct it_hook_def *h, struct it_hook_status *st);
+/* Whether kind is usable for h according to st. */
+bool it_hook_status_has(const struct it_hook_status *st, enum it_hook_kind kind);
+
+/* A layer's BPF skeleton, seen through four calls (IT_SKEL_OPS). */
+struct it_skel_ops {
+	void *(*open)(void);
+	int (*load)(void *skel);
+	void (*destroy)(void *skel);
+	struct bpf_object *(*object)(void *skel);
+};
+struct bpf_object;
+#define IT_SKEL_OPS(x)                                                               \
+	static void *x##_skel_open(void) { return x##_bpf__open(); }                 \
+	static int x##_skel_load(void *s) { return x##_bpf__load(s); }               \
+	static void x##_skel_destroy(void *s) { x##_bpf__destroy(s); }               \
+	static struct bpf_object *x##_skel_object(void *s) { return ((struct x##_bpf *)s)->obj; } \
+	static const struct it_skel_ops x##_skel_ops = { x##_skel_open, x##_skel_load, \
+							 x##_skel_destroy, x##_skel_object }
+
+struct it_hook_load {
+	const char *layer;                   /* its name: messages, the description */
+	const struct it_hook_def *hooks;
+	size_t nhooks;
+	const struct it_skel_ops *skel;
+	/* After the variants are chosen, before load: rodata, map sizes, shared
+	 * maps. It may set kinds[i] = IT_HOOK_NONE for a hook it does not want
+	 * this time (that hook is then not described). 0 or -errno. */
+	int (*configure)(void *skel, enum it_hook_kind *kinds, void *ctx);
+	void *ctx;
+	enum it_hook_kind force;             /* IT_HOOK_NONE: best available */
+	bool verbose;
+};
+
+/* Chooses, loads, retries (see above). Returns the loaded skeleton and
+ * fills kinds[nhooks] and desc ("block=tp_btf", exceptions after it:
+ * "nvme=tp_btf,nvme_sq=none"); or NULL with -errno in *err and a reason in
+ * why: no required hook is usable (-ENOENT), or the kernel refused every
+ * variant. */
+void *it_hooks_load(const struct it_hook_load *l, enum it_hook_kind *kinds, char *desc,
+		    size_t dlen, char *why, size_t wlen, int *err);
 
 /* The directory tracefs is mounted on (mounting it if needed), or NULL. */
 const char *it_tracefs_dir(void);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli.h"
 #include "commands.h"
 
 #ifndef IOTRAIL_VERSION
@@ -70,5 +71,6 @@ int main(int argc, char **argv)
 			argv[1]);
 		return 2;
 	}
+	it_cli_set_verb(match->name);
 	return match->fn(argc - 1, argv + 1);
 }

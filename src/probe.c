@@ -1,73 +1,33 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
  * iotrail probe: per layer and per hook, can this kernel trace it, with
- * which hook kind, and if not, why and what would fix it. The answers come
- * from src/hooks.c, the same code `iotrail record` decides with.
+ * which hook kind, and if not, why and what would fix it. The layers and
+ * their hooks come from the registry (src/layers.c), the answers from the
+ * hook engine (src/hooks.c): the same tables and code `iotrail record`
+ * decides with.
  */
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include <bpf/libbpf.h>
 
+#include "analyze/json_writer.h"
 #include "cli.h"
 #include "commands.h"
 #include "hooks.h"
-#include "syscall_layer.h"
+#include "layer.h"
 
-enum hook_type { TP, FUNC };
-
-struct hook_def {
-	const char *layer;
-	enum hook_type type;
-	const char *category; /* tracepoint system (TP only) */
-	const char *name;
-	const char *module;   /* NULL: built into vmlinux */
-	bool optional;        /* nice to have; the layer works without it */
-};
-
-/* The hooks each layer's probes use (DESIGN.md, "Layers"). Data, not code:
- * a new layer adds rows. */
-static const struct hook_def hooks[] = {
-	{ "block", TP, "block", "block_bio_queue", NULL, false },
-	{ "block", TP, "block", "block_bio_backmerge", NULL, false },
-	{ "block", TP, "block", "block_bio_frontmerge", NULL, false },
-	{ "block", TP, "block", "block_split", NULL, false },
-	{ "block", TP, "block", "block_bio_complete", NULL, false },
-	{ "block", TP, "block", "block_rq_insert", NULL, false },
-	{ "block", TP, "block", "block_rq_issue", NULL, false },
-	{ "block", TP, "block", "block_rq_requeue", NULL, false },
-	{ "block", TP, "block", "block_rq_complete", NULL, false },
-	{ "block", TP, "block", "block_rq_merge", NULL, false },
-	/* v6.5+: I/O accounting start/done; informative, not used yet */
-	{ "block", TP, "block", "block_io_start", NULL, true },
-	{ "block", TP, "block", "block_io_done", NULL, true },
-	{ "nvme", TP, "nvme", "nvme_setup_cmd", "nvme_core", false },
-	{ "nvme", TP, "nvme", "nvme_complete_rq", "nvme_core", false },
-	{ "nvme", TP, "nvme", "nvme_sq", "nvme_core", true },
-	{ "nvme-tcp host", FUNC, NULL, "nvme_tcp_queue_rq", "nvme_tcp", false },
-	{ "nvme-tcp host", FUNC, NULL, "nvme_tcp_try_send", "nvme_tcp", false },
-	{ "nvme-tcp host", FUNC, NULL, "nvme_tcp_recv_skb", "nvme_tcp", false },
-	{ "nvme-tcp host", TP, "sock", "sk_data_ready", NULL, true },
-	{ "nvme-tcp target", TP, "nvmet", "nvmet_req_init", "nvmet", false },
-	{ "nvme-tcp target", TP, "nvmet", "nvmet_req_complete", "nvmet", false },
-	{ "nvme-tcp target", FUNC, NULL, "nvmet_tcp_try_recv_pdu", "nvmet_tcp", false },
-	{ "nvme-tcp target", FUNC, NULL, "nvmet_tcp_queue_response", "nvmet_tcp", false },
-	{ "syscall", TP, "raw_syscalls", "sys_enter", NULL, false },
-	{ "syscall", TP, "raw_syscalls", "sys_exit", NULL, false },
-	{ "syscall", TP, "io_uring", "io_uring_submit_req", NULL, true },
-	{ "syscall", TP, "io_uring", "io_uring_complete", NULL, true },
-};
-#define NHOOKS (sizeof(hooks) / sizeof(hooks[0]))
-
-struct layer_result {
-	const char *name;
-	size_t first, count;  /* rows in hooks[] */
+/* One layer's verdict, from its hooks' statuses. */
+struct verdict {
 	size_t usable, required, required_ok;
-	enum it_hook_kind kind; /* what most usable hooks use */
+	enum it_hook_kind kind;            /* what most usable required hooks use */
+	const struct it_hook_status *blocker; /* first required hook that is missing */
+	char needs[200];                   /* what `requires` says is missing, "" if nothing */
 };
 
 static void usage(FILE *f)
@@ -75,7 +35,11 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: iotrail probe [--json]\n"
 		"\n"
-		"Tell, per layer (block, nvme, nvme-tcp host, nvme-tcp target, syscall)\n"
+		"Tell, per layer (");
+	for (size_t i = 0; i < it_nlayers; i++)
+		fprintf(f, "%s%s", i ? ", " : "", it_layers[i]->name);
+	fprintf(f,
+		")\n"
 		"and per hook, whether this kernel can trace it and with which hook kind\n"
 		"(tp_btf > raw_tp > tracepoint; fentry > kprobe for functions), and if\n"
 		"not, why and what would fix it. Each answer comes from loading and\n"
@@ -94,177 +58,147 @@ static int quiet_libbpf(enum libbpf_print_level level, const char *fmt, va_list 
 	return 0;
 }
 
-static void probe_hook(const struct hook_def *h, struct it_hook_status *st)
+static void judge(const struct it_layer_ops *l, const struct it_hook_status *st, struct verdict *v)
 {
-	if (h->type == TP)
-		it_hook_probe_tracepoint(h->category, h->name, h->module, st);
-	else
-		it_hook_probe_function(h->name, h->module, st);
-}
+	int votes[IT_HOOK_KINDS] = { 0 }, best = IT_HOOK_NONE;
 
-/* The syscall probes need more of the kernel than their tracepoints (see
- * it_syscall_probe): when it is missing, the layer's first hook says why. */
-static void syscall_needs(struct it_hook_status *st)
-{
-	char hook[64], why[sizeof(st->why)];
+	memset(v, 0, sizeof(*v));
+	for (size_t j = 0; j < l->nhooks; j++) {
+		bool ok = st[j].best != IT_HOOK_NONE, opt = l->hooks[j].optional;
 
-	if (it_syscall_probe(hook, sizeof(hook), why, sizeof(why)))
-		return;
-	for (size_t i = 0; i < NHOOKS; i++) {
-		if (strcmp(hooks[i].layer, "syscall") || hooks[i].optional)
-			continue;
-		st[i].best = IT_HOOK_NONE;
-		snprintf(st[i].why, sizeof(st[i].why), "%s", why);
-		snprintf(st[i].fix, sizeof(st[i].fix), "a newer kernel; record --layers block meanwhile");
-		return;
+		v->required += !opt;
+		v->usable += ok;
+		v->required_ok += !opt && ok;
+		votes[st[j].best] += ok && !opt;
+		if (!ok && !opt && !v->blocker)
+			v->blocker = &st[j];
+	}
+	for (int k = IT_HOOK_TP_BTF; k < IT_HOOK_KINDS; k++)
+		if (votes[k] > votes[best])
+			best = k;
+	v->kind = best;
+	/* the layer needs more of the kernel than its hooks: then it cannot run */
+	if (l->requires && l->requires(v->needs, sizeof(v->needs))) {
+		v->required_ok = 0;
+		v->kind = IT_HOOK_NONE;
 	}
 }
 
-/* Groups consecutive rows of one layer and sums up its status. */
-static size_t summarize(const struct it_hook_status *st, struct layer_result *out)
+static const char *verdict_name(const struct verdict *v)
 {
-	size_t nl = 0;
-
-	for (size_t i = 0; i < NHOOKS; i++) {
-		struct layer_result *l = &out[nl];
-		int votes[IT_HOOK_KPROBE + 1] = { 0 }, best = 0;
-
-		if (i && !strcmp(hooks[i].layer, hooks[i - 1].layer))
-			continue;
-		*l = (struct layer_result){ .name = hooks[i].layer, .first = i };
-		for (size_t j = i; j < NHOOKS && !strcmp(hooks[j].layer, l->name); j++) {
-			l->count++;
-			l->required += !hooks[j].optional;
-			l->usable += st[j].best != IT_HOOK_NONE;
-			l->required_ok += !hooks[j].optional && st[j].best != IT_HOOK_NONE;
-			/* the layer's hook kind is what its required hooks use */
-			votes[st[j].best] += st[j].best != IT_HOOK_NONE && !hooks[j].optional;
-		}
-		for (int k = 1; k <= IT_HOOK_KPROBE; k++)
-			if (votes[k] > votes[best])
-				best = k;
-		l->kind = best;
-		nl++;
-	}
-	return nl;
-}
-
-static const char *layer_verdict(const struct layer_result *l)
-{
-	if (l->required_ok == l->required)
+	if (!v->needs[0] && v->required_ok == v->required)
 		return "yes";
-	return l->required_ok ? "partly" : "no";
+	return v->required_ok ? "partly" : "no";
 }
 
-/* The first required hook this kernel cannot take: why the layer is not
- * (fully) available. NULL when every required hook is usable. */
-static const struct it_hook_status *layer_blocker(const struct it_hook_status *st,
-						  const struct layer_result *l)
-{
-	if (l->required_ok == l->required)
-		return NULL;
-	for (size_t j = l->first; j < l->first + l->count; j++)
-		if (st[j].best == IT_HOOK_NONE && !hooks[j].optional)
-			return &st[j];
-	return NULL;
-}
-
-static void print_text(const struct it_hook_status *st, const struct layer_result *l,
-		       size_t nl, const char *facts)
+static void print_text(const struct it_hook_status *const *st, const struct verdict *v,
+		       const char *facts)
 {
 	printf("%s\n", facts);
-	for (size_t i = 0; i < nl; i++) {
-		const struct it_hook_status *first_bad = layer_blocker(st, &l[i]);
+	for (size_t i = 0; i < it_nlayers; i++) {
+		const struct it_layer_ops *l = it_layers[i];
 
-		printf("\n%s: %s", l[i].name, layer_verdict(&l[i]));
-		if (l[i].kind != IT_HOOK_NONE)
-			printf(", with %s", it_hook_kind_name(l[i].kind));
-		printf(" (%zu of %zu hooks usable)", l[i].usable, l[i].count);
-		if (first_bad)
-			printf(" - %s%s%s", first_bad->why, first_bad->fix[0] ? "; fix: " : "",
-			       first_bad->fix);
+		printf("\n%s: %s", l->name, verdict_name(&v[i]));
+		if (v[i].kind != IT_HOOK_NONE)
+			printf(", with %s", it_hook_kind_name(v[i].kind));
+		printf(" (%zu of %zu hooks usable)", v[i].usable, l->nhooks);
+		if (v[i].needs[0])
+			printf(" - %s", v[i].needs);
+		else if (v[i].blocker)
+			printf(" - %s%s%s", v[i].blocker->why, v[i].blocker->fix[0] ? "; fix: " : "",
+			       v[i].blocker->fix);
+		if (!l->start)
+			printf(" [not recorded yet]");
 		printf("\n");
-		for (size_t j = l[i].first; j < l[i].first + l[i].count; j++) {
-			const struct hook_def *h = &hooks[j];
-			const struct it_hook_status *s = &st[j];
+		for (size_t j = 0; j < l->nhooks; j++) {
+			const struct it_hook_status *s = &st[i][j];
 
-			printf("  %-26s %-10s", h->name, s->best ? it_hook_kind_name(s->best) : "-");
+			printf("  %-26s %-10s", l->hooks[j].name, s->best ? it_hook_kind_name(s->best) : "-");
 			if (s->best == IT_HOOK_NONE)
 				printf(" %s%s%s", s->why, s->fix[0] ? "; fix: " : "", s->fix);
 			else if (s->why[0])
 				printf(" (%s)", s->why);
-			printf("%s\n", h->optional ? " [optional]" : "");
+			printf("%s\n", l->hooks[j].optional ? " [optional]" : "");
 		}
 	}
 }
 
-static void json_str(const char *s)
+static void json_hook(struct it_json *j, const struct it_hook_def *h, const struct it_hook_status *s)
 {
-	putchar('"');
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			printf("\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			printf("\\u%04x", *s);
-		else
-			putchar(*s);
+	it_json_object_start(j);
+	it_json_kv_string(j, "name", h->name);
+	it_json_kv_string(j, "type", h->category ? "tracepoint" : "function");
+	if (h->category)
+		it_json_kv_string(j, "category", h->category);
+	it_json_kv_string(j, "module", h->module ? h->module : "");
+	it_json_kv_bool(j, "optional", h->optional);
+	it_json_kv_string(j, "hook", it_hook_kind_name(s->best));
+	if (h->category) {
+		it_json_kv_bool(j, "tp_btf", s->tp_btf);
+		it_json_kv_bool(j, "raw_tp", s->raw_tp);
+		it_json_kv_bool(j, "tracepoint", s->tracepoint);
+	} else {
+		it_json_kv_bool(j, "fentry", s->fentry);
+		it_json_kv_bool(j, "kprobe", s->kprobe);
 	}
-	putchar('"');
+	/* the BPF program the layer has for each kind (record picks among these) */
+	it_json_name(j, "programs");
+	it_json_object_start(j);
+	for (int k = IT_HOOK_TP_BTF; k < IT_HOOK_KINDS; k++)
+		if (h->prog[k])
+			it_json_kv_string(j, it_hook_kind_name(k), h->prog[k]);
+	it_json_object_end(j);
+	it_json_kv_string(j, "why", s->why);
+	it_json_kv_string(j, "fix", s->fix);
+	it_json_object_end(j);
 }
 
-static void print_json_hook(const struct hook_def *h, const struct it_hook_status *s)
+static void print_json(const struct it_hook_status *const *st, const struct verdict *v,
+		       const char *kernel, const char *fentry_why, const char *kprobe_why)
 {
-	printf("{\"name\":");
-	json_str(h->name);
-	printf(",\"type\":\"%s\",\"module\":", h->type == TP ? "tracepoint" : "function");
-	json_str(h->module ? h->module : "");
-	printf(",\"optional\":%s,\"hook\":\"%s\"", h->optional ? "true" : "false",
-	       it_hook_kind_name(s->best));
-	if (h->type == TP)
-		printf(",\"tp_btf\":%s,\"raw_tp\":%s,\"tracepoint\":%s",
-		       s->tp_btf ? "true" : "false", s->raw_tp ? "true" : "false",
-		       s->tracepoint ? "true" : "false");
-	else
-		printf(",\"fentry\":%s,\"kprobe\":%s", s->fentry ? "true" : "false",
-		       s->kprobe ? "true" : "false");
-	printf(",\"why\":");
-	json_str(s->why);
-	printf(",\"fix\":");
-	json_str(s->fix);
-	printf("}");
-}
+	struct it_json j;
 
-static void print_json(const struct it_hook_status *st, const struct layer_result *l,
-		       size_t nl, const char *kernel, int qarg, const char *fentry_why,
-		       const char *kprobe_why)
-{
-	printf("{\"version\":1,\"kernel\":");
-	json_str(kernel);
-	printf(",\"btf\":%s,\"block_tp_has_queue_arg\":%s,\"fentry\":{\"supported\":%s,\"why\":",
-	       access("/sys/kernel/btf/vmlinux", R_OK) ? "false" : "true",
-	       qarg == 1 ? "true" : "false", fentry_why[0] ? "false" : "true");
-	json_str(fentry_why);
-	printf("},\"kprobe\":{\"supported\":%s,\"why\":", kprobe_why[0] ? "false" : "true");
-	json_str(kprobe_why);
-	printf("},\"layers\":[");
-	for (size_t i = 0; i < nl; i++) {
-		const struct it_hook_status *first_bad = layer_blocker(st, &l[i]);
+	it_json_init(&j, stdout, false);
+	it_json_object_start(&j);
+	it_json_kv_uint(&j, "version", 1);
+	it_json_kv_string(&j, "kernel", kernel);
+	it_json_kv_bool(&j, "btf", !access("/sys/kernel/btf/vmlinux", R_OK));
+	it_json_name(&j, "fentry");
+	it_json_object_start(&j);
+	it_json_kv_bool(&j, "supported", !fentry_why[0]);
+	it_json_kv_string(&j, "why", fentry_why);
+	it_json_object_end(&j);
+	it_json_name(&j, "kprobe");
+	it_json_object_start(&j);
+	it_json_kv_bool(&j, "supported", !kprobe_why[0]);
+	it_json_kv_string(&j, "why", kprobe_why);
+	it_json_object_end(&j);
+	it_json_name(&j, "layers");
+	it_json_array_start(&j);
+	for (size_t i = 0; i < it_nlayers; i++) {
+		const struct it_layer_ops *l = it_layers[i];
+		const struct it_hook_status *b = v[i].blocker;
 
-		printf("%s{\"name\":", i ? "," : "");
-		json_str(l[i].name);
-		printf(",\"available\":\"%s\",\"hook\":\"%s\",\"why\":", layer_verdict(&l[i]),
-		       it_hook_kind_name(l[i].kind));
-		json_str(first_bad ? first_bad->why : "");
-		printf(",\"fix\":");
-		json_str(first_bad ? first_bad->fix : "");
-		printf(",\"hooks\":[");
-		for (size_t j = l[i].first; j < l[i].first + l[i].count; j++) {
-			printf("%s", j > l[i].first ? "," : "");
-			print_json_hook(&hooks[j], &st[j]);
-		}
-		printf("]}");
+		it_json_object_start(&j);
+		it_json_kv_string(&j, "name", l->name);
+		it_json_kv_uint(&j, "id", l->id);
+		it_json_kv_string(&j, "what", l->what);
+		it_json_kv_bool(&j, "recordable", l->start != NULL);
+		it_json_kv_string(&j, "part_of", l->part_of ? l->part_of : "");
+		it_json_kv_string(&j, "available", verdict_name(&v[i]));
+		it_json_kv_string(&j, "hook", it_hook_kind_name(v[i].kind));
+		it_json_kv_string(&j, "why", v[i].needs[0] ? v[i].needs : b ? b->why : "");
+		it_json_kv_string(&j, "fix", v[i].needs[0] || !b ? "" : b->fix);
+		it_json_name(&j, "hooks");
+		it_json_array_start(&j);
+		for (size_t k = 0; k < l->nhooks; k++)
+			json_hook(&j, &l->hooks[k], &st[i][k]);
+		it_json_array_end(&j);
+		it_json_object_end(&j);
 	}
-	printf("]}\n");
+	it_json_array_end(&j);
+	it_json_object_end(&j);
+	fputc('\n', stdout);
 }
 
 int cmd_probe(int argc, char **argv)
@@ -274,13 +208,14 @@ int cmd_probe(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct it_hook_status st[NHOOKS];
-	struct layer_result layers[NHOOKS];
+	const struct it_hook_status *st[it_nlayers];
+	struct it_hook_status *all;
+	struct verdict v[it_nlayers];
 	char fentry_why[160] = "", kprobe_why[160] = "", facts[512];
+	size_t nhooks = 0, off = 0;
 	bool json = false;
 	struct utsname u;
-	size_t nl;
-	int c, qarg;
+	int c;
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":jh", longopts, NULL)) != -1) {
@@ -293,31 +228,34 @@ int cmd_probe(int argc, char **argv)
 			return it_bad_option("probe", c, argv);
 		}
 	}
+	it_cli_set_json(json);
 	libbpf_set_print(quiet_libbpf);
-	if (it_probe_bpf_allowed(facts, sizeof(facts))) {
-		/* every answer below would be a permission error */
-		fprintf(stderr, "iotrail probe: failed to load a test BPF program: %s\n", facts);
-		return 1;
+	/* every answer below would be a permission error */
+	if (it_probe_bpf_allowed(facts, sizeof(facts)))
+		return it_fail(1, "load a test BPF program", facts, NULL);
+	for (size_t i = 0; i < it_nlayers; i++)
+		nhooks += it_layers[i]->nhooks;
+	all = calloc(nhooks ? nhooks : 1, sizeof(*all));
+	if (!all)
+		return it_fail(1, "probe the hooks", "out of memory", NULL);
+	for (size_t i = 0; i < it_nlayers; i++) {
+		st[i] = all + off;
+		for (size_t k = 0; k < it_layers[i]->nhooks; k++)
+			it_hook_probe(&it_layers[i]->hooks[k], &all[off++]);
+		judge(it_layers[i], st[i], &v[i]);
 	}
 	uname(&u);
-	for (size_t i = 0; i < NHOOKS; i++)
-		probe_hook(&hooks[i], &st[i]);
-	syscall_needs(st);
-	nl = summarize(st, layers);
-	qarg = it_block_tp_has_queue_arg();
 	it_fentry_supported(fentry_why, sizeof(fentry_why));
 	it_kprobe_supported(kprobe_why, sizeof(kprobe_why));
 	if (json) {
-		print_json(st, layers, nl, u.release, qarg, fentry_why, kprobe_why);
-		return 0;
+		print_json(st, v, u.release, fentry_why, kprobe_why);
+	} else {
+		snprintf(facts, sizeof(facts), "kernel %s; BTF: %s\n%s\n%s", u.release,
+			 access("/sys/kernel/btf/vmlinux", R_OK) ? "no (CONFIG_DEBUG_INFO_BTF off)" : "yes",
+			 fentry_why[0] ? fentry_why : "fentry: yes",
+			 kprobe_why[0] ? kprobe_why : "kprobes: yes");
+		print_text(st, v, facts);
 	}
-	snprintf(facts, sizeof(facts),
-		 "kernel %s; BTF: %s; block tracepoints: %s\n%s\n%s", u.release,
-		 access("/sys/kernel/btf/vmlinux", R_OK) ? "no (CONFIG_DEBUG_INFO_BTF off)" : "yes",
-		 qarg == 1 ? "(q, rq) layout (before v5.11)" :
-		 qarg == 0 ? "(rq) layout (v5.11+)" : "layout unknown",
-		 fentry_why[0] ? fentry_why : "fentry: yes",
-		 kprobe_why[0] ? kprobe_why : "kprobes: yes");
-	print_text(st, layers, nl, facts);
+	free(all);
 	return 0;
 }

@@ -23,17 +23,15 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "block.skel.h"
 #include "cli.h"
 #include "commands.h"
 #include "hooks.h"
 #include "hostinfo.h"
-#include "nvme_layer.h"
-#include "record_syscall.h"
-#include "zone_table.h"
+#include "layer.h"
 #include "tracefile.h"
 
-#define MAX_DEVS 16           /* IT_MAX_DEVS in bpf/block.bpf.c */
+#define MAX_DEVS 16           /* IT_MAX_DEVS in the BPF programs */
+#define MAX_LAYERS 16
 #define POLL_MS 20            /* consumer timer: the BPF side rarely wakes us */
 #define DROPS_EVERY_NS 250000000ull
 #define LINGER_QUIET_NS 100000000ull
@@ -49,14 +47,8 @@ struct record_opts {
 	enum it_hook_kind force_hook; /* IT_HOOK_NONE: best available */
 	bool verbose;
 	char **cmd;                   /* NULL: no COMMAND */
-	struct rec_sys_opts sys;      /* --layers and the syscall layer's options */
-};
-
-struct consumer {
-	struct it_writer *w;
-	uint64_t events, ios, dropped;
-	uint64_t missed;              /* probe runs the kernel skipped (nesting) */
-	int err;
+	bool want[MAX_LAYERS];        /* by index in it_layers[] */
+	bool layers_given;            /* --layers: a layer that cannot load is an error */
 };
 
 static volatile sig_atomic_t stop_signal, nsignals;
@@ -76,8 +68,27 @@ static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap
 	return vfprintf(stderr, fmt, ap);
 }
 
+/* A layer recorded on its own (named in --layers), not as part of another. */
+static bool own_layer(const struct it_layer_ops *l)
+{
+	return l->start && !l->part_of;
+}
+
+static void layer_names(char *out, size_t len, const char *sep)
+{
+	size_t off = 0;
+
+	*out = 0;
+	for (size_t i = 0; i < it_nlayers && off < len; i++)
+		if (own_layer(it_layers[i]))
+			off += snprintf(out + off, len - off, "%s%s", off ? sep : "", it_layers[i]->name);
+}
+
 static void usage(FILE *f)
 {
+	char names[128];
+
+	layer_names(names, sizeof(names), ", ");
 	fprintf(f,
 		"usage: iotrail record [-o FILE] [-d SECONDS] [--dev DEV]... [-p PID]\n"
 		"                      [--ringbuf-mb N] [-v] [-- COMMAND [ARGS]]\n"
@@ -97,9 +108,13 @@ static void usage(FILE *f)
 		"      --ringbuf-mb N   ring buffer size in MiB, a power of two (default 64)\n"
 		"      --hook KIND      force tp_btf or raw_tp (default: best available;\n"
 		"                       see iotrail probe)\n"
-		"  -v, --verbose        show libbpf's messages and hook decisions\n",
-		MAX_DEVS);
-	rec_sys_usage(f);
+		"  -v, --verbose        show libbpf's messages and hook decisions\n"
+		"      --layers LIST    comma-separated from: %s (default: every layer this\n"
+		"                       kernel supports; see iotrail probe)\n",
+		MAX_DEVS, names);
+	for (size_t i = 0; i < it_nlayers; i++)
+		if (it_layers[i]->usage)
+			it_layers[i]->usage(f);
 	fprintf(f,
 		"\n"
 		"examples:\n"
@@ -112,34 +127,99 @@ static void usage(FILE *f)
 
 static int fail(const char *what, const char *why, const char *todo)
 {
-	fprintf(stderr, "iotrail record: failed to %s: %s%s%s\n", what, why,
-		todo ? "; " : "", todo ? todo : "");
-	return 1;
+	return it_fail(1, what, why, todo);
 }
 
 /* ---- options ---- */
 
-static int parse_args(int argc, char **argv, struct record_opts *o)
+static int parse_layers(struct record_opts *o, const char *arg)
 {
-	static const struct option longopts[] = {
+	char *copy = strdup(arg), *save = NULL, names[128], todo[192];
+	int rc = 0;
+
+	if (!copy)
+		return fail("parse --layers", "out of memory", NULL);
+	layer_names(names, sizeof(names), ", ");
+	snprintf(todo, sizeof(todo), "use a comma-separated list from: %s", names);
+	memset(o->want, 0, sizeof(o->want));
+	o->layers_given = true;
+	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		const struct it_layer_ops *l = it_layer_by_name(t);
+		char why[96];
+		size_t i = 0;
+
+		if (!l || !own_layer(l)) {
+			snprintf(why, sizeof(why), l ? "layer '%s' cannot be recorded yet" :
+				 "unknown layer '%s'", t);
+			rc = it_fail(-1, "parse --layers", why, todo);
+			break;
+		}
+		while (it_layers[i] != l)
+			i++;
+		o->want[i] = true;
+	}
+	free(copy);
+	bool any = false;
+	for (size_t i = 0; i < it_nlayers; i++)
+		any |= o->want[i];
+	if (!rc && !any)
+		rc = fail("parse --layers", "no layer given", todo);
+	return rc;
+}
+
+/* The getopt table: the common options, then every layer's. */
+static struct option *build_longopts(void)
+{
+	static const struct option common[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "dev", required_argument, NULL, 'D' },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "ringbuf-mb", required_argument, NULL, 'R' },
 		{ "hook", required_argument, NULL, 'H' },
+		{ "layers", required_argument, NULL, 'L' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
-		REC_SYS_LONGOPTS,
-		{ 0 },
 	};
+	size_t n = sizeof(common) / sizeof(common[0]), k = 0;
+	struct option *all;
+
+	for (size_t i = 0; i < it_nlayers; i++)
+		for (const struct option *p = it_layers[i]->options; p && p->name; p++)
+			n++;
+	all = calloc(n + 1, sizeof(*all));
+	if (!all)
+		return NULL;
+	memcpy(all, common, sizeof(common));
+	k = sizeof(common) / sizeof(common[0]);
+	for (size_t i = 0; i < it_nlayers; i++)
+		for (const struct option *p = it_layers[i]->options; p && p->name; p++)
+			all[k++] = *p;
+	return all;
+}
+
+/* The layer whose option code this is. */
+static const struct it_layer_ops *option_layer(int code)
+{
+	for (size_t i = 0; i < it_nlayers; i++)
+		if (it_layers[i]->id == IT_LAYER_OPT_LAYER(code) && it_layers[i]->parse)
+			return it_layers[i];
+	return NULL;
+}
+
+static int parse_args(int argc, char **argv, struct record_opts *o)
+{
+	struct option *longopts = build_longopts();
+	const struct it_layer_ops *l;
 	char err[200], *end;
-	int c;
+	int c, rc = 0;
 
 	*o = (struct record_opts){ .output = "iotrail.trail", .ringbuf_mb = 64 };
+	if (!longopts)
+		return fail("parse the options", "out of memory", NULL);
 	/* '+': stop at COMMAND, so its own options are left alone */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:o:d:p:vh", longopts, NULL)) != -1) {
+	while (!rc && (c = getopt_long(argc, argv, "+:o:d:p:vh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			o->output = optarg;
@@ -147,278 +227,154 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		case 'd':
 			o->duration_s = strtod(optarg, &end);
 			if (*end || o->duration_s <= 0)
-				return fail("parse -d", optarg, "give a number of seconds > 0"), -1;
+				rc = it_fail(-1, "parse -d", optarg, "give a number of seconds > 0");
 			break;
 		case 'D':
 			if (o->ndevs == MAX_DEVS)
-				return fail("add --dev", "too many devices", "give at most 16"), -1;
-			if (it_dev_resolve(optarg, &o->devs[o->ndevs], err, sizeof(err)))
-				return fail("resolve --dev", err, "list devices with lsblk"), -1;
-			o->ndevs++;
+				rc = it_fail(-1, "add --dev", "too many devices", "give at most 16");
+			else if (it_dev_resolve(optarg, &o->devs[o->ndevs], err, sizeof(err)))
+				rc = it_fail(-1, "resolve --dev", err, "list devices with lsblk");
+			else
+				o->ndevs++;
 			break;
 		case 'p':
 			o->pid = strtol(optarg, &end, 10);
 			if (*end || o->pid <= 0)
-				return fail("parse -p", optarg, "give a process id"), -1;
-			if (kill(o->pid, 0) && errno == ESRCH)
-				return fail("find process", optarg, "no such process"), -1;
+				rc = it_fail(-1, "parse -p", optarg, "give a process id");
+			else if (kill(o->pid, 0) && errno == ESRCH)
+				rc = it_fail(-1, "find process", optarg, "no such process");
 			break;
 		case 'R':
 			o->ringbuf_mb = strtoul(optarg, &end, 10);
 			if (*end || !o->ringbuf_mb || o->ringbuf_mb > 2048 ||
 			    (o->ringbuf_mb & (o->ringbuf_mb - 1)))
-				return fail("parse --ringbuf-mb", optarg,
-					    "give a power of two from 1 to 2048"), -1;
+				rc = it_fail(-1, "parse --ringbuf-mb", optarg,
+					  "give a power of two from 1 to 2048");
 			break;
 		case 'H':
 			o->force_hook = it_hook_kind_parse(optarg);
 			if (o->force_hook != IT_HOOK_TP_BTF && o->force_hook != IT_HOOK_RAW_TP)
-				return fail("parse --hook", optarg, "use tp_btf or raw_tp"), -1;
+				rc = it_fail(-1, "parse --hook", optarg, "use tp_btf or raw_tp");
+			break;
+		case 'L':
+			if (parse_layers(o, optarg))
+				rc = -1;
 			break;
 		case 'v':
 			o->verbose = true;
 			break;
 		case 'h':
 			usage(stdout);
-			return 1;
-		case REC_OPT_LAYERS ... REC_OPT_SYSCALL_HOOK:
-			if (rec_sys_parse(&o->sys, c, optarg))
-				return -1;
+			rc = 1;
 			break;
 		default:
+			l = c >= IT_LAYER_OPT(0, 0) ? option_layer(c) : NULL;
+			if (l) {
+				if (l->parse(c, optarg))
+					rc = -1;
+				break;
+			}
 			it_bad_option("record", c, argv);
-			return -1;
+			rc = -1;
 		}
 	}
-	if (optind < argc)
+	free(longopts);
+	if (!rc && optind < argc)
 		o->cmd = argv + optind;
-	return rec_sys_settle(&o->sys, o->pid, o->cmd != NULL, o->verbose);
+	return rc;
 }
 
-/* ---- probes ---- */
+/* ---- layers ---- */
 
-struct block_prog {
-	const char *tp;
-	struct bpf_program *btf, *raw;
+struct session {
+	const struct record_opts *o;
+	struct it_session s;          /* what the layers see */
+	bool started[MAX_LAYERS];     /* by index in it_layers[]: running */
+	bool called[MAX_LAYERS];      /* start was called: free is owed */
+	pid_t child;
+	int status;          /* of COMMAND, when it ran */
+	uint64_t end_ns;
 };
 
-static size_t block_progs(struct block_bpf *skel, struct block_prog *p)
+#define FOR_STARTED(ss, i, l) \
+	for (size_t i = 0; i < it_nlayers; i++) \
+		for (const struct it_layer_ops *l = it_layers[i]; l && (ss)->started[i]; l = NULL)
+
+/* Which layers record: those given in --layers, else every layer this
+ * kernel can record; a layer that is part of another goes with it. Then
+ * each layer checks its options against the choice. 0, or 1 after a
+ * one-line message. */
+static int choose_layers(struct record_opts *o, struct it_session *s)
 {
-	size_t n = 0;
+	char why[256];
 
-#define PAIR(name) p[n++] = (struct block_prog){ #name, skel->progs.name##_btf, skel->progs.name }
-	PAIR(block_bio_queue);
-	PAIR(block_bio_backmerge);
-	PAIR(block_bio_frontmerge);
-	PAIR(block_split);
-	PAIR(block_bio_complete);
-	PAIR(block_rq_insert);
-	PAIR(block_rq_issue);
-	PAIR(block_rq_requeue);
-	PAIR(block_rq_complete);
-	PAIR(block_rq_merge);
-#undef PAIR
-	return n;
-}
-#define NBLOCK_PROGS 10
+	for (size_t i = 0; i < it_nlayers; i++) {
+		const struct it_layer_ops *l = it_layers[i];
 
-/* Same decision as `iotrail probe`: tp_btf if the kernel takes it, else
- * raw_tp, else the hook is left out (with a warning). A forced kind is
- * still checked, so a missing tracepoint is a warning, not a failed attach. */
-static enum it_hook_kind choose_hook(const char *tp, enum it_hook_kind force)
-{
-	char why[160] = "";
-
-	if (force != IT_HOOK_RAW_TP) {
-		if (!it_probe_tp_btf(tp, NULL, why, sizeof(why)))
-			return IT_HOOK_TP_BTF;
-		if (verbose && force == IT_HOOK_NONE)
-			fprintf(stderr, "iotrail record: %s: %s; trying raw_tp\n", tp, why);
+		if (!own_layer(l) || o->layers_given)
+			continue;
+		o->want[i] = !l->available || l->available(why, sizeof(why));
+		if (!o->want[i] && o->verbose)
+			fprintf(stderr, "iotrail record: %s layer off: %s\n", l->name, why);
 	}
-	if (force != IT_HOOK_TP_BTF && !it_probe_raw_tp(tp, why, sizeof(why)))
-		return IT_HOOK_RAW_TP;
-	fprintf(stderr, "iotrail record: warning: %s is not traceable here (%s); "
-		"its events are left out\n", tp, why);
-	return IT_HOOK_NONE;
-}
+	for (size_t i = 0; i < it_nlayers; i++) {
+		const struct it_layer_ops *l = it_layers[i], *parent;
 
-/* Sets autoload per variant and describes the choice in hooks, e.g.
- * "block=tp_btf" or "block=tp_btf,block_rq_merge=none". Returns how many
- * programs use tp_btf. */
-static int select_variants(struct block_bpf *skel, enum it_hook_kind force, char *hooks,
-			   size_t len)
-{
-	struct block_prog p[NBLOCK_PROGS];
-	enum it_hook_kind kind[NBLOCK_PROGS], common;
-	size_t n = block_progs(skel, p), off;
-	int nbtf = 0;
+		if (!l->start)
+			continue;
+		if (l->part_of) {
+			parent = it_layer_by_name(l->part_of);
+			for (size_t j = 0; j < it_nlayers; j++)
+				if (it_layers[j] == parent)
+					o->want[i] = o->want[j];
+		} else if (o->want[i] && o->layers_given && l->available &&
+			   !l->available(why, sizeof(why))) {
+			char what[64], todo[96];
 
-	for (size_t i = 0; i < n; i++) {
-		kind[i] = choose_hook(p[i].tp, force);
-		bpf_program__set_autoload(p[i].btf, kind[i] == IT_HOOK_TP_BTF);
-		bpf_program__set_autoload(p[i].raw, kind[i] == IT_HOOK_RAW_TP);
-		nbtf += kind[i] == IT_HOOK_TP_BTF;
+			snprintf(what, sizeof(what), "record the %s layer", l->name);
+			snprintf(todo, sizeof(todo), "leave it out of --layers; see `iotrail probe`");
+			return fail(what, why, todo);
+		}
+		if (l->settle && l->settle(s, o->want[i]))
+			return 1;
 	}
-	/* the kind most hooks use, then the exceptions */
-	common = nbtf * 2 >= (int)n ? IT_HOOK_TP_BTF : IT_HOOK_RAW_TP;
-	off = snprintf(hooks, len, "block=%s", it_hook_kind_name(common));
-	for (size_t i = 0; i < n && off < len; i++)
-		if (kind[i] != common)
-			off += snprintf(hooks + off, len - off, ",%s=%s", p[i].tp,
-					it_hook_kind_name(kind[i]));
-	return nbtf;
+	return 0;
 }
 
-static void set_tunables(struct block_bpf *skel, const struct record_opts *o)
+/* Starts the chosen layers in registry order; hooks gets their hook
+ * lists ("block=tp_btf;nvme=none;syscall=tp_btf"). A layer left out by
+ * default is said (always when the kernel refused it, else with -v); one
+ * asked for by --layers is an error. 0, or 1 after a message. */
+static int start_layers(struct session *ss, char *hooks, size_t len)
 {
-	int qarg = it_block_tp_has_queue_arg();
+	size_t off = 0;
 
-	if (qarg < 0 && verbose)
-		fprintf(stderr, "iotrail record: cannot read btf_trace_block_rq_issue (%s); "
-			"assuming the v5.11+ tracepoint arguments\n", strerror(-qarg));
-	skel->rodata->tp_has_queue_arg = qarg == 1;
-	skel->rodata->filter_ndevs = o->ndevs;
-	for (size_t i = 0; i < o->ndevs; i++)
-		skel->rodata->filter_devs[i] = o->devs[i];
-	skel->rodata->filter_tgid = o->pid;
-	/* wake the consumer early only when a quarter of the ring is used */
-	skel->rodata->wakeup_bytes = ((__u64)o->ringbuf_mb << 20) / 4;
-	bpf_map__set_max_entries(skel->maps.events, o->ringbuf_mb << 20);
-	if (!o->pid) /* the -p bookkeeping map stays unused: keep it small */
-		bpf_map__set_max_entries(skel->maps.tracked, 64);
-}
+	for (size_t i = 0; i < it_nlayers; i++) {
+		const struct it_layer_ops *l = it_layers[i];
+		char h[160] = "", why[320] = "";
+		bool avail = true;
+		int rc;
 
-static struct block_bpf *load_probes(const struct record_opts *o, enum it_hook_kind force,
-				     char *hooks, size_t len, int *nbtf, int *err)
-{
-	struct block_bpf *skel = block_bpf__open();
-
-	if (!skel) {
-		*err = -errno;
-		return NULL;
+		if (!ss->o->want[i])
+			continue;
+		if (l->part_of && l->available)
+			avail = l->available(why, sizeof(why));
+		ss->called[i] = avail;
+		rc = avail ? l->start(&ss->s, h, sizeof(h), why, sizeof(why)) : 0;
+		if (rc < 0)
+			return 1;
+		ss->started[i] = rc > 0;
+		if (!rc) {
+			snprintf(h, sizeof(h), "%s=none", l->name);
+			if (ss->o->layers_given && !l->part_of)
+				return it_failf(1, "%s", why);
+			if (ss->o->verbose || avail)
+				fprintf(stderr, "iotrail record: note: recording without the %s layer: "
+					"%s\n", l->name, why);
+		}
+		off += snprintf(hooks + off, off < len ? len - off : 0, "%s%s", off ? ";" : "", h);
 	}
-	set_tunables(skel, o);
-	*nbtf = select_variants(skel, force, hooks, len);
-	if (!strstr(hooks, "tp_btf") && !strstr(hooks, "raw_tp")) {
-		*err = -ENOENT; /* no block tracepoint at all: nothing to record */
-		block_bpf__destroy(skel);
-		return NULL;
-	}
-	*err = block_bpf__load(skel);
-	if (*err) {
-		block_bpf__destroy(skel);
-		return NULL;
-	}
-	return skel;
-}
-
-static int load_error(int err)
-{
-	char why[96];
-
-	err = -err;
-	snprintf(why, sizeof(why), "%s", strerror(err));
-	if (err == EPERM || (err == EACCES && geteuid() != 0))
-		return fail("load the BPF programs", why,
-			    "run as root (or with CAP_BPF, CAP_PERFMON and CAP_SYS_RESOURCE)");
-	if (err == ENOENT)
-		return fail("attach the block probes", "no block tracepoint is usable here",
-			    "see `iotrail probe`");
-	if (err == ENOSYS)
-		return fail("load the BPF programs", "this kernel has no bpf() system call",
-			    "use a kernel built with CONFIG_BPF_SYSCALL=y");
-	return fail("load the BPF programs", why,
-		    verbose ? "see libbpf's messages above" : "rerun with -v to see why");
-}
-
-/* Loads with the best hooks; if the kernel refuses the tp_btf variants,
- * tries again with raw_tp before giving up. */
-static struct block_bpf *open_probes(const struct record_opts *o, char *hooks, size_t len)
-{
-	struct block_bpf *skel;
-	int err, nbtf;
-
-	skel = load_probes(o, o->force_hook, hooks, len, &nbtf, &err);
-	if (!skel && nbtf && o->force_hook == IT_HOOK_NONE) {
-		if (verbose)
-			fprintf(stderr, "iotrail record: tp_btf programs refused (%s); "
-				"falling back to raw_tp\n", strerror(-err));
-		skel = load_probes(o, IT_HOOK_RAW_TP, hooks, len, &nbtf, &err);
-	}
-	if (!skel) {
-		load_error(err);
-		return NULL;
-	}
-	err = block_bpf__attach(skel);
-	if (err) {
-		fail("attach the block probes", strerror(-err),
-		     "check `iotrail probe` for what this kernel supports");
-		block_bpf__destroy(skel);
-		return NULL;
-	}
-	return skel;
-}
-
-/* The NVMe driver layer joins when nvme_core is loaded (src/nvme_layer.c);
- * without it the trace is block-only, and we say so. */
-static void start_nvme(const struct record_opts *o, struct block_bpf *skel, char *hooks,
-		       size_t len)
-{
-	struct it_nvme_layer_opts no = {
-		.events = skel->maps.events, .drops = skel->maps.drops,
-		.tracked = skel->maps.tracked, .devs = o->devs, .ndevs = o->ndevs,
-		.pid = o->pid, .wakeup_bytes = skel->rodata->wakeup_bytes,
-		.force_hook = o->force_hook, .verbose = o->verbose,
-	};
-	char nh[64] = "", why[200] = "";
-	size_t off = strlen(hooks);
-
-	if (it_nvme_layer_start(&no, nh, sizeof(nh), why, sizeof(why))) {
-		snprintf(hooks + off, len - off, ";%s", nh);
-		return;
-	}
-	/* the trace says so too (hooks "nvme=none", shown by report); a
-	 * machine without NVMe gets no message unless -v */
-	snprintf(hooks + off, len - off, ";nvme=none");
-	if (o->verbose || strstr(why, "failed"))
-		fprintf(stderr, "iotrail record: NVMe layer off: %s; recording the block layer "
-			"only\n", why);
-}
-
-/* ---- consumer ---- */
-
-/* Each event is packed into the writer's chunk straight from the ring
- * buffer: no copy in between (evpack.h). */
-static int on_event(void *ctx, void *data, size_t size)
-{
-	struct consumer *c = ctx;
-	const struct it_event *e = data;
-
-	if (size < sizeof(*e))
-		return 0;
-	c->events++;
-	/* an -EAGAIN bio completion is a NOWAIT bounce its submitter retries,
-	 * not an I/O */
-	c->ios += e->type == IT_EV_RQ_COMPLETE ||
-		  (e->type == IT_EV_BIO_COMPLETE && e->error != -EAGAIN);
-	if (!c->err)
-		c->err = it_writer_add(c->w, e, 1, c->dropped);
-	return c->err; /* a failing writer stops consumption */
-}
-
-/* Per-CPU drop counters (ncpu entries); their sum is returned. */
-static uint64_t read_drops(struct block_bpf *skel, uint64_t *per_cpu, unsigned int ncpu)
-{
-	uint64_t sum = 0;
-	__u32 key = 0;
-
-	memset(per_cpu, 0, ncpu * sizeof(*per_cpu));
-	if (bpf_map__lookup_elem(skel->maps.drops, &key, sizeof(key), per_cpu,
-				 ncpu * sizeof(*per_cpu), 0))
-		return 0;
-	for (unsigned int i = 0; i < ncpu; i++)
-		sum += per_cpu[i];
-	return sum;
+	return 0;
 }
 
 /* ---- COMMAND ---- */
@@ -494,57 +450,25 @@ static int exit_code(int status)
 
 /* ---- the recording loop ---- */
 
-/* Runs of obj's programs the kernel skipped because the same program was
- * already running on that CPU (a completion in an interrupt that arrived
- * while the probe ran for another device's completion): each is an event
- * lost without a trace in the ring buffer. */
-static uint64_t prog_misses(struct bpf_object *obj)
-{
-	struct bpf_program *p;
-	uint64_t n = 0;
-
-	bpf_object__for_each_program(p, obj) {
-		struct bpf_prog_info info = {};
-		__u32 len = sizeof(info);
-		int fd = bpf_program__fd(p);
-
-		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
-			n += info.recursion_misses;
-	}
-	return n;
-}
-
-struct session {
-	const struct record_opts *o;
-	struct block_bpf *skel;       /* NULL without the block layer */
-	struct rec_sys *sys;          /* NULL without the syscall layer */
-	struct ring_buffer *rb;
-	struct consumer *c;
-	uint64_t *drops;
-	unsigned int ncpu;
-	pid_t child;
-	int status;          /* of COMMAND, when it ran */
-	uint64_t start_ns, end_ns;
-};
-
 /* COMMAND is gone, but I/O it left in flight may still complete (io_uring
  * and aio contexts are torn down after the process): keep consuming until
  * the devices' inflight counters read 0 for a poll period (or, where they
- * cannot be read, until the ring has been quiet for LINGER_QUIET_NS), at
+ * cannot be read, until the rings have been quiet for LINGER_QUIET_NS), at
  * most LINGER_MAX_NS: a disk busy with other processes' I/O never idles. */
-static void linger(struct session *s)
+static void linger(struct session *ss)
 {
+	struct it_session *s = &ss->s;
 	uint64_t now = it_clock_ns(CLOCK_MONOTONIC), start = now, quiet_since = now;
-	uint64_t seen = s->c->events;
+	uint64_t seen = s->consumed;
 	int idle, idle_polls = 0;
 
-	while (nsignals < 2 && !s->c->err && now - start < LINGER_MAX_NS) {
-		idle = it_devices_idle(s->o->devs, s->o->ndevs);
+	while (nsignals < 2 && !s->err && now - start < LINGER_MAX_NS) {
+		idle = it_devices_idle(ss->o->devs, ss->o->ndevs);
 		ring_buffer__poll(s->rb, POLL_MS);
 		ring_buffer__consume(s->rb);
 		now = it_clock_ns(CLOCK_MONOTONIC);
-		if (s->c->events != seen) {
-			seen = s->c->events;
+		if (s->consumed != seen) {
+			seen = s->consumed;
 			quiet_since = now;
 		}
 		/* idle before that poll: what completed is in the ring now */
@@ -557,54 +481,62 @@ static void linger(struct session *s)
 /* Until COMMAND exits, the duration ends, a signal arrives or the writer
  * fails. The consumer polls on a timer: the BPF side submits without
  * wakeups unless the ring fills up. */
-static void record_loop(struct session *s)
+static void record_loop(struct session *ss)
 {
-	uint64_t deadline = 0, next_drops = 0, now;
+	struct it_session *s = &ss->s;
+	uint64_t deadline = 0, next_tick = 0, now;
 	int err;
 
-	if (s->o->duration_s > 0)
-		deadline = s->start_ns + (uint64_t)(s->o->duration_s * 1e9);
-	while (!stop_signal && !s->c->err) {
+	if (ss->o->duration_s > 0)
+		deadline = s->start_ns + (uint64_t)(ss->o->duration_s * 1e9);
+	while (!stop_signal && !s->err) {
 		err = ring_buffer__poll(s->rb, POLL_MS);
 		if (err >= 0 || err == -EINTR)
 			err = ring_buffer__consume(s->rb);
-		if (err < 0 && err != -EINTR && !s->c->err)
-			s->c->err = err;
+		if (err < 0 && err != -EINTR && !s->err)
+			s->err = err;
 		now = it_clock_ns(CLOCK_MONOTONIC);
-		if (now >= next_drops && s->skel) {
-			s->c->dropped = read_drops(s->skel, s->drops, s->ncpu);
-			next_drops = now + DROPS_EVERY_NS;
+		if (now >= next_tick) {
+			FOR_STARTED(ss, i, l)
+				if (l->tick)
+					l->tick(s);
+			next_tick = now + DROPS_EVERY_NS;
 		}
-		if (s->child > 0 && waitpid(s->child, &s->status, WNOHANG) == s->child) {
-			s->child = 0;
+		if (ss->child > 0 && waitpid(ss->child, &ss->status, WNOHANG) == ss->child) {
+			ss->child = 0;
 			break;
 		}
 		if (deadline && now >= deadline)
 			break;
 	}
-	if (s->child > 0)
-		stop_command(s->child, &s->status, s->rb);
-	if (s->o->cmd)
-		linger(s);
+	if (ss->child > 0)
+		stop_command(ss->child, &ss->status, s->rb);
+	if (ss->o->cmd)
+		linger(ss);
 }
 
-/* Detach first, so nothing new arrives, then drain what is in the ring. */
-static int finish(struct session *s, struct it_writer *w)
+/* Detach first, so nothing new arrives, then drain what is in the rings;
+ * then each layer's losses go into the file, and it is closed. */
+static int finish(struct session *ss)
 {
-	if (s->skel)
-		block_bpf__detach(s->skel);
-	it_nvme_layer_stop();
-	rec_sys_detach(s->sys);
+	struct it_session *s = &ss->s;
+	int err = 0;
+
+	FOR_STARTED(ss, i, l)
+		if (l->detach)
+			l->detach();
 	while (ring_buffer__consume(s->rb) > 0)
 		;
-	if (s->skel) {
-		s->c->dropped = read_drops(s->skel, s->drops, s->ncpu);
-		s->c->missed = prog_misses(s->skel->obj);
-		it_writer_set_missed(w, s->c->missed);
+	FOR_STARTED(ss, i, l)
+		if (l->finish && !err)
+			err = l->finish(s);
+	ss->end_ns = it_clock_ns(CLOCK_MONOTONIC);
+	if (err) {
+		it_writer_abort(s->w);
+		return err;
 	}
-	rec_sys_finish(s->sys, w);
-	s->end_ns = it_clock_ns(CLOCK_MONOTONIC);
-	return it_writer_close(w, s->drops, s->ncpu, s->end_ns);
+	return it_writer_close(s->w, s->ev.drop_counts, s->ev.drop_counts ? s->ncpu : 0,
+			       ss->end_ns);
 }
 
 static void human_bytes(uint64_t b, char *out, size_t len)
@@ -617,80 +549,95 @@ static void human_bytes(uint64_t b, char *out, size_t len)
 		snprintf(out, len, "%.1f KiB", b / 1024.0);
 }
 
-static void summary(const struct session *s, bool ran_command)
+/* One line: each layer's counts, the file, the time, how it ended. */
+static void summary(const struct session *ss, bool ran_command)
 {
-	char size[32] = "?", tail[64] = "", sys[96];
+	char size[32] = "?", tail[64] = "", counts[512] = "";
+	size_t off = 0;
 	struct stat st;
 
-	rec_sys_summary(s->sys, sys, sizeof(sys));
-	if (!stat(s->o->output, &st))
+	FOR_STARTED(ss, i, l) {
+		char part[160] = "";
+
+		if (!l->summary)
+			continue;
+		l->summary(part, sizeof(part));
+		off += snprintf(counts + off, off < sizeof(counts) ? sizeof(counts) - off : 0,
+				"%s%s", off ? ", " : "", part);
+	}
+	if (!stat(ss->o->output, &st))
 		human_bytes(st.st_size, size, sizeof(size));
 	if (ran_command)
-		snprintf(tail, sizeof(tail), "; command exit status %d", exit_code(s->status));
+		snprintf(tail, sizeof(tail), "; command exit status %d", exit_code(ss->status));
 	else if (stop_signal)
 		snprintf(tail, sizeof(tail), "; stopped by %s", strsignal(stop_signal));
-	fprintf(stderr,
-		"iotrail record: %llu I/Os, %llu events, %llu dropped%s, %s in %s, %.2f s%s\n",
-		(unsigned long long)s->c->ios, (unsigned long long)s->c->events,
-		(unsigned long long)s->c->dropped, sys, size, s->o->output,
-		(s->end_ns - s->start_ns) / 1e9, tail);
-	if (s->c->missed)
-		fprintf(stderr, "iotrail record: %llu probe runs were skipped by the kernel (a probe "
-			"interrupted by itself on one CPU): their events are missing; the report "
-			"says so too\n", (unsigned long long)s->c->missed);
-	if (s->c->dropped)
-		fprintf(stderr, "iotrail record: events were lost: the consumer fell behind; "
-			"try a larger --ringbuf-mb or --dev/-p filters\n");
+	fprintf(stderr, "iotrail record: %s, %s in %s, %.2f s%s\n", counts, size, ss->o->output,
+		(ss->end_ns - ss->s.start_ns) / 1e9, tail);
 }
 
-static struct it_writer *open_trace(const struct record_opts *o, int argc, char **argv,
-				    const char *hooks, struct session *s)
+static struct it_writer *open_trace(struct session *ss, int argc, char **argv, const char *hooks)
 {
+	const struct record_opts *o = ss->o;
 	struct it_host_rec host;
 	struct it_device_rec *devs;
 	struct it_writer *w;
 	char err[256], *cmdv[argc + 1];
-	size_t ndevs;
+	size_t ndevs, off = 0;
 
 	it_host_fill(&host);
-	host.ncpus = s->ncpu; /* the drops array and the per-CPU map agree */
+	host.ncpus = ss->s.ncpu; /* the drops array and the per-CPU map agree */
 	cmdv[0] = "iotrail";
 	memcpy(cmdv + 1, argv, argc * sizeof(*argv));
 	it_host_set_command(&host, argc + 1, cmdv);
-	snprintf(host.layers, sizeof(host.layers), "%s%s%s%s", s->skel ? "block" : "",
-		 strstr(hooks, "nvme=") && !strstr(hooks, "nvme=none") ? ",nvme" : "",
-		 s->skel && s->sys ? "," : "", s->sys ? "syscall" : "");
+	host.layers[0] = 0;
+	FOR_STARTED(ss, i, l)
+		off += snprintf(host.layers + off, off < sizeof(host.layers) ?
+				sizeof(host.layers) - off : 0, "%s%s", off ? "," : "", l->name);
 	snprintf(host.hooks, sizeof(host.hooks), "%s", hooks);
 	devs = it_device_table(o->devs, o->ndevs, &ndevs);
 	w = it_writer_open(o->output, &host, devs, ndevs, err, sizeof(err));
-	if (w) /* zoned devices: their zone layout, before any event */
-		it_record_zone_table(w, devs, ndevs, host.start_monotonic_ns);
-	free(devs);
-	if (!w) {
-		fail("open the trace file", err, "check the path and free space");
-		return NULL;
+	if (w) {
+		ss->s.w = w;
+		ss->s.start_ns = host.start_monotonic_ns;
+		ss->s.devices = devs;
+		ss->s.ndevices = ndevs;
+		FOR_STARTED(ss, i, l)
+			if (l->begin)
+				l->begin(&ss->s);
+		ss->s.devices = NULL;
+		ss->s.ndevices = 0;
 	}
-	s->start_ns = host.start_monotonic_ns;
+	free(devs);
+	if (!w)
+		fail("open the trace file", err, "check the path and free space");
 	return w;
+}
+
+static void adopt(struct session *ss, bool on)
+{
+	FOR_STARTED(ss, i, l)
+		if (l->adopt)
+			l->adopt(on);
 }
 
 /* Starts COMMAND once the probes and the trace header are in place. If it
  * cannot run, the trace file (which would hold nothing of it) is removed. */
-static int launch(struct session *s, struct it_writer *w)
+static int launch(struct session *ss)
 {
 	char what[128];
 	int exec_errno;
 
-	/* the syscall layer follows COMMAND's process tree from its fork on */
-	rec_sys_adopt(s->sys, true);
-	s->child = start_command(s->o->cmd, &exec_errno);
-	rec_sys_adopt(s->sys, false);
-	if (s->child > 0)
+	/* a layer may follow COMMAND's process tree from its fork on */
+	adopt(ss, true);
+	ss->child = start_command(ss->o->cmd, &exec_errno);
+	adopt(ss, false);
+	if (ss->child > 0)
 		return 0;
-	snprintf(what, sizeof(what), "run '%s'", s->o->cmd[0]);
+	snprintf(what, sizeof(what), "run '%s'", ss->o->cmd[0]);
 	fail(what, strerror(exec_errno), "check the command name and PATH");
-	it_writer_abort(w);
-	unlink(s->o->output);
+	it_writer_abort(ss->s.w);
+	ss->s.w = NULL;
+	unlink(ss->o->output);
 	return -1;
 }
 
@@ -718,77 +665,57 @@ static int check_kernel(void)
 int cmd_record(int argc, char **argv)
 {
 	struct record_opts o;
-	struct session s = { .o = &o };
-	struct it_writer *w = NULL;
+	struct session ss = { .o = &o };
+	struct it_session *s = &ss.s;
 	char hooks[sizeof(((struct it_host_rec *)0)->hooks)] = "";
 	int rc, ret = 1;
-	bool ran_command = false, sys_failed;
+	bool ran_command = false;
 
 	rc = parse_args(argc, argv, &o);
 	if (rc)
 		return rc > 0 ? 0 : 2;
 	verbose = o.verbose;
+	*s = (struct it_session){
+		.devs = o.devs, .ndevs = o.ndevs, .pid = o.pid, .ringbuf_mb = o.ringbuf_mb,
+		.force_hook = o.force_hook, .verbose = o.verbose, .cmd = o.cmd != NULL,
+		.ncpu = libbpf_num_possible_cpus(),
+	};
+	if (choose_layers(&o, s))
+		return 2;
 	libbpf_set_print(libbpf_log);
 	if (check_kernel())
 		return 1;
-	if (o.sys.layers & REC_LAYER_BLOCK) {
-		s.skel = open_probes(&o, hooks, sizeof(hooks));
-		if (!s.skel)
-			return 1;
-		start_nvme(&o, s.skel, hooks, sizeof(hooks));
-	}
-	s.sys = rec_sys_start(&o.sys, hooks, sizeof(hooks), &sys_failed);
-	if (sys_failed)
+	if (start_layers(&ss, hooks, sizeof(hooks)))
 		goto out;
 	if (verbose)
 		fprintf(stderr, "iotrail record: hooks %s\n", hooks);
-	s.ncpu = libbpf_num_possible_cpus();
-	s.drops = calloc(s.ncpu, sizeof(*s.drops));
-	s.c = calloc(1, sizeof(*s.c));
-	if (!s.drops || !s.c) {
-		fail("start", "out of memory", NULL);
-		goto out;
-	}
-	if (s.skel) {
-		s.rb = ring_buffer__new(bpf_map__fd(s.skel->maps.events), on_event, s.c, NULL);
-		if (!s.rb) {
-			fail("open the ring buffer", strerror(errno), NULL);
-			goto out;
-		}
-	}
-	/* one poll for both layers: the syscall ring joins the block one */
-	if (s.sys && (rc = rec_sys_ring(s.sys, &s.rb))) {
-		fail("open the syscall ring buffer", strerror(-rc), NULL);
-		goto out;
-	}
 	catch_signals();
-	w = s.c->w = open_trace(&o, argc, argv, hooks, &s);
-	if (!w)
+	if (!open_trace(&ss, argc, argv, hooks))
 		goto out;
-	rec_sys_set_writer(s.sys, w);
 	if (o.cmd) {
-		if (launch(&s, w))
+		if (launch(&ss))
 			goto out;
 		ran_command = true;
 	} else if (!o.duration_s) {
 		fprintf(stderr, "iotrail record: recording into %s; Ctrl-C to stop\n", o.output);
 	}
-	record_loop(&s);
-	rc = finish(&s, w);
-	if (rc || s.c->err) {
-		fail("write the trace file", strerror(-(rc ? rc : s.c->err)),
+	record_loop(&ss);
+	rc = finish(&ss);
+	s->w = NULL;
+	if (rc || s->err) {
+		fail("write the trace file", strerror(-(rc ? rc : s->err)),
 		     "check free space on its file system");
 		goto out;
 	}
-	summary(&s, ran_command);
-	ret = ran_command ? exit_code(s.status) : 0;
+	summary(&ss, ran_command);
+	ret = ran_command ? exit_code(ss.status) : 0;
 out:
-	if (s.skel) /* without it, the ring is the syscall layer's own */
-		ring_buffer__free(s.rb);
-	it_nvme_layer_free();
-	rec_sys_free(s.sys);
-	block_bpf__destroy(s.skel);
-	free(s.c);
-	free(s.drops);
+	if (s->w)
+		it_writer_abort(s->w);
+	/* the ring first: it maps the layers' ring buffer maps */
+	ring_buffer__free(s->rb);
+	for (size_t i = it_nlayers; i-- > 0;)
+		if (ss.called[i] && it_layers[i]->free)
+			it_layers[i]->free();
 	return ret;
 }

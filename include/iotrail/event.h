@@ -20,6 +20,8 @@ enum it_layer {
 	IT_LAYER_BLOCK = 1,
 	IT_LAYER_NVME = 2,
 	IT_LAYER_SYSCALL = 3,
+	IT_LAYER_NVME_TCP = 4,   /* NVMe/TCP initiator (not recorded yet) */
+	IT_LAYER_NVMET_TCP = 5,  /* NVMe/TCP target (not recorded yet) */
 };
 
 /* Probe points. Letters are btt's where btt has one. */
@@ -82,7 +84,7 @@ enum it_event_type {
 /*
  * IT_EV_BIO_QUEUE also names the file whose data the bio carries, when its
  * first page is in a regular file's page cache (writeback, readahead and
- * page-cache misses, whichever thread submits them; bpf/block.bpf.c):
+ * page-cache misses, whichever thread submits them; src/layers/block/block.bpf.c):
  *   aux = the inode number (i_ino); 0: no such file (direct I/O from
  *         anonymous memory, the block device's own cache: metadata and
  *         journal, bios without data);

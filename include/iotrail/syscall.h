@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
- * The syscall layer's records, shared by bpf/syscall.bpf.c (which emits them
+ * The syscall layer's records, shared by src/layers/syscall/syscall.bpf.c (which emits them
  * into the layer's own ring buffer), the loader, the trace file and the
  * analyzer. Only __u* types (included by BPF code with vmlinux.h and by user
  * space with <linux/types.h>).

@@ -16,7 +16,7 @@
 
 #define DEV_N IT_MKDEV(259, 0)
 
-/* An NVMe event as bpf/nvme.bpf.c fills it (event.h). */
+/* An NVMe event as src/layers/nvme/nvme.bpf.c fills it (event.h). */
 static struct it_event nv(uint8_t type, uint64_t ts, uint64_t rq, uint8_t opcode, uint16_t qid,
 			  uint16_t cid, uint64_t cdw1011, uint64_t cdw1213, uint32_t bytes)
 {

@@ -138,8 +138,11 @@ sq_names="vm_nvme_layer_sq_hook vm_nvme_layer_sq_backlog vm_nvme_layer_sq_qd1 vm
 if [ "$has_sq" != 1 ]; then
 	skip_all "the guest kernel has no nvme:nvme_sq tracepoint" $sq_names
 else
+	# the hook list names a hook only where it differs from its layer's
+	# kind: nvme_sq hooked like the rest is "nvme=KIND" without "nvme_sq="
 	case "$hooks" in
-		*nvme_sq=tp_btf*|*nvme_sq=raw_tp*) pass "vm_nvme_layer_sq_hook ($hooks)" ;;
+		*nvme_sq=none*) fail vm_nvme_layer_sq_hook "the guest has nvme:nvme_sq but hooks are '$hooks'" ;;
+		*nvme=tp_btf*|*nvme=raw_tp*|*nvme_sq=tp_btf*|*nvme_sq=raw_tp*) pass "vm_nvme_layer_sq_hook ($hooks)" ;;
 		*) fail vm_nvme_layer_sq_hook "the guest has nvme:nvme_sq but hooks are '$hooks'" ;;
 	esac
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * Loader of the syscall layer (bpf/syscall.bpf.c): filters go into
+ * Loader of the syscall layer (src/layers/syscall/syscall.bpf.c): filters go into
  * read-only data before load, the pid set into a map after load; then one
  * hook pair is attached (see enum it_sys_hook) and the ring buffer is
  * drained into the caller's sink.
@@ -25,14 +25,18 @@
 
 #include "iotrail/event.h"
 #include "syscall.skel.h"
-#include "syscall_layer.h"
+#include "hooks.h"
+#include "layers/syscall/loader.h"
+
+IT_SKEL_OPS(syscall);
 
 struct it_syscall_layer {
 	struct syscall_bpf *skel;
 	struct ring_buffer *rb;
 	struct bpf_link **links;   /* the tracepoint hook: two per call */
 	size_t nlinks;
-	enum it_sys_hook hook;
+	enum it_hook_kind hook;    /* of sys_enter/sys_exit */
+	char hooks_desc[128];
 	it_syscall_sink sink;
 	void *ctx;
 	int cgroup_fd;
@@ -318,53 +322,51 @@ static bool have_kfunc(const char *name)
  * (~120 ns here with the hook, ~50 ns with per-call tracepoints, where
  * only the syscall slow path is paid). Where storage calls are a small
  * share of all calls (under ~20% here), --syscall-hook tracepoint is
- * cheaper.
+ * cheaper. The engine's order (tp_btf, raw_tp, tracepoint) is that one;
+ * a verifier that refuses tp_btf on sys_enter (seen: Debian's 6.1) moves
+ * the pair to raw_tp.
  */
-static enum it_sys_hook best_hook(void)
+#define SYS_HOOK(x) { "sys_" #x, "raw_syscalls", NULL, false, { [IT_HOOK_TP_BTF] = "sys_" #x "_btf", \
+	[IT_HOOK_RAW_TP] = "sys_" #x "_raw", [IT_HOOK_TRACEPOINT] = "sys_" #x "_tp" } }
+enum { H_ENTER, H_EXIT, H_URING_SUBMIT, H_URING_COMPLETE, H_FORK, H_EXIT_TASK };
+const struct it_hook_def it_syscall_hooks[] = {
+	[H_ENTER] = SYS_HOOK(enter),
+	[H_EXIT] = SYS_HOOK(exit),
+	[H_URING_SUBMIT] = { "io_uring_submit_req", "io_uring", NULL, true,
+			     { [IT_HOOK_TP_BTF] = "uring_submit" } },
+	[H_URING_COMPLETE] = { "io_uring_complete", "io_uring", NULL, true,
+			       { [IT_HOOK_TP_BTF] = "uring_complete" } },
+	/* the pid filter follows forks and forgets exited processes */
+	[H_FORK] = { "sched_process_fork", "sched", NULL, true, { [IT_HOOK_RAW_TP] = "sys_fork" } },
+	[H_EXIT_TASK] = { "sched_process_exit", "sched", NULL, true,
+			  { [IT_HOOK_RAW_TP] = "sys_exit_task" } },
+};
+const size_t it_syscall_nhooks = sizeof(it_syscall_hooks) / sizeof(it_syscall_hooks[0]);
+_Static_assert(sizeof(it_syscall_hooks) / sizeof(it_syscall_hooks[0]) == IT_SYSCALL_NHOOKS, "IT_SYSCALL_NHOOKS");
+
+const char *it_syscall_hooks_desc(const struct it_syscall_layer *l)
 {
-	if (have_btf())
-		return IT_SYS_HOOK_TP_BTF;
-	if (tracefs_has("syscalls/sys_enter_pread64"))
-		return IT_SYS_HOOK_TRACEPOINT;
-	return IT_SYS_HOOK_RAW_TP;
+	return l->hooks_desc;
 }
 
-static const char *hook_name(enum it_sys_hook h)
-{
-	switch (h) {
-	case IT_SYS_HOOK_TRACEPOINT: return "tracepoint";
-	case IT_SYS_HOOK_TP_BTF: return "tp_btf";
-	case IT_SYS_HOOK_RAW_TP: return "raw_tp";
-	default: return "auto";
-	}
-}
-
-const char *it_syscall_hook_name(const struct it_syscall_layer *l)
-{
-	return hook_name(l->hook);
-}
-
-int it_syscall_probe(char *hook, size_t hooklen, char *why, size_t whylen)
+int it_syscall_requires(char *why, size_t whylen)
 {
 	if (!tracefs_has("raw_syscalls/sys_enter") && !tracefs_has("syscalls")) {
 		snprintf(why, whylen, "no syscall tracepoints (CONFIG_FTRACE_SYSCALLS=y is needed, "
 			 "and tracefs at /sys/kernel/tracing)");
-		return 0;
+		return -1;
 	}
 	if (!have_btf()) {
 		snprintf(why, whylen, "no kernel BTF (/sys/kernel/btf/vmlinux): the CO-RE programs "
 			 "cannot load; a kernel with CONFIG_DEBUG_INFO_BTF=y is needed");
-		return 0;
+		return -1;
 	}
 	if (!have_kfunc("bpf_rdonly_cast")) {
 		snprintf(why, whylen, "the kernel lacks the bpf_rdonly_cast kfunc (Linux 6.2+) that "
 			 "the syscall probes read kernel memory with");
-		return 0;
+		return -1;
 	}
-	snprintf(hook, hooklen, "%s%s", hook_name(best_hook()),
-		 tracefs_has("io_uring/io_uring_submit_req") ? "+io_uring" : "");
-	why[0] = 0;
-	return 1;
+	return 0;
 }
 
 static int on_record(void *ctx, void *data, size_t size)
@@ -467,24 +469,6 @@ static int configure(struct it_syscall_layer *l, const struct it_syscall_opts *o
 	return 0;
 }
 
-/* Which programs load: one hook pair, fork tracking, io_uring if asked. */
-static void choose_programs(struct it_syscall_layer *l)
-{
-	struct syscall_bpf *s = l->skel;
-	bool uring = s->rodata->uring_on;
-
-	bpf_program__set_autoload(s->progs.sys_enter_btf, l->hook == IT_SYS_HOOK_TP_BTF);
-	bpf_program__set_autoload(s->progs.sys_exit_btf, l->hook == IT_SYS_HOOK_TP_BTF);
-	bpf_program__set_autoload(s->progs.sys_enter_raw, l->hook == IT_SYS_HOOK_RAW_TP);
-	bpf_program__set_autoload(s->progs.sys_exit_raw, l->hook == IT_SYS_HOOK_RAW_TP);
-	bpf_program__set_autoload(s->progs.sys_enter_tp, l->hook == IT_SYS_HOOK_TRACEPOINT);
-	bpf_program__set_autoload(s->progs.sys_exit_tp, l->hook == IT_SYS_HOOK_TRACEPOINT);
-	bpf_program__set_autoload(s->progs.uring_submit, uring);
-	bpf_program__set_autoload(s->progs.uring_complete, uring);
-	bpf_program__set_autoload(s->progs.sys_fork, s->rodata->filter_pids);
-	bpf_program__set_autoload(s->progs.sys_exit_task, s->rodata->filter_pids);
-}
-
 static int attach_tracepoints(struct it_syscall_layer *l, char *err, size_t errlen)
 {
 	struct syscall_bpf *s = l->skel;
@@ -519,7 +503,7 @@ static int attach(struct it_syscall_layer *l, char *err, size_t errlen)
 {
 	struct syscall_bpf *s = l->skel;
 
-	if (l->hook == IT_SYS_HOOK_TRACEPOINT) {
+	if (l->hook == IT_HOOK_TRACEPOINT) {
 		if (attach_tracepoints(l, err, errlen))
 			return -1;
 		/* the rest auto-attaches; the generic programs have no target */
@@ -547,48 +531,62 @@ static int set_bit(struct bpf_map *bits, pid_t id)
 	return bpf_map__update_elem(bits, &k, sizeof(k), &w, sizeof(w), 0) ? -errno : 0;
 }
 
-/* The hook to try after h failed to load, IT_SYS_HOOK_AUTO when none is
- * left: a kernel's verifier may refuse one variant (seen: tp_btf on
- * sys_enter in Debian's 6.1 kernel) and take another. */
-static enum it_sys_hook next_hook(enum it_sys_hook h)
+struct load_ctx {
+	struct it_syscall_layer *l;
+	const struct it_syscall_opts *o;
+	char *err;
+	size_t errlen;
+};
+
+/* The hook engine's configure step (each attempt): filters into read-only
+ * data; io_uring and fork tracking only where they are wanted and hooked. */
+static int configure_attempt(void *skel, enum it_hook_kind *kinds, void *ctx)
 {
-	switch (h) {
-	case IT_SYS_HOOK_TP_BTF: return IT_SYS_HOOK_RAW_TP;
-	case IT_SYS_HOOK_RAW_TP: return tracefs_has("syscalls/sys_enter_pread64") ?
-					IT_SYS_HOOK_TRACEPOINT : IT_SYS_HOOK_AUTO;
-	default: return IT_SYS_HOOK_AUTO;
-	}
+	struct load_ctx *c = ctx;
+	struct it_syscall_layer *l = c->l;
+	struct syscall_bpf *s = skel;
+
+	if (l->cgroup_fd >= 0) /* from an attempt the kernel refused */
+		close(l->cgroup_fd);
+	l->cgroup_fd = -1;
+	l->skel = s;
+	if (configure(l, c->o, c->err, c->errlen))
+		return -EINVAL;
+	if (kinds[H_URING_SUBMIT] == IT_HOOK_NONE || kinds[H_URING_COMPLETE] == IT_HOOK_NONE)
+		s->rodata->uring_on = 0;
+	if (!s->rodata->uring_on)
+		kinds[H_URING_SUBMIT] = kinds[H_URING_COMPLETE] = IT_HOOK_NONE;
+	if (!s->rodata->filter_pids)
+		kinds[H_FORK] = kinds[H_EXIT_TASK] = IT_HOOK_NONE;
+	return 0;
 }
 
-/* Opens, configures and loads the skeleton with l->hook, or, when the hook
- * was not forced (o->hook), with the next one that loads. */
+/* Opens, configures and loads the skeleton with the best hooks the kernel
+ * takes (o->hook: that kind for sys_enter/sys_exit). */
 static int load(struct it_syscall_layer *l, const struct it_syscall_opts *o, char *err,
 		size_t errlen)
 {
-	for (;;) {
-		l->skel = syscall_bpf__open();
-		if (!l->skel) {
-			snprintf(err, errlen, "failed to open the syscall BPF object: %s",
-				 strerror(errno));
-			return -1;
-		}
-		if (configure(l, o, err, errlen))
-			return -1;
-		choose_programs(l);
-		if (!syscall_bpf__load(l->skel))
-			return 0;
-		snprintf(err, errlen, "failed to load the syscall probes (hook %s): %s; run "
-			 "'iotrail probe', or try another --syscall-hook", hook_name(l->hook),
-			 strerror(errno));
-		if (o->hook || next_hook(l->hook) == IT_SYS_HOOK_AUTO)
-			return -1;
-		l->hook = next_hook(l->hook);
-		syscall_bpf__destroy(l->skel);
-		l->skel = NULL;
-		if (l->cgroup_fd >= 0)
-			close(l->cgroup_fd);
-		l->cgroup_fd = -1;
+	struct load_ctx c = { l, o, err, errlen };
+	struct it_hook_load hl = {
+		.layer = "syscall", .hooks = it_syscall_hooks, .nhooks = it_syscall_nhooks,
+		.skel = &syscall_skel_ops, .configure = configure_attempt, .ctx = &c,
+		.force = o->hook, .verbose = o->verbose,
+	};
+	enum it_hook_kind kinds[it_syscall_nhooks];
+	char why[256];
+	int e;
+
+	*err = 0;
+	l->skel = it_hooks_load(&hl, kinds, l->hooks_desc, sizeof(l->hooks_desc), why,
+				sizeof(why), &e);
+	if (l->skel) {
+		l->hook = kinds[H_ENTER];
+		return 0;
 	}
+	if (!*err) /* not a filter of ours: the kernel's or the hooks' verdict */
+		snprintf(err, errlen, "failed to load the syscall probes: %s; run 'iotrail probe', "
+			 "or try another --syscall-hook", why);
+	return -1;
 }
 
 struct it_syscall_layer *it_syscall_open(const struct it_syscall_opts *o, it_syscall_sink sink,
@@ -612,7 +610,6 @@ struct it_syscall_layer *it_syscall_open(const struct it_syscall_opts *o, it_sys
 	l->cgroup_fd = -1;
 	l->sink = sink;
 	l->ctx = ctx;
-	l->hook = o->hook ? o->hook : best_hook();
 	if (load(l, o, err, errlen))
 		goto fail;
 	for (size_t i = 0; i < o->npids; i++)
@@ -665,9 +662,12 @@ int it_syscall_share_ring(struct it_syscall_layer *l, struct ring_buffer *rb)
 	return 0;
 }
 
-struct ring_buffer *it_syscall_ring(const struct it_syscall_layer *l)
+struct ring_buffer *it_syscall_take_ring(struct it_syscall_layer *l)
 {
-	return l->rb;
+	struct ring_buffer *rb = l->rb;
+
+	l->rb = NULL;
+	return rb;
 }
 
 void it_syscall_detach(struct it_syscall_layer *l)
@@ -678,21 +678,6 @@ void it_syscall_detach(struct it_syscall_layer *l)
 		bpf_link__destroy(l->links[i]);
 	l->nlinks = 0;
 	syscall_bpf__detach(l->skel);
-}
-
-int it_syscall_epoll_fd(const struct it_syscall_layer *l)
-{
-	return l->rb ? ring_buffer__epoll_fd(l->rb) : -EINVAL;
-}
-
-int it_syscall_poll(struct it_syscall_layer *l, int timeout_ms)
-{
-	return l->rb ? ring_buffer__poll(l->rb, timeout_ms) : -EINVAL;
-}
-
-int it_syscall_consume(struct it_syscall_layer *l)
-{
-	return l->rb ? ring_buffer__consume(l->rb) : -EINVAL;
 }
 
 uint64_t it_syscall_drops(const struct it_syscall_layer *l, uint64_t *per_cpu, uint32_t ncpu)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
- * The syscall layer's loader: configure, load and attach bpf/syscall.bpf.c,
+ * The syscall layer's loader: configure, load and attach src/layers/syscall/syscall.bpf.c,
  * hand every ring-buffer record to a sink, count drops, tear down. `iotrail
  * record` runs it beside the block layer (each layer has its own ring
  * buffer; both are polled from one loop through their epoll fds).
@@ -17,18 +17,21 @@
 
 struct ring_buffer;
 
-/* Which hook carries the system calls (see bpf/syscall.bpf.c). */
-enum it_sys_hook {
-	IT_SYS_HOOK_AUTO = 0,     /* the cheapest this kernel has */
-	IT_SYS_HOOK_TRACEPOINT,   /* syscalls:sys_enter_X/sys_exit_X, per traced call */
-	IT_SYS_HOOK_TP_BTF,       /* tp_btf/sys_enter + sys_exit, every call */
-	IT_SYS_HOOK_RAW_TP,       /* raw_tp/sys_enter + sys_exit, every call */
-};
+#include "hooks.h"
+
+/* The hooks (sys_enter/sys_exit in three kinds: tp_btf and raw_tp see
+ * every call, the classic syscalls:sys_{enter,exit}_X tracepoints only
+ * the traced ones; io_uring; fork tracking), for the hook engine and
+ * `iotrail probe`. */
+extern const struct it_hook_def it_syscall_hooks[];
+extern const size_t it_syscall_nhooks;
+#define IT_SYSCALL_NHOOKS 6
 
 #define IT_SYS_MAX_IDS 64
 
 struct it_syscall_opts {
-	enum it_sys_hook hook;
+	enum it_hook_kind hook;     /* IT_HOOK_NONE: the best this kernel takes */
+	bool verbose;
 	uint8_t calls[IT_SYS_MAX];  /* 1 = trace; all zero = every call */
 	pid_t pids[IT_SYS_MAX_IDS]; /* only these processes (and, with */
 	size_t npids;               /* follow_forks, their descendants) */
@@ -76,31 +79,24 @@ void it_syscall_adopt(struct it_syscall_layer *l, bool on);
 /* Moves the layer's ring buffer into rb (another layer's ring_buffer, one
  * poll for both): the sink is then called from rb's poll/consume. */
 int it_syscall_share_ring(struct it_syscall_layer *l, struct ring_buffer *rb);
-/* The layer's own ring_buffer (when not shared), to poll alone. */
-struct ring_buffer *it_syscall_ring(const struct it_syscall_layer *l);
+/* Hands the layer's own ring_buffer over to the caller, who polls and
+ * frees it (the first ring of a recording, other layers' rings join it). */
+struct ring_buffer *it_syscall_take_ring(struct it_syscall_layer *l);
 /* Stops the probes; records already in the ring can still be consumed. */
 void it_syscall_detach(struct it_syscall_layer *l);
-
-/* The ring buffer's epoll fd, to poll beside other layers. */
-int it_syscall_epoll_fd(const struct it_syscall_layer *l);
-/* Waits up to timeout_ms and delivers what is there; returns records
- * delivered or -errno. */
-int it_syscall_poll(struct it_syscall_layer *l, int timeout_ms);
-/* Delivers what is there without waiting. */
-int it_syscall_consume(struct it_syscall_layer *l);
 
 /* Records lost because the ring was full: per CPU into per_cpu (ncpu
  * entries, may be NULL), total as the return value. */
 uint64_t it_syscall_drops(const struct it_syscall_layer *l, uint64_t *per_cpu, uint32_t ncpu);
 
-/* "tracepoint", "tp_btf" or "raw_tp": the hook in use. */
-const char *it_syscall_hook_name(const struct it_syscall_layer *l);
+/* The hooks in use, for the trace's hook list: "syscall=tp_btf". */
+const char *it_syscall_hooks_desc(const struct it_syscall_layer *l);
 
 /* Detaches and frees; accepts NULL. */
 void it_syscall_close(struct it_syscall_layer *l);
 
-/* For `iotrail probe`: can this kernel trace system calls, with which hook;
- * if not, why (one line) in why. Returns 1 when it can. */
-int it_syscall_probe(char *hook, size_t hooklen, char *why, size_t whylen);
+/* What the probes need beyond their hooks (tracepoints, BTF, a kfunc):
+ * 0, or -1 with why (one line). */
+int it_syscall_requires(char *why, size_t len);
 
 #endif

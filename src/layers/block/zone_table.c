@@ -15,7 +15,7 @@
 
 #include <linux/blkzoned.h>
 
-#include "zone_table.h"
+#include "layers/block/zone_table.h"
 
 #define BATCH 256
 

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * A layer on the recording side: what `iotrail probe` checks and what
+ * `iotrail record` loads, configures, polls and writes for one level of
+ * the storage stack. Each layer lives in src/layers/NAME/ (its BPF program,
+ * this ops struct, its options) and is listed once in src/layers.c.
+ * record.c, probe.c and the trace writer know no layer by name: they walk
+ * that list.
+ */
+#ifndef IOTRAIL_LAYER_H
+#define IOTRAIL_LAYER_H
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "hooks.h"
+#include "iotrail/event.h"
+
+struct bpf_map;
+struct ring_buffer;
+struct it_writer;
+struct it_device_rec;
+
+/* What `iotrail record` tells every layer: the options common to all of
+ * them, and the things layers share while recording. */
+struct it_session {
+	/* common options */
+	const uint32_t *devs;          /* --dev filter (whole disks), ndevs of them */
+	size_t ndevs;
+	pid_t pid;                     /* -p, 0: every process */
+	unsigned int ringbuf_mb;
+	enum it_hook_kind force_hook;  /* --hook; IT_HOOK_NONE: best available */
+	bool verbose;
+	bool cmd;                      /* `-- COMMAND` runs */
+	unsigned int ncpu;             /* possible CPUs: per-CPU arrays */
+
+	/* One poll for every layer: the first layer with a ring creates it,
+	 * the others add theirs (ring_buffer__add). */
+	struct ring_buffer *rb;
+	/* The struct it_event stream (event.h): layers whose records are
+	 * it_event share one ring, drop counter and -p table, so that events
+	 * of one I/O stay in causal order. Set by the layer that creates it. */
+	struct {
+		struct bpf_map *events, *drops, *tracked;
+		uint64_t wakeup_bytes;
+		const uint64_t *drop_counts;  /* per CPU, as last read (ncpu) */
+	} ev;
+	struct it_writer *w;           /* the trace file, once open */
+	const struct it_device_rec *devices; /* its device table (valid in begin) */
+	size_t ndevices;
+	uint64_t start_ns;             /* monotonic, when the trace file was opened */
+	uint64_t consumed;             /* records taken from any ring (quiet detection) */
+	int err;                       /* first failure of a consumer (-errno); stops the loop */
+};
+
+struct it_layer_ops {
+	const char *name;              /* as in --layers and the trace's layer list */
+	uint16_t id;                   /* enum it_layer (event.h): its id in the trace */
+	const char *what;              /* one line: what it records */
+	const struct it_hook_def *hooks;
+	size_t nhooks;
+	/* The layer also needs this (beyond its hooks), for `iotrail probe`:
+	 * 0, or -1 with why. NULL: its hooks say it all. */
+	int (*requires)(char *why, size_t len);
+
+	/* ---- recording; start == NULL: probed only, not recorded yet ---- */
+	/* Part of another layer: recorded whenever that one is, never named in
+	 * --layers (the NVMe driver with the block layer). NULL: its own. */
+	const char *part_of;
+	/* Its options for `iotrail record` (getopt codes in its own range, see
+	 * IT_LAYER_OPT), their help lines, and the parser of one of them. */
+	const struct option *options;
+	void (*usage)(FILE *f);
+	int (*parse)(int code, const char *arg);   /* 0, or -1 after a one-line message */
+	/* Whether this kernel can record it; 1 yes, 0 no (why says why). */
+	int (*available)(char *why, size_t len);
+	/* After all options: checks them against the layers chosen. 0 or -1. */
+	int (*settle)(const struct it_session *s, bool recorded);
+	/* Loads and attaches. Returns 1 when it runs (hooks gets its part of
+	 * the trace's hook list, "block=tp_btf"), 0 when it is left out (why
+	 * says why; not an error), -1 on an error already reported. */
+	int (*start)(struct it_session *s, char *hooks, size_t hlen, char *why, size_t wlen);
+	/* The trace file is open (s->w): side tables (zones), records from now on. */
+	void (*begin)(struct it_session *s);
+	/* Around the fork of COMMAND (whose process tree a layer may follow). */
+	void (*adopt)(bool on);
+	/* Every DROPS_EVERY_NS while recording: refresh loss counters. */
+	void (*tick)(struct it_session *s);
+	/* Stop the probes; what is in the rings is drained after. */
+	void (*detach)(void);
+	/* Before the file is closed: losses and misses into it. 0 or -errno. */
+	int (*finish)(struct it_session *s);
+	/* Its part of the summary line (", 12 system calls (0 lost)"). */
+	void (*summary)(char *out, size_t len);
+	void (*free)(void);
+};
+
+/* getopt codes: each layer's options take codes from its own range */
+#define IT_LAYER_OPT(id, n) (0x1000 + ((id) << 6) + (n))
+#define IT_LAYER_OPT_LAYER(code) (((code) - 0x1000) >> 6)
+
+/* The registry (src/layers.c), in print order. */
+extern const struct it_layer_ops *const it_layers[];
+extern const size_t it_nlayers;
+const struct it_layer_ops *it_layer_by_name(const char *name);
+
+#endif

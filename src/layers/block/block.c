@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * The block layer on the recording side: bio queue, merge, split, request
+ * insert, issue, requeue and complete (block.bpf.c), one struct it_event
+ * per probe hit into the shared event ring, packed into the trace file
+ * straight from ring memory; zoned devices' zone tables at the start.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "block.skel.h"
+#include "cli.h"
+#include "hostinfo.h"
+#include "layer.h"
+#include "layers/block/zone_table.h"
+#include "tracefile.h"
+
+IT_SKEL_OPS(block);
+
+/* Each tracepoint has a tp_btf program X_btf and a raw_tp twin X. */
+#define BLOCK_HOOK(tp) { #tp, "block", NULL, false, { [IT_HOOK_TP_BTF] = #tp "_btf", [IT_HOOK_RAW_TP] = #tp } }
+static const struct it_hook_def block_hooks[] = {
+	BLOCK_HOOK(block_bio_queue),
+	BLOCK_HOOK(block_bio_backmerge),
+	BLOCK_HOOK(block_bio_frontmerge),
+	BLOCK_HOOK(block_split),
+	BLOCK_HOOK(block_bio_complete),
+	BLOCK_HOOK(block_rq_insert),
+	BLOCK_HOOK(block_rq_issue),
+	BLOCK_HOOK(block_rq_requeue),
+	BLOCK_HOOK(block_rq_complete),
+	BLOCK_HOOK(block_rq_merge),
+	/* v6.5+: I/O accounting start/done; informative, not used yet */
+	{ "block_io_start", "block", NULL, true, { 0 } },
+	{ "block_io_done", "block", NULL, true, { 0 } },
+};
+#define NHOOKS (sizeof(block_hooks) / sizeof(block_hooks[0]))
+
+static struct {
+	struct block_bpf *skel;
+	struct it_session *s;
+	uint64_t events, ios, dropped, missed;
+	uint64_t *drops;             /* per CPU, s->ncpu of them */
+} b;
+
+static int configure(void *skel, enum it_hook_kind *kinds, void *ctx)
+{
+	struct block_bpf *k = skel;
+	const struct it_session *s = ctx;
+	int qarg = it_block_tp_has_queue_arg();
+
+	(void)kinds;
+	if (qarg < 0 && s->verbose)
+		fprintf(stderr, "iotrail record: cannot read btf_trace_block_rq_issue (%s); "
+			"assuming the v5.11+ tracepoint arguments\n", strerror(-qarg));
+	k->rodata->tp_has_queue_arg = qarg == 1;
+	k->rodata->filter_ndevs = s->ndevs;
+	for (size_t i = 0; i < s->ndevs; i++)
+		k->rodata->filter_devs[i] = s->devs[i];
+	k->rodata->filter_tgid = s->pid;
+	/* wake the consumer early only when a quarter of the ring is used */
+	k->rodata->wakeup_bytes = ((__u64)s->ringbuf_mb << 20) / 4;
+	bpf_map__set_max_entries(k->maps.events, s->ringbuf_mb << 20);
+	if (!s->pid) /* the -p bookkeeping map stays unused: keep it small */
+		bpf_map__set_max_entries(k->maps.tracked, 64);
+	return 0;
+}
+
+/* Each event is packed into the writer's chunk straight from the ring
+ * buffer: no copy in between (evpack.h). */
+static int on_event(void *ctx, void *data, size_t size)
+{
+	struct it_session *s = ctx;
+	const struct it_event *e = data;
+
+	if (size < sizeof(*e))
+		return 0;
+	b.events++;
+	s->consumed++;
+	/* an -EAGAIN bio completion is a NOWAIT bounce its submitter retries,
+	 * not an I/O */
+	b.ios += e->type == IT_EV_RQ_COMPLETE ||
+		 (e->type == IT_EV_BIO_COMPLETE && e->error != -EAGAIN);
+	if (!s->err && s->w)
+		s->err = it_writer_add(s->w, e, 1, b.dropped);
+	return s->err; /* a failing writer stops consumption */
+}
+
+static int load_error(int err, const char *why, bool verbose)
+{
+	err = -err;
+	if (err == EPERM || (err == EACCES && geteuid() != 0))
+		return it_fail(-1, "load the BPF programs", strerror(err),
+			       "run as root (or with CAP_BPF, CAP_PERFMON and CAP_SYS_RESOURCE)");
+	if (err == ENOENT)
+		return it_fail(-1, "attach the block probes",
+			       "no block tracepoint is usable here", "see `iotrail probe`");
+	if (err == ENOSYS)
+		return it_fail(-1, "load the BPF programs", "this kernel has no bpf() system call",
+			       "use a kernel built with CONFIG_BPF_SYSCALL=y");
+	return it_fail(-1, "load the BPF programs", why,
+		       verbose ? "see libbpf's messages above" : "rerun with -v to see why");
+}
+
+static int start(struct it_session *s, char *hooks, size_t hlen, char *why, size_t wlen)
+{
+	enum it_hook_kind kinds[NHOOKS];
+	struct it_hook_load l = {
+		.layer = "block", .hooks = block_hooks, .nhooks = NHOOKS, .skel = &block_skel_ops,
+		.configure = configure, .ctx = s, .force = s->force_hook, .verbose = s->verbose,
+	};
+	int err;
+
+	b.s = s;
+	b.drops = calloc(s->ncpu, sizeof(*b.drops));
+	if (!b.drops)
+		return it_fail(-1, "start the block layer", "out of memory", NULL);
+	b.skel = it_hooks_load(&l, kinds, hooks, hlen, why, wlen, &err);
+	if (!b.skel)
+		return load_error(err, why, s->verbose);
+	err = block_bpf__attach(b.skel);
+	if (err)
+		return it_fail(-1, "attach the block probes", strerror(-err),
+			       "check `iotrail probe` for what this kernel supports");
+	/* the shared event stream starts here; the NVMe layer joins it */
+	s->ev.events = b.skel->maps.events;
+	s->ev.drops = b.skel->maps.drops;
+	s->ev.tracked = b.skel->maps.tracked;
+	s->ev.wakeup_bytes = b.skel->rodata->wakeup_bytes;
+	s->ev.drop_counts = b.drops;
+	if (s->rb)
+		err = ring_buffer__add(s->rb, bpf_map__fd(b.skel->maps.events), on_event, s);
+	else if (!(s->rb = ring_buffer__new(bpf_map__fd(b.skel->maps.events), on_event, s, NULL)))
+		err = -errno;
+	if (err)
+		return it_fail(-1, "open the ring buffer", strerror(-err), NULL);
+	return 1;
+}
+
+/* Zoned devices: their zone layout, before any event. */
+static void begin(struct it_session *s)
+{
+	it_record_zone_table(s->w, s->devices, s->ndevices, s->start_ns);
+}
+
+/* Per-CPU drop counters of the shared event ring; their sum. */
+static uint64_t read_drops(void)
+{
+	uint64_t sum = 0;
+	__u32 key = 0;
+
+	memset(b.drops, 0, b.s->ncpu * sizeof(*b.drops));
+	if (bpf_map__lookup_elem(b.skel->maps.drops, &key, sizeof(key), b.drops,
+				 b.s->ncpu * sizeof(*b.drops), 0))
+		return 0;
+	for (unsigned int i = 0; i < b.s->ncpu; i++)
+		sum += b.drops[i];
+	return sum;
+}
+
+static void tick(struct it_session *s)
+{
+	(void)s;
+	b.dropped = read_drops();
+}
+
+static void detach(void)
+{
+	block_bpf__detach(b.skel);
+}
+
+/* Runs of the object's programs the kernel skipped because the same
+ * program was already running on that CPU (a completion in an interrupt
+ * that arrived while the probe ran for another device's completion):
+ * each is an event lost without a trace in the ring buffer. */
+static uint64_t prog_misses(struct bpf_object *obj)
+{
+	struct bpf_program *p;
+	uint64_t n = 0;
+
+	bpf_object__for_each_program(p, obj) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(p);
+
+		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
+			n += info.recursion_misses;
+	}
+	return n;
+}
+
+static int finish(struct it_session *s)
+{
+	b.dropped = read_drops();
+	b.missed = prog_misses(b.skel->obj);
+	it_writer_set_missed(s->w, b.missed);
+	return 0;
+}
+
+static void summary(char *out, size_t len)
+{
+	snprintf(out, len, "%llu I/Os, %llu events, %llu dropped", (unsigned long long)b.ios,
+		 (unsigned long long)b.events, (unsigned long long)b.dropped);
+	if (b.missed)
+		fprintf(stderr, "iotrail record: %llu probe runs were skipped by the kernel (a probe "
+			"interrupted by itself on one CPU): their events are missing; the report "
+			"says so too\n", (unsigned long long)b.missed);
+	if (b.dropped)
+		fprintf(stderr, "iotrail record: events were lost: the consumer fell behind; "
+			"try a larger --ringbuf-mb or --dev/-p filters\n");
+}
+
+static void block_free(void)
+{
+	block_bpf__destroy(b.skel);
+	free(b.drops);
+	memset(&b, 0, sizeof(b));
+}
+
+const struct it_layer_ops it_block_layer = {
+	.name = "block",
+	.id = IT_LAYER_BLOCK,
+	.what = "bio queue, merge and split; request insert, issue, requeue and completion",
+	.hooks = block_hooks,
+	.nhooks = NHOOKS,
+	.start = start,
+	.begin = begin,
+	.tick = tick,
+	.detach = detach,
+	.finish = finish,
+	.summary = summary,
+	.free = block_free,
+};

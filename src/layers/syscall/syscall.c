@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * The syscall layer on the recording side: its options, and its records
+ * into the trace file (the probes are loaded by loader.c). Which
+ * processes: the `-- COMMAND` process and all its descendants, or -p PID
+ * and its descendants, or every process but iotrail itself; the other
+ * filters (--calls, --comm, --cgroup, --path, --tid) narrow that down in
+ * the kernel.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+
+#include "cli.h"
+#include "layer.h"
+#include "layers/syscall/loader.h"
+#include "tracefile.h"
+
+enum { OPT_CALLS = IT_LAYER_OPT(IT_LAYER_SYSCALL, 0), OPT_COMM, OPT_CGROUP, OPT_PATH, OPT_TID,
+       OPT_HOOK };
+
+static const struct option options[] = {
+	{ "calls", required_argument, NULL, OPT_CALLS },
+	{ "comm", required_argument, NULL, OPT_COMM },
+	{ "cgroup", required_argument, NULL, OPT_CGROUP },
+	{ "path", required_argument, NULL, OPT_PATH },
+	{ "tid", required_argument, NULL, OPT_TID },
+	{ "syscall-hook", required_argument, NULL, OPT_HOOK },
+	{ 0 },
+};
+
+static struct {
+	struct it_syscall_opts o;
+	bool filters_given;
+	struct it_syscall_layer *l;
+	struct it_session *s;
+	uint64_t calls, side, dropped;
+} sys;
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"  syscall layer (which processes: COMMAND and its descendants, else -p PID\n"
+		"  and its descendants, else every process but iotrail):\n"
+		"      --calls LIST     only these calls: names (pread64,fsync,...) or groups\n"
+		"                       data, sync, open, meta, dir, xattr, aio, uring, all\n"
+		"      --comm PREFIX    only threads whose name starts with PREFIX\n"
+		"      --cgroup DIR     only tasks in this cgroup v2 directory (and below)\n"
+		"      --path PREFIX    only calls on files under PREFIX (up to 4)\n"
+		"      --tid TID        only this thread (repeatable), besides -p/COMMAND\n"
+		"      --syscall-hook KIND  tp_btf, raw_tp or tracepoint (default: tp_btf\n"
+		"                       if the kernel has it; see README for the costs)\n");
+}
+
+/* A pid that is gone, or a thread id that is not one, is an error now,
+ * not an empty trace later. */
+static int parse_tid(const char *arg)
+{
+	char *end, path[64];
+	long v = strtol(arg, &end, 10);
+
+	if (*end || v <= 0 || v > INT_MAX)
+		return it_fail(-1, "parse --tid", arg, "give a thread id");
+	snprintf(path, sizeof(path), "/proc/%ld", v); /* /proc/TID works for threads */
+	if (access(path, F_OK))
+		return it_fail(-1, "find thread", arg, "no such thread");
+	if (sys.o.ntids == IT_SYS_MAX_IDS)
+		return it_fail(-1, "add --tid", "too many threads", "give at most 64");
+	sys.o.tids[sys.o.ntids++] = (pid_t)v;
+	return 0;
+}
+
+static int parse(int code, const char *arg)
+{
+	char err[256];
+	struct stat st;
+
+	sys.filters_given = true;
+	switch (code) {
+	case OPT_CALLS:
+		if (it_syscall_parse_calls(arg, sys.o.calls, err, sizeof(err)))
+			return it_fail(-1, "parse --calls", err, NULL);
+		return 0;
+	case OPT_COMM:
+		if (!*arg || strlen(arg) > 15)
+			return it_fail(-1, "parse --comm", arg,
+				       "give 1 to 15 characters (a comm is at most 15)");
+		sys.o.comm = arg;
+		return 0;
+	case OPT_CGROUP:
+		if (stat(arg, &st) || !S_ISDIR(st.st_mode))
+			return it_fail(-1, "use --cgroup", arg, "give a cgroup v2 directory, "
+				       "e.g. /sys/fs/cgroup/system.slice");
+		sys.o.cgroup = arg;
+		return 0;
+	case OPT_PATH:
+		if (stat(arg, &st)) {
+			snprintf(err, sizeof(err), "%s: %s", arg, strerror(errno));
+			return it_fail(-1, "use path filter", err, "give an existing file or directory");
+		}
+		if (sys.o.npaths == IT_SYS_MAX_PREFIX)
+			return it_fail(-1, "add --path", "too many path filters", "give at most 4");
+		sys.o.paths[sys.o.npaths++] = arg;
+		return 0;
+	case OPT_TID:
+		return parse_tid(arg);
+	case OPT_HOOK:
+		sys.o.hook = it_hook_kind_parse(arg);
+		if (sys.o.hook != IT_HOOK_TP_BTF && sys.o.hook != IT_HOOK_RAW_TP &&
+		    sys.o.hook != IT_HOOK_TRACEPOINT)
+			return it_fail(-1, "parse --syscall-hook", arg, "use tp_btf, raw_tp or tracepoint");
+		return 0;
+	default:
+		return it_fail(-1, "parse the options", "internal error", NULL);
+	}
+}
+
+static int available(char *why, size_t len)
+{
+	return !it_syscall_requires(why, len);
+}
+
+static int settle(const struct it_session *s, bool recorded)
+{
+	if (!recorded && sys.filters_given)
+		return it_fail(-1, "use the syscall options", "the syscall layer is not recorded",
+			       "add syscall to --layers");
+	if (s->pid) {
+		sys.o.pids[sys.o.npids++] = s->pid;
+		sys.o.follow_forks = true;
+	} else if (s->cmd) {
+		sys.o.children = true;
+		sys.o.follow_forks = true;
+	}
+	return 0;
+}
+
+/* Every record, in ring order, into the trace file. */
+static int sink(void *ctx, const void *rec, size_t size)
+{
+	struct it_session *s = ctx;
+	uint16_t type;
+	int err;
+
+	if (!s->w || s->err)
+		return s->err;
+	s->consumed++;
+	memcpy(&type, rec, sizeof(type));
+	err = it_writer_add_syscall(s->w, rec, size);
+	if (err == -EINVAL)
+		return 0; /* a malformed record: not the file's fault */
+	if (err)
+		return s->err = err;
+	if (type == IT_SREC_CALL)
+		sys.calls++;
+	else
+		sys.side++;
+	return 0;
+}
+
+static int start(struct it_session *s, char *hooks, size_t hlen, char *why, size_t wlen)
+{
+	int err;
+
+	sys.s = s;
+	sys.o.verbose = s->verbose;
+	sys.l = it_syscall_open(&sys.o, sink, s, why, wlen);
+	if (!sys.l)
+		return 0;
+	snprintf(hooks, hlen, "%s", it_syscall_hooks_desc(sys.l));
+	/* one poll for every layer */
+	if (s->rb) {
+		err = it_syscall_share_ring(sys.l, s->rb);
+		if (err)
+			return it_fail(-1, "open the syscall ring buffer", strerror(-err), NULL);
+	} else {
+		s->rb = it_syscall_take_ring(sys.l);
+	}
+	return 1;
+}
+
+static void adopt(bool on)
+{
+	it_syscall_adopt(sys.l, on);
+}
+
+static void detach(void)
+{
+	it_syscall_detach(sys.l);
+}
+
+static int finish(struct it_session *s)
+{
+	uint64_t per_cpu[s->ncpu];
+
+	memset(per_cpu, 0, sizeof(per_cpu));
+	sys.dropped = it_syscall_drops(sys.l, per_cpu, s->ncpu);
+	return it_writer_set_syscall_drops(s->w, per_cpu, s->ncpu);
+}
+
+static void summary(char *out, size_t len)
+{
+	snprintf(out, len, "%llu system calls (%llu lost)", (unsigned long long)sys.calls,
+		 (unsigned long long)sys.dropped);
+}
+
+static void sys_free(void)
+{
+	it_syscall_close(sys.l);
+	sys.l = NULL;
+}
+
+const struct it_layer_ops it_syscall_layer = {
+	.name = "syscall",
+	.id = IT_LAYER_SYSCALL,
+	.what = "storage system calls: arguments, file, result, latency; io_uring requests",
+	.hooks = it_syscall_hooks,
+	.nhooks = IT_SYSCALL_NHOOKS,
+	.requires = it_syscall_requires,
+	.options = options,
+	.usage = usage,
+	.parse = parse,
+	.available = available,
+	.settle = settle,
+	.start = start,
+	.adopt = adopt,
+	.detach = detach,
+	.finish = finish,
+	.summary = summary,
+	.free = sys_free,
+};
