@@ -248,13 +248,8 @@ bool it_module_loaded(const char *module)
 
 static void module_missing(const char *module, struct it_hook_status *st)
 {
-	const char *load = module;
-
-	/* nvme_core comes with the PCIe driver; name what a user would load */
-	if (!strcmp(module, "nvme_core"))
-		load = "nvme";
 	snprintf(st->why, sizeof(st->why), "module %s not loaded", module);
-	snprintf(st->fix, sizeof(st->fix), "modprobe %s", load);
+	snprintf(st->fix, sizeof(st->fix), "modprobe %s", module);
 }
 
 void it_hook_probe_tracepoint(const char *category, const char *name, const char *module,
@@ -439,28 +434,6 @@ void it_hook_probe_function(const char *func, const char *module, struct it_hook
 		snprintf(st->fix, sizeof(st->fix),
 			 "a kernel with CONFIG_KPROBES=y or BPF trampolines (fentry)");
 	}
-}
-
-/* ---- kernel differences ---- */
-
-int it_block_tp_has_queue_arg(void)
-{
-	struct btf *btf = vmlinux_btf();
-	const struct btf_type *t;
-	int id;
-
-	if (!btf)
-		return -ENOENT;
-	id = btf__find_by_name_kind(btf, "btf_trace_block_rq_issue", BTF_KIND_TYPEDEF);
-	if (id < 0)
-		return id;
-	/* typedef -> pointer -> func_proto (void *__data, [q,] rq) */
-	t = btf__type_by_id(btf, id);
-	t = t ? btf__type_by_id(btf, t->type) : NULL;
-	t = t && btf_is_ptr(t) ? btf__type_by_id(btf, t->type) : NULL;
-	if (!t || !btf_is_func_proto(t))
-		return -EINVAL;
-	return btf_vlen(t) == 3;
 }
 
 /* ---- the hook engine ---- */

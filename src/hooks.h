@@ -54,11 +54,6 @@ bool it_module_loaded(const char *module);
 int it_fentry_supported(char *why, size_t len);
 int it_kprobe_supported(char *why, size_t len);
 
-/* The v5.11 block tracepoint change (commit a54895fa057c): 1 when
- * block_rq_issue still takes (q, rq), 0 when it takes (rq), -errno when the
- * kernel BTF cannot tell. */
-int it_block_tp_has_queue_arg(void);
-
 /* ---- the hook engine: one for every layer ----
  *
  * A layer describes its hooks as data: one row per probe point, with the

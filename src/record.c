@@ -93,9 +93,9 @@ static void usage(FILE *f)
 		"usage: iotrail record [-o FILE] [-d SECONDS] [--dev DEV]... [-p PID]\n"
 		"                      [--ringbuf-mb N] [-v] [-- COMMAND [ARGS]]\n"
 		"\n"
-		"Trace every block I/O (bio queue, merge, split, request insert, issue,\n"
-		"requeue, complete) into a trace file. Stops when COMMAND exits, after\n"
-		"SECONDS, or on Ctrl-C / SIGTERM; the file is complete in each case.\n"
+		"Trace storage I/O, layer by layer (below), into a trace file. Stops\n"
+		"when COMMAND exits, after SECONDS, or on Ctrl-C / SIGTERM; the file is\n"
+		"complete in each case.\n"
 		"I/O of every process is recorded (COMMAND only bounds the recording);\n"
 		"use -p to keep one process's I/O.\n"
 		"\n"
@@ -110,18 +110,26 @@ static void usage(FILE *f)
 		"                       see iotrail probe)\n"
 		"  -v, --verbose        show libbpf's messages and hook decisions\n"
 		"      --layers LIST    comma-separated from: %s (default: every layer this\n"
-		"                       kernel supports; see iotrail probe)\n",
+		"                       kernel supports; see iotrail probe)\n"
+		"\n"
+		"layers:\n",
 		MAX_DEVS, names);
 	for (size_t i = 0; i < it_nlayers; i++)
-		if (it_layers[i]->usage)
+		if (it_layers[i]->start)
+			fprintf(f, "  %-9s %s%s%s\n", it_layers[i]->name, it_layers[i]->what,
+				it_layers[i]->part_of ? "; with " : "",
+				it_layers[i]->part_of ? it_layers[i]->part_of : "");
+	for (size_t i = 0; i < it_nlayers; i++)
+		if (it_layers[i]->usage) {
+			fputc('\n', f);
 			it_layers[i]->usage(f);
+		}
 	fprintf(f,
 		"\n"
 		"examples:\n"
-		"  iotrail record -o fio.trail --dev nvme0n1 -- fio job.fio\n"
+		"  iotrail record -o fio.trail --dev sdb -- fio job.fio\n"
 		"  iotrail record -d 10 -p $(pidof postgres)\n"
 		"  iotrail record -- dd if=/dev/sda of=/dev/null bs=1M count=100 iflag=direct\n"
-		"  iotrail record --layers syscall --calls data,sync --path /var/lib/db -- ./db\n"
 		"  iotrail report fio.trail\n");
 }
 

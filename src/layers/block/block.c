@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "block.skel.h"
@@ -49,11 +50,32 @@ static struct {
 	uint64_t *drops;             /* per CPU, s->ncpu of them */
 } b;
 
+/* The v5.11 block tracepoint change (commit a54895fa057c): 1 when
+ * block_rq_issue still takes (q, rq), 0 when it takes (rq), -errno when the
+ * kernel BTF cannot tell. */
+static int tp_has_queue_arg(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	const struct btf_type *t;
+	int id, rc;
+
+	if (!btf)
+		return -ENOENT;
+	id = btf__find_by_name_kind(btf, "btf_trace_block_rq_issue", BTF_KIND_TYPEDEF);
+	/* typedef -> pointer -> func_proto (void *__data, [q,] rq) */
+	t = id < 0 ? NULL : btf__type_by_id(btf, id);
+	t = t ? btf__type_by_id(btf, t->type) : NULL;
+	t = t && btf_is_ptr(t) ? btf__type_by_id(btf, t->type) : NULL;
+	rc = id < 0 ? id : !t || !btf_is_func_proto(t) ? -EINVAL : btf_vlen(t) == 3;
+	btf__free(btf);
+	return rc;
+}
+
 static int configure(void *skel, enum it_hook_kind *kinds, void *ctx)
 {
 	struct block_bpf *k = skel;
 	const struct it_session *s = ctx;
-	int qarg = it_block_tp_has_queue_arg();
+	int qarg = tp_has_queue_arg();
 
 	(void)kinds;
 	if (qarg < 0 && s->verbose)

@@ -55,7 +55,8 @@ static void usage(FILE *f)
 		"      --path PREFIX    only calls on files under PREFIX (up to 4)\n"
 		"      --tid TID        only this thread (repeatable), besides -p/COMMAND\n"
 		"      --syscall-hook KIND  tp_btf, raw_tp or tracepoint (default: tp_btf\n"
-		"                       if the kernel has it; see README for the costs)\n");
+		"                       if the kernel has it; see README for the costs)\n"
+		"      e.g. iotrail record --layers syscall --calls data,sync --path /var/lib/db -- ./db\n");
 }
 
 /* A pid that is gone, or a thread id that is not one, is an error now,
