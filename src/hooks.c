@@ -685,3 +685,42 @@ void *it_hooks_load(const struct it_hook_load *l, enum it_hook_kind *kinds, char
 			fprintf(stderr, "iotrail record: %s; trying the next hook kind\n", why);
 	}
 }
+
+/* ---- counters every layer reads ---- */
+
+uint64_t it_percpu_counter(struct bpf_map *map, uint64_t *per_cpu, unsigned int ncpu)
+{
+	int n = libbpf_num_possible_cpus();
+	uint64_t total = 0, *v;
+	__u32 key = 0;
+
+	if (per_cpu)
+		memset(per_cpu, 0, ncpu * sizeof(*per_cpu));
+	if (n <= 0 || !(v = calloc(n, sizeof(*v))))
+		return 0;
+	if (!bpf_map__lookup_elem(map, &key, sizeof(key), v, n * sizeof(*v), 0)) {
+		for (int i = 0; i < n; i++) {
+			total += v[i];
+			if (per_cpu && (unsigned int)i < ncpu)
+				per_cpu[i] = v[i];
+		}
+	}
+	free(v);
+	return total;
+}
+
+uint64_t it_prog_misses(struct bpf_object *obj)
+{
+	struct bpf_program *p;
+	uint64_t n = 0;
+
+	bpf_object__for_each_program(p, obj) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(p);
+
+		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
+			n += info.recursion_misses;
+	}
+	return n;
+}

@@ -116,6 +116,16 @@ struct it_hook_load {
 void *it_hooks_load(const struct it_hook_load *l, enum it_hook_kind *kinds, char *desc,
 		    size_t dlen, char *why, size_t wlen, int *err);
 
+/* ---- counters every layer reads ---- */
+struct bpf_map;
+/* A per-CPU array's entry 0 (a layer's ring-buffer drop counter): per CPU
+ * into per_cpu (ncpu entries, may be NULL), the sum as the return value. */
+uint64_t it_percpu_counter(struct bpf_map *map, uint64_t *per_cpu, unsigned int ncpu);
+/* Runs of the object's programs the kernel skipped because a program was
+ * already running on that CPU (bpf_prog_info.recursion_misses): each is an
+ * event lost without a trace in the ring buffer. */
+uint64_t it_prog_misses(struct bpf_object *obj);
+
 /* The directory tracefs is mounted on (mounting it if needed), or NULL. */
 const char *it_tracefs_dir(void);
 

@@ -171,25 +171,10 @@ static void begin(struct it_session *s)
 	it_record_zone_table(s->w, s->devices, s->ndevices, s->start_ns);
 }
 
-/* Per-CPU drop counters of the shared event ring; their sum. */
-static uint64_t read_drops(void)
-{
-	uint64_t sum = 0;
-	__u32 key = 0;
-
-	memset(b.drops, 0, b.s->ncpu * sizeof(*b.drops));
-	if (bpf_map__lookup_elem(b.skel->maps.drops, &key, sizeof(key), b.drops,
-				 b.s->ncpu * sizeof(*b.drops), 0))
-		return 0;
-	for (unsigned int i = 0; i < b.s->ncpu; i++)
-		sum += b.drops[i];
-	return sum;
-}
-
 static void tick(struct it_session *s)
 {
 	(void)s;
-	b.dropped = read_drops();
+	b.dropped = it_percpu_counter(b.skel->maps.drops, b.drops, b.s->ncpu);
 }
 
 static void detach(void)
@@ -197,30 +182,10 @@ static void detach(void)
 	block_bpf__detach(b.skel);
 }
 
-/* Runs of the object's programs the kernel skipped because the same
- * program was already running on that CPU (a completion in an interrupt
- * that arrived while the probe ran for another device's completion):
- * each is an event lost without a trace in the ring buffer. */
-static uint64_t prog_misses(struct bpf_object *obj)
-{
-	struct bpf_program *p;
-	uint64_t n = 0;
-
-	bpf_object__for_each_program(p, obj) {
-		struct bpf_prog_info info = {};
-		__u32 len = sizeof(info);
-		int fd = bpf_program__fd(p);
-
-		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
-			n += info.recursion_misses;
-	}
-	return n;
-}
-
 static int finish(struct it_session *s)
 {
-	b.dropped = read_drops();
-	b.missed = prog_misses(b.skel->obj);
+	b.dropped = it_percpu_counter(b.skel->maps.drops, b.drops, b.s->ncpu);
+	b.missed = it_prog_misses(b.skel->obj);
 	it_writer_set_missed(s->w, b.missed);
 	return 0;
 }

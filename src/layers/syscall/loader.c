@@ -682,22 +682,7 @@ void it_syscall_detach(struct it_syscall_layer *l)
 
 uint64_t it_syscall_drops(const struct it_syscall_layer *l, uint64_t *per_cpu, uint32_t ncpu)
 {
-	int n = libbpf_num_possible_cpus();
-	uint64_t total = 0, *v;
-	uint32_t zero = 0;
-
-	if (n <= 0 || !(v = calloc(n, sizeof(*v))))
-		return 0;
-	if (!bpf_map__lookup_elem(l->skel->maps.sys_drops, &zero, sizeof(zero), v,
-				  n * sizeof(*v), 0)) {
-		for (int i = 0; i < n; i++) {
-			total += v[i];
-			if (per_cpu && (uint32_t)i < ncpu)
-				per_cpu[i] += v[i];
-		}
-	}
-	free(v);
-	return total;
+	return it_percpu_counter(l->skel->maps.sys_drops, per_cpu, ncpu);
 }
 
 void it_syscall_close(struct it_syscall_layer *l)
