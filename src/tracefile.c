@@ -851,45 +851,6 @@ int it_reader_next_records(struct it_reader *r, uint16_t *type, const void **pay
 	return rc;
 }
 
-const void *it_sys_side_next(const void *payload, size_t len, size_t *off, size_t *reclen)
-{
-	const unsigned char *p = (const unsigned char *)payload + *off;
-	size_t left = len - *off, need;
-	uint16_t type;
-
-	if (*off >= len || left < sizeof(type))
-		return NULL;
-	memcpy(&type, p, sizeof(type));
-	switch (type) {
-	case IT_SREC_PATH: {
-		struct it_sys_path h;
-		if (left < sizeof(h))
-			return NULL;
-		memcpy(&h, p, sizeof(h));
-		need = sizeof(h) + h.len;
-		break;
-	}
-	case IT_SREC_NAME: {
-		struct it_sys_name h;
-		if (left < sizeof(h))
-			return NULL;
-		memcpy(&h, p, sizeof(h));
-		need = sizeof(h) + h.len;
-		break;
-	}
-	case IT_SREC_TASK:
-		need = sizeof(struct it_sys_task);
-		break;
-	default:
-		return NULL;
-	}
-	if (need > left)
-		return NULL;
-	*reclen = need;
-	*off += (need + 7) & ~(size_t)7;
-	return p;
-}
-
 /* Strings from the file are the file's: make sure each one ends. */
 #define TERMINATE(field) ((field)[sizeof(field) - 1] = '\0')
 

@@ -91,10 +91,6 @@ struct it_reader *it_reader_open_records(const char *path, const uint16_t *types
 					 char *err, size_t errlen);
 int it_reader_next_records(struct it_reader *r, uint16_t *type, const void **payload,
 			   size_t *len, uint32_t *count);
-/* Walks a SYSSIDE payload: the record at *off (and its length without
- * padding in *reclen), *off moved to the next one. NULL at the end or at a
- * malformed record. */
-const void *it_sys_side_next(const void *payload, size_t len, size_t *off, size_t *reclen);
 const char *it_reader_error(const struct it_reader *r);
 void it_reader_close(struct it_reader *r);
 

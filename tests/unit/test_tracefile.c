@@ -5,7 +5,7 @@
  */
 #include "harness.h"
 #include "tracefile.h"
-#include "iotrail/syscall.h"
+#include "analyze/sysan.h"
 
 #include <fcntl.h>
 #include <stdlib.h>
