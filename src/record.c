@@ -28,6 +28,7 @@
 #include "commands.h"
 #include "hooks.h"
 #include "hostinfo.h"
+#include "layer_table.h"
 #include "nvme_layer.h"
 #include "record_syscall.h"
 #include "zone_table.h"
@@ -402,7 +403,7 @@ static int on_event(void *ctx, void *data, size_t size)
 	c->ios += e->type == IT_EV_RQ_COMPLETE ||
 		  (e->type == IT_EV_BIO_COMPLETE && e->error != -EAGAIN);
 	if (!c->err)
-		c->err = it_writer_add(c->w, e, 1, c->dropped);
+		c->err = it_writer_add_record(c->w, 0, IT_LAYER_BLOCK, IT_CHUNK_EVENTS, e, sizeof(*e));
 	return c->err; /* a failing writer stops consumption */
 }
 
@@ -573,6 +574,7 @@ static void record_loop(struct session *s)
 		now = it_clock_ns(CLOCK_MONOTONIC);
 		if (now >= next_drops && s->skel) {
 			s->c->dropped = read_drops(s->skel, s->drops, s->ncpu);
+			it_writer_set_lost(s->c->w, 0, IT_LAYER_BLOCK, s->c->dropped);
 			next_drops = now + DROPS_EVERY_NS;
 		}
 		if (s->child > 0 && waitpid(s->child, &s->status, WNOHANG) == s->child) {
@@ -600,11 +602,12 @@ static int finish(struct session *s, struct it_writer *w)
 	if (s->skel) {
 		s->c->dropped = read_drops(s->skel, s->drops, s->ncpu);
 		s->c->missed = prog_misses(s->skel->obj);
-		it_writer_set_missed(w, s->c->missed);
+		it_writer_set_missed(w, 0, IT_LAYER_BLOCK, s->c->missed);
+		it_writer_set_drops(w, 0, IT_LAYER_BLOCK, s->drops, s->ncpu);
 	}
 	rec_sys_finish(s->sys, w);
 	s->end_ns = it_clock_ns(CLOCK_MONOTONIC);
-	return it_writer_close(w, s->drops, s->ncpu, s->end_ns);
+	return it_writer_close(w, s->end_ns);
 }
 
 static void human_bytes(uint64_t b, char *out, size_t len)
@@ -643,14 +646,32 @@ static void summary(const struct session *s, bool ran_command)
 			"try a larger --ringbuf-mb or --dev/-p filters\n");
 }
 
+/* The layers manifest of the recording (src/layer_table.c): block (with
+ * NVMe when its probes run: both share the block ring) and syscall. */
+static size_t trace_layers(const struct session *s, bool nvme, struct it_layer_rec *out)
+{
+	size_t n = 0;
+
+	if (s->skel)
+		out[n++] = *it_layer_builtin(IT_LAYER_BLOCK);
+	if (s->skel && nvme)
+		out[n++] = *it_layer_builtin(IT_LAYER_NVME);
+	if (s->sys)
+		out[n++] = *it_layer_builtin(IT_LAYER_SYSCALL);
+	return n;
+}
+
 static struct it_writer *open_trace(const struct record_opts *o, int argc, char **argv,
 				    const char *hooks, struct session *s)
 {
 	struct it_host_rec host;
+	struct it_layer_rec layers[3];
+	struct it_trace_head head = { .host = &host, .layers = layers };
 	struct it_device_rec *devs;
 	struct it_writer *w;
 	char err[256], *cmdv[argc + 1];
 	size_t ndevs;
+	bool nvme = strstr(hooks, "nvme=") && !strstr(hooks, "nvme=none");
 
 	it_host_fill(&host);
 	host.ncpus = s->ncpu; /* the drops array and the per-CPU map agree */
@@ -658,11 +679,14 @@ static struct it_writer *open_trace(const struct record_opts *o, int argc, char 
 	memcpy(cmdv + 1, argv, argc * sizeof(*argv));
 	it_host_set_command(&host, argc + 1, cmdv);
 	snprintf(host.layers, sizeof(host.layers), "%s%s%s%s", s->skel ? "block" : "",
-		 strstr(hooks, "nvme=") && !strstr(hooks, "nvme=none") ? ",nvme" : "",
+		 nvme ? ",nvme" : "",
 		 s->skel && s->sys ? "," : "", s->sys ? "syscall" : "");
 	snprintf(host.hooks, sizeof(host.hooks), "%s", hooks);
 	devs = it_device_table(o->devs, o->ndevs, &ndevs);
-	w = it_writer_open(o->output, &host, devs, ndevs, err, sizeof(err));
+	head.devs = devs;
+	head.ndevs = ndevs;
+	head.nlayers = trace_layers(s, nvme, layers);
+	w = it_writer_open(o->output, &head, err, sizeof(err));
 	if (w) /* zoned devices: their zone layout, before any event */
 		it_record_zone_table(w, devs, ndevs, host.start_monotonic_ns);
 	free(devs);

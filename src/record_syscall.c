@@ -189,8 +189,13 @@ static int sink(void *ctx, const void *rec, size_t size)
 
 	if (!r->w || r->err)
 		return r->err;
+	if (size < sizeof(type))
+		return 0; /* a malformed record: not the file's fault */
 	memcpy(&type, rec, sizeof(type));
-	err = it_writer_add_syscall(r->w, rec, size);
+	/* calls are fixed-size records, the side records variable */
+	err = it_writer_add_record(r->w, 0, IT_LAYER_SYSCALL,
+				   type == IT_SREC_CALL ? IT_CHUNK_SYSCALLS : IT_CHUNK_SYSSIDE,
+				   rec, size);
 	if (err == -EINVAL)
 		return 0; /* a malformed record: not the file's fault */
 	if (err)
@@ -265,7 +270,7 @@ void rec_sys_finish(struct rec_sys *r, struct it_writer *w)
 	if (!r || n <= 0 || !(per_cpu = calloc(n, sizeof(*per_cpu))))
 		return;
 	r->dropped = it_syscall_drops(r->l, per_cpu, n);
-	it_writer_set_syscall_drops(w, per_cpu, n);
+	it_writer_set_drops(w, 0, IT_LAYER_SYSCALL, per_cpu, n);
 	free(per_cpu);
 }
 
