@@ -4,6 +4,7 @@
  * share one ring buffer, so `iotrail record` writes both into the block
  * layer's EVENTS stream; each event's own layer byte tells them apart.
  */
+#include <stddef.h>
 #include <string.h>
 
 #include "iotrail/event.h"
@@ -13,6 +14,36 @@
 /* The layers' records on disk are these structs as compiled on LP64
  * little-endian: a change here is a change of the layer's version. */
 _Static_assert(sizeof(struct it_event) == 64, "event layout");
+/* e->nvme is the same bytes as the block names, field for field */
+#define SAME(blk, nv) \
+	_Static_assert(offsetof(struct it_event, blk) == offsetof(struct it_event, nvme.nv) && \
+		       sizeof(((struct it_event *)0)->blk) == sizeof(((struct it_event *)0)->nvme.nv), \
+		       "NVMe view of " #blk)
+SAME(ts_ns, ts_ns);
+SAME(id, rq);
+SAME(sector, cdw10_11);
+SAME(sector, result);
+SAME(sector, range_sector);
+SAME(sector, sq_head);
+SAME(aux, cdw12_13);
+SAME(aux, retries_genctr);
+SAME(aux, range_index);
+SAME(aux, sq_tail);
+SAME(dev, dev);
+SAME(bytes, bytes);
+SAME(pid, pid);
+SAME(tid, tid);
+SAME(flags, nsid);
+SAME(error, status);
+SAME(tag, cid);
+SAME(hwq, qid);
+SAME(type, type);
+SAME(op, opcode);
+SAME(layer, layer);
+SAME(cpu_lo, cpu_lo);
+SAME(reserved, ctrl);
+#undef SAME
+_Static_assert(sizeof(struct it_nvme_event) == 64, "NVMe view layout");
 _Static_assert(sizeof(struct it_sys_event) == 112, "syscall record layout");
 _Static_assert(sizeof(struct it_sys_path) == 32, "path record layout");
 _Static_assert(sizeof(struct it_sys_name) == 24, "name record layout");
