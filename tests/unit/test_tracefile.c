@@ -1371,6 +1371,28 @@ TEST(tracefile_two_machines_damaged)
 		readback_free(&b);
 	}
 	ASSERT_EQ(bad, 0, "cut files read to their last whole chunk");
+	/* random damage anywhere, head included: a one-line refusal, or a
+	 * prefix of machine 0's events */
+	{
+		uint64_t rs = 777;
+
+		bad = 0;
+		for (int it = 0; it < 200; it++) {
+			size_t cut = len - rng_next(&rs) % 64;
+
+			memcpy(copy, file, len);
+			for (int f = 0, nf = 1 + (int)(rng_next(&rs) % 3); f < nf; f++)
+				copy[rng_next(&rs) % (it % 2 ? len : body_at)] ^=
+					(unsigned char)(1 + rng_next(&rs) % 255);
+			spit(path, copy, cut);
+			read_back(path, &b, 3000);
+			if (b.opened ? b.rc || memcmp(b.evs, ev0, b.n * sizeof(*ev0)) :
+				       !b.err[0] || strchr(b.err, '\n'))
+				bad++;
+			readback_free(&b);
+		}
+		ASSERT_EQ(bad, 0, "damaged files: refused in one line or read as a prefix");
+	}
 out:
 	free(copy);
 	free(file);
