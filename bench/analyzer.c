@@ -29,6 +29,7 @@
 
 #include "analyze/analyzer.h"
 #include "analyze/report.h"
+#include "layer_table.h"
 #include "tracefile.h"
 
 #define NDEV 2
@@ -84,7 +85,7 @@ static uint64_t rnd(struct gen *g)
 static struct it_event *emit(struct gen *g, uint8_t type, uint64_t ts, uint64_t id, uint32_t dev)
 {
 	if (g->nbuf == BATCH) {
-		if (it_writer_add(g->w, g->buf, g->nbuf, 0))
+		if (it_writer_add_events(g->w, IT_LAYER_BLOCK, g->buf, g->nbuf))
 			g->err = 1;
 		g->events += g->nbuf;
 		g->nbuf = 0;
@@ -220,7 +221,9 @@ static int generate(const char *path, uint64_t nios)
 	memset(&g, 0, sizeof(g));
 	g.rng = 0x9E3779B97F4A7C15ull;
 	g.now = host.start_monotonic_ns;
-	g.w = it_writer_open(path, &host, devs, NDEV, err, sizeof(err));
+	struct it_trace_head head = { .host = &host, .devs = devs, .ndevs = NDEV,
+				      .layers = it_layer_builtin(IT_LAYER_BLOCK), .nlayers = 1 };
+	g.w = it_writer_open(path, &head, err, sizeof(err));
 	if (!g.w) {
 		fprintf(stderr, "bench/analyzer: failed to create %s: %s\n", path, err);
 		return -1;
@@ -242,11 +245,12 @@ static int generate(const char *path, uint64_t nios)
 	for (int i = 0; i < NDEV; i++)
 		while (g.d[i].n)
 			complete_one(&g, &g.d[i]);
-	if (g.nbuf && it_writer_add(g.w, g.buf, g.nbuf, 0))
+	if (g.nbuf && it_writer_add_events(g.w, IT_LAYER_BLOCK, g.buf, g.nbuf))
 		g.err = 1;
 	g.events += g.nbuf;
 	uint64_t drops[2] = { 0, 0 };
-	if (it_writer_close(g.w, drops, 2, g.now + 1000000) || g.err) {
+	it_writer_set_drops(g.w, 0, IT_LAYER_BLOCK, drops, 2);
+	if (it_writer_close(g.w, g.now + 1000000) || g.err) {
 		fprintf(stderr, "bench/analyzer: failed to write %s\n", path);
 		return -1;
 	}

@@ -47,7 +47,6 @@ struct it_session {
 	struct {
 		struct bpf_map *events, *drops, *tracked;
 		uint64_t wakeup_bytes;
-		const uint64_t *drop_counts;  /* per CPU, as last read (ncpu) */
 	} ev;
 	struct it_writer *w;           /* the trace file, once open */
 	const struct it_device_rec *devices; /* its device table (valid in begin) */

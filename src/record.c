@@ -28,6 +28,7 @@
 #include "hooks.h"
 #include "hostinfo.h"
 #include "layer.h"
+#include "layer_table.h"
 #include "tracefile.h"
 
 #define MAX_DEVS 16           /* IT_MAX_DEVS in the BPF programs */
@@ -543,8 +544,7 @@ static int finish(struct session *ss)
 		it_writer_abort(s->w);
 		return err;
 	}
-	return it_writer_close(s->w, s->ev.drop_counts, s->ev.drop_counts ? s->ncpu : 0,
-			       ss->end_ns);
+	return it_writer_close(s->w, ss->end_ns);
 }
 
 static void human_bytes(uint64_t b, char *out, size_t len)
@@ -587,6 +587,8 @@ static struct it_writer *open_trace(struct session *ss, int argc, char **argv, c
 {
 	const struct record_opts *o = ss->o;
 	struct it_host_rec host;
+	struct it_layer_rec layers[MAX_LAYERS];
+	struct it_trace_head head = { .host = &host, .layers = layers };
 	struct it_device_rec *devs;
 	struct it_writer *w;
 	char err[256], *cmdv[argc + 1];
@@ -602,8 +604,14 @@ static struct it_writer *open_trace(struct session *ss, int argc, char **argv, c
 		off += snprintf(host.layers + off, off < sizeof(host.layers) ?
 				sizeof(host.layers) - off : 0, "%s%s", off ? "," : "", l->name);
 	snprintf(host.hooks, sizeof(host.hooks), "%s", hooks);
+	/* the layers manifest: the record types of every layer that runs */
+	FOR_STARTED(ss, i, l)
+		if (it_layer_builtin(l->id))
+			layers[head.nlayers++] = *it_layer_builtin(l->id);
 	devs = it_device_table(o->devs, o->ndevs, &ndevs);
-	w = it_writer_open(o->output, &host, devs, ndevs, err, sizeof(err));
+	head.devs = devs;
+	head.ndevs = ndevs;
+	w = it_writer_open(o->output, &head, err, sizeof(err));
 	if (w) {
 		ss->s.w = w;
 		ss->s.start_ns = host.start_monotonic_ns;

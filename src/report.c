@@ -163,7 +163,7 @@ int cmd_report(int argc, char **argv)
 	o.start_ns = it_reader_host(rd)->start_monotonic_ns;
 	/* the syscall layer collects the block trails during the block pass */
 	struct it_sysan *sys = NULL;
-	if (strstr(it_reader_host(rd)->layers, "syscall")) {
+	if (it_reader_layer(rd, IT_LAYER_SYSCALL)) {
 		struct it_sysan_opts so = { .events = events || log };
 		sys = it_sysan_new(&so);
 		o.on_trail = report_sys_on_trail;

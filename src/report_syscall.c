@@ -19,8 +19,9 @@ void report_sys_on_trail(const struct it_trail *t, void *ctx)
 static int side_pass(const char *path, struct it_sysan *s, uint64_t *dropped, char *err,
 		     size_t errlen)
 {
-	static const uint16_t types[] = { IT_CHUNK_SYSSIDE, IT_CHUNK_SYSDROPS };
-	struct it_reader *r = it_reader_open_records(path, types, 2, err, errlen);
+	static const uint16_t types[] = { IT_CHUNK_SYSSIDE };
+	struct it_reader *r = it_reader_open_records(path, types, 1, err, errlen);
+	struct it_losses lost;
 	const void *p;
 	uint16_t type;
 	uint32_t count;
@@ -34,15 +35,6 @@ static int side_pass(const char *path, struct it_sysan *s, uint64_t *dropped, ch
 		size_t off = 0, reclen;
 		const void *rec;
 
-		if (type == IT_CHUNK_SYSDROPS) {
-			uint64_t sum = 0, v;
-			for (uint32_t i = 0; i < count; i++) {
-				memcpy(&v, (const char *)p + i * sizeof(v), sizeof(v));
-				sum += v;
-			}
-			*dropped = sum;
-			continue;
-		}
 		/* a malformed record ends its chunk: the rest cannot be framed */
 		while ((rec = it_sys_side_next(p, len, &off, &reclen)))
 			if (it_sysan_side(s, rec, reclen) && it_sysan_error(s))
@@ -50,6 +42,9 @@ static int side_pass(const char *path, struct it_sysan *s, uint64_t *dropped, ch
 	}
 	if (rc < 0)
 		snprintf(err, errlen, "%s", it_reader_error(r));
+	/* the layer's DROPS chunk: read by the reader on the way */
+	it_reader_losses(r, 0, IT_LAYER_SYSCALL, &lost);
+	*dropped = lost.total;
 	it_reader_close(r);
 	return rc < 0 ? -1 : 0;
 }

@@ -3,9 +3,13 @@
  * Trace file writer and reader. Layout: include/iotrail/trace_format.h,
  * described in doc/trace-format.md.
  *
- * Writer: events are buffered into chunks of CHUNK_EVENTS (1 MiB raw),
- * compressed with one reused zstd context and written with one write()
- * (header + payload), so a crash leaves whole chunks plus at most one cut one.
+ * Writer: records go into streams, one per (machine, layer, chunk type),
+ * each buffering up to one chunk (1 MiB raw): struct it_event records are
+ * packed as they come (evpack.h), other records are copied and compressed
+ * with one reused zstd context when their chunk is written. Each chunk
+ * goes out with one write() (header + payload), so a crash leaves whole
+ * chunks plus at most one cut one. What a layer's records are (size,
+ * encoding) is the caller's layers manifest: this file knows no layer.
  *
  * Reader: the analyzer's hot path. Decompressing 1 MiB of events costs about
  * as much as analysing it, so a read-ahead thread reads, checks and
@@ -16,8 +20,8 @@
  * SIGBUS the reader.
  */
 #include "evpack.h"
+#include "layer_table.h"
 #include "tracefile.h"
-#include "iotrail/syscall.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -37,51 +41,122 @@
 #endif
 
 /* The on-disk layout is these structs as compiled on LP64 little-endian;
- * a change here is a format change (bump IT_TRACE_VERSION). */
+ * a change here is a format change (bump IT_TRACE_VERSION). The layers'
+ * own records are checked where they are defined. */
 _Static_assert(sizeof(struct it_file_header) == 32, "file header layout");
-_Static_assert(sizeof(struct it_chunk_header) == 32, "chunk header layout");
+_Static_assert(sizeof(struct it_chunk_header) == 40, "chunk header layout");
+_Static_assert(offsetof(struct it_chunk_header, machine) == IT_CHUNK_HEADER_V2_SIZE,
+	       "a version-3 chunk header is a version-2 one and 8 bytes");
+_Static_assert(offsetof(struct it_chunk_header, layer) == 34, "chunk header layout");
 _Static_assert(sizeof(struct it_event) == 64, "event layout");
 _Static_assert(sizeof(struct it_host_rec) == 784, "host record layout");
 _Static_assert(sizeof(struct it_device_rec) == 192, "device record layout");
 _Static_assert(offsetof(struct it_device_rec, size_sectors) == 176, "device record layout");
 _Static_assert(sizeof(struct it_end_rec) == 32, "end record layout");
-_Static_assert(sizeof(struct it_sys_event) == 112, "syscall record layout");
-_Static_assert(sizeof(struct it_sys_path) == 32, "path record layout");
-_Static_assert(sizeof(struct it_sys_name) == 24, "name record layout");
-_Static_assert(sizeof(struct it_sys_task) == 48, "task record layout");
+_Static_assert(sizeof(struct it_record_type) == 32, "manifest record type layout");
+_Static_assert(sizeof(struct it_layer_rec) == 224, "manifest layer layout");
+_Static_assert(offsetof(struct it_layer_rec, records) == 32, "manifest layer layout");
+_Static_assert(sizeof(struct it_clock_rec) == 96, "clock record layout");
+_Static_assert(offsetof(struct it_clock_rec, offset_ns) == 8, "clock record layout");
 
-#define CHUNK_EVENTS 16384u        /* 1 MiB of events per EVENTS chunk */
-#define CHUNK_SYSCALLS 8192u       /* 896 KiB of call records per SYSCALLS chunk */
-#define CHUNK_SIDE (1u << 20)      /* bytes of side records per SYSSIDE chunk */
+#define CHUNK_RAW    (1u << 20)    /* raw bytes of records per chunk at most */
+#define CHUNK_EVENTS (CHUNK_RAW / sizeof(struct it_event)) /* 16384 */
 #define ZSTD_LEVEL   (-1)          /* see doc/trace-format.md: fastest with a good ratio */
 #define MAX_PAYLOAD  (64u << 20)   /* raw or stored; larger is damage, not data */
+#define MAX_STREAMS  64            /* (machine, layer, type) streams of a writer */
+#define MAX_SELECT   16            /* selectors of a reader */
 #define NSLOTS       3             /* read-ahead depth, in chunks */
 
-/* Record size of each known chunk type (0: unknown, skipped). */
-static size_t rec_size(uint16_t type)
+/* Record size of the file's own chunk types (0: none). */
+static size_t own_size(uint16_t type)
 {
 	switch (type) {
 	case IT_CHUNK_HOST:    return sizeof(struct it_host_rec);
 	case IT_CHUNK_DEVICES: return sizeof(struct it_device_rec);
-	case IT_CHUNK_EVENTS:  return sizeof(struct it_event);
 	case IT_CHUNK_DROPS:   return sizeof(uint64_t);
 	case IT_CHUNK_END:     return sizeof(struct it_end_rec);
-	case IT_CHUNK_SYSCALLS: return sizeof(struct it_sys_event);
-	case IT_CHUNK_SYSDROPS: return sizeof(uint64_t);
 	case IT_CHUNK_MISSED:  return sizeof(uint64_t);
-	default:               return 0; /* SYSSIDE: variable records */
+	case IT_CHUNK_CLOCK:   return sizeof(struct it_clock_rec);
+	case IT_CHUNK_LAYERS:  return sizeof(struct it_layer_rec);
+	default:               return 0;
 	}
 }
 
-/* CRC of the chunk header (with payload_crc as 0) and the stored payload:
- * a flipped type, count or length is caught like a flipped payload byte. */
-static uint32_t chunk_crc(const struct it_chunk_header *h, const void *payload, size_t len)
+/* The file's own chunk types: read by this file, never a layer's records
+ * (type 8 is a version-2 layer's DROPS, which this file reads as DROPS). */
+static bool own_type(uint16_t type)
+{
+	return own_size(type) || type == IT_CHUNK_SYSDROPS;
+}
+
+/* The manifest's record type for chunks of (layer, type); NULL if none. */
+static const struct it_record_type *find_record_type(const struct it_layer_rec *layers, size_t n,
+						     uint16_t layer, uint16_t type)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (layers[i].id != layer)
+			continue;
+		for (uint16_t k = 0; k < layers[i].nrecords; k++)
+			if (layers[i].records[k].chunk_type == type)
+				return &layers[i].records[k];
+	}
+	return NULL;
+}
+
+/* The layer whose DROPS count machine 0's events (struct it_event in
+ * EVENTS chunks): the first in the manifest with EVENTS records; 0: none. */
+static uint16_t events_layer(const struct it_layer_rec *layers, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (find_record_type(&layers[i], 1, layers[i].id, IT_CHUNK_EVENTS))
+			return layers[i].id;
+	return 0;
+}
+
+/* A manifest both sides can trust: NULL, or what is wrong with it. */
+static const char *check_layers(const struct it_layer_rec *l, size_t n, char *why, size_t len)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (!l[i].id || l[i].id == IT_ANY || l[i].nrecords > IT_LAYER_MAX_RECORDS ||
+		    !memchr(l[i].name, '\0', sizeof(l[i].name))) {
+			snprintf(why, len, "layer %zu: id %u, %u record types", i, l[i].id,
+				 l[i].nrecords);
+			return why;
+		}
+		for (size_t j = 0; j < i; j++)
+			if (l[j].id == l[i].id) {
+				snprintf(why, len, "layer %u listed twice", l[i].id);
+				return why;
+			}
+		for (uint16_t k = 0; k < l[i].nrecords; k++) {
+			const struct it_record_type *t = &l[i].records[k];
+
+			if (own_type(t->chunk_type) || !t->chunk_type || t->chunk_type == IT_ANY ||
+			    (t->encoding != IT_COMP_ZSTD && t->encoding != IT_COMP_PACK) ||
+			    (t->encoding == IT_COMP_PACK && t->size != sizeof(struct it_event)) ||
+			    t->size > CHUNK_RAW || !memchr(t->name, '\0', sizeof(t->name)) ||
+			    find_record_type(&l[i], 1, l[i].id, t->chunk_type) != t) {
+				snprintf(why, len, "layer %u: record type %u (chunk type %u, "
+					 "encoding %u, size %u)", l[i].id, k, t->chunk_type,
+					 t->encoding, t->size);
+				return why;
+			}
+		}
+	}
+	return NULL;
+}
+
+/* CRC of the chunk header (its first hsize bytes, payload_crc as 0) and
+ * the stored payload: a flipped type, count, length, machine or layer is
+ * caught like a flipped payload byte. */
+static uint32_t chunk_crc(const struct it_chunk_header *h, size_t hsize, const void *payload,
+			  size_t len)
 {
 	struct it_chunk_header c = *h;
 	uLong crc;
 
 	c.payload_crc = 0;
-	crc = crc32(0L, (const Bytef *)&c, sizeof(c));
+	crc = crc32(0L, (const Bytef *)&c, (uInt)hsize);
 	if (len)	/* crc32(crc, NULL, 0) would return the initial value, not crc */
 		crc = crc32(crc, (const Bytef *)payload, (uInt)len);
 	return (uint32_t)crc;
@@ -106,29 +181,97 @@ static int buf_reserve(struct buf *b, size_t need)
 	return 0;
 }
 
+/* Losses of one (machine, layer); a small table, searched linearly, on
+ * both sides. */
+struct loss {
+	uint16_t machine, layer;
+	uint64_t lost;            /* writer: cumulative, for chunk headers */
+	uint64_t *drops;          /* final per-CPU counts (DROPS) */
+	uint32_t ncpu;
+	bool have_drops, have_missed;
+	uint64_t missed;          /* MISSED */
+};
+
+struct losses {
+	struct loss *v;
+	size_t n;
+};
+
+/* The entry of (machine, layer), added if create; NULL if absent or out
+ * of memory. */
+static struct loss *loss_of(struct losses *ls, uint16_t machine, uint16_t layer, bool create)
+{
+	struct loss *v;
+
+	for (size_t i = 0; i < ls->n; i++)
+		if (ls->v[i].machine == machine && ls->v[i].layer == layer)
+			return &ls->v[i];
+	if (!create || !(v = realloc(ls->v, (ls->n + 1) * sizeof(*v))))
+		return NULL;
+	ls->v = v;
+	v = &ls->v[ls->n++];
+	*v = (struct loss){ .machine = machine, .layer = layer };
+	return v;
+}
+
+static int loss_set_drops(struct loss *l, const uint64_t *per_cpu, uint32_t ncpu)
+{
+	uint64_t *d = malloc(ncpu ? ncpu * sizeof(*d) : 1);
+
+	if (!d)
+		return -ENOMEM;
+	memcpy(d, per_cpu, ncpu * sizeof(*d));
+	free(l->drops);
+	l->drops = d;
+	l->ncpu = ncpu;
+	l->have_drops = true;
+	return 0;
+}
+
+static uint64_t loss_sum(const struct loss *l)
+{
+	uint64_t sum = 0;
+
+	for (uint32_t i = 0; l && l->have_drops && i < l->ncpu; i++)
+		sum += l->drops[i];
+	return sum;
+}
+
+static void losses_free(struct losses *ls)
+{
+	for (size_t i = 0; i < ls->n; i++)
+		free(ls->v[i].drops);
+	free(ls->v);
+}
+
 /* ======================================================================
  * Writer
  * ====================================================================== */
+
+struct stream {
+	uint16_t machine, layer, type;
+	uint16_t encoding;        /* IT_COMP_PACK or IT_COMP_ZSTD */
+	uint32_t size;            /* record size; 0: variable, padded to 8 */
+	uint32_t n;               /* records pending */
+	struct buf data;          /* PACK: room for a chunk header, then the packed
+				   * records; else the raw records */
+	size_t len;               /* bytes of pending records in data */
+	struct it_packer *packer;
+};
 
 struct it_writer {
 	int fd;
 	int err;                  /* first failure (-errno); sticky */
 	ZSTD_CCtx *cctx;
-	struct it_packer packer;  /* pending events, packed (evpack.h) */
-	struct buf packed;        /* chunk header + their bytes */
-	size_t packed_len;
-	size_t nevs;              /* < CHUNK_EVENTS */
 	struct buf out;           /* chunk header + payload, written at once */
-	uint64_t bytes, events, chunks, dropped;
-	struct it_sys_event *sys; /* pending syscall records, < CHUNK_SYSCALLS */
-	size_t nsys;
-	struct buf side;          /* pending side records, padded to 8 */
-	size_t side_len;
-	uint32_t nside;
-	uint64_t *sysdrops;
-	uint32_t nsysdrops;
-	uint64_t missed;
-	bool have_missed;
+	uint64_t bytes, events, chunks;
+	struct it_layer_rec *layers; /* the manifest: the streams' registry */
+	size_t nlayers;
+	uint16_t ev_layer;        /* events_layer() */
+	struct stream streams[MAX_STREAMS];
+	size_t nstreams, last;    /* last: the stream used last (the hot path) */
+	struct losses losses;
+	bool body;                /* a record chunk is written: the head is over */
 };
 
 static int write_all(int fd, const void *p, size_t len)
@@ -151,13 +294,26 @@ static int write_all(int fd, const void *p, size_t len)
 	return 0;
 }
 
+/* A chunk header of (machine, layer), with that layer's losses so far. */
+static struct it_chunk_header chunk_header(struct it_writer *w, uint16_t type, uint16_t machine,
+					   uint16_t layer, uint32_t count, size_t len)
+{
+	const struct loss *l = loss_of(&w->losses, machine, layer, false);
+
+	return (struct it_chunk_header){
+		.magic = IT_CHUNK_MAGIC, .type = type, .compression = IT_COMP_NONE,
+		.raw_len = (uint32_t)len, .stored_len = (uint32_t)len, .count = count,
+		.dropped_total = l ? l->lost : 0, .machine = machine, .layer = layer,
+	};
+}
+
 /* Writes the chunk at buf: room for its header h, then the stored payload.
  * Fills in the CRC and puts h in front. */
 static int put_chunk(struct it_writer *w, struct it_chunk_header *h, void *buf)
 {
 	int err;
 
-	h->payload_crc = chunk_crc(h, (unsigned char *)buf + sizeof(*h), h->stored_len);
+	h->payload_crc = chunk_crc(h, sizeof(*h), (unsigned char *)buf + sizeof(*h), h->stored_len);
 	memcpy(buf, h, sizeof(*h));
 	err = write_all(w->fd, buf, sizeof(*h) + h->stored_len);
 	if (err)
@@ -168,14 +324,10 @@ static int put_chunk(struct it_writer *w, struct it_chunk_header *h, void *buf)
 }
 
 /* Compresses (or stores, when zstd does not shrink it) and writes a chunk. */
-static int write_chunk(struct it_writer *w, uint16_t type, uint32_t count,
-		       const void *data, size_t len)
+static int write_chunk(struct it_writer *w, uint16_t type, uint16_t machine, uint16_t layer,
+		       uint32_t count, const void *data, size_t len)
 {
-	struct it_chunk_header h = {
-		.magic = IT_CHUNK_MAGIC, .type = type, .compression = IT_COMP_NONE,
-		.raw_len = (uint32_t)len, .stored_len = (uint32_t)len, .count = count,
-		.dropped_total = w->dropped,
-	};
+	struct it_chunk_header h = chunk_header(w, type, machine, layer, count, len);
 	unsigned char *payload;
 	size_t z;
 
@@ -196,39 +348,166 @@ static int write_chunk(struct it_writer *w, uint16_t type, uint32_t count,
 	return put_chunk(w, &h, w->out.p);
 }
 
-/* The pending packed events as one EVENTS chunk: no copy, no compression
- * (packing already made them about as small as zstd did, at a tenth of the
- * CPU; doc/trace-format.md). */
-static int write_events(struct it_writer *w)
+/* A stream's packed events as one chunk: no copy, no compression (packing
+ * already made them about as small as zstd did, at a tenth of the CPU;
+ * doc/trace-format.md). */
+static int write_packed(struct it_writer *w, struct stream *s)
 {
-	struct it_chunk_header h = {
-		.magic = IT_CHUNK_MAGIC, .type = IT_CHUNK_EVENTS, .compression = IT_COMP_PACK,
-		.raw_len = (uint32_t)(w->nevs * sizeof(struct it_event)),
-		.stored_len = (uint32_t)w->packed_len, .count = (uint32_t)w->nevs,
-		.dropped_total = w->dropped,
-	};
-	unsigned char *payload = (unsigned char *)w->packed.p + sizeof(h);
+	struct it_chunk_header h = chunk_header(w, s->type, s->machine, s->layer, s->n,
+						s->n * sizeof(struct it_event));
+	unsigned char *payload = (unsigned char *)s->data.p + sizeof(h);
 	struct it_event *raw;
 	int err;
 
+	h.compression = IT_COMP_PACK;
+	h.stored_len = (uint32_t)s->len;
+	if (h.stored_len < h.raw_len)
+		return put_chunk(w, &h, s->data.p);
+	/* random-looking events pack larger than they are: store them the old
+	 * way (rare, so decoding them back is fine) */
+	if (!(raw = malloc(h.raw_len)))
+		return w->err = -ENOMEM;
+	if (!it_unpack_events(payload, h.stored_len, raw, s->n))
+		err = write_chunk(w, s->type, s->machine, s->layer, h.count, raw, h.raw_len);
+	else
+		err = w->err = -EIO; /* our own encoding: cannot happen */
+	free(raw);
+	return err;
+}
+
+static void flush_stream(struct it_writer *w, struct stream *s)
+{
+	int err;
+
+	if (s->n && !w->err) {
+		if (s->encoding == IT_COMP_PACK)
+			err = write_packed(w, s);
+		else
+			err = write_chunk(w, s->type, s->machine, s->layer, s->n, s->data.p, s->len);
+		if (!err && s->type == IT_CHUNK_EVENTS)
+			w->events += s->n;
+		w->body = true;
+	}
+	s->n = 0;
+	s->len = 0;
+}
+
+/* The stream of (machine, layer, type), made from the manifest at first
+ * use; NULL with *err set (-ENOENT: not in the manifest). */
+static struct stream *get_stream(struct it_writer *w, uint16_t machine, uint16_t layer,
+				 uint16_t type, int *err)
+{
+	const struct it_record_type *t;
+	struct stream *s = &w->streams[w->last];
+
+	if (w->nstreams && s->machine == machine && s->layer == layer && s->type == type)
+		return s;
+	for (size_t i = 0; i < w->nstreams; i++) {
+		s = &w->streams[i];
+		if (s->machine == machine && s->layer == layer && s->type == type) {
+			w->last = i;
+			return s;
+		}
+	}
+	t = find_record_type(w->layers, w->nlayers, layer, type);
+	if (!t || w->nstreams == MAX_STREAMS) {
+		*err = !t ? -ENOENT : -ENOSPC;
+		return NULL;
+	}
+	s = &w->streams[w->nstreams];
+	*s = (struct stream){ .machine = machine, .layer = layer, .type = type,
+			      .encoding = t->encoding, .size = t->size };
+	if (s->encoding == IT_COMP_PACK ?
+	    !(s->packer = malloc(sizeof(*s->packer))) ||
+	    buf_reserve(&s->data, sizeof(struct it_chunk_header) + CHUNK_EVENTS * IT_PACK_MAX) :
+	    buf_reserve(&s->data, CHUNK_RAW)) {
+		free(s->packer);
+		free(s->data.p);
+		*err = w->err = -ENOMEM;
+		return NULL;
+	}
+	w->last = w->nstreams++;
+	return s;
+}
+
+int it_writer_add_record(struct it_writer *w, uint16_t machine, uint16_t layer, uint16_t type,
+			 const void *rec, size_t len)
+{
+	unsigned char *at;
+	struct stream *s;
+	size_t padded;
+	int err = 0;
+
 	if (w->err)
 		return w->err;
-	if (h.stored_len < h.raw_len) {
-		err = put_chunk(w, &h, w->packed.p);
-	} else {
-		/* random-looking events pack larger than they are: store them
-		 * the old way (rare, so decoding them back is fine) */
-		if (!(raw = malloc(h.raw_len)))
-			return w->err = -ENOMEM;
-		if (!it_unpack_events(payload, h.stored_len, raw, w->nevs))
-			err = write_chunk(w, IT_CHUNK_EVENTS, h.count, raw, h.raw_len);
-		else
-			err = w->err = -EIO; /* our own encoding: cannot happen */
-		free(raw);
+	if (!(s = get_stream(w, machine, layer, type, &err)))
+		return err;
+	if (s->encoding == IT_COMP_PACK) {
+		if (len != sizeof(struct it_event))
+			return -EINVAL;
+		if (!s->n)
+			it_pack_reset(s->packer);
+		at = (unsigned char *)s->data.p + sizeof(struct it_chunk_header) + s->len;
+		s->len += it_pack_event(s->packer, rec, at);
+		if (++s->n == CHUNK_EVENTS)
+			flush_stream(w, s);
+		return w->err;
 	}
-	if (!err)
-		w->events += w->nevs;
+	if (s->size ? len != s->size : !len || len > CHUNK_RAW)
+		return -EINVAL;
+	padded = s->size ? len : (len + 7) & ~(size_t)7;
+	if (s->len + padded > CHUNK_RAW)
+		flush_stream(w, s);
+	at = (unsigned char *)s->data.p + s->len;
+	memcpy(at, rec, len);
+	memset(at + len, 0, padded - len);
+	s->len += padded;
+	s->n++;
+	/* fixed-size records: write the chunk as soon as it is full */
+	if (s->size && s->len + s->size > CHUNK_RAW)
+		flush_stream(w, s);
+	return w->err;
+}
+
+int it_writer_add_events(struct it_writer *w, uint16_t layer, const struct it_event *evs,
+			 size_t n)
+{
+	int err = w->err;
+
+	for (size_t i = 0; i < n && !err; i++)
+		err = it_writer_add_record(w, 0, layer, IT_CHUNK_EVENTS, &evs[i], sizeof(*evs));
 	return err;
+}
+
+void it_writer_set_lost(struct it_writer *w, uint16_t machine, uint16_t layer, uint64_t total)
+{
+	struct loss *l = loss_of(&w->losses, machine, layer, true);
+
+	if (l)
+		l->lost = total;
+	else
+		w->err = -ENOMEM;
+}
+
+int it_writer_set_drops(struct it_writer *w, uint16_t machine, uint16_t layer,
+			const uint64_t *per_cpu, uint32_t ncpu)
+{
+	struct loss *l = loss_of(&w->losses, machine, layer, true);
+
+	if (!l || loss_set_drops(l, per_cpu, ncpu))
+		return -ENOMEM;
+	return 0;
+}
+
+int it_writer_set_missed(struct it_writer *w, uint16_t machine, uint16_t layer, uint64_t missed)
+{
+	struct loss *l = loss_of(&w->losses, machine, layer, true);
+
+	if (!l)
+		return -ENOMEM;
+	l->missed = missed;
+	l->have_missed = true;
+	return 0;
 }
 
 /* Copies the device table with the padding zeroed (LP64 has 4 bytes before
@@ -249,13 +528,42 @@ static int write_devices(struct it_writer *w, const struct it_device_rec *devs, 
 		copy[i] = devs[i];
 		memset((char *)&copy[i] + pad_at, 0, pad);
 	}
-	err = write_chunk(w, IT_CHUNK_DEVICES, (uint32_t)n, copy, n * sizeof(*copy));
+	err = write_chunk(w, IT_CHUNK_DEVICES, 0, 0, (uint32_t)n, copy, n * sizeof(*copy));
 	free(copy);
 	return err;
 }
 
-struct it_writer *it_writer_open(const char *path, const struct it_host_rec *host,
-				 const struct it_device_rec *devs, size_t ndevs,
+/* Takes a copy of the manifest, checked: NULL, or the reason. */
+static const char *take_layers(struct it_writer *w, const struct it_trace_head *head, char *why,
+			       size_t len)
+{
+	if (head->nlayers > MAX_PAYLOAD / sizeof(*head->layers)) {
+		snprintf(why, len, "%zu layers", head->nlayers);
+		return why;
+	}
+	if (check_layers(head->layers, head->nlayers, why, len))
+		return why;
+	w->layers = calloc(head->nlayers ? head->nlayers : 1, sizeof(*w->layers));
+	if (!w->layers) {
+		snprintf(why, len, "out of memory");
+		return why;
+	}
+	/* records[] past nrecords, reserved: zeroes, not the caller's memory */
+	for (size_t i = 0; i < head->nlayers; i++) {
+		const struct it_layer_rec *l = &head->layers[i];
+
+		w->layers[i].id = l->id;
+		w->layers[i].version = l->version;
+		w->layers[i].nrecords = l->nrecords;
+		memcpy(w->layers[i].name, l->name, sizeof(l->name));
+		memcpy(w->layers[i].records, l->records, l->nrecords * sizeof(*l->records));
+	}
+	w->nlayers = head->nlayers;
+	w->ev_layer = events_layer(w->layers, w->nlayers);
+	return NULL;
+}
+
+struct it_writer *it_writer_open(const char *path, const struct it_trace_head *head,
 				 char *err, size_t errlen)
 {
 	struct it_file_header fh = {
@@ -263,12 +571,15 @@ struct it_writer *it_writer_open(const char *path, const struct it_host_rec *hos
 		.header_size = sizeof(fh), .event_size = sizeof(struct it_event),
 	};
 	struct it_writer *w = calloc(1, sizeof(*w));
+	char why[160];
 	int rc;
 
-	if (!w || buf_reserve(&w->packed, sizeof(struct it_chunk_header) +
-					  CHUNK_EVENTS * IT_PACK_MAX) ||
-	    !(w->cctx = ZSTD_createCCtx())) {
+	if (!w || !(w->cctx = ZSTD_createCCtx())) {
 		snprintf(err, errlen, "out of memory");
+		goto fail_nofd;
+	}
+	if (take_layers(w, head, why, sizeof(why))) {
+		snprintf(err, errlen, "bad layers manifest: %s", why);
 		goto fail_nofd;
 	}
 	ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, ZSTD_LEVEL);
@@ -280,10 +591,13 @@ struct it_writer *it_writer_open(const char *path, const struct it_host_rec *hos
 	rc = write_all(w->fd, &fh, sizeof(fh));
 	if (!rc) {
 		w->bytes = sizeof(fh);
-		rc = write_chunk(w, IT_CHUNK_HOST, 1, host, sizeof(*host));
+		rc = write_chunk(w, IT_CHUNK_HOST, 0, 0, 1, head->host, sizeof(*head->host));
 	}
 	if (!rc)
-		rc = write_devices(w, devs, ndevs);
+		rc = write_devices(w, head->devs, head->ndevs);
+	if (!rc)
+		rc = write_chunk(w, IT_CHUNK_LAYERS, 0, 0, (uint32_t)w->nlayers, w->layers,
+				 w->nlayers * sizeof(*w->layers));
 	if (rc) {
 		snprintf(err, errlen, "cannot write %s: %s", path, strerror(-rc));
 		it_writer_abort(w);
@@ -298,118 +612,53 @@ fail_nofd:
 	return NULL;
 }
 
-int it_writer_add(struct it_writer *w, const struct it_event *evs, size_t n,
-		  uint64_t dropped_total)
+int it_writer_add_machine(struct it_writer *w, uint16_t machine, const struct it_host_rec *host)
 {
-	unsigned char *out = (unsigned char *)w->packed.p + sizeof(struct it_chunk_header);
-
-	w->dropped = dropped_total;
-	for (size_t i = 0; i < n && !w->err; i++) {
-		if (!w->nevs)
-			it_pack_reset(&w->packer);
-		w->packed_len += it_pack_event(&w->packer, &evs[i], out + w->packed_len);
-		if (++w->nevs == CHUNK_EVENTS)
-			it_writer_flush(w);
-	}
-	return w->err;
-}
-
-static void flush_syscalls(struct it_writer *w)
-{
-	if (w->nside && !w->err)
-		write_chunk(w, IT_CHUNK_SYSSIDE, w->nside, w->side.p, w->side_len);
-	w->nside = 0;
-	w->side_len = 0;
-	if (w->nsys && !w->err)
-		write_chunk(w, IT_CHUNK_SYSCALLS, (uint32_t)w->nsys, w->sys, w->nsys * sizeof(*w->sys));
-	w->nsys = 0;
-}
-
-int it_writer_add_syscall(struct it_writer *w, const void *rec, size_t len)
-{
-	uint16_t type;
-	size_t padded = (len + 7) & ~(size_t)7;
-
-	if (w->err)
-		return w->err;
-	if (len < sizeof(type) || len > CHUNK_SIDE)
+	if (w->body || !machine || machine == IT_ANY)
 		return -EINVAL;
-	memcpy(&type, rec, sizeof(type));
-	if (type == IT_SREC_CALL) {
-		if (len < sizeof(*w->sys))
-			return -EINVAL;
-		if (!w->sys && !(w->sys = malloc(CHUNK_SYSCALLS * sizeof(*w->sys))))
-			return w->err = -ENOMEM;
-		memcpy(&w->sys[w->nsys++], rec, sizeof(*w->sys));
-		if (w->nsys == CHUNK_SYSCALLS)
-			flush_syscalls(w);
-		return w->err;
-	}
-	if (w->side_len + padded > CHUNK_SIDE)
-		flush_syscalls(w);
-	if (buf_reserve(&w->side, CHUNK_SIDE))
-		return w->err = -ENOMEM;
-	memcpy((char *)w->side.p + w->side_len, rec, len);
-	memset((char *)w->side.p + w->side_len + len, 0, padded - len);
-	w->side_len += padded;
-	w->nside++;
-	return w->err;
+	return write_chunk(w, IT_CHUNK_HOST, machine, 0, 1, host, sizeof(*host));
 }
 
-int it_writer_set_syscall_drops(struct it_writer *w, const uint64_t *per_cpu, uint32_t ncpu)
+int it_writer_add_clock(struct it_writer *w, const struct it_clock_rec *clock)
 {
-	uint64_t *d = malloc(ncpu ? ncpu * sizeof(*d) : 1);
+	struct it_clock_rec c = *clock;
 
-	if (!d)
-		return -ENOMEM;
-	memcpy(d, per_cpu, ncpu * sizeof(*d));
-	free(w->sysdrops);
-	w->sysdrops = d;
-	w->nsysdrops = ncpu;
-	return 0;
-}
-
-void it_writer_set_missed(struct it_writer *w, uint64_t missed)
-{
-	w->missed = missed;
-	w->have_missed = true;
+	if (w->body || !c.machine || c.machine == IT_ANY || c.machine == c.ref_machine ||
+	    !memchr(c.method, '\0', sizeof(c.method)))
+		return -EINVAL;
+	c.reserved = 0;
+	return write_chunk(w, IT_CHUNK_CLOCK, c.machine, 0, 1, &c, sizeof(c));
 }
 
 int it_writer_flush(struct it_writer *w)
 {
-	if (w->nevs && !w->err)
-		write_events(w);
-	w->nevs = 0;
-	w->packed_len = 0;
-	flush_syscalls(w);
+	for (size_t i = 0; i < w->nstreams; i++)
+		flush_stream(w, &w->streams[i]);
 	return w->err;
 }
 
-int it_writer_close(struct it_writer *w, const uint64_t *drops_per_cpu, uint32_t ncpu,
-		    uint64_t end_monotonic_ns)
+int it_writer_close(struct it_writer *w, uint64_t end_monotonic_ns)
 {
 	struct it_end_rec end = { .end_monotonic_ns = end_monotonic_ns };
-	uint64_t sum = 0;
+	struct loss *ev = loss_of(&w->losses, 0, w->ev_layer, false);
 	int err;
 
-	if (!drops_per_cpu)
-		ncpu = 0;
-	for (uint32_t i = 0; i < ncpu; i++)
-		sum += drops_per_cpu[i];
 	it_writer_flush(w);
-	if (w->sysdrops)
-		write_chunk(w, IT_CHUNK_SYSDROPS, w->nsysdrops, w->sysdrops,
-			    (size_t)w->nsysdrops * sizeof(uint64_t));
-	if (w->have_missed)
-		write_chunk(w, IT_CHUNK_MISSED, 1, &w->missed, sizeof(w->missed));
-	/* the per-CPU counters are final now; never report less than before */
-	if (sum > w->dropped)
-		w->dropped = sum;
-	write_chunk(w, IT_CHUNK_DROPS, ncpu, drops_per_cpu, (size_t)ncpu * sizeof(uint64_t));
+	for (size_t i = 0; i < w->losses.n; i++) {
+		const struct loss *l = &w->losses.v[i];
+
+		if (l->have_missed)
+			write_chunk(w, IT_CHUNK_MISSED, l->machine, l->layer, 1, &l->missed,
+				    sizeof(l->missed));
+		if (l->have_drops)
+			write_chunk(w, IT_CHUNK_DROPS, l->machine, l->layer, l->ncpu, l->drops,
+				    (size_t)l->ncpu * sizeof(uint64_t));
+	}
 	end.events_total = w->events;
-	end.dropped_total = w->dropped;
+	/* the per-CPU counters are final now; never report less than before */
+	end.dropped_total = ev ? (loss_sum(ev) > ev->lost ? loss_sum(ev) : ev->lost) : 0;
 	end.chunks = w->chunks;
-	write_chunk(w, IT_CHUNK_END, 1, &end, sizeof(end));
+	write_chunk(w, IT_CHUNK_END, 0, 0, 1, &end, sizeof(end));
 	err = w->err;
 	if (close(w->fd) && !err)
 		err = -errno;
@@ -430,10 +679,12 @@ void it_writer_abort(struct it_writer *w)
 	if (w->fd >= 0)
 		close(w->fd);
 	ZSTD_freeCCtx(w->cctx);
-	free(w->packed.p);
-	free(w->sys);
-	free(w->side.p);
-	free(w->sysdrops);
+	for (size_t i = 0; i < w->nstreams; i++) {
+		free(w->streams[i].packer);
+		free(w->streams[i].data.p);
+	}
+	losses_free(&w->losses);
+	free(w->layers);
 	free(w->out.p);
 	free(w);
 }
@@ -451,11 +702,18 @@ enum rd {
 	RD_ERR,     /* read error or out of memory: reported as -1 */
 };
 
+/* A chunk header as read, and what it means. */
+struct hdr {
+	struct it_chunk_header h; /* as in the file; machine, layer 0 in v1/v2 */
+	uint16_t type, machine, layer; /* v1/v2: the type and layer v3 would write */
+	const struct it_record_type *rt; /* a layer's records: the manifest's entry */
+};
+
 struct slot {
-	struct buf evs;     /* decompressed payload of a wanted chunk (EVENTS by default) */
+	struct buf evs;     /* raw payload of a wanted chunk (EVENTS by default) */
 	size_t n;           /* its record count */
 	size_t len;         /* its bytes */
-	uint16_t type;
+	uint16_t type, machine, layer;
 	bool full;          /* filled by the producer, not yet released by the caller */
 };
 
@@ -465,24 +723,31 @@ struct it_reader {
 	struct it_host_rec host;
 	struct it_device_rec *devs;
 	size_t ndevs;
+	uint32_t version;           /* of the file */
+	size_t hsize;               /* chunk header bytes: 32 before version 3 */
+	struct it_layer_rec *layers;
+	size_t nlayers;
+	uint16_t ev_layer;          /* whose DROPS count machine 0's events */
+	struct it_machine *machines;
+	size_t nmachines;
+	struct it_clock_rec *clocks;
+	size_t nclocks;
 
 	/* producer state: the read-ahead thread's once it runs */
 	uint64_t off;               /* next chunk */
 	ZSTD_DCtx *dctx;
 	struct buf stored;          /* compressed payload */
-	struct buf tmp;             /* raw payload of chunks other than EVENTS */
+	struct buf tmp;             /* raw payload of chunks not handed out */
 	uint64_t produced;          /* events in EVENTS chunks read */
 	uint64_t chunks;            /* valid chunks read, all types */
-	uint64_t hdr_dropped;       /* dropped_total of the last valid chunk */
-	uint64_t *drops;            /* DROPS payload */
-	uint64_t missed;            /* MISSED payload */
-	bool have_missed;
-	uint32_t ncpu;
-	bool have_drops, complete, truncated;
+	uint64_t hdr_dropped;       /* dropped_total of the last valid chunk of ev_layer */
+	struct losses losses;       /* DROPS and MISSED payloads */
+	bool complete, truncated;
 	uint64_t bad_offset;
 	struct it_end_rec end;
-	uint64_t want;              /* bit per chunk type handed out (EVENTS by default) */
-	bool records;               /* it_reader_open_records: step over the others unread */
+	struct it_select sel[MAX_SELECT]; /* the chunks handed out */
+	size_t nsel;
+	bool records;               /* a records reader: step over the others unread */
 
 	/* hand-off between producer and caller */
 	bool threaded;
@@ -528,28 +793,50 @@ static ssize_t pread_full(int fd, void *p, size_t len, uint64_t off)
 	return (ssize_t)got;
 }
 
+/* The record type of a layer's chunks: the manifest's; a v1/v2 file's
+ * chunks are what this build's layers wrote then. */
+static const struct it_record_type *record_type(const struct it_reader *r, uint16_t layer,
+						uint16_t type)
+{
+	const struct it_record_type *t = find_record_type(r->layers, r->nlayers, layer, type);
+
+	if (!t && r->version < 3)
+		t = find_record_type(it_layer_builtin(layer), it_layer_builtin(layer) ? 1 : 0,
+				     layer, type);
+	return t;
+}
+
+/* A chunk type's name in messages: a layer's chunks go by their records. */
 static const char *type_name(uint16_t type)
 {
 	static const char *names[] = { "?", "HOST", "DEVICES", "EVENTS", "DROPS", "END",
-				       "SYSCALLS", "SYSSIDE", "SYSDROPS" };
+				       "unknown", "unknown", "DROPS", "MISSED", "CLOCK", "LAYERS" };
 
 	return type < sizeof(names) / sizeof(*names) ? names[type] : "unknown";
 }
 
+static const char *chunk_name(const struct hdr *x)
+{
+	return x->rt && x->type != IT_CHUNK_EVENTS ? x->rt->name : type_name(x->type);
+}
+
 /* Reads the chunk header at r->off and checks what can be checked before
  * the payload: nothing later trusts a length that failed here. */
-static enum rd read_header(struct it_reader *r, struct it_chunk_header *h)
+static enum rd read_header(struct it_reader *r, struct hdr *x)
 {
-	ssize_t n = pread_full(r->fd, h, sizeof(*h), r->off);
+	struct it_chunk_header *h = &x->h;
+	ssize_t n;
 	size_t rs;
 
+	memset(h, 0, sizeof(*h));
+	n = pread_full(r->fd, h, r->hsize, r->off);
 	if (n < 0) {
 		set_err(r, "read error at offset %llu: %s", (unsigned long long)r->off, strerror(errno));
 		return RD_ERR;
 	}
 	if (n == 0)
 		return RD_EOF;
-	if ((size_t)n < sizeof(*h)) {
+	if ((size_t)n < r->hsize) {
 		set_err(r, "chunk header cut short at offset %llu", (unsigned long long)r->off);
 		return RD_SHORT;
 	}
@@ -557,8 +844,12 @@ static enum rd read_header(struct it_reader *r, struct it_chunk_header *h)
 		set_err(r, "no chunk magic at offset %llu", (unsigned long long)r->off);
 		return RD_BAD;
 	}
+	x->type = h->type;
+	x->machine = h->machine;
+	x->layer = r->version < 3 ? it_legacy_chunk_layer(&x->type) : h->layer;
+	x->rt = own_type(x->type) ? NULL : record_type(r, x->layer, x->type);
 	if (h->compression > IT_COMP_PACK ||
-	    (h->compression == IT_COMP_PACK && h->type != IT_CHUNK_EVENTS)) {
+	    (h->compression == IT_COMP_PACK && (!x->rt || x->rt->encoding != IT_COMP_PACK))) {
 		set_err(r, "unknown compression %u in the chunk at offset %llu",
 			h->compression, (unsigned long long)r->off);
 		return RD_BAD;
@@ -573,21 +864,32 @@ static enum rd read_header(struct it_reader *r, struct it_chunk_header *h)
 			(unsigned long long)r->off, h->raw_len, h->stored_len);
 		return RD_BAD;
 	}
-	rs = rec_size(h->type);
+	rs = x->rt ? x->rt->size : own_size(x->type);
 	if ((rs && (uint64_t)h->count * rs != h->raw_len) ||
-	    ((h->type == IT_CHUNK_HOST || h->type == IT_CHUNK_END || h->type == IT_CHUNK_MISSED) &&
-	     h->count != 1)) {
+	    (x->rt && !rs && h->count > h->raw_len / 8) ||
+	    ((x->type == IT_CHUNK_HOST || x->type == IT_CHUNK_END || x->type == IT_CHUNK_MISSED ||
+	      x->type == IT_CHUNK_CLOCK) && h->count != 1)) {
 		set_err(r, "%s chunk at offset %llu: %u records do not fill %u bytes",
-			type_name(h->type), (unsigned long long)r->off, h->count, h->raw_len);
+			chunk_name(x), (unsigned long long)r->off, h->count, h->raw_len);
 		return RD_BAD;
 	}
 	return RD_OK;
 }
 
-/* Reads, checks and decompresses the payload of the chunk whose header is
- * h into raw; advances r->off past the chunk on success. */
-static enum rd read_payload(struct it_reader *r, const struct it_chunk_header *h, struct buf *raw)
+/* The chunk's header counts machine 0's event losses so far. */
+static void took(struct it_reader *r, const struct hdr *x)
 {
+	r->off += r->hsize + x->h.stored_len;
+	r->chunks++;
+	if (r->version < 3 || (!x->machine && x->layer && x->layer == r->ev_layer))
+		r->hdr_dropped = x->h.dropped_total;
+}
+
+/* Reads, checks and decompresses the payload of the chunk whose header is
+ * x into raw; advances r->off past the chunk on success. */
+static enum rd read_payload(struct it_reader *r, const struct hdr *x, struct buf *raw)
+{
+	const struct it_chunk_header *h = &x->h;
 	struct buf *dst = h->compression == IT_COMP_NONE ? raw : &r->stored;
 	uint64_t at = r->off;
 	ssize_t n;
@@ -597,19 +899,19 @@ static enum rd read_payload(struct it_reader *r, const struct it_chunk_header *h
 		set_err(r, "out of memory for a %u-byte chunk", h->raw_len);
 		return RD_ERR;
 	}
-	n = pread_full(r->fd, dst->p, h->stored_len, at + sizeof(*h));
+	n = pread_full(r->fd, dst->p, h->stored_len, at + r->hsize);
 	if (n < 0) {
 		set_err(r, "read error at offset %llu: %s", (unsigned long long)at, strerror(errno));
 		return RD_ERR;
 	}
 	if ((size_t)n < h->stored_len) {
 		set_err(r, "%s chunk at offset %llu cut short (%zd of %u bytes)",
-			type_name(h->type), (unsigned long long)at, n, h->stored_len);
+			chunk_name(x), (unsigned long long)at, n, h->stored_len);
 		return RD_SHORT;
 	}
-	if (chunk_crc(h, dst->p, h->stored_len) != h->payload_crc) {
+	if (chunk_crc(h, r->hsize, dst->p, h->stored_len) != h->payload_crc) {
 		set_err(r, "CRC mismatch in the %s chunk at offset %llu",
-			type_name(h->type), (unsigned long long)at);
+			chunk_name(x), (unsigned long long)at);
 		return RD_BAD;
 	}
 	if (h->compression == IT_COMP_ZSTD) {
@@ -617,19 +919,17 @@ static enum rd read_payload(struct it_reader *r, const struct it_chunk_header *h
 
 		if (ZSTD_isError(z) || z != h->raw_len) {
 			set_err(r, "cannot decompress the %s chunk at offset %llu: %s",
-				type_name(h->type), (unsigned long long)at,
+				chunk_name(x), (unsigned long long)at,
 				ZSTD_isError(z) ? ZSTD_getErrorName(z) : "wrong length");
 			return RD_BAD;
 		}
 	} else if (h->compression == IT_COMP_PACK &&
 		   it_unpack_events(dst->p, h->stored_len, raw->p, h->count)) {
 		set_err(r, "cannot unpack the %s chunk at offset %llu: not %u packed events",
-			type_name(h->type), (unsigned long long)at, h->count);
+			chunk_name(x), (unsigned long long)at, h->count);
 		return RD_BAD;
 	}
-	r->off = at + sizeof(*h) + h->stored_len;
-	r->chunks++;
-	r->hdr_dropped = h->dropped_total;
+	took(r, x);
 	return RD_OK;
 }
 
@@ -646,9 +946,9 @@ static int stop_at(struct it_reader *r, enum rd rc)
 	return 0;
 }
 
-static int take_end(struct it_reader *r, const struct it_chunk_header *h)
+static int take_end(struct it_reader *r, const struct hdr *x)
 {
-	uint64_t at = r->off - sizeof(*h) - h->stored_len;
+	uint64_t at = r->off - r->hsize - x->h.stored_len;
 
 	memcpy(&r->end, r->tmp.p, sizeof(r->end));
 	/* chunks counts this END already */
@@ -665,25 +965,38 @@ static int take_end(struct it_reader *r, const struct it_chunk_header *h)
 	return 0;
 }
 
-static int take_drops(struct it_reader *r, const struct it_chunk_header *h)
+/* DROPS and MISSED: kept by (machine, layer) for the status. */
+static int take_loss(struct it_reader *r, const struct hdr *x)
 {
-	uint64_t *d = malloc(h->count ? h->raw_len : 1);
+	struct loss *l = loss_of(&r->losses, x->machine, x->layer, true);
 
-	if (!d) {
+	if (l && x->type == IT_CHUNK_MISSED) {
+		memcpy(&l->missed, r->tmp.p, sizeof(l->missed));
+		l->have_missed = true;
+		return 0;
+	}
+	if (!l || loss_set_drops(l, r->tmp.p, x->h.count)) {
 		set_err(r, "out of memory");
 		return -1;
 	}
-	memcpy(d, r->tmp.p, h->raw_len);
-	free(r->drops);
-	r->drops = d;
-	r->ncpu = h->count;
-	r->have_drops = true;
-	return 1;
+	return 0;
 }
 
-static bool wanted(const struct it_reader *r, uint16_t type)
+static bool matches(uint16_t want, uint16_t v)
 {
-	return type < 64 && ((r->want >> type) & 1);
+	return want == IT_ANY || want == v;
+}
+
+/* A layer's records that the reader was asked for. */
+static bool wanted(const struct it_reader *r, const struct hdr *x)
+{
+	if (!x->rt)
+		return false;
+	for (size_t i = 0; i < r->nsel; i++)
+		if (matches(r->sel[i].machine, x->machine) && matches(r->sel[i].layer, x->layer) &&
+		    matches(r->sel[i].type, x->type))
+			return true;
+	return false;
 }
 
 /* Chunks the reader itself consumes for its status, whatever was asked for. */
@@ -692,18 +1005,16 @@ static bool status_chunk(uint16_t type)
 	return type == IT_CHUNK_DROPS || type == IT_CHUNK_MISSED || type == IT_CHUNK_END;
 }
 
-/* A records reader steps over the chunks it does not hand out (the block
- * events, when it reads the syscall layer's) without reading them: the
- * next header's magic catches a bad length. */
-static bool skip(struct it_reader *r, const struct it_chunk_header *h)
+/* A records reader steps over the chunks it does not hand out (one
+ * layer's events, when it reads another layer's) without reading them: the next
+ * header's magic catches a bad length. */
+static bool skip(struct it_reader *r, const struct hdr *x)
 {
-	if (!r->records || wanted(r, h->type) || status_chunk(h->type))
+	if (!r->records || wanted(r, x) || status_chunk(x->type))
 		return false;
-	r->off += sizeof(*h) + h->stored_len;
-	r->chunks++;
-	r->hdr_dropped = h->dropped_total;
-	if (h->type == IT_CHUNK_EVENTS)
-		r->produced += h->count;
+	if (x->type == IT_CHUNK_EVENTS)
+		r->produced += x->h.count;
+	took(r, x);
 	return true;
 }
 
@@ -713,39 +1024,40 @@ static bool skip(struct it_reader *r, const struct it_chunk_header *h)
 static int produce(struct it_reader *r, struct slot *s)
 {
 	for (;;) {
-		struct it_chunk_header h;
-		enum rd rc = read_header(r, &h);
+		struct hdr x;
+		enum rd rc = read_header(r, &x);
+		bool want = rc == RD_OK && wanted(r, &x);
 
-		if (rc == RD_OK && skip(r, &h))
+		if (rc == RD_OK && skip(r, &x))
 			continue;
 		if (rc == RD_OK)
-			rc = read_payload(r, &h, wanted(r, h.type) ? &s->evs : &r->tmp);
+			rc = read_payload(r, &x, want ? &s->evs : &r->tmp);
 		if (rc != RD_OK)
 			return stop_at(r, rc);
-		if (h.type == IT_CHUNK_EVENTS)
-			r->produced += h.count;
-		if (wanted(r, h.type)) {
-			if (!h.count)
+		if (x.type == IT_CHUNK_EVENTS)
+			r->produced += x.h.count;
+		if (want) {
+			if (!x.h.count)
 				continue;
-			s->n = h.count;
-			s->len = h.raw_len;
-			s->type = h.type;
+			s->n = x.h.count;
+			s->len = x.h.raw_len;
+			s->type = x.type;
+			s->machine = x.machine;
+			s->layer = x.layer;
 			return 1;
 		}
-		switch (h.type) {
+		switch (x.type) {
 		case IT_CHUNK_DROPS:
-			if (take_drops(r, &h) < 0)
+		case IT_CHUNK_MISSED:
+			if (take_loss(r, &x) < 0)
 				return -1;
 			continue;
-		case IT_CHUNK_MISSED:
-			memcpy(&r->missed, r->tmp.p, sizeof(r->missed));
-			r->have_missed = true;
-			continue;
 		case IT_CHUNK_END:
-			return take_end(r, &h);
+			return take_end(r, &x);
 		default:
-			/* a chunk type from a newer writer (or a repeated HOST or
-			 * DEVICES): intact, as the CRC says, and not ours to read */
+			/* a chunk type from a newer writer, records of a layer the
+			 * manifest lacks, or a head chunk repeated: intact, as the
+			 * CRC says, and not ours to read */
 			continue;
 		}
 	}
@@ -838,123 +1150,215 @@ int it_reader_next(struct it_reader *r, const struct it_event **evs, size_t *n)
 	return rc;
 }
 
-int it_reader_next_records(struct it_reader *r, uint16_t *type, const void **payload,
-			   size_t *len, uint32_t *count)
+int it_reader_next_chunk(struct it_reader *r, struct it_chunk *c)
 {
 	struct slot *s;
 	int rc = next_slot(r, &s);
 
-	*type = rc == 1 ? s->type : 0;
-	*payload = rc == 1 ? s->evs.p : NULL;
-	*len = rc == 1 ? s->len : 0;
-	*count = rc == 1 ? (uint32_t)s->n : 0;
+	memset(c, 0, sizeof(*c));
+	if (rc == 1)
+		*c = (struct it_chunk){ .type = s->type, .machine = s->machine, .layer = s->layer,
+					.count = (uint32_t)s->n, .data = s->evs.p, .len = s->len };
 	return rc;
 }
 
-const void *it_sys_side_next(const void *payload, size_t len, size_t *off, size_t *reclen)
+int it_reader_next_records(struct it_reader *r, uint16_t *type, const void **payload,
+			   size_t *len, uint32_t *count)
 {
-	const unsigned char *p = (const unsigned char *)payload + *off;
-	size_t left = len - *off, need;
-	uint16_t type;
+	struct it_chunk c;
+	int rc = it_reader_next_chunk(r, &c);
 
-	if (*off >= len || left < sizeof(type))
-		return NULL;
-	memcpy(&type, p, sizeof(type));
-	switch (type) {
-	case IT_SREC_PATH: {
-		struct it_sys_path h;
-		if (left < sizeof(h))
-			return NULL;
-		memcpy(&h, p, sizeof(h));
-		need = sizeof(h) + h.len;
-		break;
-	}
-	case IT_SREC_NAME: {
-		struct it_sys_name h;
-		if (left < sizeof(h))
-			return NULL;
-		memcpy(&h, p, sizeof(h));
-		need = sizeof(h) + h.len;
-		break;
-	}
-	case IT_SREC_TASK:
-		need = sizeof(struct it_sys_task);
-		break;
-	default:
-		return NULL;
-	}
-	if (need > left)
-		return NULL;
-	*reclen = need;
-	*off += (need + 7) & ~(size_t)7;
-	return p;
+	*type = c.type;
+	*payload = c.data;
+	*len = c.len;
+	*count = c.count;
+	return rc;
 }
 
 /* Strings from the file are the file's: make sure each one ends. */
 #define TERMINATE(field) ((field)[sizeof(field) - 1] = '\0')
 
-/* Reads the HOST or DEVICES chunk at r->off into r->tmp; a one-line
- * reason goes to err on failure. */
-static int read_start_chunk(struct it_reader *r, uint16_t type, struct it_chunk_header *h,
-			    char *err, size_t errlen)
+static void terminate_host(struct it_host_rec *h)
 {
-	uint64_t at = r->off;
-	enum rd rc = read_header(r, h);
+	TERMINATE(h->hostname);
+	TERMINATE(h->kernel);
+	TERMINATE(h->boot_id);
+	TERMINATE(h->clock);
+	TERMINATE(h->command);
+	TERMINATE(h->layers);
+	TERMINATE(h->hooks);
+}
 
-	if (rc == RD_OK && h->type != type) {
-		snprintf(err, errlen, "corrupt %s chunk at offset %llu: found a chunk of type %u",
-			 type_name(type), (unsigned long long)at, h->type);
-		return -1;
-	}
+/* Reads a head chunk (its header x already read and checked) into r->tmp;
+ * a one-line reason goes to err on failure. */
+static int read_head_payload(struct it_reader *r, const struct hdr *x, uint64_t at, enum rd rc,
+			     char *err, size_t errlen)
+{
+	const char *name = type_name(x->type);
+
 	if (rc == RD_OK)
-		rc = read_payload(r, h, &r->tmp);
+		rc = read_payload(r, x, &r->tmp);
 	if (rc == RD_OK)
 		return 0;
 	if (rc == RD_EOF || rc == RD_SHORT)
 		snprintf(err, errlen, "header cut short: the file ends in its %s chunk at offset "
 			 "%llu (the recording stopped before it wrote any events)",
-			 type_name(type), (unsigned long long)at);
+			 name, (unsigned long long)at);
 	else if (rc == RD_ERR)
 		snprintf(err, errlen, "%s", r->err);
 	else
-		snprintf(err, errlen, "corrupt %s chunk: %s", type_name(type), r->err);
+		snprintf(err, errlen, "corrupt %s chunk: %s", name, r->err);
+	return -1;
+}
+
+/* Reads the chunk at r->off, which must be of this type (HOST, DEVICES,
+ * LAYERS), into r->tmp. */
+static int read_start_chunk(struct it_reader *r, uint16_t type, struct hdr *x,
+			    char *err, size_t errlen)
+{
+	uint64_t at = r->off;
+	enum rd rc = read_header(r, x);
+
+	if (rc == RD_OK && (x->type != type || x->machine || x->layer)) {
+		snprintf(err, errlen, "corrupt %s chunk at offset %llu: found a chunk of type %u "
+			 "(machine %u, layer %u)", type_name(type), (unsigned long long)at,
+			 x->h.type, x->machine, x->layer);
+		return -1;
+	}
+	x->type = type; /* for the messages when the header itself failed */
+	return read_head_payload(r, x, at, rc, err, errlen);
+}
+
+/* The manifest: from the LAYERS chunk, or made from host.layers for a
+ * file written before there was one. */
+static int read_layers(struct it_reader *r, char *err, size_t errlen)
+{
+	struct it_layer_rec legacy[8];
+	struct hdr x;
+	char why[160];
+	size_t n;
+
+	if (r->version < 3) {
+		n = it_legacy_manifest(r->host.layers, legacy, sizeof(legacy) / sizeof(*legacy));
+		r->layers = malloc((n ? n : 1) * sizeof(*legacy));
+		if (r->layers)
+			memcpy(r->layers, legacy, n * sizeof(*legacy));
+		r->ev_layer = it_legacy_chunk_layer(&(uint16_t){ IT_CHUNK_EVENTS });
+	} else {
+		if (read_start_chunk(r, IT_CHUNK_LAYERS, &x, err, errlen))
+			return -1;
+		n = x.h.count;
+		r->layers = malloc(n ? x.h.raw_len : 1);
+		if (r->layers)
+			memcpy(r->layers, r->tmp.p, x.h.raw_len);
+	}
+	if (!r->layers) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	r->nlayers = n;
+	for (size_t i = 0; i < n; i++) {
+		TERMINATE(r->layers[i].name);
+		for (size_t k = 0; k < IT_LAYER_MAX_RECORDS; k++)
+			TERMINATE(r->layers[i].records[k].name);
+	}
+	if (check_layers(r->layers, n, why, sizeof(why))) {
+		snprintf(err, errlen, "corrupt LAYERS chunk: %s", why);
+		return -1;
+	}
+	if (r->version >= 3)
+		r->ev_layer = events_layer(r->layers, n);
+	return 0;
+}
+
+/* Other machines' HOST and CLOCK chunks, up to the first other chunk. */
+static int read_machines(struct it_reader *r, char *err, size_t errlen)
+{
+	for (;;) {
+		uint64_t at = r->off;
+		struct hdr x;
+		enum rd rc = read_header(r, &x);
+		void *p;
+
+		if (rc != RD_OK || (x.type != IT_CHUNK_HOST && x.type != IT_CHUNK_CLOCK))
+			return 0; /* the records start here (or the damage reading will meet) */
+		if (read_head_payload(r, &x, at, rc, err, errlen))
+			return -1;
+		if (x.type == IT_CHUNK_HOST) {
+			bool seen = false;
+
+			for (size_t i = 0; i < r->nmachines; i++)
+				seen |= r->machines[i].id == x.machine;
+			if (seen || x.machine == IT_ANY)
+				continue; /* the first HOST of a machine is its own */
+			p = realloc(r->machines, (r->nmachines + 1) * sizeof(*r->machines));
+			if (!p)
+				goto oom;
+			r->machines = p;
+			r->machines[r->nmachines].id = x.machine;
+			memcpy(&r->machines[r->nmachines].host, r->tmp.p, sizeof(struct it_host_rec));
+			terminate_host(&r->machines[r->nmachines++].host);
+			continue;
+		}
+		p = realloc(r->clocks, (r->nclocks + 1) * sizeof(*r->clocks));
+		if (!p)
+			goto oom;
+		r->clocks = p;
+		memcpy(&r->clocks[r->nclocks], r->tmp.p, sizeof(*r->clocks));
+		TERMINATE(r->clocks[r->nclocks].method);
+		if (r->clocks[r->nclocks].machine != x.machine || !x.machine ||
+		    x.machine == r->clocks[r->nclocks].ref_machine) {
+			snprintf(err, errlen, "corrupt CLOCK chunk at offset %llu: machine %u "
+				 "relative to machine %u, in a chunk of machine %u",
+				 (unsigned long long)at, r->clocks[r->nclocks].machine,
+				 r->clocks[r->nclocks].ref_machine, x.machine);
+			return -1;
+		}
+		r->nclocks++;
+	}
+oom:
+	snprintf(err, errlen, "out of memory");
 	return -1;
 }
 
 static int read_start(struct it_reader *r, char *err, size_t errlen)
 {
-	struct it_chunk_header h;
+	struct hdr x;
 
-	if (read_start_chunk(r, IT_CHUNK_HOST, &h, err, errlen))
+	if (read_start_chunk(r, IT_CHUNK_HOST, &x, err, errlen))
 		return -1;
 	memcpy(&r->host, r->tmp.p, sizeof(r->host));
-	TERMINATE(r->host.hostname);
-	TERMINATE(r->host.kernel);
-	TERMINATE(r->host.boot_id);
-	TERMINATE(r->host.clock);
-	TERMINATE(r->host.command);
-	TERMINATE(r->host.layers);
-	TERMINATE(r->host.hooks);
-
-	if (read_start_chunk(r, IT_CHUNK_DEVICES, &h, err, errlen))
+	terminate_host(&r->host);
+	r->machines = malloc(sizeof(*r->machines));
+	if (!r->machines) {
+		snprintf(err, errlen, "out of memory");
 		return -1;
-	r->devs = malloc(h.count ? h.raw_len : 1);
+	}
+	r->machines[0].id = 0;
+	r->machines[0].host = r->host;
+	r->nmachines = 1;
+
+	if (read_start_chunk(r, IT_CHUNK_DEVICES, &x, err, errlen))
+		return -1;
+	r->devs = malloc(x.h.count ? x.h.raw_len : 1);
 	if (!r->devs) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	memcpy(r->devs, r->tmp.p, h.raw_len);
-	r->ndevs = h.count;
+	memcpy(r->devs, r->tmp.p, x.h.raw_len);
+	r->ndevs = x.h.count;
 	for (size_t i = 0; i < r->ndevs; i++) {
 		TERMINATE(r->devs[i].name);
 		TERMINATE(r->devs[i].model);
 		TERMINATE(r->devs[i].scheduler);
 	}
-	return 0;
+	if (read_layers(r, err, errlen))
+		return -1;
+	return r->version < 3 ? 0 : read_machines(r, err, errlen);
 }
 
 /* Checks the 32-byte file header: every foreign or future file stops here. */
-static int check_file_header(int fd, char *err, size_t errlen)
+static int check_file_header(int fd, uint32_t *version, char *err, size_t errlen)
 {
 	struct it_file_header fh;
 	ssize_t n = pread_full(fd, &fh, sizeof(fh), 0);
@@ -978,13 +1382,13 @@ static int check_file_header(int fd, char *err, size_t errlen)
 			 n, sizeof(fh));
 		return -1;
 	}
-	if (fh.version == __builtin_bswap32(IT_TRACE_VERSION)) {
+	if (__builtin_bswap32(fh.version) >= 1 && __builtin_bswap32(fh.version) <= IT_TRACE_VERSION) {
 		snprintf(err, errlen, "big-endian trace file: this build reads little-endian files only");
 		return -1;
 	}
-	/* version 2 only added packed EVENTS chunks: a version-1 file reads
-	 * the same way */
-	if (fh.version != IT_TRACE_VERSION && fh.version != 1) {
+	/* version 2 added packed EVENTS chunks, version 3 the machine and layer
+	 * of each chunk: older files read with what they lack made up */
+	if (fh.version < 1 || fh.version > IT_TRACE_VERSION) {
 		snprintf(err, errlen, "unsupported trace format version %u (this build reads versions 1 to %u%s)",
 			 fh.version, IT_TRACE_VERSION,
 			 fh.version > IT_TRACE_VERSION ? "; use a newer iotrail" : "");
@@ -993,9 +1397,10 @@ static int check_file_header(int fd, char *err, size_t errlen)
 	if (fh.header_size != sizeof(fh) || fh.event_size != sizeof(struct it_event)) {
 		snprintf(err, errlen, "corrupt file header: header size %u, event size %u "
 			 "(version %u has %zu and %zu)", fh.header_size, fh.event_size,
-			 IT_TRACE_VERSION, sizeof(fh), sizeof(struct it_event));
+			 fh.version, sizeof(fh), sizeof(struct it_event));
 		return -1;
 	}
+	*version = fh.version;
 	return 0;
 }
 
@@ -1009,31 +1414,47 @@ static void start_readahead(struct it_reader *r)
 	r->threaded = pthread_create(&r->thread, NULL, readahead_main, r) == 0;
 }
 
-static struct it_reader *open_reader(const char *path, uint64_t want, char *err, size_t errlen);
+static struct it_reader *open_reader(const char *path, const struct it_select *sel, size_t nsel,
+				     bool records, char *err, size_t errlen);
 
 struct it_reader *it_reader_open(const char *path, char *err, size_t errlen)
 {
-	return open_reader(path, 1ull << IT_CHUNK_EVENTS, err, errlen);
+	const struct it_select events = { 0, IT_ANY, IT_CHUNK_EVENTS };
+
+	return open_reader(path, &events, 1, false, err, errlen);
+}
+
+struct it_reader *it_reader_open_select(const char *path, const struct it_select *sel,
+					size_t nsel, char *err, size_t errlen)
+{
+	if (nsel > MAX_SELECT) {
+		snprintf(err, errlen, "%zu chunk selectors, at most %d", nsel, MAX_SELECT);
+		return NULL;
+	}
+	for (size_t i = 0; i < nsel; i++)
+		if (own_type(sel[i].type) || !sel[i].type) {
+			snprintf(err, errlen, "chunk type %u cannot be read as records", sel[i].type);
+			return NULL;
+		}
+	return open_reader(path, sel, nsel, true, err, errlen);
 }
 
 struct it_reader *it_reader_open_records(const char *path, const uint16_t *types, size_t ntypes,
 					 char *err, size_t errlen)
 {
-	uint64_t want = 0;
+	struct it_select sel[MAX_SELECT];
 
-	for (size_t i = 0; i < ntypes; i++) {
-		if (types[i] >= 64 || types[i] == IT_CHUNK_HOST || types[i] == IT_CHUNK_DEVICES ||
-		    status_chunk(types[i])) {
-			snprintf(err, errlen, "chunk type %u cannot be read as records", types[i]);
-			return NULL;
-		}
-		want |= 1ull << types[i];
+	if (ntypes > MAX_SELECT) {
+		snprintf(err, errlen, "%zu chunk types, at most %d", ntypes, MAX_SELECT);
+		return NULL;
 	}
-	return open_reader(path, want | (1ull << 63), err, errlen);
+	for (size_t i = 0; i < ntypes; i++)
+		sel[i] = (struct it_select){ 0, IT_ANY, types[i] };
+	return it_reader_open_select(path, sel, ntypes, err, errlen);
 }
 
-/* want: the chunk types handed out; bit 63 marks a records reader. */
-static struct it_reader *open_reader(const char *path, uint64_t want, char *err, size_t errlen)
+static struct it_reader *open_reader(const char *path, const struct it_select *sel, size_t nsel,
+				     bool records, char *err, size_t errlen)
 {
 	struct it_reader *r = calloc(1, sizeof(*r));
 
@@ -1041,8 +1462,9 @@ static struct it_reader *open_reader(const char *path, uint64_t want, char *err,
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	r->records = want >> 63;
-	r->want = want & ~(1ull << 63);
+	memcpy(r->sel, sel, nsel * sizeof(*sel));
+	r->nsel = nsel;
+	r->records = records;
 	r->fd = -1;
 	pthread_mutex_init(&r->mu, NULL);
 	pthread_cond_init(&r->filled, NULL);
@@ -1057,8 +1479,9 @@ static struct it_reader *open_reader(const char *path, uint64_t want, char *err,
 		snprintf(err, errlen, "%s", strerror(errno));
 		goto fail;
 	}
-	if (check_file_header(r->fd, err, errlen))
+	if (check_file_header(r->fd, &r->version, err, errlen))
 		goto fail;
+	r->hsize = r->version < 3 ? IT_CHUNK_HEADER_V2_SIZE : sizeof(struct it_chunk_header);
 	r->off = sizeof(struct it_file_header);
 	if (read_start(r, err, errlen))
 		goto fail;
@@ -1091,11 +1514,60 @@ const struct it_device_rec *it_reader_device(const struct it_reader *r, uint32_t
 	return NULL;
 }
 
+const struct it_layer_rec *it_reader_layers(const struct it_reader *r, size_t *n)
+{
+	*n = r->nlayers;
+	return r->layers;
+}
+
+const struct it_layer_rec *it_reader_layer(const struct it_reader *r, uint16_t id)
+{
+	for (size_t i = 0; i < r->nlayers; i++)
+		if (r->layers[i].id == id)
+			return &r->layers[i];
+	return NULL;
+}
+
+const struct it_machine *it_reader_machines(const struct it_reader *r, size_t *n)
+{
+	*n = r->nmachines;
+	return r->machines;
+}
+
+const struct it_clock_rec *it_reader_clock(const struct it_reader *r, uint16_t machine)
+{
+	for (size_t i = 0; i < r->nclocks; i++)
+		if (r->clocks[i].machine == machine)
+			return &r->clocks[i];
+	return NULL;
+}
+
+void it_reader_losses(const struct it_reader *r, uint16_t machine, uint16_t layer,
+		      struct it_losses *out)
+{
+	struct it_reader *m = (struct it_reader *)r; /* the lock only */
+	const struct loss *l;
+
+	pthread_mutex_lock(&m->mu);
+	l = loss_of(&m->losses, machine, layer, false);
+	memset(out, 0, sizeof(*out));
+	if (l) {
+		out->known = l->have_drops;
+		out->per_cpu = l->have_drops && l->ncpu ? l->drops : NULL;
+		out->ncpu = l->have_drops ? l->ncpu : 0;
+		out->total = loss_sum(l);
+		out->missed_known = l->have_missed;
+		out->missed = l->missed;
+	}
+	pthread_mutex_unlock(&m->mu);
+}
+
 void it_reader_status(const struct it_reader *r, struct it_reader_status *st)
 {
 	struct it_reader *m = (struct it_reader *)r; /* the lock only */
-	uint64_t sum = 0;
+	struct it_losses ev;
 
+	it_reader_losses(r, 0, r->ev_layer, &ev);
 	pthread_mutex_lock(&m->mu);
 	memset(st, 0, sizeof(*st));
 	st->complete = r->complete;
@@ -1103,21 +1575,23 @@ void it_reader_status(const struct it_reader *r, struct it_reader_status *st)
 	st->bad_offset = r->truncated ? r->bad_offset : 0;
 	st->events = r->delivered;
 	st->chunks = r->chunks;
-	if (r->have_drops) {
-		for (uint32_t i = 0; i < r->ncpu; i++)
-			sum += r->drops[i];
-		st->drops_per_cpu = r->ncpu ? r->drops : NULL;
-		st->ncpu = r->ncpu;
+	if (ev.known) {
+		st->drops_per_cpu = ev.per_cpu;
+		st->ncpu = ev.ncpu;
 	}
 	if (r->complete)
 		st->dropped_total = r->end.dropped_total;
-	else if (r->have_drops)
-		st->dropped_total = sum;
+	else if (ev.known)
+		st->dropped_total = ev.total;
 	else
 		st->dropped_total = r->hdr_dropped;
 	st->end_monotonic_ns = r->complete ? r->end.end_monotonic_ns : 0;
-	st->missed = r->missed;
-	st->missed_known = r->have_missed;
+	for (size_t i = 0; i < r->losses.n; i++) {
+		if (r->losses.v[i].machine || !r->losses.v[i].have_missed)
+			continue;
+		st->missed += r->losses.v[i].missed;
+		st->missed_known = true;
+	}
 	pthread_mutex_unlock(&m->mu);
 }
 
@@ -1149,7 +1623,10 @@ void it_reader_close(struct it_reader *r)
 		free(r->slots[i].evs.p);
 	free(r->stored.p);
 	free(r->tmp.p);
-	free(r->drops);
+	losses_free(&r->losses);
 	free(r->devs);
+	free(r->layers);
+	free(r->machines);
+	free(r->clocks);
 	free(r);
 }

@@ -63,6 +63,7 @@ enum it_event_type {
  *             bits: cid & 0xfff is the blk-mq tag), hwq = NVMe queue id
  *             (0 admin, else hctx + 1), op = NVMe opcode (not enum it_op),
  *             reserved = controller instance (nvmeN), flags = nsid.
+ *             struct it_nvme_event (below, e->nvme) names them so.
  *   SUBMIT:   sector = CDW10 | CDW11 << 32 (the SLBA of read/write/zone
  *             commands), aux = CDW12 | CDW13 << 32 (NLB-1 in CDW12 bits
  *             0-15; zone send action in CDW13 bits 0-7); pid/tid = the
@@ -130,30 +131,71 @@ enum it_op {
 #define IT_F_NOWAIT    (1u << 9)
 #define IT_F_POLLED    (1u << 10)
 
+/*
+ * An NVMe driver event (layer IT_LAYER_NVME): the bytes of struct it_event
+ * by their NVMe names (see above for each type), as e->nvme in struct
+ * it_event. The layout is it_event's; src/layer_table.c checks every
+ * offset.
+ */
+struct it_nvme_event {
+	__u64 ts_ns;
+	__u64 rq;                 /* it_event.id: struct request *, links to the block trail */
+	union {                   /* it_event.sector */
+		__u64 cdw10_11;   /* SUBMIT: CDW10 | CDW11 << 32 */
+		__u64 result;     /* COMPLETE: the completion's result */
+		__u64 range_sector; /* RANGE: 512-byte sector */
+		__u64 sq_head;    /* SQ: SQ head pointer from the CQE */
+	};
+	union {                   /* it_event.aux */
+		__u64 cdw12_13;   /* SUBMIT: CDW12 | CDW13 << 32 */
+		__u64 retries_genctr; /* COMPLETE: retries | genctr << 8 */
+		__u64 range_index; /* RANGE */
+		__u64 sq_tail;    /* SQ: the driver's SQ tail */
+	};
+	__u32 dev;                /* the namespace's disk; 0 for admin commands */
+	__u32 bytes;              /* blk_rq_bytes; RANGE: length; SQ: SQ size (0: unknown) */
+	__u32 pid;
+	__u32 tid;
+	__u32 nsid;               /* it_event.flags */
+	__s16 status;             /* it_event.error; COMPLETE: NVMe status */
+	__u16 cid;                /* it_event.tag: command id as sent */
+	__u16 qid;                /* it_event.hwq: NVMe queue id, 0 admin */
+	__u8  type;
+	__u8  opcode;             /* it_event.op: NVMe opcode */
+	__u8  layer;
+	__u8  cpu_lo;
+	__u16 ctrl;               /* it_event.reserved: controller instance (nvmeN) */
+};
+
 /* 64 bytes, naturally aligned, no implicit padding. */
 struct it_event {
-	__u64 ts_ns;      /* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
-	__u64 id;         /* identity on the trail: bio or request address */
 	union {
 		struct {
-			__u64 sector; /* 512-byte sector */
-			__u64 aux;    /* see enum it_event_type */
+			__u64 ts_ns;      /* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
+			__u64 id;         /* identity on the trail: bio or request address */
+			union {
+				struct {
+					__u64 sector; /* 512-byte sector */
+					__u64 aux;    /* see enum it_event_type */
+				};
+				char comm[16];        /* IT_EV_TASK */
+			};
+			__u32 dev;        /* whole-disk dev_t, kernel encoding (major << 20 | minor) */
+			__u32 bytes;
+			__u32 pid;        /* tgid of the current task when the probe fired */
+			__u32 tid;
+			__u32 flags;      /* IT_F_* */
+			__s16 error;      /* negative errno on completion */
+			__u16 tag;        /* blk-mq tag (D, C); links to the NVMe command id */
+			__u16 hwq;        /* blk-mq hardware queue index (D, C) */
+			__u8  type;       /* enum it_event_type */
+			__u8  op;         /* enum it_op */
+			__u8  layer;      /* enum it_layer */
+			__u8  cpu_lo;     /* CPU that emitted it (low 8 bits; diagnostics only) */
+			__u16 reserved;
 		};
-		char comm[16];        /* IT_EV_TASK */
+		struct it_nvme_event nvme; /* layer IT_LAYER_NVME: the same bytes, NVMe names */
 	};
-	__u32 dev;        /* whole-disk dev_t, kernel encoding (major << 20 | minor) */
-	__u32 bytes;
-	__u32 pid;        /* tgid of the current task when the probe fired */
-	__u32 tid;
-	__u32 flags;      /* IT_F_* */
-	__s16 error;      /* negative errno on completion */
-	__u16 tag;        /* blk-mq tag (D, C); links to the NVMe command id */
-	__u16 hwq;        /* blk-mq hardware queue index (D, C) */
-	__u8  type;       /* enum it_event_type */
-	__u8  op;         /* enum it_op */
-	__u8  layer;      /* enum it_layer */
-	__u8  cpu_lo;     /* CPU that emitted it (low 8 bits; diagnostics only) */
-	__u16 reserved;
 };
 
 #define IT_MINORBITS 20

@@ -3,10 +3,13 @@
  * The trace file on disk (see doc/trace-format.md). Little-endian, as
  * written by the recording host; the reader rejects anything else.
  *
- *   file header | chunk | chunk | ... | END chunk
+ *   file header | HOST | DEVICES | LAYERS | [HOST, CLOCK of other machines]
+ *               | chunk | chunk | ... | DROPS, MISSED per layer | END
  *
- * Every chunk is a 32-byte header and a payload, compressed with zstd or
- * stored. A file cut short (crash, full disk, kill -9) is readable up to its
+ * Every chunk is a 40-byte header (32 bytes in versions 1 and 2) and a
+ * payload, packed, compressed with zstd or stored. Each chunk header names
+ * the machine (0: the recording one) and the layer (enum it_layer in
+ * event.h; 0: the file's own chunks) its records belong to. A file cut short (crash, full disk, kill -9) is readable up to its
  * last complete chunk: each chunk carries its own lengths and CRCs, so the
  * reader stops cleanly at the first incomplete or damaged one.
  */
@@ -16,7 +19,7 @@
 #include <stdint.h>
 
 #define IT_TRACE_MAGIC   "IOTRAIL\0"   /* 8 bytes */
-#define IT_TRACE_VERSION 2u
+#define IT_TRACE_VERSION 3u
 #define IT_CHUNK_MAGIC   0x4b435449u   /* "ITCK" */
 
 struct it_file_header {
@@ -27,23 +30,30 @@ struct it_file_header {
 	uint32_t reserved[3];
 };
 
+/*
+ * Chunk types. The file's own (HOST, DEVICES, DROPS, END, MISSED, CLOCK,
+ * LAYERS) are read by src/tracefile.c; the others hold a layer's records,
+ * as that layer's entry in the LAYERS manifest describes them.
+ */
 enum it_chunk_type {
-	IT_CHUNK_HOST = 1,      /* one struct it_host_rec */
+	IT_CHUNK_HOST = 1,      /* one struct it_host_rec, of the chunk's machine */
 	IT_CHUNK_DEVICES = 2,   /* array of struct it_device_rec */
 	IT_CHUNK_EVENTS = 3,    /* array of struct it_event (event.h) */
-	IT_CHUNK_DROPS = 4,     /* array of uint64_t: events lost, per CPU */
+	IT_CHUNK_DROPS = 4,     /* array of uint64_t: records of the chunk's layer lost, per CPU */
 	IT_CHUNK_END = 5,       /* one struct it_end_rec: the file was closed cleanly */
 	/* syscall layer (include/iotrail/syscall.h) */
 	IT_CHUNK_SYSCALLS = 6,  /* array of struct it_sys_event: one per system call */
 	IT_CHUNK_SYSSIDE = 7,   /* its side records (paths, names, comms), each padded to 8 bytes */
-	IT_CHUNK_SYSDROPS = 8,  /* array of uint64_t: syscall-layer records lost, per CPU */
-	IT_CHUNK_MISSED = 9,    /* one uint64_t: probe runs the kernel skipped (recursion) */
+	IT_CHUNK_SYSDROPS = 8,  /* versions 1-2: the syscall layer's DROPS (version 3: DROPS, layer 3) */
+	IT_CHUNK_MISSED = 9,    /* one uint64_t: probe runs of the chunk's layer the kernel skipped */
+	IT_CHUNK_CLOCK = 10,    /* one struct it_clock_rec (version 3) */
+	IT_CHUNK_LAYERS = 11,   /* array of struct it_layer_rec: the layers manifest (version 3) */
 };
 
 enum it_compression {
 	IT_COMP_NONE = 0,
 	IT_COMP_ZSTD = 1,
-	IT_COMP_PACK = 2,       /* EVENTS only: src/evpack.c's encoding (version 2+) */
+	IT_COMP_PACK = 2,       /* struct it_event records only: src/evpack.c's encoding (version 2+) */
 };
 
 struct it_chunk_header {
@@ -54,8 +64,14 @@ struct it_chunk_header {
 	uint32_t stored_len;    /* payload bytes in the file */
 	uint32_t count;         /* records in the payload */
 	uint32_t payload_crc;   /* crc32 (zlib) of this header (this field as 0), then the stored payload */
-	uint64_t dropped_total; /* events lost so far, all CPUs (cumulative) */
+	uint64_t dropped_total; /* records of this layer lost so far, all CPUs (cumulative) */
+	/* version 3 */
+	uint16_t machine;       /* 0: the recording machine; others: merged in */
+	uint16_t layer;         /* enum it_layer; 0: the file's own chunks */
+	uint32_t reserved;      /* 0 */
 };
+/* Versions 1 and 2: the header ends after dropped_total. */
+#define IT_CHUNK_HEADER_V2_SIZE 32u
 
 /* Host facts: everything a report needs besides the events. */
 struct it_host_rec {
@@ -91,10 +107,46 @@ struct it_device_rec {
 	uint64_t zone_sectors;
 };
 
+/*
+ * The layers manifest (LAYERS chunk, written at open): one record per layer
+ * in the recording, with the record types its chunks hold. A reader tells
+ * which layers a file has, and the size and encoding of each chunk type of
+ * each layer, from it alone.
+ */
+#define IT_LAYER_MAX_RECORDS 6
+struct it_record_type {
+	uint16_t chunk_type;        /* enum it_chunk_type (not one of the file's own) */
+	uint16_t encoding;          /* IT_COMP_PACK (struct it_event, 64 bytes) or IT_COMP_ZSTD */
+	uint32_t size;              /* bytes per record; 0: variable, each padded to 8 bytes */
+	char     name[24];          /* e.g. "it_sys_event" */
+};
+struct it_layer_rec {
+	uint16_t id;                /* enum it_layer, never 0 */
+	uint16_t version;           /* of the layer's record layouts; 0 for v1/v2 files */
+	uint16_t nrecords;          /* entries used in records[] */
+	uint16_t reserved;
+	char     name[24];          /* e.g. "block" */
+	struct it_record_type records[IT_LAYER_MAX_RECORDS];
+};
+
+/*
+ * How one machine's clock relates to another's (CLOCK chunk): a timestamp
+ * t of machine is t + offset_ns on ref_machine's clock, give or take
+ * uncertainty_ns.
+ */
+struct it_clock_rec {
+	uint16_t machine;
+	uint16_t ref_machine;
+	uint32_t reserved;
+	int64_t  offset_ns;
+	uint64_t uncertainty_ns;
+	char     method[72];        /* e.g. "ntp-like 4-timestamp exchange, 16 samples" */
+};
+
 struct it_end_rec {
 	uint64_t end_monotonic_ns;
-	uint64_t events_total;      /* events written */
-	uint64_t dropped_total;     /* events lost (sum of the DROPS chunk) */
+	uint64_t events_total;      /* events written (EVENTS chunks, every machine) */
+	uint64_t dropped_total;     /* events lost: the event layer's DROPS on machine 0 */
 	uint64_t chunks;            /* chunks before this one */
 };
 

@@ -293,20 +293,22 @@ static void leave_queue(struct it_nvme *n, struct open_cmd *oc, uint64_t ts)
 }
 
 /* Fields of a SUBMIT, interpreted by opcode (event.h). */
-static void decode_submit(struct it_nvme_cmd *c, const struct it_event *e)
+static void decode_submit(struct it_nvme_cmd *c, const struct it_event *ev)
 {
+	const struct it_nvme_event *e = &ev->nvme;
+
 	memset(c, 0, sizeof(*c));
-	c->rq = e->id;
+	c->rq = e->rq;
 	c->submit_ns = e->ts_ns;
 	c->dev = e->dev;
-	c->nsid = e->flags;
+	c->nsid = e->nsid;
 	c->pid = e->pid;
 	c->tid = e->tid;
 	c->bytes = e->bytes;
-	c->cid = e->tag;
-	c->qid = e->hwq;
-	c->ctrl = e->reserved;
-	c->opcode = e->op;
+	c->cid = e->cid;
+	c->qid = e->qid;
+	c->ctrl = e->ctrl;
+	c->opcode = e->opcode;
 	if (!c->qid)
 		return; /* admin: CDWs mean other things */
 	switch (c->opcode) {
@@ -317,18 +319,18 @@ static void decode_submit(struct it_nvme_cmd *c, const struct it_event *e)
 	case 0x04: /* write uncorrectable */
 	case 0x05: /* compare */
 	case 0x0c: /* verify */
-		c->slba = e->sector;
-		c->nlb = (uint32_t)(e->aux & 0xffff) + 1;
+		c->slba = e->cdw10_11;
+		c->nlb = (uint32_t)(e->cdw12_13 & 0xffff) + 1;
 		break;
 	case IT_NVME_ZONE_MGMT_SEND:
-		c->slba = e->sector;
-		c->zsa = (uint8_t)(e->aux >> 32);
+		c->slba = e->cdw10_11;
+		c->zsa = (uint8_t)(e->cdw12_13 >> 32);
 		break;
 	case IT_NVME_ZONE_MGMT_RECV:
-		c->slba = e->sector;
+		c->slba = e->cdw10_11;
 		break;
 	case IT_NVME_DSM:
-		c->nranges = (uint32_t)(e->sector & 0xff) + 1;
+		c->nranges = (uint32_t)(e->cdw10_11 & 0xff) + 1;
 		break;
 	}
 }
@@ -391,8 +393,8 @@ static void on_range(struct it_nvme *n, const struct it_event *e)
 	r->nranges++;
 	if (i != IT_MAP_NONE) {
 		struct it_nvme_cmd *c = &n->cmds[i].c;
-		if (e->aux == 0)
-			c->range_sector = e->sector;
+		if (e->nvme.range_index == 0)
+			c->range_sector = e->nvme.range_sector;
 		c->range_bytes += e->bytes;
 	}
 	if (r->nranges_kept == IT_NVME_MAX_RANGES)
@@ -405,7 +407,7 @@ static void on_range(struct it_nvme *n, const struct it_event *e)
 		}
 	}
 	r->ranges[r->nranges_kept++] = (struct it_nvme_range){
-		.dev = e->dev, .sector = e->sector, .bytes = e->bytes, .submit_ns = e->ts_ns,
+		.dev = e->dev, .sector = e->nvme.range_sector, .bytes = e->bytes, .submit_ns = e->ts_ns,
 	};
 }
 
@@ -413,8 +415,9 @@ static void on_range(struct it_nvme *n, const struct it_event *e)
  * and the command's CQE time. */
 static void on_sq(struct it_nvme *n, const struct it_event *e)
 {
-	uint32_t qi = queue_index(n, e->reserved, e->hwq), i;
-	uint32_t size = e->bytes, head = (uint32_t)e->sector, tail = (uint32_t)e->aux, b;
+	uint32_t qi = queue_index(n, e->nvme.ctrl, e->nvme.qid), i;
+	uint32_t size = e->bytes, head = (uint32_t)e->nvme.sq_head, tail = (uint32_t)e->nvme.sq_tail;
+	uint32_t b;
 	struct it_nvme_queue_stats *q;
 
 	n->r.sq_events++;
@@ -448,8 +451,8 @@ static void on_complete(struct it_nvme *n, const struct it_event *e)
 	struct open_cmd *oc = &n->cmds[i];
 	struct it_nvme_cmd *c = &oc->c;
 	c->complete_ns = e->ts_ns;
-	c->result = e->sector;
-	c->status = (uint16_t)e->error;
+	c->result = e->nvme.result;
+	c->status = (uint16_t)e->nvme.status;
 	leave_queue(n, oc, e->ts_ns);
 
 	bool admin = c->qid == 0;

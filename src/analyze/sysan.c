@@ -970,3 +970,42 @@ void it_sysan_free(struct it_sysan *s)
 	it_map_free(&s->threads);
 	free(s);
 }
+
+const void *it_sys_side_next(const void *payload, size_t len, size_t *off, size_t *reclen)
+{
+	const unsigned char *p = (const unsigned char *)payload + *off;
+	size_t left = len - *off, need;
+	uint16_t type;
+
+	if (*off >= len || left < sizeof(type))
+		return NULL;
+	memcpy(&type, p, sizeof(type));
+	switch (type) {
+	case IT_SREC_PATH: {
+		struct it_sys_path h;
+		if (left < sizeof(h))
+			return NULL;
+		memcpy(&h, p, sizeof(h));
+		need = sizeof(h) + h.len;
+		break;
+	}
+	case IT_SREC_NAME: {
+		struct it_sys_name h;
+		if (left < sizeof(h))
+			return NULL;
+		memcpy(&h, p, sizeof(h));
+		need = sizeof(h) + h.len;
+		break;
+	}
+	case IT_SREC_TASK:
+		need = sizeof(struct it_sys_task);
+		break;
+	default:
+		return NULL;
+	}
+	if (need > left)
+		return NULL;
+	*reclen = need;
+	*off += (need + 7) & ~(size_t)7;
+	return p;
+}

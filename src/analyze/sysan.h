@@ -30,6 +30,11 @@
 #include "analyze/hist.h"
 #include "iotrail/syscall.h"
 
+/* Walks a SYSSIDE chunk's payload (side records, each padded to 8 bytes):
+ * the record at *off (and its length without padding in *reclen), *off
+ * moved to the next one. NULL at the end or at a malformed record. */
+const void *it_sys_side_next(const void *payload, size_t len, size_t *off, size_t *reclen);
+
 struct it_sysan_opts {
 	uint64_t interval_ns;  /* per-thread timeline step; 0: chosen from the span */
 	bool events;           /* keep the event list (--events, --log) */

@@ -8,6 +8,7 @@
 #include "analyze/json_writer.h"
 #include "analyze/report.h"
 #include "harness.h"
+#include "layer_table.h"
 #include "synth.h"
 
 /* ---- a strict little JSON validator (RFC 8259 grammar) ---- */
@@ -356,13 +357,16 @@ TEST(report_from_trace_file_matches_memory)
 	if (fd < 0)
 		SKIP("cannot create a file in /tmp");
 	close(fd);
-	struct it_writer *w = it_writer_open(path, &host, &loop0, 1, err, sizeof(err));
+	struct it_trace_head head = { .host = &host, .devs = &loop0, .ndevs = 1,
+				      .layers = it_layer_builtin(IT_LAYER_BLOCK), .nlayers = 1 };
+	struct it_writer *w = it_writer_open(path, &head, err, sizeof(err));
 	if (!ASSERT_NOT_NULL(w, err))
 		return;
 	for (size_t i = 0; i < n; i += 5) /* several batches */
-		it_writer_add(w, evs + i, n - i < 5 ? n - i : 5, 0);
-	it_writer_set_missed(w, 4);
-	ASSERT_EQ(it_writer_close(w, drops, 2, 3000000000ull), 0, "writer close");
+		it_writer_add_events(w, IT_LAYER_BLOCK, evs + i, n - i < 5 ? n - i : 5);
+	it_writer_set_missed(w, 0, IT_LAYER_BLOCK, 4);
+	it_writer_set_drops(w, 0, IT_LAYER_BLOCK, drops, 2);
+	ASSERT_EQ(it_writer_close(w, 3000000000ull), 0, "writer close");
 
 	struct it_reader *rd = it_reader_open(path, err, sizeof(err));
 	if (!ASSERT_NOT_NULL(rd, err)) {

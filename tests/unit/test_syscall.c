@@ -7,6 +7,7 @@
  * the union of a call's requests, background I/O, the event list order.
  */
 #include "harness.h"
+#include "layer_table.h"
 #include "tracefile.h"
 #include "analyze/sysan.h"
 
@@ -69,6 +70,17 @@ static void tag(struct it_sys_event *e, uint64_t ino, uint64_t ts)
 	e->ftype = IT_FT_REG;
 }
 
+/* A record as record_syscall.c's sink files it: calls and side records. */
+static int add_sys(struct it_writer *w, const void *rec, size_t len)
+{
+	uint16_t type;
+
+	memcpy(&type, rec, sizeof(type));
+	return it_writer_add_record(w, 0, IT_LAYER_SYSCALL,
+				    type == IT_SREC_CALL ? IT_CHUNK_SYSCALLS : IT_CHUNK_SYSSIDE,
+				    rec, len);
+}
+
 TEST(syscall_tracefile_round_trip)
 {
 	char path[] = "/tmp/iotrail-unit-sys.XXXXXX", err[256];
@@ -88,21 +100,24 @@ TEST(syscall_tracefile_round_trip)
 	ASSERT_TRUE(fd >= 0, "mkstemp");
 	close(fd);
 	make_host(&h);
-	w = it_writer_open(path, &h, NULL, 0, err, sizeof(err));
+	struct it_layer_rec layers[2] = { *it_layer_builtin(IT_LAYER_BLOCK),
+					  *it_layer_builtin(IT_LAYER_SYSCALL) };
+	struct it_trace_head head = { .host = &h, .layers = layers, .nlayers = 2 };
+	w = it_writer_open(path, &head, err, sizeof(err));
 	ASSERT_NOT_NULL(w, "writer");
 	if (!w)
 		return;
-	it_writer_add(w, ev, 2, 0);
+	it_writer_add_events(w, IT_LAYER_BLOCK, ev, 2);
 	for (int i = 0; i < 20000; i++) { /* more than one SYSCALLS chunk */
 		struct it_sys_event e = call(IT_SYS_PREAD64, 7, 100 + i, 200 + i, 4096, i * 4096ull);
-		ASSERT_EQ(it_writer_add_syscall(w, &e, sizeof(e)), 0, "add call");
+		ASSERT_EQ(add_sys(w, &e, sizeof(e)), 0, "add call");
 	}
-	ASSERT_EQ(it_writer_add_syscall(w, rec, make_path(rec, 1, 2, 3, IT_FT_REG, comps, 2)), 0,
+	ASSERT_EQ(add_sys(w, rec, make_path(rec, 1, 2, 3, IT_FT_REG, comps, 2)), 0,
 		  "add path");
-	ASSERT_EQ(it_writer_add_syscall(w, rec, make_name(rec, 7, 100, 0, "x.log")), 0, "add name");
-	it_writer_add(w, ev + 2, 1, 0);
-	it_writer_set_syscall_drops(w, drops, 2);
-	ASSERT_EQ(it_writer_close(w, NULL, 0, 999), 0, "close");
+	ASSERT_EQ(add_sys(w, rec, make_name(rec, 7, 100, 0, "x.log")), 0, "add name");
+	it_writer_add_events(w, IT_LAYER_BLOCK, ev + 2, 1);
+	it_writer_set_drops(w, 0, IT_LAYER_SYSCALL, drops, 2);
+	ASSERT_EQ(it_writer_close(w, 999), 0, "close");
 
 	/* the block reader sees its events and a complete file, as before */
 	r = it_reader_open(path, err, sizeof(err));
@@ -118,7 +133,8 @@ TEST(syscall_tracefile_round_trip)
 	it_reader_close(r);
 
 	/* the records reader: calls, then side records and drops */
-	uint16_t types[] = { IT_CHUNK_SYSCALLS }, t2[] = { IT_CHUNK_SYSSIDE, IT_CHUNK_SYSDROPS };
+	uint16_t types[] = { IT_CHUNK_SYSCALLS }, t2[] = { IT_CHUNK_SYSSIDE };
+	struct it_losses lost;
 	const void *p;
 	uint16_t type;
 	uint32_t count;
@@ -140,21 +156,16 @@ TEST(syscall_tracefile_round_trip)
 	}
 	it_reader_status(r, &st);
 	ASSERT_EQ(calls, 20000, "calls");
-	ASSERT_EQ(chunks, 3, "SYSCALLS chunks of 8192");
+	ASSERT_EQ(chunks, 3, "SYSCALLS chunks of 1 MiB (9362 calls)");
 	ASSERT_TRUE(ordered, "calls in order");
 	ASSERT_TRUE(st.complete, "complete through the records reader");
 	it_reader_close(r);
 
-	r = it_reader_open_records(path, t2, 2, err, sizeof(err));
+	r = it_reader_open_records(path, t2, 1, err, sizeof(err));
 	ASSERT_NOT_NULL(r, "side reader");
 	if (!r)
 		return;
 	while (it_reader_next_records(r, &type, &p, &len, &count) > 0) {
-		if (type == IT_CHUNK_SYSDROPS) {
-			for (uint32_t i = 0; i < count; i++)
-				dsum += ((const uint64_t *)p)[i];
-			continue;
-		}
 		size_t off = 0, rl;
 		const void *x;
 		while ((x = it_sys_side_next(p, len, &off, &rl)))
@@ -162,6 +173,9 @@ TEST(syscall_tracefile_round_trip)
 		ASSERT_EQ(off, len, "side records fill the chunk");
 	}
 	ASSERT_EQ(sides, 2, "side records");
+	it_reader_losses(r, 0, IT_LAYER_SYSCALL, &lost);
+	if (ASSERT_TRUE(lost.known && lost.ncpu == 2, "the layer's DROPS"))
+		dsum = lost.per_cpu[0] + lost.per_cpu[1];
 	ASSERT_EQ(dsum, 7, "syscall drops");
 	it_reader_close(r);
 	unlink(path);

@@ -110,7 +110,7 @@ static int on_event(void *ctx, void *data, size_t size)
 	b.ios += e->type == IT_EV_RQ_COMPLETE ||
 		 (e->type == IT_EV_BIO_COMPLETE && e->error != -EAGAIN);
 	if (!s->err && s->w)
-		s->err = it_writer_add(s->w, e, 1, b.dropped);
+		s->err = it_writer_add_record(s->w, 0, IT_LAYER_BLOCK, IT_CHUNK_EVENTS, e, sizeof(*e));
 	return s->err; /* a failing writer stops consumption */
 }
 
@@ -155,7 +155,6 @@ static int start(struct it_session *s, char *hooks, size_t hlen, char *why, size
 	s->ev.drops = b.skel->maps.drops;
 	s->ev.tracked = b.skel->maps.tracked;
 	s->ev.wakeup_bytes = b.skel->rodata->wakeup_bytes;
-	s->ev.drop_counts = b.drops;
 	if (s->rb)
 		err = ring_buffer__add(s->rb, bpf_map__fd(b.skel->maps.events), on_event, s);
 	else if (!(s->rb = ring_buffer__new(bpf_map__fd(b.skel->maps.events), on_event, s, NULL)))
@@ -173,8 +172,9 @@ static void begin(struct it_session *s)
 
 static void tick(struct it_session *s)
 {
-	(void)s;
 	b.dropped = it_percpu_counter(b.skel->maps.drops, b.drops, b.s->ncpu);
+	if (s->w) /* the next chunks' headers carry it: a file cut short still tells */
+		it_writer_set_lost(s->w, 0, IT_LAYER_BLOCK, b.dropped);
 }
 
 static void detach(void)
@@ -186,8 +186,8 @@ static int finish(struct it_session *s)
 {
 	b.dropped = it_percpu_counter(b.skel->maps.drops, b.drops, b.s->ncpu);
 	b.missed = it_prog_misses(b.skel->obj);
-	it_writer_set_missed(s->w, b.missed);
-	return 0;
+	return it_writer_set_missed(s->w, 0, IT_LAYER_BLOCK, b.missed) ?:
+	       it_writer_set_drops(s->w, 0, IT_LAYER_BLOCK, b.drops, s->ncpu);
 }
 
 static void summary(char *out, size_t len)

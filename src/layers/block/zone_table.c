@@ -66,7 +66,7 @@ static long report_dev(struct it_writer *w, const struct it_device_rec *d, uint6
 			sector = z->start + z->len;
 		}
 		nz += rep->nr_zones;
-		err = it_writer_add(w, ev, rep->nr_zones, 0);
+		err = it_writer_add_events(w, IT_LAYER_BLOCK, ev, rep->nr_zones);
 		if (err)
 			break;
 	}

@@ -121,7 +121,7 @@ static __always_inline struct it_event *nvme_ev_reserve(__u8 type, struct reques
 	struct it_event *e = ev_reserve(type, IT_LAYER_NVME, dev);
 
 	if (e) {
-		e->id = (__u64)rq;
+		e->nvme.rq = (__u64)rq;
 		e->bytes = BPF_CORE_READ(rq, __data_len);
 	}
 	return e;
@@ -138,11 +138,11 @@ static __always_inline void dsm_ranges(struct request *rq, __u32 dev, __u32 nsid
 		e = nvme_ev_reserve(IT_EV_NVME_RANGE, rq, dev);
 		if (!e)
 			return;
-		e->sector = BPF_CORE_READ(bio, bi_iter.bi_sector);
+		e->nvme.range_sector = BPF_CORE_READ(bio, bi_iter.bi_sector);
 		e->bytes = BPF_CORE_READ(bio, bi_iter.bi_size);
-		e->aux = i;
-		e->flags = nsid;
-		e->op = NVME_CMD_DSM;
+		e->nvme.range_index = i;
+		e->nvme.nsid = nsid;
+		e->nvme.opcode = NVME_CMD_DSM;
 		ev_submit(e);
 		bio = BPF_CORE_READ(bio, bi_next);
 	}
@@ -164,13 +164,13 @@ static __always_inline int on_setup(struct request *rq, void *cmd)
 	e = nvme_ev_reserve(IT_EV_NVME_SUBMIT, rq, dev);
 	if (!e)
 		return 0;
-	e->sector = c.cdw10 | (__u64)c.cdw11 << 32;
-	e->aux = c.cdw12 | (__u64)c.cdw13 << 32;
-	e->flags = c.nsid;
-	e->tag = c.cid;
-	e->hwq = qid;
-	e->op = c.opcode;
-	e->reserved = BPF_CORE_READ(nr, ctrl, instance);
+	e->nvme.cdw10_11 = c.cdw10 | (__u64)c.cdw11 << 32;
+	e->nvme.cdw12_13 = c.cdw12 | (__u64)c.cdw13 << 32;
+	e->nvme.nsid = c.nsid;
+	e->nvme.cid = c.cid;
+	e->nvme.qid = qid;
+	e->nvme.opcode = c.opcode;
+	e->nvme.ctrl = BPF_CORE_READ(nr, ctrl, instance);
 	ev_submit(e); /* e is gone from here on */
 	if (c.opcode == NVME_CMD_DSM && qid)
 		dsm_ranges(rq, dev, c.nsid);
@@ -193,14 +193,14 @@ static __always_inline int on_complete(struct request *rq)
 	e = nvme_ev_reserve(IT_EV_NVME_COMPLETE, rq, dev);
 	if (!e)
 		return 0;
-	e->sector = BPF_CORE_READ(nr, result.u64);
-	e->aux = BPF_CORE_READ(nr, retries) | (__u64)BPF_CORE_READ(nr, genctr) << 8;
-	e->error = (__s16)BPF_CORE_READ(nr, status);
-	e->flags = c.nsid;
-	e->tag = c.cid;
-	e->hwq = rq_qid(rq);
-	e->op = c.opcode;
-	e->reserved = BPF_CORE_READ(nr, ctrl, instance);
+	e->nvme.result = BPF_CORE_READ(nr, result.u64);
+	e->nvme.retries_genctr = BPF_CORE_READ(nr, retries) | (__u64)BPF_CORE_READ(nr, genctr) << 8;
+	e->nvme.status = (__s16)BPF_CORE_READ(nr, status);
+	e->nvme.nsid = c.nsid;
+	e->nvme.cid = c.cid;
+	e->nvme.qid = rq_qid(rq);
+	e->nvme.opcode = c.opcode;
+	e->nvme.ctrl = BPF_CORE_READ(nr, ctrl, instance);
 	ev_submit(e);
 	return 0;
 }
@@ -221,16 +221,16 @@ static __always_inline int on_sq(struct request *rq, __u16 head, __u32 tail)
 	e = nvme_ev_reserve(IT_EV_NVME_SQ, rq, dev);
 	if (!e)
 		return 0;
-	e->sector = head;
-	e->aux = tail;
+	e->nvme.sq_head = head;
+	e->nvme.sq_tail = tail;
 	e->bytes = 0;
 	if (!qid)
 		e->bytes = NVME_AQ_DEPTH;
 	else if (bpf_core_field_exists(nr->ctrl->sqsize))
 		e->bytes = BPF_CORE_READ(nr, ctrl, sqsize) + 1;
-	e->hwq = qid;
-	e->op = 0;
-	e->reserved = BPF_CORE_READ(nr, ctrl, instance);
+	e->nvme.qid = qid;
+	e->nvme.opcode = 0;
+	e->nvme.ctrl = BPF_CORE_READ(nr, ctrl, instance);
 	ev_submit(e);
 	return 0;
 }

@@ -152,8 +152,13 @@ static int sink(void *ctx, const void *rec, size_t size)
 	if (!s->w || s->err)
 		return s->err;
 	s->consumed++;
+	if (size < sizeof(type))
+		return 0; /* a malformed record: not the file's fault */
 	memcpy(&type, rec, sizeof(type));
-	err = it_writer_add_syscall(s->w, rec, size);
+	/* calls are fixed-size records, the side records variable */
+	err = it_writer_add_record(s->w, 0, IT_LAYER_SYSCALL,
+				   type == IT_SREC_CALL ? IT_CHUNK_SYSCALLS : IT_CHUNK_SYSSIDE,
+				   rec, size);
 	if (err == -EINVAL)
 		return 0; /* a malformed record: not the file's fault */
 	if (err)
@@ -202,7 +207,7 @@ static int finish(struct it_session *s)
 
 	memset(per_cpu, 0, sizeof(per_cpu));
 	sys.dropped = it_syscall_drops(sys.l, per_cpu, s->ncpu);
-	return it_writer_set_syscall_drops(s->w, per_cpu, s->ncpu);
+	return it_writer_set_drops(s->w, 0, IT_LAYER_SYSCALL, per_cpu, s->ncpu);
 }
 
 static void summary(char *out, size_t len)
