@@ -24,6 +24,7 @@ struct bpf_map;
 struct ring_buffer;
 struct it_writer;
 struct it_device_rec;
+struct it_layer_rec;
 
 /* What `iotrail record` tells every layer: the options common to all of
  * them, and the things layers share while recording. */
@@ -60,6 +61,9 @@ struct it_layer_ops {
 	const char *name;              /* as in --layers and the trace's layer list */
 	uint16_t id;                   /* enum it_layer (event.h): its id in the trace */
 	const char *what;              /* one line: what it records */
+	/* Its entry in the trace's layers manifest: the record types its chunks
+	 * hold (src/layers/NAME/records.c, pure C). NULL: it writes none. */
+	const struct it_layer_rec *records;
 	const struct it_hook_def *hooks;
 	size_t nhooks;
 	/* The layer also needs this (beyond its hooks), for `iotrail probe`:

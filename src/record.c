@@ -28,7 +28,6 @@
 #include "hooks.h"
 #include "hostinfo.h"
 #include "layer.h"
-#include "layer_table.h"
 #include "tracefile.h"
 
 #define MAX_DEVS 16           /* IT_MAX_DEVS in the BPF programs */
@@ -606,8 +605,8 @@ static struct it_writer *open_trace(struct session *ss, int argc, char **argv, c
 	snprintf(host.hooks, sizeof(host.hooks), "%s", hooks);
 	/* the layers manifest: the record types of every layer that runs */
 	FOR_STARTED(ss, i, l)
-		if (it_layer_builtin(l->id))
-			layers[head.nlayers++] = *it_layer_builtin(l->id);
+		if (l->records)
+			layers[head.nlayers++] = *l->records;
 	devs = it_device_table(o->devs, o->ndevs, &ndevs);
 	head.devs = devs;
 	head.ndevs = ndevs;

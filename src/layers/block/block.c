@@ -210,9 +210,12 @@ static void block_free(void)
 	memset(&b, 0, sizeof(b));
 }
 
+extern const struct it_layer_rec it_block_records; /* records.c */
+
 const struct it_layer_ops it_block_layer = {
 	.name = "block",
 	.id = IT_LAYER_BLOCK,
+	.records = &it_block_records,
 	.what = "bio queue, merge and split; request insert, issue, requeue and completion",
 	.hooks = block_hooks,
 	.nhooks = NHOOKS,

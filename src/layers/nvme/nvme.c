@@ -100,9 +100,12 @@ static void nvme_free(void)
 	skel = NULL;
 }
 
+extern const struct it_layer_rec it_nvme_records; /* records.c */
+
 const struct it_layer_ops it_nvme_layer = {
 	.name = "nvme",
 	.id = IT_LAYER_NVME,
+	.records = &it_nvme_records,
 	.what = "NVMe commands of the driver: setup, completion queue entry, completion",
 	.hooks = nvme_hooks,
 	.nhooks = NHOOKS,

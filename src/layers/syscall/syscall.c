@@ -222,9 +222,12 @@ static void sys_free(void)
 	sys.l = NULL;
 }
 
+extern const struct it_layer_rec it_syscall_records; /* records.c */
+
 const struct it_layer_ops it_syscall_layer = {
 	.name = "syscall",
 	.id = IT_LAYER_SYSCALL,
+	.records = &it_syscall_records,
 	.what = "storage system calls: arguments, file, result, latency; io_uring requests",
 	.hooks = it_syscall_hooks,
 	.nhooks = IT_SYSCALL_NHOOKS,
