@@ -9,6 +9,8 @@
 # The order inside a round is reversed every other round so that a drift in
 # the machine's speed (it is shared) does not favour a side.
 #   bench/overhead.sh [PAIRS] [SECONDS]      (defaults: 6 pairs, 4 s per run)
+# With BASELINE=path/to/another/iotrail (an older build), each round also
+# records with it, so a change to the recorder is measured side by side.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pairs=${1:-6}
@@ -38,6 +40,9 @@ median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] 
 echo "iotrail record overhead: fio randread 4K io_uring on ${dev} (loop over tmpfs), ${secs}s runs"
 echo "(empty = empty programs on Q, D, C; record = one 64-byte ring record per hook; iotrail = iotrail record)"
 rec=(build/iotrail record -o "$out/b.trail" --layers block --dev "$dev" --)
+baseline=${BASELINE:-}
+old=("$baseline" record -o "$out/o.trail" --layers block --dev "$dev" --)
+[ -z "$baseline" ] || [ -x "$baseline" ] || { echo "overhead: BASELINE=$baseline is not an executable" >&2; exit 1; }
 for qd in 8 32; do
 	: > "$out/ratios"
 	for i in $(seq 1 "$pairs"); do
@@ -47,22 +52,27 @@ for qd in 8 32; do
 			minrec=$(fio_iops "$qd" build/bench/hook_floor 1 --)
 			traced=$(fio_iops "$qd" "${rec[@]}")
 			summary=$(tail -1 "$out/rec.log")
+			oldrec=$([ -z "$baseline" ] && echo 0 || fio_iops "$qd" "${old[@]}")
 		else
+			oldrec=$([ -z "$baseline" ] && echo 0 || fio_iops "$qd" "${old[@]}")
 			traced=$(fio_iops "$qd" "${rec[@]}")
 			summary=$(tail -1 "$out/rec.log")
 			minrec=$(fio_iops "$qd" build/bench/hook_floor 1 --)
 			empty=$(fio_iops "$qd" build/bench/hook_floor 0 --)
 			base=$(fio_iops "$qd")
 		fi
-		r=$(awk -v a="$traced" -v e="$empty" -v m="$minrec" -v b="$base" \
-			'BEGIN { printf "%.4f %.4f %.4f", a / b, e / b, m / b }')
+		r=$(awk -v a="$traced" -v e="$empty" -v m="$minrec" -v b="$base" -v o="$oldrec" \
+			'BEGIN { printf "%.4f %.4f %.4f %.4f", a / b, e / b, m / b, o / b }')
 		echo "$r" >> "$out/ratios"
-		read -r ratio re rm <<< "$r"
-		printf "  QD %-3s round %d: untraced %7d  empty %7d (%s)  record %7d (%s)  iotrail %7d IOPS (%s)\n" \
+		read -r ratio re rm ro <<< "$r"
+		printf "  QD %-3s round %d: untraced %7d  empty %7d (%s)  record %7d (%s)  iotrail %7d IOPS (%s)" \
 			"$qd" "$i" "$base" "$empty" "$re" "$minrec" "$rm" "$traced" "$ratio"
+		[ -z "$baseline" ] && echo || printf "  baseline %7d (%s)\n" "$oldrec" "$ro"
 		printf "      [%s]\n" "$summary"
 	done
 	printf "QD %s: median IOPS ratio to untraced over %d rounds: empty hooks %s, minimal records %s, iotrail record %s (goal >= 0.97)\n" \
 		"$qd" "$pairs" "$(cut -d' ' -f2 "$out/ratios" | median)" "$(cut -d' ' -f3 "$out/ratios" | median)" \
 		"$(cut -d' ' -f1 "$out/ratios" | median)"
+	[ -z "$baseline" ] || printf "QD %s: median IOPS ratio of the baseline build (%s): %s\n" \
+		"$qd" "$baseline" "$(cut -d' ' -f4 "$out/ratios" | median)"
 done
