@@ -151,6 +151,20 @@ void it_analyzer_finish(struct it_analyzer *a, uint64_t end_ns)
 	r->nkeys = a->o.nkeys;
 }
 
+uint64_t it_analyzer_oldest_open(const struct it_analyzer *a, uint64_t not_before)
+{
+	uint64_t oldest = UINT64_MAX;
+
+	for (uint32_t i = 0; i < a->nslots; i++) {
+		const struct slot *s = &a->slots[i];
+		uint64_t q = s->t.ts[IT_PT_Q];
+
+		if (s->state != SLOT_FREE && q && q >= not_before && q < oldest)
+			oldest = q;
+	}
+	return oldest;
+}
+
 const struct it_results *it_analyzer_results(const struct it_analyzer *a)
 {
 	return a->finished ? &a->res : NULL;

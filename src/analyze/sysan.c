@@ -2,8 +2,11 @@
 /*
  * The syscall layer's analysis (see sysan.h). Tables keyed by u64 use the
  * analyzer's open-addressing map; names are interned once in a string
- * pool; per-call, per-file and per-thread sums are streamed, so pass 2
- * keeps nothing per call unless the event list was asked for.
+ * pool; per-call, per-file and per-thread sums are streamed. A call waits
+ * in a queue (file order) until what it needs has been handed in: its
+ * side records, and every block trail its thread may have queued during
+ * it (the block watermark); nothing is kept per call once it is summed,
+ * unless the event list was asked for.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +42,26 @@ struct comm_rec {
 	char comm[16];
 };
 
+/* The trails of one thread, by queue time (indices into trails). */
+struct tid_trails {
+	uint32_t tid;
+	uint32_t *v;
+	size_t n, cap;
+};
+
+/* A call waiting in the queue, and the side epoch it came in. */
+struct qcall {
+	struct it_sys_event e;
+	uint64_t epoch;
+};
+
+/* Per-thread calls over time are counted in base buckets of base_ns (1 ms,
+ * times ten whenever a thread's calls reach past TL_BUCKETS of them): the
+ * report's interval, chosen from the span at the end, is a multiple of
+ * the base (1, 2 or 5 times a power of ten, over a twentieth of the
+ * span), so the base buckets add up to it exactly. */
+#define TL_BUCKETS 2048
+
 struct it_sysan {
 	struct it_sysan_opts o;
 	struct it_sysan_results r;
@@ -48,25 +71,37 @@ struct it_sysan {
 	char **pool;
 	size_t npool, pool_used;
 
-	/* pass 1 */
+	/* side records, block trails */
 	struct it_map tags;          /* tag hash -> index in tagv */
 	struct { uint64_t ino, ts; uint32_t dev; uint8_t ftype; const char *path; } *tagv;
 	size_t ntags, tagcap;
 	struct it_map names;         /* (tid, ts_enter) hash -> first index in namev */
 	struct pending_name *namev;
 	size_t nnames, namecap;
-	struct comm_rec *comms;      /* tid -> comm history, sorted at index time */
+	struct comm_rec *comms;      /* tid -> comm history, sorted at the end */
 	size_t ncomms, commcap;
-	struct btrail *trails;       /* sorted by (tid, q) at index time */
+	struct btrail *trails;       /* in the order they were handed in */
 	size_t ntrails, trailcap;
-	struct it_map trail_tid;     /* tid -> first index in trails */
+	struct it_map trail_tid;     /* tid + 1 -> index in tidv */
+	struct tid_trails *tidv;
+	size_t ntids, tidcap;
 
-	/* pass 2 */
+	/* calls waiting for their side records or block trails (a ring) */
+	struct qcall *q;
+	size_t qhead, qlen, qcap;
+	uint64_t side_epoch;         /* side chunks handed in */
+	uint64_t block_wm;           /* every trail queued before it is in */
+	uint64_t last_exit;          /* the latest exit of the call records */
+
+	/* sums */
 	struct it_sysan_call calls[IT_SYS_MAX];
 	struct it_map files;         /* file key -> index in r.files */
 	size_t filecap;
 	struct it_map threads;       /* tid -> index in r.threads */
 	size_t threadcap, evcap;
+	struct { uint64_t *b; size_t n; } *tl; /* per thread (as r.threads): base buckets */
+	size_t tlcap;
+	uint64_t base_ns;
 };
 
 /* Makes room for need elements; false (and *error set) when memory ran
@@ -273,6 +308,8 @@ struct it_sysan *it_sysan_new(const struct it_sysan_opts *o)
 	if (!s)
 		return NULL;
 	s->o = *o;
+	s->block_wm = o->block ? 0 : UINT64_MAX;
+	s->base_ns = o->interval_ns ? o->interval_ns : 1000000;
 	if (it_map_init(&s->tags, 10) || it_map_init(&s->names, 10) ||
 	    it_map_init(&s->trail_tid, 8) || it_map_init(&s->files, 8) ||
 	    it_map_init(&s->threads, 8)) {
@@ -381,15 +418,30 @@ void it_sysan_trail(struct it_sysan *s, const struct it_trail *t)
 	b->op = t->op;
 	b->ino = t->ino;
 	b->fsdev = t->fsdev;
-}
 
-static int cmp_trail(const void *a, const void *b)
-{
-	const struct btrail *x = a, *y = b;
-
-	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	return (x->q > y->q) - (x->q < y->q);
+	/* the thread's list, kept sorted by q: trails complete about in the
+	 * order they were queued, so this is mostly an append */
+	uint32_t k = it_map_get(&s->trail_tid, (uint64_t)t->tid + 1);
+	struct tid_trails *tt;
+	if (k == IT_MAP_NONE) {
+		if (!GROW(s, s->tidv, s->ntids, s->tidcap))
+			return;
+		k = (uint32_t)s->ntids;
+		if (it_map_put(&s->trail_tid, (uint64_t)t->tid + 1, k)) {
+			s->error = 1;
+			return;
+		}
+		s->tidv[s->ntids++] = (struct tid_trails){ .tid = t->tid };
+	}
+	tt = &s->tidv[k];
+	if (!GROW(s, tt->v, tt->n, tt->cap))
+		return;
+	size_t j = tt->n++;
+	while (j > 0 && s->trails[tt->v[j - 1]].q > b->q) {
+		tt->v[j] = tt->v[j - 1];
+		j--;
+	}
+	tt->v[j] = (uint32_t)(s->ntrails - 1);
 }
 
 static int cmp_comm(const void *a, const void *b)
@@ -401,22 +453,7 @@ static int cmp_comm(const void *a, const void *b)
 	return (x->ts > y->ts) - (x->ts < y->ts);
 }
 
-void it_sysan_index(struct it_sysan *s, uint64_t start_ns, uint64_t end_ns)
-{
-	s->r.start_ns = start_ns;
-	s->r.end_ns = end_ns > start_ns ? end_ns : start_ns;
-	s->r.interval_ns = s->o.interval_ns ? s->o.interval_ns :
-			   pick_interval(s->r.end_ns - start_ns);
-	s->r.nintervals = (s->r.end_ns - start_ns) / s->r.interval_ns + 1;
-	qsort(s->trails, s->ntrails, sizeof(*s->trails), cmp_trail);
-	for (size_t i = 0; i < s->ntrails; i++)
-		if (!i || s->trails[i].tid != s->trails[i - 1].tid)
-			if (it_map_put(&s->trail_tid, (uint64_t)s->trails[i].tid + 1, i))
-				s->error = 1;
-	qsort(s->comms, s->ncomms, sizeof(*s->comms), cmp_comm);
-}
-
-/* ---- pass 2 ---- */
+/* ---- calls ---- */
 
 /* The comm of tid at time ts: its last name record at or before ts. */
 static const struct comm_rec *comm_at(const struct it_sysan *s, uint32_t tid, uint64_t ts)
@@ -446,22 +483,24 @@ static uint64_t own_trails(struct it_sysan *s, const struct it_sys_event *e, uin
 {
 	uint32_t i = it_map_get(&s->trail_tid, (uint64_t)e->tid + 1);
 	uint64_t total = 0, cur_lo = 0, cur_hi = 0;
+	const struct tid_trails *tt;
 
 	*ios = 0;
 	*bytes = 0;
 	if (i == IT_MAP_NONE)
 		return 0;
+	tt = &s->tidv[i];
 	/* first trail of the thread queued at or after the entry */
-	size_t lo = i, hi = s->ntrails;
+	size_t lo = 0, hi = tt->n;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		if (s->trails[mid].tid == e->tid && s->trails[mid].q < e->ts_enter)
+		if (s->trails[tt->v[mid]].q < e->ts_enter)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	for (size_t k = lo; k < s->ntrails && s->trails[k].tid == e->tid; k++) {
-		struct btrail *t = &s->trails[k];
+	for (size_t k = lo; k < tt->n; k++) {
+		struct btrail *t = &s->trails[tt->v[k]];
 		uint64_t a = t->q, b = t->c < e->ts_exit ? t->c : e->ts_exit;
 
 		if (t->q > e->ts_exit)
@@ -558,16 +597,64 @@ static struct it_sysan_thread *thread_of(struct it_sysan *s, const struct it_sys
 		return &s->r.threads[i];
 	if (!GROW(s, s->r.threads, s->r.nthreads, s->threadcap))
 		return NULL;
+	if (!GROW(s, s->tl, s->r.nthreads, s->tlcap))
+		return NULL;
+	s->tl[s->r.nthreads].b = NULL;
+	s->tl[s->r.nthreads].n = 0;
 	t = &s->r.threads[s->r.nthreads];
 	memset(t, 0, sizeof(*t));
 	t->pid = e->pid;
 	t->tid = e->tid;
-	t->timeline = calloc(s->r.nintervals, sizeof(*t->timeline));
-	if (!t->timeline || it_map_put(&s->threads, (uint64_t)e->tid + 1, s->r.nthreads)) {
+	if (it_map_put(&s->threads, (uint64_t)e->tid + 1, s->r.nthreads)) {
 		s->error = 1;
 		return NULL;
 	}
 	return &s->r.threads[s->r.nthreads++];
+}
+
+/* Ten times coarser base buckets, for every thread. */
+static void coarsen(struct it_sysan *s)
+{
+	for (size_t i = 0; i < s->r.nthreads; i++) {
+		uint64_t *b = s->tl[i].b;
+
+		for (size_t k = 0; k < s->tl[i].n; k++) {
+			uint64_t v = b[k];
+			b[k] = 0;
+			b[k / 10] += v;
+		}
+	}
+	s->base_ns *= 10;
+}
+
+/* Counts a call of thread ti (index in r.threads) entering at ts. */
+static void timeline_add(struct it_sysan *s, size_t ti, uint64_t ts)
+{
+	uint64_t off = ts > s->o.start_ns ? ts - s->o.start_ns : 0;
+	uint64_t k = off / s->base_ns;
+
+	while (k >= TL_BUCKETS && !s->o.interval_ns) {
+		coarsen(s);
+		k = off / s->base_ns;
+	}
+	if (k >= s->tl[ti].n) {
+		size_t n = s->tl[ti].n ? s->tl[ti].n : 16;
+		uint64_t *b;
+
+		while (n <= k)
+			n *= 2;
+		if (!s->o.interval_ns && n > TL_BUCKETS)
+			n = TL_BUCKETS;
+		b = realloc(s->tl[ti].b, n * sizeof(*b));
+		if (!b) {
+			s->error = 1;
+			return;
+		}
+		memset(b + s->tl[ti].n, 0, (n - s->tl[ti].n) * sizeof(*b));
+		s->tl[ti].b = b;
+		s->tl[ti].n = n;
+	}
+	s->tl[ti].b[k]++;
 }
 
 /* The names of a call, and its path: the tag's, else its (first) name,
@@ -648,28 +735,113 @@ static void add_call(struct it_sysan *s, const struct it_sys_event *e)
 		t->calls++;
 		t->errors += e->ret < 0;
 		t->lat_sum += lat;
-		size_t k = e->ts_enter > s->r.start_ns ? (e->ts_enter - s->r.start_ns) / s->r.interval_ns : 0;
-		t->timeline[k < s->r.nintervals ? k : s->r.nintervals - 1]++;
+		timeline_add(s, (size_t)(t - s->r.threads), e->ts_enter);
 	}
 	if (s->o.events && GROW(s, s->r.events, s->r.nevents, s->evcap)) {
 		struct it_sysan_event *v = &s->r.events[s->r.nevents++];
-		const struct comm_rec *cr = comm_at(s, e->tid, e->ts_exit);
 
 		v->e = *e;
 		v->path = path;
 		v->path2 = path2;
-		v->comm = cr ? cr->comm : "";
+		v->comm = ""; /* at the end: a thread's name may come later in the file */
 		v->block_ns = block;
 		v->block_ios = bios;
 	}
+	if (s->o.on_call)
+		s->o.on_call(e, path, block, bios, s->o.ctx);
+}
+
+/* Whether the side records the call names are in: its tag's path, and a
+ * name when it has some (they are written before the call record). */
+static bool sides_in(const struct it_sysan *s, const struct it_sys_event *e)
+{
+	if (e->tag_ts && it_map_get(&s->tags, tag_key(e->dev, e->ino, e->tag_ts)) == IT_MAP_NONE)
+		return false;
+	return !(e->sflags & IT_SYSF_NAME) ||
+	       it_map_get(&s->names, mix(e->tid, e->ts_enter)) != IT_MAP_NONE;
+}
+
+/* Sums up the calls at the head of the queue whose block trails are all
+ * in (they exited before the block watermark; io_uring requests own no
+ * trails) and whose side records are in (or a side chunk came after
+ * theirs: a record still missing then was lost). all: every call (the
+ * end of the trace). The queue is drained in file order, as the calls
+ * were written: the per-file sequential share depends on it. */
+static void drain(struct it_sysan *s, bool all)
+{
+	while (s->qlen) {
+		struct qcall *qc = &s->q[s->qhead];
+
+		if (!all && ((!(qc->e.sflags & IT_SYSF_URING) && qc->e.ts_exit >= s->block_wm) ||
+			     (qc->epoch == s->side_epoch && !sides_in(s, &qc->e))))
+			break;
+		add_call(s, &qc->e);
+		s->qhead = (s->qhead + 1) % s->qcap;
+		s->qlen--;
+	}
+}
+
+/* Makes room for one more call in the ring. */
+static bool queue_room(struct it_sysan *s)
+{
+	size_t ncap;
+	struct qcall *nq;
+
+	if (s->qlen < s->qcap)
+		return true;
+	ncap = s->qcap ? s->qcap * 2 : 1024;
+	nq = malloc(ncap * sizeof(*nq));
+	if (!nq) {
+		s->error = 1;
+		return false;
+	}
+	for (size_t i = 0; i < s->qlen; i++)
+		nq[i] = s->q[(s->qhead + i) % s->qcap];
+	free(s->q);
+	s->q = nq;
+	s->qhead = 0;
+	s->qcap = ncap;
+	return true;
 }
 
 int it_sysan_calls(struct it_sysan *s, const struct it_sys_event *evs, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
-		if (evs[i].rec == IT_SREC_CALL)
-			add_call(s, &evs[i]);
+	for (size_t i = 0; i < n; i++) {
+		if (evs[i].ts_exit > s->last_exit)
+			s->last_exit = evs[i].ts_exit;
+		if (evs[i].rec != IT_SREC_CALL)
+			continue;
+		if (!s->qlen && (evs[i].sflags & IT_SYSF_URING || evs[i].ts_exit < s->block_wm) &&
+		    sides_in(s, &evs[i])) {
+			add_call(s, &evs[i]); /* nothing to wait for */
+			continue;
+		}
+		if (!queue_room(s))
+			return -1;
+		s->q[(s->qhead + s->qlen) % s->qcap] = (struct qcall){ .e = evs[i], .epoch = s->side_epoch };
+		s->qlen++;
+	}
+	drain(s, false);
 	return s->error ? -1 : 0;
+}
+
+void it_sysan_side_chunk_end(struct it_sysan *s)
+{
+	s->side_epoch++;
+	drain(s, false);
+}
+
+void it_sysan_block_watermark(struct it_sysan *s, uint64_t ns)
+{
+	if (ns > s->block_wm) {
+		s->block_wm = ns;
+		drain(s, false);
+	}
+}
+
+size_t it_sysan_queued(const struct it_sysan *s)
+{
+	return s->qlen;
 }
 
 /* ---- finish ---- */
@@ -835,15 +1007,24 @@ static void by_comm(struct it_sysan *s, struct it_map *m, struct it_sysan_backgr
 /* Block I/O by owner: the calls (owned), the files of page-cache pages
  * (any trail that names one), and by comm what no call owns (background)
  * and, of it, what no file explains either (unattributed). */
+static int cmp_tid(const void *a, const void *b)
+{
+	const struct tid_trails *x = a, *y = b;
+
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
 static void background(struct it_sysan *s)
 {
 	struct it_map bg_comm = { 0 }, un_comm = { 0 }, files = { 0 };
 	struct it_sysan_results *r = &s->r;
-	size_t cap = 0, ucap = 0, fcap = 0;
+	size_t cap = 0, ucap = 0, fcap = 0, norder = 0;
 	struct tagref *by = s->ntags ? malloc(s->ntags * sizeof(*by)) : NULL;
+	/* the trails by (thread, queue time) */
+	uint32_t *order = s->ntrails ? malloc(s->ntrails * sizeof(*order)) : NULL;
 
 	if (it_map_init(&bg_comm, 6) || it_map_init(&un_comm, 6) || it_map_init(&files, 6) ||
-	    (s->ntags && !by)) {
+	    (s->ntags && !by) || (s->ntrails && !order)) {
 		s->error = 1;
 		goto out;
 	}
@@ -852,8 +1033,12 @@ static void background(struct it_sysan *s)
 					 .ino = s->tagv[i].ino, .ts = s->tagv[i].ts };
 	if (by)
 		qsort(by, s->ntags, sizeof(*by), cmp_tagref);
-	for (size_t i = 0; i < s->ntrails; i++) {
-		struct btrail *t = &s->trails[i];
+	qsort(s->tidv, s->ntids, sizeof(*s->tidv), cmp_tid);
+	for (size_t i = 0; i < s->ntids; i++)
+		for (size_t j = 0; j < s->tidv[i].n; j++)
+			order[norder++] = s->tidv[i].v[j];
+	for (size_t i = 0; i < norder; i++) {
+		struct btrail *t = &s->trails[order[i]];
 
 		if (t->ino) {
 			struct it_sysan_bfile *f = bfile_of(s, &files, by, &fcap, t);
@@ -878,16 +1063,51 @@ static void background(struct it_sysan *s)
 	qsort(r->unattributed, r->nunattributed, sizeof(*r->unattributed), cmp_bg);
 	qsort(r->bfiles, r->nbfiles, sizeof(*r->bfiles), cmp_bfile);
 out:
+	free(order);
 	free(by);
 	it_map_free(&bg_comm);
 	it_map_free(&un_comm);
 	it_map_free(&files);
 }
 
-void it_sysan_finish(struct it_sysan *s)
+/* The per-thread timelines at the report's interval, from the base
+ * buckets (see TL_BUCKETS). */
+static void timelines(struct it_sysan *s)
 {
 	struct it_sysan_results *r = &s->r;
+
+	for (size_t i = 0; i < r->nthreads; i++) {
+		r->threads[i].timeline = calloc(r->nintervals, sizeof(*r->threads[i].timeline));
+		if (!r->threads[i].timeline) {
+			s->error = 1;
+			return;
+		}
+		for (size_t b = 0; b < s->tl[i].n; b++) {
+			uint64_t k = (uint64_t)b * s->base_ns / r->interval_ns;
+			r->threads[i].timeline[k < r->nintervals ? k : r->nintervals - 1] += s->tl[i].b[b];
+		}
+	}
+}
+
+void it_sysan_finish(struct it_sysan *s, uint64_t end_ns)
+{
+	struct it_sysan_results *r = &s->r;
+	uint64_t start_ns = s->o.start_ns;
 	size_t n = 0;
+
+	drain(s, true);
+	if (end_ns <= start_ns) /* no END: the trace ends with its last call */
+		end_ns = s->last_exit;
+	r->start_ns = start_ns;
+	r->end_ns = end_ns > start_ns ? end_ns : start_ns;
+	r->interval_ns = s->o.interval_ns ? s->o.interval_ns : pick_interval(r->end_ns - start_ns);
+	r->nintervals = (r->end_ns - start_ns) / r->interval_ns + 1;
+	timelines(s);
+	qsort(s->comms, s->ncomms, sizeof(*s->comms), cmp_comm);
+	for (size_t i = 0; i < r->nevents; i++) {
+		const struct comm_rec *cr = comm_at(s, r->events[i].e.tid, r->events[i].e.ts_exit);
+		r->events[i].comm = cr ? cr->comm : "";
+	}
 
 	for (unsigned c = 1; c < IT_SYS_MAX; c++)
 		if (s->calls[c].count)
@@ -963,6 +1183,13 @@ void it_sysan_free(struct it_sysan *s)
 	free(s->namev);
 	free(s->comms);
 	free(s->trails);
+	for (size_t i = 0; i < s->ntids; i++)
+		free(s->tidv[i].v);
+	free(s->tidv);
+	free(s->q);
+	for (size_t i = 0; i < s->r.nthreads; i++)
+		free(s->tl[i].b);
+	free(s->tl);
 	it_map_free(&s->tags);
 	it_map_free(&s->names);
 	it_map_free(&s->trail_tid);
