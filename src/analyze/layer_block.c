@@ -12,12 +12,18 @@
 #include "analyze/layer.h"
 #include "analyze/report.h"
 
-/* Open trails queued this long before a chunk's first event no longer
- * hold the watermark back: a trail whose completion was lost stays open
- * forever, and the calls waiting for it would pile up. An I/O that does
- * take longer is still counted; only a call it belongs to may have been
- * summed up without it. */
-#define WATERMARK_HORIZON_NS (60ull * 1000000000ull)
+/* Events come in the file in time order but for a small skew between
+ * CPUs (a probe reads the clock, then reserves its ring-buffer record):
+ * 30 us at most over the 848k events of a psync fio trace. This margin
+ * is far above it: an event read later was stamped at most this much
+ * before the latest one read. */
+#define SKEW_NS (10ull * 1000000ull)
+/* Open trails queued this long before the latest event no longer hold the
+ * watermark back: a trail whose completion was lost stays open forever,
+ * and the calls waiting for it would pile up. An I/O that does take
+ * longer is still counted; only a call it belongs to may have been summed
+ * up without it. */
+#define HORIZON_NS (60ull * 1000000000ull)
 
 struct block {
 	struct it_analyzer *a;
@@ -66,13 +72,11 @@ static int block_feed(void *self, uint16_t type, const void *payload, size_t len
 	if (it_analyzer_feed(b->a, evs, count))
 		return -1;
 	if (count && it_bus_wanted(b->bus, IT_BUS_BLOCK_WATERMARK)) {
-		/* events are in time order but for a small skew between CPUs,
-		 * far below a chunk's span: what comes later was queued after
-		 * this chunk's first event */
-		uint64_t first = evs[0].ts_ns;
-		uint64_t floor = first > WATERMARK_HORIZON_NS ? first - WATERMARK_HORIZON_NS : 0;
-		uint64_t open = it_analyzer_oldest_open(b->a, floor);
-		uint64_t wm = open < first ? open : first;
+		/* every trail queued before wm is complete (or given up) */
+		uint64_t last = evs[count - 1].ts_ns;
+		uint64_t seen = last > SKEW_NS ? last - SKEW_NS : 0;
+		uint64_t open = it_analyzer_oldest_open(b->a, last > HORIZON_NS ? last - HORIZON_NS : 0);
+		uint64_t wm = open < seen ? open : seen;
 
 		it_bus_publish(b->bus, IT_BUS_BLOCK_WATERMARK, &wm);
 	}

@@ -15,7 +15,8 @@
 #include "analyze/hashmap.h"
 #include "analyze/sysan.h"
 
-/* A trail of a thread that queued bios, for the ownership search. */
+/* A trail of a thread that queued bios, while a call of the thread may
+ * still own it. */
 struct btrail {
 	uint32_t tid;
 	uint32_t comm;
@@ -42,10 +43,29 @@ struct comm_rec {
 	char comm[16];
 };
 
-/* The trails of one thread, by queue time (indices into trails). */
+/* A thread's trails that a call of it may still own, by queue time:
+ * v[head..n). Calls of a thread come in the order it made them, so once
+ * a call that entered at frontier is summed up, no later call owns a
+ * trail queued before it: such a trail is settled (retire). */
 struct tid_trails {
 	uint32_t tid;
-	uint32_t *v;
+	uint64_t frontier;
+	struct btrail *v;
+	size_t head, n, cap;
+};
+
+/* A settled trail of a file (its page cache), kept to the end: which of
+ * the file's tags names it depends on every tag (tag_at). */
+struct ftrail {
+	uint64_t q, q2c;
+	uint32_t bytes;
+	uint8_t op, owned;
+};
+
+struct inode_trails {
+	uint32_t fsdev;
+	uint64_t ino;
+	struct ftrail *v;
 	size_t n, cap;
 };
 
@@ -80,11 +100,18 @@ struct it_sysan {
 	size_t nnames, namecap;
 	struct comm_rec *comms;      /* tid -> comm history, sorted at the end */
 	size_t ncomms, commcap;
-	struct btrail *trails;       /* in the order they were handed in */
-	size_t ntrails, trailcap;
 	struct it_map trail_tid;     /* tid + 1 -> index in tidv */
 	struct tid_trails *tidv;
 	size_t ntids, tidcap;
+	uint32_t last_tid, last_tidx; /* the thread of the last lookup */
+	/* settled trails of files, by (fsdev, ino) */
+	struct it_map inodes;        /* inode key -> index in inov */
+	struct inode_trails *inov;
+	size_t ninos, inocap;
+	uint32_t last_ino;           /* index of the last inode looked up, or IT_MAP_NONE */
+	/* settled trails by owner (the background sums) */
+	struct it_map bg_comm, un_comm;
+	size_t bgcap, uncap;
 
 	/* calls waiting for their side records or block trails (a ring) */
 	struct qcall *q;
@@ -310,9 +337,12 @@ struct it_sysan *it_sysan_new(const struct it_sysan_opts *o)
 	s->o = *o;
 	s->block_wm = o->block ? 0 : UINT64_MAX;
 	s->base_ns = o->interval_ns ? o->interval_ns : 1000000;
+	s->last_tidx = IT_MAP_NONE;
+	s->last_ino = IT_MAP_NONE;
 	if (it_map_init(&s->tags, 10) || it_map_init(&s->names, 10) ||
 	    it_map_init(&s->trail_tid, 8) || it_map_init(&s->files, 8) ||
-	    it_map_init(&s->threads, 8)) {
+	    it_map_init(&s->threads, 8) || it_map_init(&s->inodes, 6) ||
+	    it_map_init(&s->bg_comm, 6) || it_map_init(&s->un_comm, 6)) {
 		it_sysan_free(s);
 		return NULL;
 	}
@@ -399,49 +429,144 @@ int it_sysan_side(struct it_sysan *s, const void *rec, size_t len)
 	}
 }
 
+/* The trail list of thread tid, made when missing; NULL when memory ran out. */
+static struct tid_trails *tid_of(struct it_sysan *s, uint32_t tid)
+{
+	uint32_t k;
+
+	if (s->last_tidx != IT_MAP_NONE && s->last_tid == tid)
+		return &s->tidv[s->last_tidx];
+	k = it_map_get(&s->trail_tid, (uint64_t)tid + 1);
+	if (k == IT_MAP_NONE) {
+		if (!GROW(s, s->tidv, s->ntids, s->tidcap))
+			return NULL;
+		k = (uint32_t)s->ntids;
+		if (it_map_put(&s->trail_tid, (uint64_t)tid + 1, k)) {
+			s->error = 1;
+			return NULL;
+		}
+		s->tidv[s->ntids++] = (struct tid_trails){ .tid = tid };
+	}
+	s->last_tid = tid;
+	s->last_tidx = k;
+	return &s->tidv[k];
+}
+
+/* Adds trail t to the per-comm list *v (map m: comm -> index). */
+static void by_comm(struct it_sysan *s, struct it_map *m, struct it_sysan_background **v,
+		    size_t *n, size_t *cap, const struct btrail *t)
+{
+	uint32_t k = it_map_get(m, (uint64_t)t->comm + 1);
+
+	if (k == IT_MAP_NONE) {
+		if (!GROW(s, *v, *n, *cap))
+			return;
+		k = (uint32_t)(*n)++;
+		(*v)[k] = (struct it_sysan_background){ .comm = t->comm };
+		if (it_map_put(m, (uint64_t)t->comm + 1, k))
+			s->error = 1;
+	}
+	(*v)[k].ios++;
+	(*v)[k].bytes += t->bytes;
+}
+
+/* The settled trails of (fsdev, ino), made when missing. */
+static struct inode_trails *inode_of(struct it_sysan *s, uint32_t fsdev, uint64_t ino)
+{
+	uint64_t k = mix(mix(fsdev, ino), 0x1f);
+	uint32_t i;
+
+	if (s->last_ino != IT_MAP_NONE && s->inov[s->last_ino].ino == ino &&
+	    s->inov[s->last_ino].fsdev == fsdev)
+		return &s->inov[s->last_ino];
+	/* a hash key: step to the next one on a collision */
+	while ((i = it_map_get(&s->inodes, k)) != IT_MAP_NONE &&
+	       (s->inov[i].ino != ino || s->inov[i].fsdev != fsdev))
+		k = mix(k, 0x2f);
+	if (i == IT_MAP_NONE) {
+		if (!GROW(s, s->inov, s->ninos, s->inocap))
+			return NULL;
+		i = (uint32_t)s->ninos;
+		if (it_map_put(&s->inodes, k, i)) {
+			s->error = 1;
+			return NULL;
+		}
+		s->inov[s->ninos++] = (struct inode_trails){ .fsdev = fsdev, .ino = ino };
+	}
+	s->last_ino = i;
+	return &s->inov[i];
+}
+
+/* A settled trail into the sums by owner: the calls (owned), and by comm
+ * what no call owns (background) and, of it, what no file explains
+ * either (unattributed); a trail of a file is kept for the end. */
+static void retire(struct it_sysan *s, const struct btrail *t)
+{
+	struct it_sysan_results *r = &s->r;
+
+	if (t->ino) {
+		struct inode_trails *f = inode_of(s, t->fsdev, t->ino);
+
+		if (f && GROW(s, f->v, f->n, f->cap))
+			f->v[f->n++] = (struct ftrail){ .q = t->q, .q2c = t->c > t->q ? t->c - t->q : 0,
+							.bytes = t->bytes, .op = t->op, .owned = t->owned };
+	}
+	if (t->owned) {
+		r->owned_ios++;
+		r->owned_bytes += t->bytes;
+		return;
+	}
+	r->background_ios++;
+	r->background_bytes += t->bytes;
+	by_comm(s, &s->bg_comm, &r->background, &r->nbackground, &s->bgcap, t);
+	if (!t->ino) {
+		r->unattributed_ios++;
+		r->unattributed_bytes += t->bytes;
+		by_comm(s, &s->un_comm, &r->unattributed, &r->nunattributed, &s->uncap, t);
+	}
+}
+
+/* Retires the thread's trails queued before its frontier. */
+static void settle(struct it_sysan *s, struct tid_trails *tt)
+{
+	while (tt->head < tt->n && tt->v[tt->head].q < tt->frontier)
+		retire(s, &tt->v[tt->head++]);
+	if (tt->head == tt->n) {
+		tt->head = tt->n = 0;
+	} else if (tt->head > tt->n / 2) {
+		memmove(tt->v, tt->v + tt->head, (tt->n - tt->head) * sizeof(*tt->v));
+		tt->n -= tt->head;
+		tt->head = 0;
+	}
+}
+
 void it_sysan_trail(struct it_sysan *s, const struct it_trail *t)
 {
-	struct btrail *b;
+	struct tid_trails *tt;
+	struct btrail b;
 
 	/* only a queued bio has the thread that submitted it */
 	if (!t->ts[IT_PT_Q] || !t->tid || !t->ts[IT_PT_C])
 		return;
-	if (!GROW(s, s->trails, s->ntrails, s->trailcap))
+	b = (struct btrail){ .tid = t->tid, .comm = t->comm, .bytes = t->bytes, .fsdev = t->fsdev,
+			     .op = t->op, .q = t->ts[IT_PT_Q], .c = t->ts[IT_PT_C], .ino = t->ino };
+	tt = tid_of(s, t->tid);
+	if (!tt)
 		return;
-	b = &s->trails[s->ntrails++];
-	b->tid = t->tid;
-	b->comm = t->comm;
-	b->bytes = t->bytes;
-	b->owned = 0;
-	b->q = t->ts[IT_PT_Q];
-	b->c = t->ts[IT_PT_C];
-	b->op = t->op;
-	b->ino = t->ino;
-	b->fsdev = t->fsdev;
-
-	/* the thread's list, kept sorted by q: trails complete about in the
-	 * order they were queued, so this is mostly an append */
-	uint32_t k = it_map_get(&s->trail_tid, (uint64_t)t->tid + 1);
-	struct tid_trails *tt;
-	if (k == IT_MAP_NONE) {
-		if (!GROW(s, s->tidv, s->ntids, s->tidcap))
-			return;
-		k = (uint32_t)s->ntids;
-		if (it_map_put(&s->trail_tid, (uint64_t)t->tid + 1, k)) {
-			s->error = 1;
-			return;
-		}
-		s->tidv[s->ntids++] = (struct tid_trails){ .tid = t->tid };
+	if (b.q < tt->frontier) { /* a call after it was summed up: no call owns it */
+		retire(s, &b);
+		return;
 	}
-	tt = &s->tidv[k];
 	if (!GROW(s, tt->v, tt->n, tt->cap))
 		return;
+	/* kept sorted by q: trails complete about in the order they were
+	 * queued, so this is mostly an append */
 	size_t j = tt->n++;
-	while (j > 0 && s->trails[tt->v[j - 1]].q > b->q) {
+	while (j > tt->head && tt->v[j - 1].q > b.q) {
 		tt->v[j] = tt->v[j - 1];
 		j--;
 	}
-	tt->v[j] = (uint32_t)(s->ntrails - 1);
+	tt->v[j] = b;
 }
 
 static int cmp_comm(const void *a, const void *b)
@@ -481,26 +606,27 @@ static const struct comm_rec *comm_at(const struct it_sysan *s, uint32_t tid, ui
 static uint64_t own_trails(struct it_sysan *s, const struct it_sys_event *e, uint32_t *ios,
 			   uint64_t *bytes)
 {
-	uint32_t i = it_map_get(&s->trail_tid, (uint64_t)e->tid + 1);
+	struct tid_trails *tt = tid_of(s, e->tid);
 	uint64_t total = 0, cur_lo = 0, cur_hi = 0;
-	const struct tid_trails *tt;
 
 	*ios = 0;
 	*bytes = 0;
-	if (i == IT_MAP_NONE)
+	if (!tt)
 		return 0;
-	tt = &s->tidv[i];
-	/* first trail of the thread queued at or after the entry */
-	size_t lo = 0, hi = tt->n;
+	/* first trail of the thread queued at or after the entry: few wait
+	 * after the previous call of the thread settled them, so a scan */
+	size_t lo = tt->head, hi = tt->n;
+	while (hi - lo <= 8 && lo < hi && tt->v[lo].q < e->ts_enter)
+		lo++;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		if (s->trails[tt->v[mid]].q < e->ts_enter)
+		if (tt->v[mid].q < e->ts_enter)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	for (size_t k = lo; k < tt->n; k++) {
-		struct btrail *t = &s->trails[tt->v[k]];
+		struct btrail *t = &tt->v[k];
 		uint64_t a = t->q, b = t->c < e->ts_exit ? t->c : e->ts_exit;
 
 		if (t->q > e->ts_exit)
@@ -518,7 +644,13 @@ static uint64_t own_trails(struct it_sysan *s, const struct it_sys_event *e, uin
 			cur_hi = b;
 		}
 	}
-	return total + (cur_hi - cur_lo);
+	total += cur_hi - cur_lo;
+	/* no later call of the thread owns what it queued before this one */
+	if (e->ts_enter > tt->frontier) {
+		tt->frontier = e->ts_enter;
+		settle(s, tt);
+	}
+	return total;
 }
 
 static struct it_sysan_file *file_of(struct it_sysan *s, const struct it_sys_event *e,
@@ -897,7 +1029,11 @@ static int cmp_bfile(const void *a, const void *b)
 		return x->bytes > y->bytes ? -1 : 1;
 	if (x->dev != y->dev)
 		return x->dev < y->dev ? -1 : 1;
-	return (x->ino > y->ino) - (x->ino < y->ino);
+	if (x->ino != y->ino)
+		return x->ino < y->ino ? -1 : 1;
+	/* the same inode under two tags (a reused inode number): by tag, so
+	 * the order does not depend on the order the trails were settled */
+	return (x->tag_ts > y->tag_ts) - (x->tag_ts < y->tag_ts);
 }
 
 /* A tag by (dev, ino, first seen), for matching a trail's file. */
@@ -920,10 +1056,12 @@ static int cmp_tagref(const void *a, const void *b)
 /* The tag of (dev, ino) at time ts: the last one first seen at or before
  * ts (an inode number reused by a later file gets a new tag), else the
  * first one (I/O queued before the first call on the file was seen);
- * IT_MAP_NONE when no call named the file. */
-static uint32_t tag_at(const struct tagref *by, size_t n, uint32_t dev, uint64_t ino, uint64_t ts)
+ * IT_MAP_NONE when no call named the file. The answer holds for every
+ * time in [*from, *to]. */
+static uint32_t tag_at(const struct tagref *by, size_t n, uint32_t dev, uint64_t ino, uint64_t ts,
+		       uint64_t *from, uint64_t *to)
 {
-	size_t lo = 0, hi = n;
+	size_t lo = 0, hi = n, at = 0;
 	uint32_t best = IT_MAP_NONE;
 
 	while (lo < hi) {
@@ -938,15 +1076,27 @@ static uint32_t tag_at(const struct tagref *by, size_t n, uint32_t dev, uint64_t
 		if (best != IT_MAP_NONE && by[i].ts > ts)
 			break;
 		best = by[i].idx;
+		at = i;
 	}
+	*from = best == IT_MAP_NONE || at == lo ? 0 : by[at].ts;
+	*to = best != IT_MAP_NONE && at + 1 < n && by[at + 1].dev == dev && by[at + 1].ino == ino ?
+	      by[at + 1].ts - 1 : UINT64_MAX;
 	return best;
 }
 
+/* The entry of the file's I/O queued at q; [*from, *to]: the times it
+ * holds for. */
 static struct it_sysan_bfile *bfile_of(struct it_sysan *s, struct it_map *m, const struct tagref *by,
-				       size_t *cap, const struct btrail *t)
+				       size_t *cap, const struct inode_trails *in, uint64_t q,
+				       uint64_t *from, uint64_t *to)
 {
-	uint32_t tg = by ? tag_at(by, s->ntags, t->fsdev, t->ino, t->q) : IT_MAP_NONE;
-	uint64_t ts = tg == IT_MAP_NONE ? 0 : s->tagv[tg].ts, k = tag_key(t->fsdev, t->ino, ts);
+	uint32_t tg = IT_MAP_NONE;
+
+	*from = 0;
+	*to = UINT64_MAX;
+	if (by)
+		tg = tag_at(by, s->ntags, in->fsdev, in->ino, q, from, to);
+	uint64_t ts = tg == IT_MAP_NONE ? 0 : s->tagv[tg].ts, k = tag_key(in->fsdev, in->ino, ts);
 	uint32_t i = it_map_get(m, k);
 	struct it_sysan_bfile *f;
 
@@ -956,8 +1106,8 @@ static struct it_sysan_bfile *bfile_of(struct it_sysan *s, struct it_map *m, con
 		return NULL;
 	f = &s->r.bfiles[s->r.nbfiles];
 	memset(f, 0, sizeof(*f));
-	f->dev = t->fsdev;
-	f->ino = t->ino;
+	f->dev = in->fsdev;
+	f->ino = in->ino;
 	f->tag_ts = ts;
 	f->path = tg == IT_MAP_NONE ? NULL : s->tagv[tg].path;
 	it_hist_init(&f->q2c);
@@ -968,7 +1118,7 @@ static struct it_sysan_bfile *bfile_of(struct it_sysan *s, struct it_map *m, con
 	return &s->r.bfiles[s->r.nbfiles++];
 }
 
-static void by_file(struct it_sysan_bfile *f, const struct btrail *t)
+static void by_file(struct it_sysan_bfile *f, const struct ftrail *t)
 {
 	f->ios++;
 	f->bytes += t->bytes;
@@ -983,30 +1133,9 @@ static void by_file(struct it_sysan_bfile *f, const struct btrail *t)
 		f->bg_ios++;
 		f->bg_bytes += t->bytes;
 	}
-	it_hist_add(&f->q2c, t->c > t->q ? t->c - t->q : 0);
+	it_hist_add(&f->q2c, t->q2c);
 }
 
-/* Adds trail t to the per-comm list *v (map m: comm -> index). */
-static void by_comm(struct it_sysan *s, struct it_map *m, struct it_sysan_background **v,
-		    size_t *n, size_t *cap, const struct btrail *t)
-{
-	uint32_t k = it_map_get(m, (uint64_t)t->comm + 1);
-
-	if (k == IT_MAP_NONE) {
-		if (!GROW(s, *v, *n, *cap))
-			return;
-		k = (uint32_t)(*n)++;
-		(*v)[k] = (struct it_sysan_background){ .comm = t->comm };
-		if (it_map_put(m, (uint64_t)t->comm + 1, k))
-			s->error = 1;
-	}
-	(*v)[k].ios++;
-	(*v)[k].bytes += t->bytes;
-}
-
-/* Block I/O by owner: the calls (owned), the files of page-cache pages
- * (any trail that names one), and by comm what no call owns (background)
- * and, of it, what no file explains either (unattributed). */
 static int cmp_tid(const void *a, const void *b)
 {
 	const struct tid_trails *x = a, *y = b;
@@ -1014,17 +1143,26 @@ static int cmp_tid(const void *a, const void *b)
 	return (x->tid > y->tid) - (x->tid < y->tid);
 }
 
+/* The end of the ownership: every trail still waiting for a call of its
+ * thread is settled (by thread, by queue time); then the block I/O of
+ * files (page-cache pages), each named by its tag at the time the I/O was
+ * queued. */
 static void background(struct it_sysan *s)
 {
-	struct it_map bg_comm = { 0 }, un_comm = { 0 }, files = { 0 };
+	struct it_map files = { 0 };
 	struct it_sysan_results *r = &s->r;
-	size_t cap = 0, ucap = 0, fcap = 0, norder = 0;
+	size_t fcap = 0;
 	struct tagref *by = s->ntags ? malloc(s->ntags * sizeof(*by)) : NULL;
-	/* the trails by (thread, queue time) */
-	uint32_t *order = s->ntrails ? malloc(s->ntrails * sizeof(*order)) : NULL;
 
-	if (it_map_init(&bg_comm, 6) || it_map_init(&un_comm, 6) || it_map_init(&files, 6) ||
-	    (s->ntags && !by) || (s->ntrails && !order)) {
+	qsort(s->tidv, s->ntids, sizeof(*s->tidv), cmp_tid);
+	s->last_tidx = IT_MAP_NONE;
+	for (size_t i = 0; i < s->ntids; i++) {
+		struct tid_trails *tt = &s->tidv[i];
+
+		tt->frontier = UINT64_MAX;
+		settle(s, tt);
+	}
+	if (it_map_init(&files, 6) || (s->ntags && !by)) {
 		s->error = 1;
 		goto out;
 	}
@@ -1033,40 +1171,25 @@ static void background(struct it_sysan *s)
 					 .ino = s->tagv[i].ino, .ts = s->tagv[i].ts };
 	if (by)
 		qsort(by, s->ntags, sizeof(*by), cmp_tagref);
-	qsort(s->tidv, s->ntids, sizeof(*s->tidv), cmp_tid);
-	for (size_t i = 0; i < s->ntids; i++)
-		for (size_t j = 0; j < s->tidv[i].n; j++)
-			order[norder++] = s->tidv[i].v[j];
-	for (size_t i = 0; i < norder; i++) {
-		struct btrail *t = &s->trails[order[i]];
+	for (size_t i = 0; i < s->ninos; i++) {
+		const struct inode_trails *in = &s->inov[i];
+		struct it_sysan_bfile *f = NULL;
+		uint64_t from = 1, to = 0; /* f holds for I/O queued in [from, to] */
 
-		if (t->ino) {
-			struct it_sysan_bfile *f = bfile_of(s, &files, by, &fcap, t);
+		for (size_t j = 0; j < in->n; j++) {
+			uint64_t q = in->v[j].q;
+
+			if (!f || q < from || q > to)
+				f = bfile_of(s, &files, by, &fcap, in, q, &from, &to);
 			if (f)
-				by_file(f, t);
-		}
-		if (t->owned) {
-			r->owned_ios++;
-			r->owned_bytes += t->bytes;
-			continue;
-		}
-		r->background_ios++;
-		r->background_bytes += t->bytes;
-		by_comm(s, &bg_comm, &r->background, &r->nbackground, &cap, t);
-		if (!t->ino) {
-			r->unattributed_ios++;
-			r->unattributed_bytes += t->bytes;
-			by_comm(s, &un_comm, &r->unattributed, &r->nunattributed, &ucap, t);
+				by_file(f, &in->v[j]);
 		}
 	}
 	qsort(r->background, r->nbackground, sizeof(*r->background), cmp_bg);
 	qsort(r->unattributed, r->nunattributed, sizeof(*r->unattributed), cmp_bg);
 	qsort(r->bfiles, r->nbfiles, sizeof(*r->bfiles), cmp_bfile);
 out:
-	free(order);
 	free(by);
-	it_map_free(&bg_comm);
-	it_map_free(&un_comm);
 	it_map_free(&files);
 }
 
@@ -1182,10 +1305,15 @@ void it_sysan_free(struct it_sysan *s)
 	free(s->tagv);
 	free(s->namev);
 	free(s->comms);
-	free(s->trails);
 	for (size_t i = 0; i < s->ntids; i++)
 		free(s->tidv[i].v);
 	free(s->tidv);
+	for (size_t i = 0; i < s->ninos; i++)
+		free(s->inov[i].v);
+	free(s->inov);
+	it_map_free(&s->inodes);
+	it_map_free(&s->bg_comm);
+	it_map_free(&s->un_comm);
 	free(s->q);
 	for (size_t i = 0; i < s->r.nthreads; i++)
 		free(s->tl[i].b);

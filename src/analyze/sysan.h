@@ -23,13 +23,20 @@
  * a record not in by then was lost), and, with opts.block, every block
  * trail its thread queued during the call (it exited before the block
  * watermark). Until then it waits in a queue, in file order (the
- * sequential share of a file depends on the order). What is kept: the
- * side records and the block trails (48 bytes each, plus 4 in the
- * thread's index) for the whole trace, as the by-file and background sums
- * at the end need them; the waiting calls (120 bytes each: about the
- * calls of one EVENTS chunk's time span when block I/O flows, every call
- * at worst, when the block stream is silent until the end); per thread,
- * its calls over time in at most 2048 counters.
+ * sequential share of a file depends on the order). A block trail waits
+ * until no later call of its thread can own it (a call of the thread that
+ * entered after it was summed up: a thread's calls come in the order it
+ * made them), then goes into its sums.
+ *
+ * Memory: the side records (paths, names, comms) for the whole trace;
+ * per trail of a file's page cache, 24 bytes to the end (the file's tag
+ * that names it is known at the end); the trails still open to a call
+ * (48 bytes each: about one call's worth per thread, but every trail of
+ * a thread that makes no traced call, e.g. writeback, until the end); the
+ * waiting calls (120 bytes each: about the calls of one EVENTS chunk's
+ * time span when block I/O flows; every call at worst, when the block
+ * stream is silent until the end); per thread, its calls over time in at
+ * most 2048 counters.
  */
 #ifndef IOTRAIL_ANALYZE_SYSAN_H
 #define IOTRAIL_ANALYZE_SYSAN_H

@@ -335,6 +335,51 @@ TEST(syscall_one_pass_waits)
 	it_sysan_free(s);
 }
 
+/* Trails are settled once no later call of their thread can own them:
+ * owned ones, those between two calls, and those of threads without
+ * calls (at the end) go to their sums; the files' ones wait for the end
+ * (their tag), the rest is not kept. */
+TEST(syscall_one_pass_settles_trails)
+{
+	struct it_sysan_opts o = { .start_ns = 1000, .block = true };
+	struct it_sysan *s = it_sysan_new(&o);
+	struct it_sys_event e[2];
+	struct it_trail t;
+
+	ASSERT_NOT_NULL(s, "new");
+	if (!s)
+		return;
+	t = trail(7, 1500, 1700, 1); /* in e[0] */
+	it_sysan_trail(s, &t);
+	t = trail(7, 2500, 2600, 1); /* between e[0] and e[1] */
+	it_sysan_trail(s, &t);
+	t = trail(9, 1500, 1600, 2); /* a thread without calls */
+	t.ino = 42;
+	t.fsdev = IT_MKDEV(254, 0);
+	it_sysan_trail(s, &t);
+	e[0] = call(IT_SYS_READ, 7, 1000, 2000, 4096, 0);
+	e[1] = call(IT_SYS_READ, 7, 3000, 3100, 4096, 4096);
+	ASSERT_EQ(it_sysan_calls(s, e, 2), 0, "calls");
+	it_sysan_block_watermark(s, 4000);
+	ASSERT_EQ(it_sysan_queued(s), 0, "summed up");
+	const struct it_sysan_results *r = it_sysan_results(s);
+	/* e[1] entered at 3000: the trails of thread 7 before it are settled */
+	ASSERT_EQ(r->owned_ios, 1, "owned by e[0], settled at e[1]");
+	ASSERT_EQ(r->background_ios, 1, "the one between the calls, settled");
+	/* a trail that comes after its thread moved on: no call owns it */
+	t = trail(7, 2700, 2800, 1);
+	it_sysan_trail(s, &t);
+	ASSERT_EQ(r->background_ios, 2, "late trail settled at once");
+	it_sysan_finish(s, 5000);
+	ASSERT_EQ(r->background_ios, 3, "thread 9's at the end");
+	ASSERT_EQ(r->unattributed_ios, 2, "of them, two without a file");
+	ASSERT_EQ(r->nbfiles, 1, "thread 9's file");
+	ASSERT_EQ(r->bfiles[0].ino, 42, "inode");
+	ASSERT_EQ(r->bfiles[0].bg_ios, 1, "background I/O of the file");
+	ASSERT_TRUE(r->bfiles[0].path == NULL, "no call named it");
+	it_sysan_free(s);
+}
+
 /* A side record that never comes (lost): the call waits until a later
  * side chunk, then counts an unknown tag; at the end every call is in. */
 TEST(syscall_one_pass_lost_side)
