@@ -167,6 +167,13 @@ void it_analysis_report_text(struct it_analysis *an, FILE *f, const struct it_re
 void it_analysis_report_json(struct it_analysis *an, FILE *f, const struct it_report_ctx *ctx,
 			     bool pretty);
 void it_analysis_report_log(struct it_analysis *an, FILE *f, const struct it_report_ctx *ctx);
+/* The state ops->new made for the trace, or NULL when it was not built. */
+void *it_analysis_state(const struct it_analysis *an, const struct it_analysis_layer *ops);
 void it_analysis_free(struct it_analysis *an);
+
+/* The layers (layers.c lists them); the block layer's analyzer (for the
+ * benchmark and tests: its results, comm names). */
+extern const struct it_analysis_layer it_layer_block, it_layer_syscall;
+const struct it_analyzer *it_layer_block_analyzer(const void *state);
 
 #endif

@@ -123,6 +123,11 @@ static void block_free(void *self)
 	free(b);
 }
 
+const struct it_analyzer *it_layer_block_analyzer(const void *state)
+{
+	return state ? ((const struct block *)state)->a : NULL;
+}
+
 static const uint16_t block_chunks[] = { IT_CHUNK_EVENTS };
 
 const struct it_analysis_layer it_layer_block = {

@@ -7,8 +7,6 @@
  */
 #include "analyze/layer.h"
 
-extern const struct it_analysis_layer it_layer_block, it_layer_syscall;
-
 const struct it_analysis_layer *const it_analysis_layers[] = {
 	&it_layer_block,
 	&it_layer_syscall,

@@ -192,6 +192,14 @@ void it_analysis_report_log(struct it_analysis *an, FILE *f, const struct it_rep
 			an->l[i].ops->report_log(an->l[i].self, f, ctx);
 }
 
+void *it_analysis_state(const struct it_analysis *an, const struct it_analysis_layer *ops)
+{
+	for (size_t i = 0; i < an->n; i++)
+		if (an->l[i].ops == ops)
+			return an->l[i].self;
+	return NULL;
+}
+
 void it_analysis_free(struct it_analysis *an)
 {
 	if (!an)
