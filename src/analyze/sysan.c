@@ -311,7 +311,7 @@ size_t it_sys_path_join(const struct it_sys_path *p, const char *comps, char *ou
 	return w;
 }
 
-/* ---- pass 1 ---- */
+/* ---- side records and trails ---- */
 
 /* A step of 1, 2 or 5 times a power of ten that cuts the span into at
  * most ~20 intervals (at least 1 ms). */
