@@ -20,7 +20,7 @@ cd "$(dirname "$0")/../.."
 . tests/integration/lib.sh
 
 GOLDEN=tests/data/golden
-TRACES="syscall-mixed syscall-chunks syscall-chunks-cut v1-events"
+TRACES="syscall-mixed syscall-chunks syscall-chunks-cut syscall-only v1-events"
 # name|arguments (the trace path goes last)
 CASES="report|report
 json|report --json
