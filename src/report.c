@@ -142,13 +142,16 @@ int cmd_report(int argc, char **argv)
 		it_reader_close(rd);
 		return fail(1, "failed to start the analyzer: out of memory; free some memory");
 	}
+	/* --events, --log: a layer that lists its events (the syscall layer) */
 	const struct it_analysis_layer *lister;
 	if ((o.events || o.log) && !it_analysis_lists(an, &lister)) {
 		it_analysis_free(an);
 		it_reader_close(rd);
+		if (!lister)
+			return fail(1, "failed to list the events of %s: no analysis layer lists "
+				    "events", path);
 		return fail(1, "failed to list the %s of %s: the trace has no %s layer; record it "
-			    "with --layers %s", lister ? lister->event_list : "events", path,
-			    lister ? lister->name : "such", lister ? lister->name : "all");
+			    "with --layers %s", lister->event_list, path, lister->name, lister->name);
 	}
 	struct it_reader_status st;
 	int rc = it_analysis_run(an, rd, err, sizeof(err));

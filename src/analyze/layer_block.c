@@ -27,7 +27,6 @@
 
 struct block {
 	struct it_analyzer *a;
-	const struct it_pass_info *info;
 	const struct it_bus *bus;
 	bool zones;
 };
@@ -47,7 +46,6 @@ static void *block_new(const struct it_pass_info *info)
 
 	if (!b)
 		return NULL;
-	b->info = info;
 	b->bus = info->bus;
 	b->zones = info->opts->zones;
 	o.start_ns = info->host->start_monotonic_ns;
