@@ -38,10 +38,10 @@ struct it_bus_trail {
 	const struct it_analyzer *a;  /* its comm names (it_analyzer_comm) */
 };
 
-struct it_sys_event;
 struct it_bus_call {
-	const struct it_sys_event *e;
-	const char *path;             /* the file or name it worked on, "" when none */
+	uint32_t tid;
+	uint16_t call;                /* enum it_sys_call */
+	uint64_t ts_enter, ts_exit;
 	uint64_t block_ns;            /* time with its block I/O in the block layer */
 	uint32_t block_ios;
 };

@@ -41,13 +41,15 @@ static void on_watermark(const void *msg, void *ctx)
 	it_sysan_block_watermark(y->s, *(const uint64_t *)msg);
 }
 
-static void on_call(const struct it_sys_event *e, const char *path, uint64_t block_ns,
-		    uint32_t block_ios, void *ctx)
+static void on_call(uint32_t tid, uint16_t call, uint64_t ts_enter, uint64_t ts_exit,
+		    uint64_t block_ns, uint32_t block_ios, void *ctx)
 {
 	struct syscall *y = ctx;
-	struct it_bus_call m = { .e = e, .path = path, .block_ns = block_ns, .block_ios = block_ios };
+	struct it_bus_call m = { .tid = tid, .call = call, .ts_enter = ts_enter, .ts_exit = ts_exit,
+				 .block_ns = block_ns, .block_ios = block_ios };
 
-	it_bus_publish(y->bus, IT_BUS_CALL_DONE, &m);
+	if (it_bus_wanted(y->bus, IT_BUS_CALL_DONE))
+		it_bus_publish(y->bus, IT_BUS_CALL_DONE, &m);
 }
 
 static void syscall_free(void *self)

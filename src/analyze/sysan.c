@@ -69,10 +69,19 @@ struct inode_trails {
 	size_t n, cap;
 };
 
-/* A call waiting in the queue, and the side epoch it came in. */
+/* A call waiting for its side records, and the side epoch it came in. */
 struct qcall {
 	struct it_sys_event e;
 	uint64_t epoch;
+};
+
+/* A call summed up but for its block I/O, waiting for the block
+ * watermark to pass its exit. */
+struct bcall {
+	uint64_t ts_enter, ts_exit;
+	uint32_t tid;
+	uint32_t ev;      /* its index in r.events, or UINT32_MAX */
+	uint16_t call;
 };
 
 /* Per-thread calls over time are counted in base buckets of base_ns (1 ms,
@@ -113,9 +122,12 @@ struct it_sysan {
 	struct it_map bg_comm, un_comm;
 	size_t bgcap, uncap;
 
-	/* calls waiting for their side records or block trails (a ring) */
+	/* calls waiting for their side records, then for their block
+	 * trails (rings, in file order) */
 	struct qcall *q;
 	size_t qhead, qlen, qcap;
+	struct bcall *bq;
+	size_t bhead, blen, bcap;
 	uint64_t side_epoch;         /* side chunks handed in */
 	uint64_t block_wm;           /* every trail queued before it is in */
 	uint64_t last_exit;          /* the latest exit of the call records */
@@ -603,7 +615,7 @@ static const struct comm_rec *comm_at(const struct it_sysan *s, uint32_t tid, ui
 
 /* The block time of a call: the union of its thread's trails queued
  * within the call, clipped to the call. */
-static uint64_t own_trails(struct it_sysan *s, const struct it_sys_event *e, uint32_t *ios,
+static uint64_t own_trails(struct it_sysan *s, const struct bcall *e, uint32_t *ios,
 			   uint64_t *bytes)
 {
 	struct tid_trails *tt = tid_of(s, e->tid);
@@ -613,17 +625,25 @@ static uint64_t own_trails(struct it_sysan *s, const struct it_sys_event *e, uin
 	*bytes = 0;
 	if (!tt)
 		return 0;
-	/* first trail of the thread queued at or after the entry: few wait
-	 * after the previous call of the thread settled them, so a scan */
-	size_t lo = tt->head, hi = tt->n;
-	while (hi - lo <= 8 && lo < hi && tt->v[lo].q < e->ts_enter)
-		lo++;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (tt->v[mid].q < e->ts_enter)
-			lo = mid + 1;
-		else
-			hi = mid;
+	size_t lo, hi;
+	if (e->ts_enter >= tt->frontier) {
+		/* no later call of the thread owns what it queued before this
+		 * one: settled, the first trail left is the first queued in it */
+		tt->frontier = e->ts_enter;
+		settle(s, tt);
+		lo = tt->head;
+	} else {
+		/* a call before one of the thread already summed up (out of
+		 * order): the first trail queued at or after its entry */
+		lo = tt->head;
+		hi = tt->n;
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			if (tt->v[mid].q < e->ts_enter)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
 	}
 	for (size_t k = lo; k < tt->n; k++) {
 		struct btrail *t = &tt->v[k];
@@ -644,13 +664,7 @@ static uint64_t own_trails(struct it_sysan *s, const struct it_sys_event *e, uin
 			cur_hi = b;
 		}
 	}
-	total += cur_hi - cur_lo;
-	/* no later call of the thread owns what it queued before this one */
-	if (e->ts_enter > tt->frontier) {
-		tt->frontier = e->ts_enter;
-		settle(s, tt);
-	}
-	return total;
+	return total + (cur_hi - cur_lo);
 }
 
 static struct it_sysan_file *file_of(struct it_sysan *s, const struct it_sys_event *e,
@@ -830,14 +844,62 @@ static void names_of(struct it_sysan *s, const struct it_sys_event *e, const cha
 	}
 }
 
+/* Makes room for one more element in the ring *q (head, len, cap). */
+static bool ring_room(struct it_sysan *s, void **q, size_t size, size_t *head, size_t len,
+		      size_t *cap)
+{
+	size_t ncap = *cap ? *cap * 2 : 1024;
+	char *nq;
+
+	if (len < *cap)
+		return true;
+	nq = malloc(ncap * size);
+	if (!nq) {
+		s->error = 1;
+		return false;
+	}
+	for (size_t i = 0; i < len; i++)
+		memcpy(nq + i * size, (char *)*q + (*head + i) % *cap * size, size);
+	free(*q);
+	*q = nq;
+	*head = 0;
+	*cap = ncap;
+	return true;
+}
+
+/* The block part of a call: the trails its thread queued during it. */
+static void add_block(struct it_sysan *s, const struct bcall *b)
+{
+	struct it_sysan_call *c = &s->calls[b->call];
+	uint64_t lat = b->ts_exit > b->ts_enter ? b->ts_exit - b->ts_enter : 0, bbytes;
+	uint32_t bios;
+	uint64_t block = own_trails(s, b, &bios, &bbytes);
+
+	if (bios) {
+		c->block_calls++;
+		c->block_ios += bios;
+		c->block_bytes += bbytes;
+		it_hist_add(&c->block, block);
+		it_hist_add(&c->above, lat > block ? lat - block : 0);
+	}
+	if (b->ev != UINT32_MAX) {
+		s->r.events[b->ev].block_ns = block;
+		s->r.events[b->ev].block_ios = bios;
+	}
+	if (s->o.on_call)
+		s->o.on_call(b->tid, b->call, b->ts_enter, b->ts_exit, block, bios, s->o.ctx);
+}
+
+/* Sums up a call but for its block I/O, which waits in the block queue
+ * (in file order) unless the watermark is past its exit already. */
 static void add_call(struct it_sysan *s, const struct it_sys_event *e)
 {
 	struct it_sysan_call *c = &s->calls[e->call < IT_SYS_MAX ? e->call : 0];
-	uint64_t lat = e->ts_exit > e->ts_enter ? e->ts_exit - e->ts_enter : 0, bbytes;
+	uint64_t lat = e->ts_exit > e->ts_enter ? e->ts_exit - e->ts_enter : 0;
 	const char *path, *path2;
 	struct it_sysan_thread *t;
-	uint64_t block;
-	uint32_t bios;
+	struct bcall b = { .ts_enter = e->ts_enter, .ts_exit = e->ts_exit, .tid = e->tid,
+			   .ev = UINT32_MAX, .call = (uint16_t)(c - s->calls) };
 
 	names_of(s, e, &path, &path2);
 	s->r.calls++;
@@ -851,16 +913,6 @@ static void add_call(struct it_sysan *s, const struct it_sys_event *e)
 	if ((it_sys_call_is_read(e->call) || it_sys_call_is_write(e->call)) && e->ret > 0)
 		c->bytes += (uint64_t)e->ret;
 	it_hist_add(&c->lat, lat);
-	block = (e->sflags & IT_SYSF_URING) ? 0 : own_trails(s, e, &bios, &bbytes);
-	if (!(e->sflags & IT_SYSF_URING) && bios) {
-		c->block_calls++;
-		c->block_ios += bios;
-		c->block_bytes += bbytes;
-		it_hist_add(&c->block, block);
-		it_hist_add(&c->above, lat > block ? lat - block : 0);
-	} else {
-		bios = 0;
-	}
 	add_file(s, e, path);
 	t = thread_of(s, e);
 	if (t) {
@@ -870,17 +922,28 @@ static void add_call(struct it_sysan *s, const struct it_sys_event *e)
 		timeline_add(s, (size_t)(t - s->r.threads), e->ts_enter);
 	}
 	if (s->o.events && GROW(s, s->r.events, s->r.nevents, s->evcap)) {
-		struct it_sysan_event *v = &s->r.events[s->r.nevents++];
+		struct it_sysan_event *v = &s->r.events[s->r.nevents];
 
+		b.ev = (uint32_t)s->r.nevents++;
 		v->e = *e;
 		v->path = path;
 		v->path2 = path2;
 		v->comm = ""; /* at the end: a thread's name may come later in the file */
-		v->block_ns = block;
-		v->block_ios = bios;
+		v->block_ns = 0;
+		v->block_ios = 0;
 	}
-	if (s->o.on_call)
-		s->o.on_call(e, path, block, bios, s->o.ctx);
+	if (e->sflags & IT_SYSF_URING) { /* an io_uring request owns no trail */
+		if (s->o.on_call)
+			s->o.on_call(b.tid, b.call, b.ts_enter, b.ts_exit, 0, 0, s->o.ctx);
+		return;
+	}
+	if (!s->blen && e->ts_exit < s->block_wm) {
+		add_block(s, &b);
+		return;
+	}
+	if (!ring_room(s, (void **)&s->bq, sizeof(*s->bq), &s->bhead, s->blen, &s->bcap))
+		return;
+	s->bq[(s->bhead + s->blen++) % s->bcap] = b;
 }
 
 /* Whether the side records the call names are in: its tag's path, and a
@@ -893,47 +956,33 @@ static bool sides_in(const struct it_sysan *s, const struct it_sys_event *e)
 	       it_map_get(&s->names, mix(e->tid, e->ts_enter)) != IT_MAP_NONE;
 }
 
-/* Sums up the calls at the head of the queue whose block trails are all
- * in (they exited before the block watermark; io_uring requests own no
- * trails) and whose side records are in (or a side chunk came after
- * theirs: a record still missing then was lost). all: every call (the
- * end of the trace). The queue is drained in file order, as the calls
- * were written: the per-file sequential share depends on it. */
+/* Sums up the calls at the head of the queues: of the side queue, those
+ * whose side records are in (or a side chunk came after theirs: a record
+ * still missing then was lost); of the block queue, those that exited
+ * before the block watermark (every trail their thread queued during them
+ * is in). all: every call (the end of the trace). Both queues are drained
+ * in file order, as the calls were written: the per-file sequential share
+ * and the settling of a thread's trails depend on it. */
 static void drain(struct it_sysan *s, bool all)
 {
 	while (s->qlen) {
 		struct qcall *qc = &s->q[s->qhead];
 
-		if (!all && ((!(qc->e.sflags & IT_SYSF_URING) && qc->e.ts_exit >= s->block_wm) ||
-			     (qc->epoch == s->side_epoch && !sides_in(s, &qc->e))))
+		if (!all && qc->epoch == s->side_epoch && !sides_in(s, &qc->e))
 			break;
 		add_call(s, &qc->e);
 		s->qhead = (s->qhead + 1) % s->qcap;
 		s->qlen--;
 	}
-}
+	while (s->blen) {
+		struct bcall *bc = &s->bq[s->bhead];
 
-/* Makes room for one more call in the ring. */
-static bool queue_room(struct it_sysan *s)
-{
-	size_t ncap;
-	struct qcall *nq;
-
-	if (s->qlen < s->qcap)
-		return true;
-	ncap = s->qcap ? s->qcap * 2 : 1024;
-	nq = malloc(ncap * sizeof(*nq));
-	if (!nq) {
-		s->error = 1;
-		return false;
+		if (!all && bc->ts_exit >= s->block_wm)
+			break;
+		add_block(s, bc);
+		s->bhead = (s->bhead + 1) % s->bcap;
+		s->blen--;
 	}
-	for (size_t i = 0; i < s->qlen; i++)
-		nq[i] = s->q[(s->qhead + i) % s->qcap];
-	free(s->q);
-	s->q = nq;
-	s->qhead = 0;
-	s->qcap = ncap;
-	return true;
 }
 
 int it_sysan_calls(struct it_sysan *s, const struct it_sys_event *evs, size_t n)
@@ -943,12 +992,11 @@ int it_sysan_calls(struct it_sysan *s, const struct it_sys_event *evs, size_t n)
 			s->last_exit = evs[i].ts_exit;
 		if (evs[i].rec != IT_SREC_CALL)
 			continue;
-		if (!s->qlen && (evs[i].sflags & IT_SYSF_URING || evs[i].ts_exit < s->block_wm) &&
-		    sides_in(s, &evs[i])) {
-			add_call(s, &evs[i]); /* nothing to wait for */
+		if (!s->qlen && sides_in(s, &evs[i])) {
+			add_call(s, &evs[i]); /* its block part may wait */
 			continue;
 		}
-		if (!queue_room(s))
+		if (!ring_room(s, (void **)&s->q, sizeof(*s->q), &s->qhead, s->qlen, &s->qcap))
 			return -1;
 		s->q[(s->qhead + s->qlen) % s->qcap] = (struct qcall){ .e = evs[i], .epoch = s->side_epoch };
 		s->qlen++;
@@ -973,7 +1021,7 @@ void it_sysan_block_watermark(struct it_sysan *s, uint64_t ns)
 
 size_t it_sysan_queued(const struct it_sysan *s)
 {
-	return s->qlen;
+	return s->qlen + s->blen;
 }
 
 /* ---- finish ---- */
@@ -1315,6 +1363,7 @@ void it_sysan_free(struct it_sysan *s)
 	it_map_free(&s->bg_comm);
 	it_map_free(&s->un_comm);
 	free(s->q);
+	free(s->bq);
 	for (size_t i = 0; i < s->r.nthreads; i++)
 		free(s->tl[i].b);
 	free(s->tl);

@@ -18,11 +18,11 @@
  *   it_sysan_finish(s, end_ns);
  *   const struct it_sysan_results *r = it_sysan_results(s);
  *
- * A call is summed up once what it needs is in: its side records (its
- * tag's path, its names; a side chunk after the call's chunk settles it:
- * a record not in by then was lost), and, with opts.block, every block
- * trail its thread queued during the call (it exited before the block
- * watermark). Until then it waits in a queue, in file order (the
+ * A call is summed up once its side records are in (its tag's path, its
+ * names; a side chunk after the call's chunk settles it: a record not in
+ * by then was lost); its block part (with opts.block) once every block
+ * trail its thread queued during the call is in (it exited before the
+ * block watermark). Until then it waits in a queue, in file order (the
  * sequential share of a file depends on the order). A block trail waits
  * until no later call of its thread can own it (a call of the thread that
  * entered after it was summed up: a thread's calls come in the order it
@@ -31,12 +31,14 @@
  * Memory: the side records (paths, names, comms) for the whole trace;
  * per trail of a file's page cache, 24 bytes to the end (the file's tag
  * that names it is known at the end); the trails still open to a call
- * (48 bytes each: about one call's worth per thread, but every trail of
- * a thread that makes no traced call, e.g. writeback, until the end); the
- * waiting calls (120 bytes each: about the calls of one EVENTS chunk's
- * time span when block I/O flows; every call at worst, when the block
- * stream is silent until the end); per thread, its calls over time in at
- * most 2048 counters.
+ * (48 bytes each: the trails of the calls waiting for their block part,
+ * per thread, but every trail of a thread that makes no traced call, e.g.
+ * writeback, until the end); the calls waiting for their side records
+ * (120 bytes each; none when the writer puts the side records first, as
+ * it does); the calls waiting for their block part (32 bytes each: the
+ * calls of about one EVENTS chunk's time span when block I/O flows; every
+ * call at worst, when the block stream is silent until the end); per
+ * thread, its calls over time in at most 2048 counters.
  */
 #ifndef IOTRAIL_ANALYZE_SYSAN_H
 #define IOTRAIL_ANALYZE_SYSAN_H
@@ -54,10 +56,10 @@ struct it_sysan_opts {
 	bool events;           /* keep the event list (--events, --log) */
 	uint64_t start_ns;     /* trace start (monotonic): the timelines' origin */
 	bool block;            /* block trails will be handed in: calls wait for the watermark */
-	/* Called with every call once it is summed up (in file order), its
-	 * path and its time in the block layer; NULL: none. */
-	void (*on_call)(const struct it_sys_event *e, const char *path, uint64_t block_ns,
-			uint32_t block_ios, void *ctx);
+	/* Called with every call once it is summed up with its time in the
+	 * block layer; NULL: none. */
+	void (*on_call)(uint32_t tid, uint16_t call, uint64_t ts_enter, uint64_t ts_exit,
+			uint64_t block_ns, uint32_t block_ios, void *ctx);
 	void *ctx;
 };
 
