@@ -104,6 +104,13 @@ struct it_analyzer *it_analyzer_new(const struct it_analyzer_opts *o)
 	return a;
 }
 
+void it_analyzer_set_on_trail(struct it_analyzer *a, void (*fn)(const struct it_trail *t, void *ctx),
+			      void *ctx)
+{
+	a->o.on_trail = fn;
+	a->o.ctx = ctx;
+}
+
 int it_analyzer_feed(struct it_analyzer *a, const struct it_event *evs, size_t n)
 {
 	if (a->finished)

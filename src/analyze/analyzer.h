@@ -246,6 +246,9 @@ struct it_analyzer_opts {
 int it_parse_group_keys(const char *s, struct it_analyzer_opts *o, char *err, size_t errlen);
 
 struct it_analyzer *it_analyzer_new(const struct it_analyzer_opts *o);
+/* Sets (or clears, fn NULL) the on_trail callback before the first feed. */
+void it_analyzer_set_on_trail(struct it_analyzer *a, void (*fn)(const struct it_trail *t, void *ctx),
+			      void *ctx);
 /* Returns 0, or -1 once memory ran out (the results are then partial). */
 int it_analyzer_feed(struct it_analyzer *a, const struct it_event *evs, size_t n);
 /* End of the stream: counts open trails as incomplete, sorts the groups.

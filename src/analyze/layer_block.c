@@ -28,6 +28,7 @@
 struct block {
 	struct it_analyzer *a;
 	const struct it_bus *bus;
+	bool fed;
 	bool zones;
 };
 
@@ -49,10 +50,6 @@ static void *block_new(const struct it_pass_info *info)
 	b->bus = info->bus;
 	b->zones = info->opts->zones;
 	o.start_ns = info->host->start_monotonic_ns;
-	/* the bus has no subscriber yet: the later layers subscribe when they
-	 * are built; an empty topic costs one indirect call per trail */
-	o.on_trail = on_trail;
-	o.ctx = b;
 	if (!(b->a = it_analyzer_new(&o))) {
 		free(b);
 		return NULL;
@@ -67,6 +64,11 @@ static int block_feed(void *self, uint16_t type, const void *payload, size_t len
 
 	(void)type;
 	(void)len;
+	/* the later layers subscribed when they were built: with no one to
+	 * tell, the analyzer makes no call per trail */
+	if (!b->fed && it_bus_wanted(b->bus, IT_BUS_TRAIL_DONE))
+		it_analyzer_set_on_trail(b->a, on_trail, b);
+	b->fed = true;
 	if (it_analyzer_feed(b->a, evs, count))
 		return -1;
 	if (count && it_bus_wanted(b->bus, IT_BUS_BLOCK_WATERMARK)) {
