@@ -142,7 +142,7 @@ int cmd_report(int argc, char **argv)
 		it_reader_close(rd);
 		return fail(1, "failed to start the analyzer: out of memory; free some memory");
 	}
-	/* --events, --log: a layer that lists its events (the syscall layer) */
+	/* --events, --log: a layer that lists its events */
 	const struct it_analysis_layer *lister;
 	if ((o.events || o.log) && !it_analysis_lists(an, &lister)) {
 		it_analysis_free(an);
