@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 #include "analyze/analyzer.h"
-#include "analyze/report.h"
+#include "analyze/layer.h"
 #include "layer_table.h"
 #include "tracefile.h"
 
@@ -276,47 +276,54 @@ static int read_only(const char *path, uint64_t *events)
 	return rc;
 }
 
+/* As `iotrail report` does it (src/report.c): one records reader with the
+ * chunk types of every analysis layer, the layers the trace has, the
+ * pass, then the text and JSON reports. */
 static int analyse(const char *path, uint64_t *ios, double *t_report)
 {
 	char err[256];
-	struct it_reader *rd = it_reader_open(path, err, sizeof(err));
-	struct it_analyzer_opts o = IT_ANALYZER_OPTS_DEFAULT;
-	const struct it_event *evs;
+	uint16_t types[16];
+	size_t ntypes = it_analysis_chunk_types(types, 16);
+	struct it_reader *rd = it_reader_open_records(path, types, ntypes, err, sizeof(err));
+	struct it_layer_opts o = { .analyzer = IT_ANALYZER_OPTS_DEFAULT };
 	struct it_reader_status st;
-	size_t n;
 	int rc;
 
 	if (!rd) {
 		fprintf(stderr, "bench/analyzer: failed to read %s: %s\n", path, err);
 		return -1;
 	}
-	o.start_ns = it_reader_host(rd)->start_monotonic_ns;
-	struct it_analyzer *a = it_analyzer_new(&o);
-	while ((rc = it_reader_next(rd, &evs, &n)) > 0)
-		it_analyzer_feed(a, evs, n);
+	struct it_pass_info info = { .path = path, .host = it_reader_host(rd), .opts = &o };
+	info.devs = it_reader_devices(rd, &info.ndevs);
+	struct it_analysis *an = it_analysis_new(&info);
+	if (!an) {
+		it_reader_close(rd);
+		return -1;
+	}
+	rc = it_analysis_run(an, rd, err, sizeof(err));
 	it_reader_status(rd, &st);
-	it_analyzer_finish(a, st.end_monotonic_ns);
+	const struct it_analyzer *a = it_layer_block_analyzer(it_analysis_state(an, &it_layer_block));
 	const struct it_results *r = it_analyzer_results(a);
-	*ios = r->stats.ios;
+	*ios = r ? r->stats.ios : 0;
 
 	double t0 = now_s();
 	FILE *devnull = fopen("/dev/null", "w");
-	struct it_report_input in = { .path = path, .host = it_reader_host(rd), .status = &st,
-				      .a = a, .r = r };
-	in.devs = it_reader_devices(rd, &in.ndevs);
+	struct it_report_ctx ctx = { .path = path, .host = info.host, .devs = info.devs,
+				     .ndevs = info.ndevs, .status = &st, .opts = &o };
 	if (devnull) {
-		it_report_json(devnull, &in, false);
-		it_report_text(devnull, &in);
+		it_analysis_report_json(an, devnull, &ctx, false);
+		it_analysis_report_text(an, devnull, &ctx);
 		fclose(devnull);
 	}
 	*t_report = now_s() - t0;
-	if (rc < 0 || it_analyzer_error(a) || r->stats.incomplete || r->stats.unknown_completions)
-		fprintf(stderr, "bench/analyzer: unexpected: rc %d, error %d, incomplete %llu, unknown %llu\n",
-			rc, it_analyzer_error(a), (unsigned long long)r->stats.incomplete,
-			(unsigned long long)r->stats.unknown_completions);
-	it_analyzer_free(a);
+	if (rc || !r || r->stats.incomplete || r->stats.unknown_completions)
+		fprintf(stderr, "bench/analyzer: unexpected: rc %d (%s), incomplete %llu, unknown %llu\n",
+			rc, rc == -1 ? err : rc ? "out of memory" : "",
+			r ? (unsigned long long)r->stats.incomplete : 0,
+			r ? (unsigned long long)r->stats.unknown_completions : 0);
+	it_analysis_free(an);
 	it_reader_close(rd);
-	return rc;
+	return rc ? -1 : 0;
 }
 
 /* The analyzer alone: up to max events held in memory, fed as the reader

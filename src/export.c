@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * `iotrail export --format csv [-o OUT] FILE`: the trace's NVMe commands,
- * one CSV row each (src/export/csv.c). Exit status: 0 done, 1 the file
- * could not be read or written, 2 usage.
+ * `iotrail export --format FMT [-o OUT] FILE`: the trace's records in
+ * another format, by the exporter named FMT (src/export/exporters.c), in
+ * one pass over the file. Exit status: 0 done, 1 the file could not be
+ * read or written, 2 usage.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -11,32 +12,86 @@
 #include <unistd.h>
 
 #include "commands.h"
-#include "export/csv.h"
+#include "export/exporter.h"
 #include "tracefile.h"
+
+/* "csv" or "csv, json or xml": the names of every exporter. */
+static const char *format_names(char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = 0;
+	for (size_t i = 0; i < it_nexporters && off < len; i++) {
+		int k = snprintf(buf + off, len - off, "%s%s",
+				 !i ? "" : i + 1 < it_nexporters ? ", " : " or ", it_exporters[i]->name);
+		if (k < 0)
+			break;
+		off += (size_t)k;
+	}
+	return buf;
+}
 
 static void usage(FILE *f)
 {
-	fputs("usage: iotrail export --format csv [-o OUT] FILE\n"
+	char names[256];
+
+	fputs("usage: iotrail export --format FMT [-o OUT] FILE\n"
 	      "\n"
-	      "Write every NVMe command of a trace file as one CSV row (in completion order):\n"
-	      "  start_time_ns,end_time_ns,latency_ns,process_name,pid,device,qid,slba,\n"
-	      "  length_bytes,length_lbas,opcode, then opcode_name,ctrl,cid,tag,nsid,status,\n"
-	      "  result,inflight_at_submit,tid,dsm_ranges. Times are CLOCK_MONOTONIC ns as\n"
-	      "  recorded; opcode is the NVMe opcode number; LBAs are logical blocks.\n"
+	      "Write the records of a trace file in another format, one pass over the file.\n"
 	      "\n"
-	      "  -f, --format FMT   csv (the only format so far)\n"
-	      "  -o, --output OUT   write to OUT instead of stdout\n"
-	      "  -h, --help         this text\n"
-	      "\n"
-	      "example:\n"
-	      "  iotrail record -o fio.trail -- fio job.fio && iotrail export --format csv -o fio.csv fio.trail\n",
-	      f);
+	      "formats:\n", f);
+	for (size_t i = 0; i < it_nexporters; i++) {
+		const char *w = it_exporters[i]->what;
+		/* the description, indented under the name */
+		fprintf(f, "  %-8s ", it_exporters[i]->name);
+		for (; *w; w++) {
+			fputc(*w, f);
+			if (*w == '\n')
+				fputs("           ", f);
+		}
+		fputc('\n', f);
+	}
+	fprintf(f, "\n"
+		"  -f, --format FMT   %s\n"
+		"  -o, --output OUT   write to OUT instead of stdout\n"
+		"  -h, --help         this text\n"
+		"\n"
+		"example:\n"
+		"  iotrail record -o fio.trail -- fio job.fio && iotrail export --format %s -o fio.%s fio.trail\n",
+		format_names(names, sizeof(names)), it_exporters[0]->name, it_exporters[0]->name);
 }
 
 static int fail(int code, const char *what, const char *why, const char *todo)
 {
 	fprintf(stderr, "iotrail export: failed to %s: %s; %s\n", what, why, todo);
 	return code;
+}
+
+/* The pass: every chunk of the exporter's types to it. Returns the
+ * records written, or -1 with a reason in err. */
+static int64_t run(const struct it_exporter *x, struct it_reader *rd, FILE *out, char *err,
+		   size_t errlen)
+{
+	struct it_bus bus = { 0 };
+	struct it_pass_info info = { .host = it_reader_host(rd), .bus = &bus };
+	void *self;
+	int64_t rows;
+
+	info.devs = it_reader_devices(rd, &info.ndevs);
+	if (!(self = x->open(out, &info))) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	struct it_consumer c = { .chunks = x->chunks, .nchunks = x->nchunks, .feed = x->feed,
+				 .self = self };
+	int rc = it_pass_run(rd, &c, 1, err, errlen);
+	if (rc == -2)
+		snprintf(err, errlen, "out of memory");
+	rows = rc ? -1 : x->finish(self);
+	if (!rc && rows < 0)
+		snprintf(err, errlen, "out of memory");
+	x->free(self);
+	return rows;
 }
 
 int cmd_export(int argc, char **argv)
@@ -48,7 +103,7 @@ int cmd_export(int argc, char **argv)
 		{ 0 },
 	};
 	const char *format = NULL, *output = NULL;
-	char err[256];
+	char err[256], names[256], todo[300];
 	int c;
 
 	optind = 1;
@@ -70,17 +125,19 @@ int cmd_export(int argc, char **argv)
 			return 2;
 		}
 	}
+	snprintf(todo, sizeof(todo), "use --format %s", format_names(names, sizeof(names)));
 	if (!format)
-		return fail(2, "export", "no --format given", "use --format csv");
-	if (strcmp(format, "csv")) {
+		return fail(2, "export", "no --format given", todo);
+	const struct it_exporter *x = it_exporter_find(format);
+	if (!x) {
 		snprintf(err, sizeof(err), "unknown format '%s'", format);
-		return fail(2, "export", err, "use --format csv");
+		return fail(2, "export", err, todo);
 	}
 	if (optind + 1 != argc)
 		return fail(2, "export", optind == argc ? "no trace file given" :
-			    "more than one trace file given", "usage: iotrail export --format csv [-o OUT] FILE");
+			    "more than one trace file given", "usage: iotrail export --format FMT [-o OUT] FILE");
 	const char *path = argv[optind];
-	struct it_reader *rd = it_reader_open(path, err, sizeof(err));
+	struct it_reader *rd = it_reader_open_records(path, x->chunks, x->nchunks, err, sizeof(err));
 	if (!rd) {
 		fprintf(stderr, "iotrail export: failed to read %s: %s; give a trace file written by "
 			"'iotrail record -o FILE'\n", path, err);
@@ -91,15 +148,14 @@ int cmd_export(int argc, char **argv)
 		it_reader_close(rd);
 		return fail(1, "create the output file", strerror(errno), "check the path");
 	}
-	int64_t rows = it_export_nvme_csv(rd, out, err, sizeof(err));
+	int64_t rows = run(x, rd, out, err, sizeof(err));
 	int rc = 0;
 	if (rows < 0)
 		rc = fail(1, "read the trace file", err, "check the file");
 	if ((output ? fclose(out) : fflush(out)) || (!output && ferror(out)))
-		rc = fail(1, "write the CSV", strerror(errno), "check free space and where the output goes");
+		rc = fail(1, "write the output", strerror(errno), "check free space and where the output goes");
 	if (!rc && rows == 0)
-		fprintf(stderr, "iotrail export: note: %s has no NVMe commands (recorded without the "
-			"NVMe layer, or no NVMe device)\n", path);
+		fprintf(stderr, "iotrail export: note: %s has no %s\n", path, x->none);
 	it_reader_close(rd);
 	return rc;
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
  * `iotrail report [--json] [--group-by KEYS] FILE`: reads a trace file
- * with the tracefile reader, streams its events through the analyzer and
- * prints the text or JSON report (src/analyze/report_*.c).
+ * once, each chunk to the analysis layers the trace has (layer.h:
+ * it_analysis_layers[]), then prints their text or JSON sections in
+ * registry order.
  * Exit status: 0 done, 1 the file could not be read or analysed, 2 usage.
  */
 #include <errno.h>
@@ -12,12 +13,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "analyze/analyzer.h"
 #include "analyze/json_writer.h"
-#include "analyze/report.h"
-#include "analyze/report_sys.h"
+#include "analyze/layer.h"
 #include "commands.h"
-#include "report_syscall.h"
 #include "tracefile.h"
 
 static void usage(FILE *f)
@@ -72,30 +70,6 @@ __attribute__((format(printf, 2, 3))) static int fail(int code, const char *fmt,
 	return code;
 }
 
-/* Streams the file through the analyzer. Returns 0 or 1 (message printed). */
-static int analyse(struct it_reader *rd, struct it_analyzer *a, const char *path,
-		   struct it_reader_status *st)
-{
-	const struct it_event *evs;
-	size_t n;
-	int rc;
-
-	while ((rc = it_reader_next(rd, &evs, &n)) > 0) {
-		if (it_analyzer_feed(a, evs, n))
-			return fail(1, "failed to analyse %s: out of memory; try a machine with more "
-				    "memory or a shorter trace", path);
-	}
-	if (rc < 0)
-		return fail(1, "failed to read %s: %s; check the disk and the file", path,
-			    it_reader_error(rd));
-	it_reader_status(rd, st);
-	it_analyzer_finish(a, st->complete ? st->end_monotonic_ns : 0);
-	if (it_analyzer_error(a))
-		return fail(1, "failed to analyse %s: out of memory; try a machine with more "
-			    "memory or a shorter trace", path);
-	return 0;
-}
-
 int cmd_report(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -108,9 +82,8 @@ int cmd_report(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct it_analyzer_opts o = IT_ANALYZER_OPTS_DEFAULT;
-	bool events = false, log = false;
-	bool json = false, pretty = false, zones = false;
+	struct it_layer_opts o = { .analyzer = IT_ANALYZER_OPTS_DEFAULT };
+	bool json = false, pretty = false;
 	char err[256];
 	int c;
 
@@ -122,13 +95,13 @@ int cmd_report(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "jpg:zelh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
-			events = true;
+			o.events = true;
 			break;
 		case 'l':
-			log = true;
+			o.log = true;
 			break;
 		case 'z':
-			zones = true;
+			o.zones = true;
 			break;
 		case 'j':
 			json = true;
@@ -137,7 +110,7 @@ int cmd_report(int argc, char **argv)
 			pretty = true;
 			break;
 		case 'g':
-			if (it_parse_group_keys(optarg, &o, err, sizeof(err)))
+			if (it_parse_group_keys(optarg, &o.analyzer, err, sizeof(err)))
 				return fail(2, "%s", err);
 			break;
 		case 'h':
@@ -156,69 +129,53 @@ int cmd_report(int argc, char **argv)
 			    optind == argc ? "no trace file given" : "more than one trace file given");
 	const char *path = argv[optind];
 
-	struct it_reader *rd = it_reader_open(path, err, sizeof(err));
+	uint16_t types[16];
+	size_t ntypes = it_analysis_chunk_types(types, 16);
+	struct it_reader *rd = it_reader_open_records(path, types, ntypes, err, sizeof(err));
 	if (!rd)
 		return fail(1, "failed to read %s: %s; give a trace file written by "
 			    "'iotrail record -o FILE'", path, err);
-	o.start_ns = it_reader_host(rd)->start_monotonic_ns;
-	/* the syscall layer collects the block trails during the block pass */
-	struct it_sysan *sys = NULL;
-	if (it_reader_layer(rd, IT_LAYER_SYSCALL)) {
-		struct it_sysan_opts so = { .events = events || log };
-		sys = it_sysan_new(&so);
-		o.on_trail = report_sys_on_trail;
-		o.ctx = sys;
-	}
-	if ((events || log) && !o.on_trail) {
-		it_reader_close(rd);
-		return fail(1, "failed to list the system calls of %s: the trace has no syscall "
-			    "layer; record it with --layers syscall", path);
-	}
-	struct it_analyzer *a = o.on_trail && !sys ? NULL : it_analyzer_new(&o);
-	if (!a) {
+	struct it_pass_info info = { .path = path, .host = it_reader_host(rd), .opts = &o,
+				     .layers = it_pass_layers(rd) };
+	info.devs = it_reader_devices(rd, &info.ndevs);
+	struct it_analysis *an = it_analysis_new(&info);
+	if (!an) {
 		it_reader_close(rd);
 		return fail(1, "failed to start the analyzer: out of memory; free some memory");
 	}
-	struct it_reader_status st;
-	int rc = analyse(rd, a, path, &st);
-	uint64_t sys_dropped = 0;
-	if (!rc && sys &&
-	    report_sys_read(path, sys, o.start_ns, st.complete ? st.end_monotonic_ns : 0,
-			    &sys_dropped, err, sizeof(err)))
-		rc = fail(1, "failed to read the system calls of %s: %s; check the disk and the "
-			  "file", path, err);
-	if (!rc && log) {
-		it_report_sys_log(stdout, it_sysan_results(sys), o.start_ns);
-	} else if (!rc) {
-		struct it_report_input in = {
-			.path = path,
-			.host = it_reader_host(rd),
-			.status = &st,
-			.a = a,
-			.r = it_analyzer_results(a),
-			.zones = zones,
-			.sys = sys ? it_sysan_results(sys) : NULL,
-			.sys_events = events,
-			.sys_dropped = sys_dropped,
-		};
-		in.devs = it_reader_devices(rd, &in.ndevs);
-		if (json)
-			it_report_json(stdout, &in, pretty);
-		else
-			it_report_text(stdout, &in);
-		if (fflush(stdout) || ferror(stdout)) {
-			fprintf(stderr, "iotrail report: failed to write the report: %s; check where "
-				"stdout goes\n", strerror(errno));
-			rc = 1;
-		}
+	/* --events, --log: a layer that lists its events */
+	const struct it_analysis_layer *lister;
+	if ((o.events || o.log) && !it_analysis_lists(an, &lister)) {
+		it_analysis_free(an);
+		it_reader_close(rd);
+		if (!lister)
+			return fail(1, "failed to list the events of %s: no analysis layer lists "
+				    "events", path);
+		return fail(1, "failed to list the %s of %s: the trace has no %s layer; record it "
+			    "with --layers %s", lister->event_list, path, lister->name, lister->name);
 	}
-	if (!rc && log && (fflush(stdout) || ferror(stdout))) {
+	struct it_reader_status st;
+	int rc = it_analysis_run(an, rd, err, sizeof(err));
+	if (rc == -1)
+		rc = fail(1, "failed to read %s: %s; check the disk and the file", path, err);
+	else if (rc)
+		rc = fail(1, "failed to analyse %s: out of memory; try a machine with more "
+			  "memory or a shorter trace", path);
+	it_reader_status(rd, &st);
+	struct it_report_ctx ctx = { .path = path, .host = info.host, .devs = info.devs,
+				     .ndevs = info.ndevs, .status = &st, .opts = &o };
+	if (!rc && o.log)
+		it_analysis_report_log(an, stdout, &ctx);
+	else if (!rc && json)
+		it_analysis_report_json(an, stdout, &ctx, pretty);
+	else if (!rc)
+		it_analysis_report_text(an, stdout, &ctx);
+	if (!rc && (fflush(stdout) || ferror(stdout))) {
 		fprintf(stderr, "iotrail report: failed to write the report: %s; check where "
 			"stdout goes\n", strerror(errno));
 		rc = 1;
 	}
-	it_sysan_free(sys);
-	it_analyzer_free(a);
+	it_analysis_free(an);
 	it_reader_close(rd);
 	return rc;
 }

@@ -104,6 +104,13 @@ struct it_analyzer *it_analyzer_new(const struct it_analyzer_opts *o)
 	return a;
 }
 
+void it_analyzer_set_on_trail(struct it_analyzer *a, void (*fn)(const struct it_trail *t, void *ctx),
+			      void *ctx)
+{
+	a->o.on_trail = fn;
+	a->o.ctx = ctx;
+}
+
 int it_analyzer_feed(struct it_analyzer *a, const struct it_event *evs, size_t n)
 {
 	if (a->finished)
@@ -149,6 +156,20 @@ void it_analyzer_finish(struct it_analyzer *a, uint64_t end_ns)
 	r->ndevs = a->ndevs;
 	memcpy(r->keys, a->o.keys, sizeof(r->keys));
 	r->nkeys = a->o.nkeys;
+}
+
+uint64_t it_analyzer_oldest_open(const struct it_analyzer *a, uint64_t not_before)
+{
+	uint64_t oldest = UINT64_MAX;
+
+	for (uint32_t i = 0; i < a->nslots; i++) {
+		const struct slot *s = &a->slots[i];
+		uint64_t q = s->t.ts[IT_PT_Q];
+
+		if (s->state != SLOT_FREE && q && q >= not_before && q < oldest)
+			oldest = q;
+	}
+	return oldest;
 }
 
 const struct it_results *it_analyzer_results(const struct it_analyzer *a)

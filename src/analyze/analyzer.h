@@ -246,11 +246,18 @@ struct it_analyzer_opts {
 int it_parse_group_keys(const char *s, struct it_analyzer_opts *o, char *err, size_t errlen);
 
 struct it_analyzer *it_analyzer_new(const struct it_analyzer_opts *o);
+/* Sets (or clears, fn NULL) the on_trail callback before the first feed. */
+void it_analyzer_set_on_trail(struct it_analyzer *a, void (*fn)(const struct it_trail *t, void *ctx),
+			      void *ctx);
 /* Returns 0, or -1 once memory ran out (the results are then partial). */
 int it_analyzer_feed(struct it_analyzer *a, const struct it_event *evs, size_t n);
 /* End of the stream: counts open trails as incomplete, sorts the groups.
  * end_ns is the trace end (monotonic); 0: the last event. */
 void it_analyzer_finish(struct it_analyzer *a, uint64_t end_ns);
+/* The queue time of the oldest open trail that has one, at or after
+ * not_before; UINT64_MAX when there is none. A scan of the open trails
+ * (call it per batch, not per event). */
+uint64_t it_analyzer_oldest_open(const struct it_analyzer *a, uint64_t not_before);
 /* Valid after it_analyzer_finish until it_analyzer_free. */
 const struct it_results *it_analyzer_results(const struct it_analyzer *a);
 /* Name of an interned comm id ("" for 0 / unknown). */

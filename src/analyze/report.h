@@ -12,8 +12,9 @@
 #include <stdio.h>
 
 #include "analyze/analyzer.h"
-#include "analyze/sysan.h"
-#include "tracefile.h"
+#include "iotrail/trace_format.h"
+
+struct it_reader_status; /* src/tracefile.h */
 
 struct it_report_input {
 	const char *path;                       /* trace file, or NULL */
@@ -24,13 +25,15 @@ struct it_report_input {
 	const struct it_analyzer *a;            /* for comm names */
 	const struct it_results *r;             /* it_analyzer_results(a) */
 	bool zones;                             /* add the per-zone report (--zones) */
-	const struct it_sysan_results *sys;     /* syscall layer (NULL: not recorded) */
-	bool sys_events;                        /* with --events: the event list in JSON */
-	uint64_t sys_dropped;                   /* syscall-layer records lost */
 };
 
+/* The block layer's report: text, and JSON (a whole object, or its
+ * members of an object the caller opened after "version"). Other layers
+ * print their own sections (src/analyze/layer.h). */
 void it_report_text(FILE *f, const struct it_report_input *in);
 void it_report_json(FILE *f, const struct it_report_input *in, bool pretty);
+struct it_json;
+void it_report_json_members(struct it_json *j, const struct it_report_input *in);
 
 /* ---- shared by the two printers ---- */
 /* The device's name from the table, else "major:minor". */

@@ -15,7 +15,7 @@
 #include "analyze/nvme.h"
 #include "analyze/zones.h"
 #include "analyze/report.h"
-#include "analyze/report_sys.h"
+#include "tracefile.h"
 
 #define STR(j, name, field) it_json_name(j, name), it_json_stringn(j, field, sizeof(field))
 
@@ -326,64 +326,66 @@ static void timeline(struct it_json *j, const struct it_report_input *in)
 	it_json_array_end(j);
 }
 
-void it_report_json(FILE *f, const struct it_report_input *in, bool pretty)
+void it_report_json_members(struct it_json *j, const struct it_report_input *in)
 {
 	const struct it_results *r = in->r;
 	const struct it_reader_status *st = in->status;
+
+	it_json_kv_double(j, "duration_s", r->duration_s);
+	it_json_kv_uint(j, "ios", r->stats.ios);
+	it_json_kv_uint(j, "dropped", st ? st->dropped_total : 0);
+	if (st && st->drops_per_cpu) {
+		it_json_name(j, "dropped_per_cpu");
+		it_json_array_start(j);
+		for (uint32_t c = 0; c < st->ncpu; c++)
+			it_json_uint(j, st->drops_per_cpu[c]);
+		it_json_array_end(j);
+	}
+	if (st && st->missed_known)
+		it_json_kv_uint(j, "probe_misses", st->missed);
+	if (in->path)
+		it_json_kv_string(j, "file", in->path);
+	it_json_kv_bool(j, "complete", st ? st->complete : true);
+	it_json_kv_bool(j, "truncated", st ? st->truncated : false);
+	if (st && st->truncated)
+		it_json_kv_uint(j, "truncated_at", st->bad_offset);
+	it_json_kv_uint(j, "events", r->stats.events);
+	it_json_kv_uint(j, "bytes", r->stats.bytes);
+	it_json_kv_uint(j, "incomplete", r->stats.incomplete);
+	it_json_kv_uint(j, "unknown_completions", r->stats.unknown_completions);
+	it_json_kv_uint(j, "errors", r->stats.errors);
+	it_json_kv_uint(j, "start_ns", r->start_ns);
+	it_json_kv_uint(j, "end_ns", r->end_ns);
+	if (in->host)
+		host(j, in->host);
+	devices(j, in);
+	stats(j, &r->stats);
+	it_json_name(j, "group_by");
+	it_json_array_start(j);
+	for (unsigned k = 0; k < r->nkeys; k++)
+		it_json_string(j, it_key_names[r->keys[k]]);
+	it_json_array_end(j);
+	it_json_name(j, "groups");
+	it_json_array_start(j);
+	for (size_t g = 0; g < r->ngroups; g++)
+		group(j, in, &r->groups[g]);
+	it_json_array_end(j);
+	per_device(j, in, "qd", qd);
+	per_device(j, in, "sizes", sizes);
+	per_device(j, in, "pattern", pattern);
+	timeline(j, in);
+	it_nvme_report_json(j, in);
+	if (in->zones)
+		it_zones_report_json(j, in);
+}
+
+void it_report_json(FILE *f, const struct it_report_input *in, bool pretty)
+{
 	struct it_json j;
 
 	it_json_init(&j, f, pretty);
 	it_json_object_start(&j);
 	it_json_kv_uint(&j, "version", 1);
-	it_json_kv_double(&j, "duration_s", r->duration_s);
-	it_json_kv_uint(&j, "ios", r->stats.ios);
-	it_json_kv_uint(&j, "dropped", st ? st->dropped_total : 0);
-	if (st && st->drops_per_cpu) {
-		it_json_name(&j, "dropped_per_cpu");
-		it_json_array_start(&j);
-		for (uint32_t c = 0; c < st->ncpu; c++)
-			it_json_uint(&j, st->drops_per_cpu[c]);
-		it_json_array_end(&j);
-	}
-	if (st && st->missed_known)
-		it_json_kv_uint(&j, "probe_misses", st->missed);
-	if (in->path)
-		it_json_kv_string(&j, "file", in->path);
-	it_json_kv_bool(&j, "complete", st ? st->complete : true);
-	it_json_kv_bool(&j, "truncated", st ? st->truncated : false);
-	if (st && st->truncated)
-		it_json_kv_uint(&j, "truncated_at", st->bad_offset);
-	it_json_kv_uint(&j, "events", r->stats.events);
-	it_json_kv_uint(&j, "bytes", r->stats.bytes);
-	it_json_kv_uint(&j, "incomplete", r->stats.incomplete);
-	it_json_kv_uint(&j, "unknown_completions", r->stats.unknown_completions);
-	it_json_kv_uint(&j, "errors", r->stats.errors);
-	it_json_kv_uint(&j, "start_ns", r->start_ns);
-	it_json_kv_uint(&j, "end_ns", r->end_ns);
-	if (in->host)
-		host(&j, in->host);
-	devices(&j, in);
-	stats(&j, &r->stats);
-	it_json_name(&j, "group_by");
-	it_json_array_start(&j);
-	for (unsigned k = 0; k < r->nkeys; k++)
-		it_json_string(&j, it_key_names[r->keys[k]]);
-	it_json_array_end(&j);
-	it_json_name(&j, "groups");
-	it_json_array_start(&j);
-	for (size_t g = 0; g < r->ngroups; g++)
-		group(&j, in, &r->groups[g]);
-	it_json_array_end(&j);
-	per_device(&j, in, "qd", qd);
-	per_device(&j, in, "sizes", sizes);
-	per_device(&j, in, "pattern", pattern);
-	timeline(&j, in);
-	it_nvme_report_json(&j, in);
-	if (in->zones)
-		it_zones_report_json(&j, in);
-	if (in->sys) {
-		it_json_kv_uint(&j, "syscall_dropped", in->sys_dropped);
-		it_report_sys_json(&j, in->sys, in->a, in->sys_events);
-	}
+	it_report_json_members(&j, in);
 	it_json_object_end(&j);
 }

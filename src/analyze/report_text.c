@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include "analyze/report.h"
-#include "analyze/report_sys.h"
+#include "tracefile.h"
 #include "analyze/nvme.h"
 #include "analyze/zones.h"
 
@@ -475,7 +475,6 @@ void it_report_text(FILE *f, const struct it_report_input *in)
 	device_table(f, in);
 	if (!in->r->stats.ios) {
 		fputs("\nNo completed block I/O in this trace.\n", f);
-		it_report_sys_text(f, in->sys, in->a);
 		return;
 	}
 	key_widths(in, &kc);
@@ -485,5 +484,4 @@ void it_report_text(FILE *f, const struct it_report_input *in)
 	it_nvme_report_text(f, in);
 	if (in->zones)
 		it_zones_report_text(f, in);
-	it_report_sys_text(f, in->sys, in->a);
 }

@@ -2,8 +2,11 @@
 /*
  * The syscall layer's analysis (see sysan.h). Tables keyed by u64 use the
  * analyzer's open-addressing map; names are interned once in a string
- * pool; per-call, per-file and per-thread sums are streamed, so pass 2
- * keeps nothing per call unless the event list was asked for.
+ * pool; per-call, per-file and per-thread sums are streamed. A call waits
+ * in a queue (file order) until what it needs has been handed in: its
+ * side records, and every block trail its thread may have queued during
+ * it (the block watermark); nothing is kept per call once it is summed,
+ * unless the event list was asked for.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +15,8 @@
 #include "analyze/hashmap.h"
 #include "analyze/sysan.h"
 
-/* A trail of a thread that queued bios, for the ownership search. */
+/* A trail of a thread that queued bios, while a call of the thread may
+ * still own it. */
 struct btrail {
 	uint32_t tid;
 	uint32_t comm;
@@ -39,6 +43,54 @@ struct comm_rec {
 	char comm[16];
 };
 
+/* A thread's trails that a call of it may still own, by queue time:
+ * v[head..n). Calls of a thread come in the order it made them, so once
+ * a call that entered at frontier is summed up, no later call owns a
+ * trail queued before it: such a trail is settled (retire). */
+struct tid_trails {
+	uint32_t tid;
+	uint64_t frontier;
+	struct btrail *v;
+	size_t head, n, cap;
+};
+
+/* A settled trail of a file (its page cache), kept to the end: which of
+ * the file's tags names it depends on every tag (tag_at). */
+struct ftrail {
+	uint64_t q, q2c;
+	uint32_t bytes;
+	uint8_t op, owned;
+};
+
+struct inode_trails {
+	uint32_t fsdev;
+	uint64_t ino;
+	struct ftrail *v;
+	size_t n, cap;
+};
+
+/* A call waiting for its side records, and the side epoch it came in. */
+struct qcall {
+	struct it_sys_event e;
+	uint64_t epoch;
+};
+
+/* A call summed up but for its block I/O, waiting for the block
+ * watermark to pass its exit. */
+struct bcall {
+	uint64_t ts_enter, ts_exit;
+	uint32_t tid;
+	uint32_t ev;      /* its index in r.events, or UINT32_MAX */
+	uint16_t call;
+};
+
+/* Per-thread calls over time are counted in base buckets of base_ns (1 ms,
+ * times ten whenever a thread's calls reach past TL_BUCKETS of them): the
+ * report's interval, chosen from the span at the end, is a multiple of
+ * the base (1, 2 or 5 times a power of ten, over a twentieth of the
+ * span), so the base buckets add up to it exactly. */
+#define TL_BUCKETS 2048
+
 struct it_sysan {
 	struct it_sysan_opts o;
 	struct it_sysan_results r;
@@ -48,25 +100,47 @@ struct it_sysan {
 	char **pool;
 	size_t npool, pool_used;
 
-	/* pass 1 */
+	/* side records, block trails */
 	struct it_map tags;          /* tag hash -> index in tagv */
 	struct { uint64_t ino, ts; uint32_t dev; uint8_t ftype; const char *path; } *tagv;
 	size_t ntags, tagcap;
 	struct it_map names;         /* (tid, ts_enter) hash -> first index in namev */
 	struct pending_name *namev;
 	size_t nnames, namecap;
-	struct comm_rec *comms;      /* tid -> comm history, sorted at index time */
+	struct comm_rec *comms;      /* tid -> comm history, sorted at the end */
 	size_t ncomms, commcap;
-	struct btrail *trails;       /* sorted by (tid, q) at index time */
-	size_t ntrails, trailcap;
-	struct it_map trail_tid;     /* tid -> first index in trails */
+	struct it_map trail_tid;     /* tid + 1 -> index in tidv */
+	struct tid_trails *tidv;
+	size_t ntids, tidcap;
+	uint32_t last_tid, last_tidx; /* the thread of the last lookup */
+	/* settled trails of files, by (fsdev, ino) */
+	struct it_map inodes;        /* inode key -> index in inov */
+	struct inode_trails *inov;
+	size_t ninos, inocap;
+	uint32_t last_ino;           /* index of the last inode looked up, or IT_MAP_NONE */
+	/* settled trails by owner (the background sums) */
+	struct it_map bg_comm, un_comm;
+	size_t bgcap, uncap;
 
-	/* pass 2 */
+	/* calls waiting for their side records, then for their block
+	 * trails (rings, in file order) */
+	struct qcall *q;
+	size_t qhead, qlen, qcap;
+	struct bcall *bq;
+	size_t bhead, blen, bcap;
+	uint64_t side_epoch;         /* side chunks handed in */
+	uint64_t block_wm;           /* every trail queued before it is in */
+	uint64_t last_exit;          /* the latest exit of the call records */
+
+	/* sums */
 	struct it_sysan_call calls[IT_SYS_MAX];
 	struct it_map files;         /* file key -> index in r.files */
 	size_t filecap;
 	struct it_map threads;       /* tid -> index in r.threads */
 	size_t threadcap, evcap;
+	struct { uint64_t *b; size_t n; } *tl; /* per thread (as r.threads): base buckets */
+	size_t tlcap;
+	uint64_t base_ns;
 };
 
 /* Makes room for need elements; false (and *error set) when memory ran
@@ -249,7 +323,7 @@ size_t it_sys_path_join(const struct it_sys_path *p, const char *comps, char *ou
 	return w;
 }
 
-/* ---- pass 1 ---- */
+/* ---- side records and trails ---- */
 
 /* A step of 1, 2 or 5 times a power of ten that cuts the span into at
  * most ~20 intervals (at least 1 ms). */
@@ -273,9 +347,14 @@ struct it_sysan *it_sysan_new(const struct it_sysan_opts *o)
 	if (!s)
 		return NULL;
 	s->o = *o;
+	s->block_wm = o->block ? 0 : UINT64_MAX;
+	s->base_ns = o->interval_ns ? o->interval_ns : 1000000;
+	s->last_tidx = IT_MAP_NONE;
+	s->last_ino = IT_MAP_NONE;
 	if (it_map_init(&s->tags, 10) || it_map_init(&s->names, 10) ||
 	    it_map_init(&s->trail_tid, 8) || it_map_init(&s->files, 8) ||
-	    it_map_init(&s->threads, 8)) {
+	    it_map_init(&s->threads, 8) || it_map_init(&s->inodes, 6) ||
+	    it_map_init(&s->bg_comm, 6) || it_map_init(&s->un_comm, 6)) {
 		it_sysan_free(s);
 		return NULL;
 	}
@@ -362,34 +441,144 @@ int it_sysan_side(struct it_sysan *s, const void *rec, size_t len)
 	}
 }
 
+/* The trail list of thread tid, made when missing; NULL when memory ran out. */
+static struct tid_trails *tid_of(struct it_sysan *s, uint32_t tid)
+{
+	uint32_t k;
+
+	if (s->last_tidx != IT_MAP_NONE && s->last_tid == tid)
+		return &s->tidv[s->last_tidx];
+	k = it_map_get(&s->trail_tid, (uint64_t)tid + 1);
+	if (k == IT_MAP_NONE) {
+		if (!GROW(s, s->tidv, s->ntids, s->tidcap))
+			return NULL;
+		k = (uint32_t)s->ntids;
+		if (it_map_put(&s->trail_tid, (uint64_t)tid + 1, k)) {
+			s->error = 1;
+			return NULL;
+		}
+		s->tidv[s->ntids++] = (struct tid_trails){ .tid = tid };
+	}
+	s->last_tid = tid;
+	s->last_tidx = k;
+	return &s->tidv[k];
+}
+
+/* Adds trail t to the per-comm list *v (map m: comm -> index). */
+static void by_comm(struct it_sysan *s, struct it_map *m, struct it_sysan_background **v,
+		    size_t *n, size_t *cap, const struct btrail *t)
+{
+	uint32_t k = it_map_get(m, (uint64_t)t->comm + 1);
+
+	if (k == IT_MAP_NONE) {
+		if (!GROW(s, *v, *n, *cap))
+			return;
+		k = (uint32_t)(*n)++;
+		(*v)[k] = (struct it_sysan_background){ .comm = t->comm };
+		if (it_map_put(m, (uint64_t)t->comm + 1, k))
+			s->error = 1;
+	}
+	(*v)[k].ios++;
+	(*v)[k].bytes += t->bytes;
+}
+
+/* The settled trails of (fsdev, ino), made when missing. */
+static struct inode_trails *inode_of(struct it_sysan *s, uint32_t fsdev, uint64_t ino)
+{
+	uint64_t k = mix(mix(fsdev, ino), 0x1f);
+	uint32_t i;
+
+	if (s->last_ino != IT_MAP_NONE && s->inov[s->last_ino].ino == ino &&
+	    s->inov[s->last_ino].fsdev == fsdev)
+		return &s->inov[s->last_ino];
+	/* a hash key: step to the next one on a collision */
+	while ((i = it_map_get(&s->inodes, k)) != IT_MAP_NONE &&
+	       (s->inov[i].ino != ino || s->inov[i].fsdev != fsdev))
+		k = mix(k, 0x2f);
+	if (i == IT_MAP_NONE) {
+		if (!GROW(s, s->inov, s->ninos, s->inocap))
+			return NULL;
+		i = (uint32_t)s->ninos;
+		if (it_map_put(&s->inodes, k, i)) {
+			s->error = 1;
+			return NULL;
+		}
+		s->inov[s->ninos++] = (struct inode_trails){ .fsdev = fsdev, .ino = ino };
+	}
+	s->last_ino = i;
+	return &s->inov[i];
+}
+
+/* A settled trail into the sums by owner: the calls (owned), and by comm
+ * what no call owns (background) and, of it, what no file explains
+ * either (unattributed); a trail of a file is kept for the end. */
+static void retire(struct it_sysan *s, const struct btrail *t)
+{
+	struct it_sysan_results *r = &s->r;
+
+	if (t->ino) {
+		struct inode_trails *f = inode_of(s, t->fsdev, t->ino);
+
+		if (f && GROW(s, f->v, f->n, f->cap))
+			f->v[f->n++] = (struct ftrail){ .q = t->q, .q2c = t->c > t->q ? t->c - t->q : 0,
+							.bytes = t->bytes, .op = t->op, .owned = t->owned };
+	}
+	if (t->owned) {
+		r->owned_ios++;
+		r->owned_bytes += t->bytes;
+		return;
+	}
+	r->background_ios++;
+	r->background_bytes += t->bytes;
+	by_comm(s, &s->bg_comm, &r->background, &r->nbackground, &s->bgcap, t);
+	if (!t->ino) {
+		r->unattributed_ios++;
+		r->unattributed_bytes += t->bytes;
+		by_comm(s, &s->un_comm, &r->unattributed, &r->nunattributed, &s->uncap, t);
+	}
+}
+
+/* Retires the thread's trails queued before its frontier. */
+static void settle(struct it_sysan *s, struct tid_trails *tt)
+{
+	while (tt->head < tt->n && tt->v[tt->head].q < tt->frontier)
+		retire(s, &tt->v[tt->head++]);
+	if (tt->head == tt->n) {
+		tt->head = tt->n = 0;
+	} else if (tt->head > tt->n / 2) {
+		memmove(tt->v, tt->v + tt->head, (tt->n - tt->head) * sizeof(*tt->v));
+		tt->n -= tt->head;
+		tt->head = 0;
+	}
+}
+
 void it_sysan_trail(struct it_sysan *s, const struct it_trail *t)
 {
-	struct btrail *b;
+	struct tid_trails *tt;
+	struct btrail b;
 
 	/* only a queued bio has the thread that submitted it */
 	if (!t->ts[IT_PT_Q] || !t->tid || !t->ts[IT_PT_C])
 		return;
-	if (!GROW(s, s->trails, s->ntrails, s->trailcap))
+	b = (struct btrail){ .tid = t->tid, .comm = t->comm, .bytes = t->bytes, .fsdev = t->fsdev,
+			     .op = t->op, .q = t->ts[IT_PT_Q], .c = t->ts[IT_PT_C], .ino = t->ino };
+	tt = tid_of(s, t->tid);
+	if (!tt)
 		return;
-	b = &s->trails[s->ntrails++];
-	b->tid = t->tid;
-	b->comm = t->comm;
-	b->bytes = t->bytes;
-	b->owned = 0;
-	b->q = t->ts[IT_PT_Q];
-	b->c = t->ts[IT_PT_C];
-	b->op = t->op;
-	b->ino = t->ino;
-	b->fsdev = t->fsdev;
-}
-
-static int cmp_trail(const void *a, const void *b)
-{
-	const struct btrail *x = a, *y = b;
-
-	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	return (x->q > y->q) - (x->q < y->q);
+	if (b.q < tt->frontier) { /* a call after it was summed up: no call owns it */
+		retire(s, &b);
+		return;
+	}
+	if (!GROW(s, tt->v, tt->n, tt->cap))
+		return;
+	/* kept sorted by q: trails complete about in the order they were
+	 * queued, so this is mostly an append */
+	size_t j = tt->n++;
+	while (j > tt->head && tt->v[j - 1].q > b.q) {
+		tt->v[j] = tt->v[j - 1];
+		j--;
+	}
+	tt->v[j] = b;
 }
 
 static int cmp_comm(const void *a, const void *b)
@@ -401,22 +590,7 @@ static int cmp_comm(const void *a, const void *b)
 	return (x->ts > y->ts) - (x->ts < y->ts);
 }
 
-void it_sysan_index(struct it_sysan *s, uint64_t start_ns, uint64_t end_ns)
-{
-	s->r.start_ns = start_ns;
-	s->r.end_ns = end_ns > start_ns ? end_ns : start_ns;
-	s->r.interval_ns = s->o.interval_ns ? s->o.interval_ns :
-			   pick_interval(s->r.end_ns - start_ns);
-	s->r.nintervals = (s->r.end_ns - start_ns) / s->r.interval_ns + 1;
-	qsort(s->trails, s->ntrails, sizeof(*s->trails), cmp_trail);
-	for (size_t i = 0; i < s->ntrails; i++)
-		if (!i || s->trails[i].tid != s->trails[i - 1].tid)
-			if (it_map_put(&s->trail_tid, (uint64_t)s->trails[i].tid + 1, i))
-				s->error = 1;
-	qsort(s->comms, s->ncomms, sizeof(*s->comms), cmp_comm);
-}
-
-/* ---- pass 2 ---- */
+/* ---- calls ---- */
 
 /* The comm of tid at time ts: its last name record at or before ts. */
 static const struct comm_rec *comm_at(const struct it_sysan *s, uint32_t tid, uint64_t ts)
@@ -441,27 +615,38 @@ static const struct comm_rec *comm_at(const struct it_sysan *s, uint32_t tid, ui
 
 /* The block time of a call: the union of its thread's trails queued
  * within the call, clipped to the call. */
-static uint64_t own_trails(struct it_sysan *s, const struct it_sys_event *e, uint32_t *ios,
+static uint64_t own_trails(struct it_sysan *s, const struct bcall *e, uint32_t *ios,
 			   uint64_t *bytes)
 {
-	uint32_t i = it_map_get(&s->trail_tid, (uint64_t)e->tid + 1);
+	struct tid_trails *tt = tid_of(s, e->tid);
 	uint64_t total = 0, cur_lo = 0, cur_hi = 0;
 
 	*ios = 0;
 	*bytes = 0;
-	if (i == IT_MAP_NONE)
+	if (!tt)
 		return 0;
-	/* first trail of the thread queued at or after the entry */
-	size_t lo = i, hi = s->ntrails;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (s->trails[mid].tid == e->tid && s->trails[mid].q < e->ts_enter)
-			lo = mid + 1;
-		else
-			hi = mid;
+	size_t lo, hi;
+	if (e->ts_enter >= tt->frontier) {
+		/* no later call of the thread owns what it queued before this
+		 * one: settled, the first trail left is the first queued in it */
+		tt->frontier = e->ts_enter;
+		settle(s, tt);
+		lo = tt->head;
+	} else {
+		/* a call before one of the thread already summed up (out of
+		 * order): the first trail queued at or after its entry */
+		lo = tt->head;
+		hi = tt->n;
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			if (tt->v[mid].q < e->ts_enter)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
 	}
-	for (size_t k = lo; k < s->ntrails && s->trails[k].tid == e->tid; k++) {
-		struct btrail *t = &s->trails[k];
+	for (size_t k = lo; k < tt->n; k++) {
+		struct btrail *t = &tt->v[k];
 		uint64_t a = t->q, b = t->c < e->ts_exit ? t->c : e->ts_exit;
 
 		if (t->q > e->ts_exit)
@@ -558,16 +743,64 @@ static struct it_sysan_thread *thread_of(struct it_sysan *s, const struct it_sys
 		return &s->r.threads[i];
 	if (!GROW(s, s->r.threads, s->r.nthreads, s->threadcap))
 		return NULL;
+	if (!GROW(s, s->tl, s->r.nthreads, s->tlcap))
+		return NULL;
+	s->tl[s->r.nthreads].b = NULL;
+	s->tl[s->r.nthreads].n = 0;
 	t = &s->r.threads[s->r.nthreads];
 	memset(t, 0, sizeof(*t));
 	t->pid = e->pid;
 	t->tid = e->tid;
-	t->timeline = calloc(s->r.nintervals, sizeof(*t->timeline));
-	if (!t->timeline || it_map_put(&s->threads, (uint64_t)e->tid + 1, s->r.nthreads)) {
+	if (it_map_put(&s->threads, (uint64_t)e->tid + 1, s->r.nthreads)) {
 		s->error = 1;
 		return NULL;
 	}
 	return &s->r.threads[s->r.nthreads++];
+}
+
+/* Ten times coarser base buckets, for every thread. */
+static void coarsen(struct it_sysan *s)
+{
+	for (size_t i = 0; i < s->r.nthreads; i++) {
+		uint64_t *b = s->tl[i].b;
+
+		for (size_t k = 0; k < s->tl[i].n; k++) {
+			uint64_t v = b[k];
+			b[k] = 0;
+			b[k / 10] += v;
+		}
+	}
+	s->base_ns *= 10;
+}
+
+/* Counts a call of thread ti (index in r.threads) entering at ts. */
+static void timeline_add(struct it_sysan *s, size_t ti, uint64_t ts)
+{
+	uint64_t off = ts > s->o.start_ns ? ts - s->o.start_ns : 0;
+	uint64_t k = off / s->base_ns;
+
+	while (k >= TL_BUCKETS && !s->o.interval_ns) {
+		coarsen(s);
+		k = off / s->base_ns;
+	}
+	if (k >= s->tl[ti].n) {
+		size_t n = s->tl[ti].n ? s->tl[ti].n : 16;
+		uint64_t *b;
+
+		while (n <= k)
+			n *= 2;
+		if (!s->o.interval_ns && n > TL_BUCKETS)
+			n = TL_BUCKETS;
+		b = realloc(s->tl[ti].b, n * sizeof(*b));
+		if (!b) {
+			s->error = 1;
+			return;
+		}
+		memset(b + s->tl[ti].n, 0, (n - s->tl[ti].n) * sizeof(*b));
+		s->tl[ti].b = b;
+		s->tl[ti].n = n;
+	}
+	s->tl[ti].b[k]++;
 }
 
 /* The names of a call, and its path: the tag's, else its (first) name,
@@ -611,14 +844,62 @@ static void names_of(struct it_sysan *s, const struct it_sys_event *e, const cha
 	}
 }
 
+/* Makes room for one more element in the ring *q (head, len, cap). */
+static bool ring_room(struct it_sysan *s, void **q, size_t size, size_t *head, size_t len,
+		      size_t *cap)
+{
+	size_t ncap = *cap ? *cap * 2 : 1024;
+	char *nq;
+
+	if (len < *cap)
+		return true;
+	nq = malloc(ncap * size);
+	if (!nq) {
+		s->error = 1;
+		return false;
+	}
+	for (size_t i = 0; i < len; i++)
+		memcpy(nq + i * size, (char *)*q + (*head + i) % *cap * size, size);
+	free(*q);
+	*q = nq;
+	*head = 0;
+	*cap = ncap;
+	return true;
+}
+
+/* The block part of a call: the trails its thread queued during it. */
+static void add_block(struct it_sysan *s, const struct bcall *b)
+{
+	struct it_sysan_call *c = &s->calls[b->call];
+	uint64_t lat = b->ts_exit > b->ts_enter ? b->ts_exit - b->ts_enter : 0, bbytes;
+	uint32_t bios;
+	uint64_t block = own_trails(s, b, &bios, &bbytes);
+
+	if (bios) {
+		c->block_calls++;
+		c->block_ios += bios;
+		c->block_bytes += bbytes;
+		it_hist_add(&c->block, block);
+		it_hist_add(&c->above, lat > block ? lat - block : 0);
+	}
+	if (b->ev != UINT32_MAX) {
+		s->r.events[b->ev].block_ns = block;
+		s->r.events[b->ev].block_ios = bios;
+	}
+	if (s->o.on_call)
+		s->o.on_call(b->tid, b->call, b->ts_enter, b->ts_exit, block, bios, s->o.ctx);
+}
+
+/* Sums up a call but for its block I/O, which waits in the block queue
+ * (in file order) unless the watermark is past its exit already. */
 static void add_call(struct it_sysan *s, const struct it_sys_event *e)
 {
 	struct it_sysan_call *c = &s->calls[e->call < IT_SYS_MAX ? e->call : 0];
-	uint64_t lat = e->ts_exit > e->ts_enter ? e->ts_exit - e->ts_enter : 0, bbytes;
+	uint64_t lat = e->ts_exit > e->ts_enter ? e->ts_exit - e->ts_enter : 0;
 	const char *path, *path2;
 	struct it_sysan_thread *t;
-	uint64_t block;
-	uint32_t bios;
+	struct bcall b = { .ts_enter = e->ts_enter, .ts_exit = e->ts_exit, .tid = e->tid,
+			   .ev = UINT32_MAX, .call = (uint16_t)(c - s->calls) };
 
 	names_of(s, e, &path, &path2);
 	s->r.calls++;
@@ -632,44 +913,115 @@ static void add_call(struct it_sysan *s, const struct it_sys_event *e)
 	if ((it_sys_call_is_read(e->call) || it_sys_call_is_write(e->call)) && e->ret > 0)
 		c->bytes += (uint64_t)e->ret;
 	it_hist_add(&c->lat, lat);
-	block = (e->sflags & IT_SYSF_URING) ? 0 : own_trails(s, e, &bios, &bbytes);
-	if (!(e->sflags & IT_SYSF_URING) && bios) {
-		c->block_calls++;
-		c->block_ios += bios;
-		c->block_bytes += bbytes;
-		it_hist_add(&c->block, block);
-		it_hist_add(&c->above, lat > block ? lat - block : 0);
-	} else {
-		bios = 0;
-	}
 	add_file(s, e, path);
 	t = thread_of(s, e);
 	if (t) {
 		t->calls++;
 		t->errors += e->ret < 0;
 		t->lat_sum += lat;
-		size_t k = e->ts_enter > s->r.start_ns ? (e->ts_enter - s->r.start_ns) / s->r.interval_ns : 0;
-		t->timeline[k < s->r.nintervals ? k : s->r.nintervals - 1]++;
+		timeline_add(s, (size_t)(t - s->r.threads), e->ts_enter);
 	}
 	if (s->o.events && GROW(s, s->r.events, s->r.nevents, s->evcap)) {
-		struct it_sysan_event *v = &s->r.events[s->r.nevents++];
-		const struct comm_rec *cr = comm_at(s, e->tid, e->ts_exit);
+		struct it_sysan_event *v = &s->r.events[s->r.nevents];
 
+		b.ev = (uint32_t)s->r.nevents++;
 		v->e = *e;
 		v->path = path;
 		v->path2 = path2;
-		v->comm = cr ? cr->comm : "";
-		v->block_ns = block;
-		v->block_ios = bios;
+		v->comm = ""; /* at the end: a thread's name may come later in the file */
+		v->block_ns = 0;
+		v->block_ios = 0;
+	}
+	if (e->sflags & IT_SYSF_URING) { /* an io_uring request owns no trail */
+		if (s->o.on_call)
+			s->o.on_call(b.tid, b.call, b.ts_enter, b.ts_exit, 0, 0, s->o.ctx);
+		return;
+	}
+	if (!s->blen && e->ts_exit < s->block_wm) {
+		add_block(s, &b);
+		return;
+	}
+	if (!ring_room(s, (void **)&s->bq, sizeof(*s->bq), &s->bhead, s->blen, &s->bcap))
+		return;
+	s->bq[(s->bhead + s->blen++) % s->bcap] = b;
+}
+
+/* Whether the side records the call names are in: its tag's path, and a
+ * name when it has some (they are written before the call record). */
+static bool sides_in(const struct it_sysan *s, const struct it_sys_event *e)
+{
+	if (e->tag_ts && it_map_get(&s->tags, tag_key(e->dev, e->ino, e->tag_ts)) == IT_MAP_NONE)
+		return false;
+	return !(e->sflags & IT_SYSF_NAME) ||
+	       it_map_get(&s->names, mix(e->tid, e->ts_enter)) != IT_MAP_NONE;
+}
+
+/* Sums up the calls at the head of the queues: of the side queue, those
+ * whose side records are in (or a side chunk came after theirs: a record
+ * still missing then was lost); of the block queue, those that exited
+ * before the block watermark (every trail their thread queued during them
+ * is in). all: every call (the end of the trace). Both queues are drained
+ * in file order, as the calls were written: the per-file sequential share
+ * and the settling of a thread's trails depend on it. */
+static void drain(struct it_sysan *s, bool all)
+{
+	while (s->qlen) {
+		struct qcall *qc = &s->q[s->qhead];
+
+		if (!all && qc->epoch == s->side_epoch && !sides_in(s, &qc->e))
+			break;
+		add_call(s, &qc->e);
+		s->qhead = (s->qhead + 1) % s->qcap;
+		s->qlen--;
+	}
+	while (s->blen) {
+		struct bcall *bc = &s->bq[s->bhead];
+
+		if (!all && bc->ts_exit >= s->block_wm)
+			break;
+		add_block(s, bc);
+		s->bhead = (s->bhead + 1) % s->bcap;
+		s->blen--;
 	}
 }
 
 int it_sysan_calls(struct it_sysan *s, const struct it_sys_event *evs, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
-		if (evs[i].rec == IT_SREC_CALL)
-			add_call(s, &evs[i]);
+	for (size_t i = 0; i < n; i++) {
+		if (evs[i].ts_exit > s->last_exit)
+			s->last_exit = evs[i].ts_exit;
+		if (evs[i].rec != IT_SREC_CALL)
+			continue;
+		if (!s->qlen && sides_in(s, &evs[i])) {
+			add_call(s, &evs[i]); /* its block part may wait */
+			continue;
+		}
+		if (!ring_room(s, (void **)&s->q, sizeof(*s->q), &s->qhead, s->qlen, &s->qcap))
+			return -1;
+		s->q[(s->qhead + s->qlen) % s->qcap] = (struct qcall){ .e = evs[i], .epoch = s->side_epoch };
+		s->qlen++;
+	}
+	drain(s, false);
 	return s->error ? -1 : 0;
+}
+
+void it_sysan_side_chunk_end(struct it_sysan *s)
+{
+	s->side_epoch++;
+	drain(s, false);
+}
+
+void it_sysan_block_watermark(struct it_sysan *s, uint64_t ns)
+{
+	if (ns > s->block_wm) {
+		s->block_wm = ns;
+		drain(s, false);
+	}
+}
+
+size_t it_sysan_queued(const struct it_sysan *s)
+{
+	return s->qlen + s->blen;
 }
 
 /* ---- finish ---- */
@@ -725,7 +1077,11 @@ static int cmp_bfile(const void *a, const void *b)
 		return x->bytes > y->bytes ? -1 : 1;
 	if (x->dev != y->dev)
 		return x->dev < y->dev ? -1 : 1;
-	return (x->ino > y->ino) - (x->ino < y->ino);
+	if (x->ino != y->ino)
+		return x->ino < y->ino ? -1 : 1;
+	/* the same inode under two tags (a reused inode number): by tag, so
+	 * the order does not depend on the order the trails were settled */
+	return (x->tag_ts > y->tag_ts) - (x->tag_ts < y->tag_ts);
 }
 
 /* A tag by (dev, ino, first seen), for matching a trail's file. */
@@ -748,10 +1104,12 @@ static int cmp_tagref(const void *a, const void *b)
 /* The tag of (dev, ino) at time ts: the last one first seen at or before
  * ts (an inode number reused by a later file gets a new tag), else the
  * first one (I/O queued before the first call on the file was seen);
- * IT_MAP_NONE when no call named the file. */
-static uint32_t tag_at(const struct tagref *by, size_t n, uint32_t dev, uint64_t ino, uint64_t ts)
+ * IT_MAP_NONE when no call named the file. The answer holds for every
+ * time in [*from, *to]. */
+static uint32_t tag_at(const struct tagref *by, size_t n, uint32_t dev, uint64_t ino, uint64_t ts,
+		       uint64_t *from, uint64_t *to)
 {
-	size_t lo = 0, hi = n;
+	size_t lo = 0, hi = n, at = 0;
 	uint32_t best = IT_MAP_NONE;
 
 	while (lo < hi) {
@@ -766,15 +1124,27 @@ static uint32_t tag_at(const struct tagref *by, size_t n, uint32_t dev, uint64_t
 		if (best != IT_MAP_NONE && by[i].ts > ts)
 			break;
 		best = by[i].idx;
+		at = i;
 	}
+	*from = best == IT_MAP_NONE || at == lo ? 0 : by[at].ts;
+	*to = best != IT_MAP_NONE && at + 1 < n && by[at + 1].dev == dev && by[at + 1].ino == ino ?
+	      by[at + 1].ts - 1 : UINT64_MAX;
 	return best;
 }
 
+/* The entry of the file's I/O queued at q; [*from, *to]: the times it
+ * holds for. */
 static struct it_sysan_bfile *bfile_of(struct it_sysan *s, struct it_map *m, const struct tagref *by,
-				       size_t *cap, const struct btrail *t)
+				       size_t *cap, const struct inode_trails *in, uint64_t q,
+				       uint64_t *from, uint64_t *to)
 {
-	uint32_t tg = by ? tag_at(by, s->ntags, t->fsdev, t->ino, t->q) : IT_MAP_NONE;
-	uint64_t ts = tg == IT_MAP_NONE ? 0 : s->tagv[tg].ts, k = tag_key(t->fsdev, t->ino, ts);
+	uint32_t tg = IT_MAP_NONE;
+
+	*from = 0;
+	*to = UINT64_MAX;
+	if (by)
+		tg = tag_at(by, s->ntags, in->fsdev, in->ino, q, from, to);
+	uint64_t ts = tg == IT_MAP_NONE ? 0 : s->tagv[tg].ts, k = tag_key(in->fsdev, in->ino, ts);
 	uint32_t i = it_map_get(m, k);
 	struct it_sysan_bfile *f;
 
@@ -784,8 +1154,8 @@ static struct it_sysan_bfile *bfile_of(struct it_sysan *s, struct it_map *m, con
 		return NULL;
 	f = &s->r.bfiles[s->r.nbfiles];
 	memset(f, 0, sizeof(*f));
-	f->dev = t->fsdev;
-	f->ino = t->ino;
+	f->dev = in->fsdev;
+	f->ino = in->ino;
 	f->tag_ts = ts;
 	f->path = tg == IT_MAP_NONE ? NULL : s->tagv[tg].path;
 	it_hist_init(&f->q2c);
@@ -796,7 +1166,7 @@ static struct it_sysan_bfile *bfile_of(struct it_sysan *s, struct it_map *m, con
 	return &s->r.bfiles[s->r.nbfiles++];
 }
 
-static void by_file(struct it_sysan_bfile *f, const struct btrail *t)
+static void by_file(struct it_sysan_bfile *f, const struct ftrail *t)
 {
 	f->ios++;
 	f->bytes += t->bytes;
@@ -811,39 +1181,36 @@ static void by_file(struct it_sysan_bfile *f, const struct btrail *t)
 		f->bg_ios++;
 		f->bg_bytes += t->bytes;
 	}
-	it_hist_add(&f->q2c, t->c > t->q ? t->c - t->q : 0);
+	it_hist_add(&f->q2c, t->q2c);
 }
 
-/* Adds trail t to the per-comm list *v (map m: comm -> index). */
-static void by_comm(struct it_sysan *s, struct it_map *m, struct it_sysan_background **v,
-		    size_t *n, size_t *cap, const struct btrail *t)
+static int cmp_tid(const void *a, const void *b)
 {
-	uint32_t k = it_map_get(m, (uint64_t)t->comm + 1);
+	const struct tid_trails *x = a, *y = b;
 
-	if (k == IT_MAP_NONE) {
-		if (!GROW(s, *v, *n, *cap))
-			return;
-		k = (uint32_t)(*n)++;
-		(*v)[k] = (struct it_sysan_background){ .comm = t->comm };
-		if (it_map_put(m, (uint64_t)t->comm + 1, k))
-			s->error = 1;
-	}
-	(*v)[k].ios++;
-	(*v)[k].bytes += t->bytes;
+	return (x->tid > y->tid) - (x->tid < y->tid);
 }
 
-/* Block I/O by owner: the calls (owned), the files of page-cache pages
- * (any trail that names one), and by comm what no call owns (background)
- * and, of it, what no file explains either (unattributed). */
+/* The end of the ownership: every trail still waiting for a call of its
+ * thread is settled (by thread, by queue time); then the block I/O of
+ * files (page-cache pages), each named by its tag at the time the I/O was
+ * queued. */
 static void background(struct it_sysan *s)
 {
-	struct it_map bg_comm = { 0 }, un_comm = { 0 }, files = { 0 };
+	struct it_map files = { 0 };
 	struct it_sysan_results *r = &s->r;
-	size_t cap = 0, ucap = 0, fcap = 0;
+	size_t fcap = 0;
 	struct tagref *by = s->ntags ? malloc(s->ntags * sizeof(*by)) : NULL;
 
-	if (it_map_init(&bg_comm, 6) || it_map_init(&un_comm, 6) || it_map_init(&files, 6) ||
-	    (s->ntags && !by)) {
+	qsort(s->tidv, s->ntids, sizeof(*s->tidv), cmp_tid);
+	s->last_tidx = IT_MAP_NONE;
+	for (size_t i = 0; i < s->ntids; i++) {
+		struct tid_trails *tt = &s->tidv[i];
+
+		tt->frontier = UINT64_MAX;
+		settle(s, tt);
+	}
+	if (it_map_init(&files, 6) || (s->ntags && !by)) {
 		s->error = 1;
 		goto out;
 	}
@@ -852,26 +1219,18 @@ static void background(struct it_sysan *s)
 					 .ino = s->tagv[i].ino, .ts = s->tagv[i].ts };
 	if (by)
 		qsort(by, s->ntags, sizeof(*by), cmp_tagref);
-	for (size_t i = 0; i < s->ntrails; i++) {
-		struct btrail *t = &s->trails[i];
+	for (size_t i = 0; i < s->ninos; i++) {
+		const struct inode_trails *in = &s->inov[i];
+		struct it_sysan_bfile *f = NULL;
+		uint64_t from = 1, to = 0; /* f holds for I/O queued in [from, to] */
 
-		if (t->ino) {
-			struct it_sysan_bfile *f = bfile_of(s, &files, by, &fcap, t);
+		for (size_t j = 0; j < in->n; j++) {
+			uint64_t q = in->v[j].q;
+
+			if (!f || q < from || q > to)
+				f = bfile_of(s, &files, by, &fcap, in, q, &from, &to);
 			if (f)
-				by_file(f, t);
-		}
-		if (t->owned) {
-			r->owned_ios++;
-			r->owned_bytes += t->bytes;
-			continue;
-		}
-		r->background_ios++;
-		r->background_bytes += t->bytes;
-		by_comm(s, &bg_comm, &r->background, &r->nbackground, &cap, t);
-		if (!t->ino) {
-			r->unattributed_ios++;
-			r->unattributed_bytes += t->bytes;
-			by_comm(s, &un_comm, &r->unattributed, &r->nunattributed, &ucap, t);
+				by_file(f, &in->v[j]);
 		}
 	}
 	qsort(r->background, r->nbackground, sizeof(*r->background), cmp_bg);
@@ -879,15 +1238,47 @@ static void background(struct it_sysan *s)
 	qsort(r->bfiles, r->nbfiles, sizeof(*r->bfiles), cmp_bfile);
 out:
 	free(by);
-	it_map_free(&bg_comm);
-	it_map_free(&un_comm);
 	it_map_free(&files);
 }
 
-void it_sysan_finish(struct it_sysan *s)
+/* The per-thread timelines at the report's interval, from the base
+ * buckets (see TL_BUCKETS). */
+static void timelines(struct it_sysan *s)
 {
 	struct it_sysan_results *r = &s->r;
+
+	for (size_t i = 0; i < r->nthreads; i++) {
+		r->threads[i].timeline = calloc(r->nintervals, sizeof(*r->threads[i].timeline));
+		if (!r->threads[i].timeline) {
+			s->error = 1;
+			return;
+		}
+		for (size_t b = 0; b < s->tl[i].n; b++) {
+			uint64_t k = (uint64_t)b * s->base_ns / r->interval_ns;
+			r->threads[i].timeline[k < r->nintervals ? k : r->nintervals - 1] += s->tl[i].b[b];
+		}
+	}
+}
+
+void it_sysan_finish(struct it_sysan *s, uint64_t end_ns)
+{
+	struct it_sysan_results *r = &s->r;
+	uint64_t start_ns = s->o.start_ns;
 	size_t n = 0;
+
+	drain(s, true);
+	if (end_ns <= start_ns) /* no END: the trace ends with its last call */
+		end_ns = s->last_exit;
+	r->start_ns = start_ns;
+	r->end_ns = end_ns > start_ns ? end_ns : start_ns;
+	r->interval_ns = s->o.interval_ns ? s->o.interval_ns : pick_interval(r->end_ns - start_ns);
+	r->nintervals = (r->end_ns - start_ns) / r->interval_ns + 1;
+	timelines(s);
+	qsort(s->comms, s->ncomms, sizeof(*s->comms), cmp_comm);
+	for (size_t i = 0; i < r->nevents; i++) {
+		const struct comm_rec *cr = comm_at(s, r->events[i].e.tid, r->events[i].e.ts_exit);
+		r->events[i].comm = cr ? cr->comm : "";
+	}
 
 	for (unsigned c = 1; c < IT_SYS_MAX; c++)
 		if (s->calls[c].count)
@@ -962,7 +1353,20 @@ void it_sysan_free(struct it_sysan *s)
 	free(s->tagv);
 	free(s->namev);
 	free(s->comms);
-	free(s->trails);
+	for (size_t i = 0; i < s->ntids; i++)
+		free(s->tidv[i].v);
+	free(s->tidv);
+	for (size_t i = 0; i < s->ninos; i++)
+		free(s->inov[i].v);
+	free(s->inov);
+	it_map_free(&s->inodes);
+	it_map_free(&s->bg_comm);
+	it_map_free(&s->un_comm);
+	free(s->q);
+	free(s->bq);
+	for (size_t i = 0; i < s->r.nthreads; i++)
+		free(s->tl[i].b);
+	free(s->tl);
 	it_map_free(&s->tags);
 	it_map_free(&s->names);
 	it_map_free(&s->trail_tid);

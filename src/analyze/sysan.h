@@ -6,18 +6,39 @@
  * block I/O whose bios carry page-cache pages goes to their file, whoever
  * queued it: writeback, readahead).
  *
- * Two passes over a trace, because the side records (paths, names, comms)
- * and the block trails must be known before the calls are summed up, and
- * a trace may hold far more calls than fit in memory:
+ * One pass over a trace, its records handed in as they come in the file,
+ * in any interleaving:
  *
  *   struct it_sysan *s = it_sysan_new(&opts);
- *   pass 1: it_sysan_side(s, rec, len) for each side record,
- *           it_sysan_trail(s, t) for each completed block trail
- *           (the block analyzer's on_trail);
- *   it_sysan_index(s, start_ns, end_ns);
- *   pass 2: it_sysan_calls(s, evs, n) for the call records, in file order;
+ *   it_sysan_side(s, rec, len)    each side record (paths, names, comms),
+ *   it_sysan_side_chunk_end(s)    after each chunk of them;
+ *   it_sysan_trail(s, t)          each completed block trail,
+ *   it_sysan_block_watermark(s, ns)  when every trail queued before ns is in;
+ *   it_sysan_calls(s, evs, n)     the call records;
  *   it_sysan_finish(s, end_ns);
  *   const struct it_sysan_results *r = it_sysan_results(s);
+ *
+ * A call is summed up once its side records are in (its tag's path, its
+ * names; a side chunk after the call's chunk settles it: a record not in
+ * by then was lost); its block part (with opts.block) once every block
+ * trail its thread queued during the call is in (it exited before the
+ * block watermark). Until then it waits in a queue, in file order (the
+ * sequential share of a file depends on the order). A block trail waits
+ * until no later call of its thread can own it (a call of the thread that
+ * entered after it was summed up: a thread's calls come in the order it
+ * made them), then goes into its sums.
+ *
+ * Memory: the side records (paths, names, comms) for the whole trace;
+ * per trail of a file's page cache, 24 bytes to the end (the file's tag
+ * that names it is known at the end); the trails still open to a call
+ * (48 bytes each: the trails of the calls waiting for their block part,
+ * per thread, but every trail of a thread that makes no traced call, e.g.
+ * writeback, until the end); the calls waiting for their side records
+ * (120 bytes each; none when the writer puts the side records first, as
+ * it does); the calls waiting for their block part (32 bytes each: the
+ * calls of about one EVENTS chunk's time span when block I/O flows; every
+ * call at worst, when the block stream is silent until the end); per
+ * thread, its calls over time in at most 2048 counters.
  */
 #ifndef IOTRAIL_ANALYZE_SYSAN_H
 #define IOTRAIL_ANALYZE_SYSAN_H
@@ -38,6 +59,13 @@ const void *it_sys_side_next(const void *payload, size_t len, size_t *off, size_
 struct it_sysan_opts {
 	uint64_t interval_ns;  /* per-thread timeline step; 0: chosen from the span */
 	bool events;           /* keep the event list (--events, --log) */
+	uint64_t start_ns;     /* trace start (monotonic): the timelines' origin */
+	bool block;            /* block trails will be handed in: calls wait for the watermark */
+	/* Called with every call once it is summed up with its time in the
+	 * block layer; NULL: none. */
+	void (*on_call)(uint32_t tid, uint16_t call, uint64_t ts_enter, uint64_t ts_exit,
+			uint64_t block_ns, uint32_t block_ios, void *ctx);
+	void *ctx;
 };
 
 /* Per call name. */
@@ -109,7 +137,7 @@ struct it_sysan_bfile {
 };
 
 struct it_sysan_results {
-	uint64_t start_ns, end_ns;       /* the span given to it_sysan_index */
+	uint64_t start_ns, end_ns;       /* the span: opts.start_ns to it_sysan_finish's end */
 	uint64_t calls, errors, first_ns, last_ns;
 	uint64_t unmatched_names; /* name records without their call (dropped calls) */
 	uint64_t unknown_tags;    /* calls whose file tag has no path record */
@@ -144,14 +172,21 @@ struct it_sysan *it_sysan_new(const struct it_sysan_opts *o);
  * tail), len bytes. Returns 0, or -1 when it is malformed or memory ran
  * out. */
 int it_sysan_side(struct it_sysan *s, const void *rec, size_t len);
-/* A completed block trail (pass 1). */
+/* A chunk of side records is in: calls before it wait for no more. */
+void it_sysan_side_chunk_end(struct it_sysan *s);
+/* A completed block trail. */
 void it_sysan_trail(struct it_sysan *s, const struct it_trail *t);
-/* Between the passes: the trace's span (monotonic; known after pass 1)
- * fixes the per-thread timeline. */
-void it_sysan_index(struct it_sysan *s, uint64_t start_ns, uint64_t end_ns);
-/* Call records (pass 2). Returns 0, or -1 once memory ran out. */
+/* Every block trail queued before ns has been handed in (or never will). */
+void it_sysan_block_watermark(struct it_sysan *s, uint64_t ns);
+/* Call records, in file order. Returns 0, or -1 once memory ran out. */
 int it_sysan_calls(struct it_sysan *s, const struct it_sys_event *evs, size_t n);
-void it_sysan_finish(struct it_sysan *s);
+/* Calls waiting in the queue (for tests and measurements). */
+size_t it_sysan_queued(const struct it_sysan *s);
+/* The end: sums up the waiting calls; end_ns is the trace's end
+ * (monotonic), at or before opts.start_ns: not known (no END chunk), the
+ * latest exit of the call records stands in. Fixes the per-thread
+ * timelines' interval from the span. */
+void it_sysan_finish(struct it_sysan *s, uint64_t end_ns);
 const struct it_sysan_results *it_sysan_results(const struct it_sysan *s);
 int it_sysan_error(const struct it_sysan *s);
 void it_sysan_free(struct it_sysan *s);

@@ -8,21 +8,32 @@
  * all its ranges. Admin commands have device "nvmeN" and no LBAs.
  */
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "analyze/nvme.h"
-#include "export/csv.h"
+#include "export/exporter.h"
 
-const char it_csv_nvme_header[] =
+static const char header[] =
 	"start_time_ns,end_time_ns,latency_ns,process_name,pid,device,qid,slba,length_bytes,"
 	"length_lbas,opcode,opcode_name,ctrl,cid,tag,nsid,status,result,inflight_at_submit,tid,"
 	"dsm_ranges,cqe_time_ns";
 
 struct csv_ctx {
 	FILE *out;
-	struct it_reader *rd;
+	const struct it_device_rec *devs;
+	size_t ndevs;
+	struct it_nvme *n;
 	int64_t rows;
 };
+
+static const struct it_device_rec *device(const struct csv_ctx *x, uint32_t dev)
+{
+	for (size_t i = 0; i < x->ndevs; i++)
+		if (x->devs[i].dev == dev)
+			return &x->devs[i];
+	return NULL;
+}
 
 /* A comm in CSV: quoted when it holds a comma, quote or newline. */
 static void put_comm(FILE *f, const char *s)
@@ -43,7 +54,7 @@ static void put_comm(FILE *f, const char *s)
 static void on_cmd(const struct it_nvme_cmd *c, void *p)
 {
 	struct csv_ctx *x = p;
-	const struct it_device_rec *d = c->dev ? it_reader_device(x->rd, c->dev) : NULL;
+	const struct it_device_rec *d = c->dev ? device(x, c->dev) : NULL;
 	uint32_t lbs = d && d->logical_block_size ? d->logical_block_size : 512;
 	uint64_t slba = c->slba, bytes = c->bytes, nlb = c->nlb;
 	char dev[40], name[32];
@@ -70,34 +81,70 @@ static void on_cmd(const struct it_nvme_cmd *c, void *p)
 	x->rows++;
 }
 
-int64_t it_export_nvme_csv(struct it_reader *rd, FILE *out, char *err, size_t errlen)
+static void csv_free(void *self)
 {
-	struct csv_ctx x = { .out = out, .rd = rd };
-	struct it_nvme_opts o = { .start_ns = it_reader_host(rd)->start_monotonic_ns,
-				  .on_cmd = on_cmd, .ctx = &x };
-	struct it_nvme *n = it_nvme_new(&o);
-	const struct it_event *evs;
-	size_t cnt;
-	int rc;
+	struct csv_ctx *x = self;
 
-	if (!n) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
-	fprintf(out, "%s\n", it_csv_nvme_header);
-	while ((rc = it_reader_next(rd, &evs, &cnt)) > 0)
-		for (size_t i = 0; i < cnt; i++)
-			if (it_nvme_feed(n, &evs[i])) {
-				snprintf(err, errlen, "out of memory");
-				it_nvme_free(n);
-				return -1;
-			}
-	if (rc < 0) {
-		snprintf(err, errlen, "%s", it_reader_error(rd));
-		it_nvme_free(n);
-		return -1;
-	}
-	it_nvme_finish(n, 0);
-	it_nvme_free(n);
-	return x.rows;
+	if (!x)
+		return;
+	it_nvme_free(x->n);
+	free(x);
 }
+
+static void *csv_open(FILE *out, const struct it_pass_info *info)
+{
+	struct csv_ctx *x = calloc(1, sizeof(*x));
+	struct it_nvme_opts o = { .start_ns = info->host->start_monotonic_ns, .on_cmd = on_cmd };
+
+	if (!x)
+		return NULL;
+	x->out = out;
+	x->devs = info->devs;
+	x->ndevs = info->ndevs;
+	o.ctx = x;
+	if (!(x->n = it_nvme_new(&o))) {
+		csv_free(x);
+		return NULL;
+	}
+	fprintf(out, "%s\n", header);
+	return x;
+}
+
+static int csv_feed(void *self, uint16_t type, const void *payload, size_t len, uint32_t count)
+{
+	struct csv_ctx *x = self;
+	const struct it_event *evs = payload;
+
+	(void)type;
+	(void)len;
+	for (uint32_t i = 0; i < count; i++)
+		if (it_nvme_feed(x->n, &evs[i]))
+			return -1;
+	return 0;
+}
+
+static int64_t csv_finish(void *self)
+{
+	struct csv_ctx *x = self;
+
+	it_nvme_finish(x->n, 0);
+	return x->rows;
+}
+
+static const uint16_t csv_chunks[] = { IT_CHUNK_EVENTS };
+
+const struct it_exporter it_export_csv = {
+	.name = "csv",
+	.what = "every NVMe command as one CSV row (in completion order):\n"
+		"start_time_ns,end_time_ns,latency_ns,process_name,pid,device,qid,slba,\n"
+		"length_bytes,length_lbas,opcode, then opcode_name,ctrl,cid,tag,nsid,status,\n"
+		"result,inflight_at_submit,tid,dsm_ranges. Times are CLOCK_MONOTONIC ns as\n"
+		"recorded; opcode is the NVMe opcode number; LBAs are logical blocks.",
+	.none = "NVMe commands (recorded without the NVMe layer, or no NVMe device)",
+	.chunks = csv_chunks,
+	.nchunks = sizeof(csv_chunks) / sizeof(csv_chunks[0]),
+	.open = csv_open,
+	.feed = csv_feed,
+	.finish = csv_finish,
+	.free = csv_free,
+};

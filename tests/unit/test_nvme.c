@@ -13,6 +13,7 @@
 #include "analyze/nvme.h"
 #include "analyze/report.h"
 #include "analyze/zones.h"
+#include "export/exporter.h"
 
 #define DEV_N IT_MKDEV(259, 0)
 
@@ -383,4 +384,37 @@ TEST(zones_counts)
 			  "zone 0 quiet");
 	}
 	it_analyzer_free(a);
+}
+
+/* The CSV exporter through the registry, as `iotrail export` runs it. */
+TEST(export_csv_exporter)
+{
+	const struct it_exporter *x = it_exporter_find("csv");
+	struct it_event evs[] = {
+		TASK(500, 100, 100, "fio"),
+		NS(1000, 0x71, IT_NVME_READ, 1, 0x3005, 100, 7, K4),
+		NC(9000, 0x71, IT_NVME_READ, 1, 0x3005, K4),
+	};
+	struct it_host_rec h = { .start_monotonic_ns = 1 };
+	struct it_device_rec d = { .dev = DEV_N, .logical_block_size = 512 };
+	struct it_pass_info info = { .host = &h, .devs = &d, .ndevs = 1 };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	ASSERT_TRUE(it_exporter_find("xml") == NULL, "unknown format");
+	if (!ASSERT_NOT_NULL(x, "csv is registered") || !f)
+		return;
+	strcpy(d.name, "nvme0n1");
+	void *self = x->open(f, &info);
+	ASSERT_NOT_NULL(self, "open");
+	ASSERT_EQ(x->feed(self, IT_CHUNK_EVENTS, evs, sizeof(evs), N(evs)), 0, "feed");
+	ASSERT_EQ(x->finish(self), 1, "one command");
+	x->free(self);
+	fclose(f);
+	ASSERT_TRUE(!strncmp(buf, "start_time_ns,end_time_ns,latency_ns,", 37), "header first");
+	const char *row = strchr(buf, '\n');
+	ASSERT_STREQ(row ? row + 1 : "", "1000,9000,8000,fio,100,nvme0n1,1,100,4096,8,2,read,0,12293,5,1,"
+		     "0,0,1,100,0,0\n", "the row");
+	free(buf);
 }

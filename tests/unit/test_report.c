@@ -7,6 +7,7 @@
 
 #include "analyze/json_writer.h"
 #include "analyze/report.h"
+#include "tracefile.h"
 #include "harness.h"
 #include "layer_table.h"
 #include "synth.h"

@@ -213,7 +213,7 @@ static struct it_trail trail(uint32_t tid, uint64_t q, uint64_t c, uint32_t comm
 
 TEST(syscall_analysis)
 {
-	struct it_sysan_opts o = { .events = true };
+	struct it_sysan_opts o = { .events = true, .start_ns = 1000 };
 	struct it_sysan *s = it_sysan_new(&o);
 	unsigned char rec[256];
 	static const char *const file[] = { "a.dat", "data" }, *const dir[] = { "work" };
@@ -239,7 +239,6 @@ TEST(syscall_analysis)
 	it_sysan_trail(s, &t);
 	t = trail(99, 1300, 1400, 2); /* another thread: background */
 	it_sysan_trail(s, &t);
-	it_sysan_index(s, 1000, 5000);
 
 	struct it_sys_event e[4];
 	e[1] = call(IT_SYS_PREAD64, 7, 2000, 2100, 4096, 4096); /* sequential after e[0] */
@@ -256,7 +255,7 @@ TEST(syscall_analysis)
 	ASSERT_EQ(it_sysan_calls(s, e, 2), 0, "calls");
 	ASSERT_EQ(it_sysan_calls(s, e + 3, 1), 0, "a later call first");
 	ASSERT_EQ(it_sysan_calls(s, e + 2, 1), 0, "calls");
-	it_sysan_finish(s);
+	it_sysan_finish(s, 5000);
 	ASSERT_EQ(it_sysan_error(s), 0, "no error");
 
 	const struct it_sysan_results *r = it_sysan_results(s);
@@ -290,6 +289,167 @@ TEST(syscall_analysis)
 		sum += r->threads[0].timeline[i];
 	ASSERT_EQ(sum, 4, "timeline holds every call");
 	ASSERT_EQ(r->unmatched_names, 0, "every name found its call");
+	it_sysan_free(s);
+}
+
+/* One pass: the records come in any interleaving. A call waits for the
+ * trails its thread may have queued during it (the block watermark) and
+ * for its side records (a later side chunk), and is summed up in file
+ * order; the result is the one of the sides-and-trails-first order. */
+TEST(syscall_one_pass_waits)
+{
+	struct it_sysan_opts o = { .events = true, .start_ns = 1000, .block = true };
+	struct it_sysan *s = it_sysan_new(&o);
+	unsigned char rec[256];
+	static const char *const file[] = { "a.dat", "data" };
+	struct it_sys_event e[3];
+	struct it_trail t;
+
+	ASSERT_NOT_NULL(s, "new");
+	if (!s)
+		return;
+	e[0] = call(IT_SYS_PREAD64, 7, 1000, 2000, 4096, 0);
+	tag(&e[0], 5, 50);
+	e[1] = call(IT_SYS_PREAD64, 7, 2000, 2100, 4096, 4096);
+	tag(&e[1], 5, 50);
+	e[2] = call(IT_SYS_FSYNC, 8, 1500, 1600, 0, 0); /* no file tag: waits for trails only */
+	/* the calls first: nothing is summed up yet */
+	ASSERT_EQ(it_sysan_calls(s, e, 3), 0, "calls");
+	ASSERT_EQ(it_sysan_queued(s), 3, "all wait: no trail and no path in yet");
+	/* the path comes in a later side chunk; the trails are not in yet */
+	ASSERT_EQ(it_sysan_side(s, rec, make_path(rec, IT_MKDEV(254, 0), 5, 50, IT_FT_REG, file, 2)),
+		  0, "path");
+	it_sysan_side_chunk_end(s);
+	ASSERT_EQ(it_sysan_queued(s), 3, "still waiting for the block trails");
+	t = trail(7, 1100, 1500, 1);
+	it_sysan_trail(s, &t);
+	it_sysan_block_watermark(s, 1900); /* e[0] exits at 2000: not yet */
+	ASSERT_EQ(it_sysan_queued(s), 3, "the head waits, so do the calls after it");
+	t = trail(7, 1200, 2500, 1); /* queued in e[0], completes after it */
+	it_sysan_trail(s, &t);
+	it_sysan_block_watermark(s, 2050);
+	ASSERT_EQ(it_sysan_queued(s), 2, "e[0] summed up; e[1] exits at 2100");
+	it_sysan_block_watermark(s, 3000);
+	ASSERT_EQ(it_sysan_queued(s), 0, "all summed up");
+	it_sysan_finish(s, 5000);
+	ASSERT_EQ(it_sysan_error(s), 0, "no error");
+
+	const struct it_sysan_results *r = it_sysan_results(s);
+	ASSERT_EQ(r->calls, 3, "calls");
+	ASSERT_EQ(r->unknown_tags, 0, "the late path was found");
+	ASSERT_EQ(r->owned_ios, 2, "both trails owned by e[0]");
+	ASSERT_EQ(r->background_ios, 0, "no background");
+	ASSERT_EQ(r->nevents, 3, "events");
+	ASSERT_STREQ(r->events[0].path, "/data/a.dat", "path of a call that came before it");
+	/* union of [1100,1500] and [1200,2000 (clipped to the exit)] */
+	ASSERT_EQ(r->events[0].block_ns, 900, "block time of e[0]");
+	ASSERT_EQ(r->events[0].block_ios, 2, "its I/Os");
+	ASSERT_STREQ(r->files[0].path, "/data/a.dat", "file");
+	ASSERT_EQ(r->files[0].seq, 1, "e[1] follows e[0]: file order kept");
+	it_sysan_free(s);
+}
+
+/* Trails are settled once no later call of their thread can own them:
+ * owned ones, those between two calls, and those of threads without
+ * calls (at the end) go to their sums; the files' ones wait for the end
+ * (their tag), the rest is not kept. */
+TEST(syscall_one_pass_settles_trails)
+{
+	struct it_sysan_opts o = { .start_ns = 1000, .block = true };
+	struct it_sysan *s = it_sysan_new(&o);
+	struct it_sys_event e[2];
+	struct it_trail t;
+
+	ASSERT_NOT_NULL(s, "new");
+	if (!s)
+		return;
+	t = trail(7, 1500, 1700, 1); /* in e[0] */
+	it_sysan_trail(s, &t);
+	t = trail(7, 2500, 2600, 1); /* between e[0] and e[1] */
+	it_sysan_trail(s, &t);
+	t = trail(9, 1500, 1600, 2); /* a thread without calls */
+	t.ino = 42;
+	t.fsdev = IT_MKDEV(254, 0);
+	it_sysan_trail(s, &t);
+	e[0] = call(IT_SYS_READ, 7, 1000, 2000, 4096, 0);
+	e[1] = call(IT_SYS_READ, 7, 3000, 3100, 4096, 4096);
+	ASSERT_EQ(it_sysan_calls(s, e, 2), 0, "calls");
+	it_sysan_block_watermark(s, 4000);
+	ASSERT_EQ(it_sysan_queued(s), 0, "summed up");
+	const struct it_sysan_results *r = it_sysan_results(s);
+	/* e[1] entered at 3000: the trails of thread 7 before it are settled */
+	ASSERT_EQ(r->owned_ios, 1, "owned by e[0], settled at e[1]");
+	ASSERT_EQ(r->background_ios, 1, "the one between the calls, settled");
+	/* a trail that comes after its thread moved on: no call owns it */
+	t = trail(7, 2700, 2800, 1);
+	it_sysan_trail(s, &t);
+	ASSERT_EQ(r->background_ios, 2, "late trail settled at once");
+	it_sysan_finish(s, 5000);
+	ASSERT_EQ(r->background_ios, 3, "thread 9's at the end");
+	ASSERT_EQ(r->unattributed_ios, 2, "of them, two without a file");
+	ASSERT_EQ(r->nbfiles, 1, "thread 9's file");
+	ASSERT_EQ(r->bfiles[0].ino, 42, "inode");
+	ASSERT_EQ(r->bfiles[0].bg_ios, 1, "background I/O of the file");
+	ASSERT_TRUE(r->bfiles[0].path == NULL, "no call named it");
+	it_sysan_free(s);
+}
+
+/* A side record that never comes (lost): the call waits until a later
+ * side chunk, then counts an unknown tag; at the end every call is in. */
+TEST(syscall_one_pass_lost_side)
+{
+	struct it_sysan_opts o = { .start_ns = 1000 };
+	struct it_sysan *s = it_sysan_new(&o);
+	struct it_sys_event e = call(IT_SYS_PREAD64, 7, 1000, 2000, 4096, 0), f;
+
+	ASSERT_NOT_NULL(s, "new");
+	if (!s)
+		return;
+	tag(&e, 5, 50);
+	f = call(IT_SYS_CLOSE, 7, 2100, 2200, 0, 0);
+	ASSERT_EQ(it_sysan_calls(s, &e, 1), 0, "call");
+	ASSERT_EQ(it_sysan_calls(s, &f, 1), 0, "call");
+	ASSERT_EQ(it_sysan_queued(s), 2, "waits for its path; the next call behind it");
+	it_sysan_side_chunk_end(s);
+	ASSERT_EQ(it_sysan_queued(s), 0, "a side chunk came after: the path was lost");
+	it_sysan_finish(s, 0); /* no END: the last exit ends the span */
+	const struct it_sysan_results *r = it_sysan_results(s);
+	ASSERT_EQ(r->unknown_tags, 1, "unknown tag");
+	ASSERT_EQ(r->end_ns, 2200, "span from the last exit");
+	it_sysan_free(s);
+}
+
+/* Per-thread timelines: counted in 1 ms buckets, made ten times coarser
+ * as the trace grows, added up to the interval chosen from the span at
+ * the end; every call lands in the interval of its entry. */
+TEST(syscall_timeline_rebucketing)
+{
+	const uint64_t ms = 1000000, t0 = 5 * ms;
+	struct it_sysan_opts o = { .start_ns = t0 };
+	struct it_sysan *s = it_sysan_new(&o);
+	/* entries at 0 ms, 0.5 ms, 2.5 s, 9.99 s, 10 s and 100 s from the start */
+	static const uint64_t at[] = { 0, 500000, 2500 * 1000000ull, 9990 * 1000000ull,
+				       10000 * 1000000ull, 100000 * 1000000ull };
+	struct it_sys_event e;
+
+	ASSERT_NOT_NULL(s, "new");
+	if (!s)
+		return;
+	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+		e = call(IT_SYS_CLOSE, 7, t0 + at[i], t0 + at[i] + 10, 0, 0);
+		ASSERT_EQ(it_sysan_calls(s, &e, 1), 0, "call");
+	}
+	it_sysan_finish(s, t0 + 120000 * ms);
+	const struct it_sysan_results *r = it_sysan_results(s);
+	ASSERT_U64_EQ(r->interval_ns, 10000 * ms, "120 s span: 10 s intervals (< 20 of them)");
+	ASSERT_EQ(r->nintervals, 13, "intervals");
+	ASSERT_EQ(r->threads[0].timeline[0], 4, "0, 0.5 ms, 2.5 s, 9.99 s: the first 10 s");
+	ASSERT_EQ(r->threads[0].timeline[1], 1, "10 s");
+	ASSERT_EQ(r->threads[0].timeline[10], 1, "100 s");
+	uint64_t sum = 0;
+	for (size_t i = 0; i < r->nintervals; i++)
+		sum += r->threads[0].timeline[i];
+	ASSERT_EQ(sum, 6, "every call counted once");
 	it_sysan_free(s);
 }
 
@@ -363,7 +523,7 @@ TEST(syscall_block_by_file)
 {
 	static const char *const a[] = { "a.dat", "data" }, *const b[] = { "b.dat", "data" },
 			       *const n[] = { "new.dat", "data" };
-	struct it_sysan_opts so = { 0 };
+	struct it_sysan_opts so = { .start_ns = 1000 };
 	struct it_sysan *s = it_sysan_new(&so);
 	struct it_analyzer_opts ao = IT_ANALYZER_OPTS_DEFAULT;
 	unsigned char rec[256];
@@ -415,11 +575,10 @@ TEST(syscall_block_by_file)
 	it_sysan_side(s, rec, make_path(rec, FSDEV, 5, 5000, IT_FT_REG, n, 2));
 	it_analyzer_feed(an, evs, sizeof(evs) / sizeof(evs[0]));
 	it_analyzer_finish(an, 8000);
-	it_sysan_index(s, 1000, 8000);
 	struct it_sys_event e = call(IT_SYS_PREAD64, 7, 1000, 2000, 4096, 0);
 	tag(&e, 5, 50);
 	ASSERT_EQ(it_sysan_calls(s, &e, 1), 0, "calls");
-	it_sysan_finish(s);
+	it_sysan_finish(s, 8000);
 	ASSERT_EQ(it_sysan_error(s), 0, "no error");
 
 	const struct it_sysan_results *r = it_sysan_results(s);

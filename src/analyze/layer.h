@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * The analysis side as modules (doc/architecture-analysis.md): one pass
+ * over a trace file hands each chunk once, in file order, to every
+ * consumer that reads its type: the analysis layers of `iotrail report`
+ * (it_analysis_layers[], src/analyze/layers.c) or an exporter
+ * (it_exporters[], src/export/exporters.c). Layers that join another
+ * layer's data (syscall <- block trails) subscribe to the bus instead of
+ * being called by that layer. Pure C, no CLI headers.
+ */
+#ifndef IOTRAIL_ANALYZE_LAYER_H
+#define IOTRAIL_ANALYZE_LAYER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "iotrail/event.h"
+#include "iotrail/trace_format.h"
+#include "analyze/analyzer.h"
+
+struct it_json;
+struct it_reader;
+struct it_reader_status;
+
+/* ---- the bus: notifications between layers ---- */
+enum it_bus_topic {
+	IT_BUS_TRAIL_DONE,      /* const struct it_bus_trail *: a block trail completed */
+	IT_BUS_BLOCK_WATERMARK, /* const uint64_t *: every trail queued before this time
+				 * (monotonic ns) has been published, or never will be */
+	IT_BUS_CALL_DONE,       /* const struct it_bus_call *: a system call was summed up */
+	IT_BUS_MAX
+};
+
+struct it_bus_trail {
+	const struct it_trail *t;
+	const struct it_analyzer *a;  /* its comm names (it_analyzer_comm) */
+};
+
+struct it_bus_call {
+	uint32_t tid;
+	uint16_t call;                /* enum it_sys_call */
+	uint64_t ts_enter, ts_exit;
+	uint64_t block_ns;            /* time with its block I/O in the block layer */
+	uint32_t block_ios;
+};
+
+typedef void (*it_bus_fn)(const void *msg, void *ctx);
+
+#define IT_BUS_SUBS 4 /* subscribers per topic */
+struct it_bus {
+	struct { it_bus_fn fn; void *ctx; } sub[IT_BUS_MAX][IT_BUS_SUBS];
+	unsigned nsub[IT_BUS_MAX];
+};
+
+/* Returns 0, or -1 when the topic has IT_BUS_SUBS subscribers already. */
+int it_bus_subscribe(struct it_bus *b, enum it_bus_topic t, it_bus_fn fn, void *ctx);
+
+static inline bool it_bus_wanted(const struct it_bus *b, enum it_bus_topic t)
+{
+	return b && b->nsub[t];
+}
+
+static inline void it_bus_publish(const struct it_bus *b, enum it_bus_topic t, const void *msg)
+{
+	for (unsigned i = 0; i < b->nsub[t]; i++)
+		b->sub[t][i].fn(msg, b->sub[t][i].ctx);
+}
+
+/* ---- what the layers are built with ---- */
+
+/* What `iotrail report` was asked (each layer reads its part). */
+struct it_layer_opts {
+	struct it_analyzer_opts analyzer; /* group-by keys; start_ns is set from the trace */
+	bool zones;                       /* --zones */
+	bool events;                      /* --events: the event lists in JSON */
+	bool log;                         /* --log: the event lists as text, nothing else */
+};
+
+struct it_pass_info {
+	const char *path;
+	const struct it_host_rec *host;
+	const struct it_device_rec *devs;
+	size_t ndevs;
+	uint32_t layers;                  /* 1u << enum it_layer: layers the trace has */
+	const struct it_layer_opts *opts;
+	struct it_bus *bus;
+};
+
+/* The trace's span at the end of the pass. */
+struct it_span {
+	uint64_t start_ns;                /* HOST start (monotonic), 0 when not recorded */
+	uint64_t end_ns;                  /* END chunk's time; 0: no END (cut short) */
+	uint64_t lost;                    /* the layer's records lost (its DROPS chunk, which
+					   * the reader reads itself); 0 when none was written */
+};
+
+struct it_report_ctx {
+	const char *path;
+	const struct it_host_rec *host;
+	const struct it_device_rec *devs;
+	size_t ndevs;
+	const struct it_reader_status *status;
+	const struct it_layer_opts *opts;
+};
+
+/* ---- an analysis layer ---- */
+struct it_analysis_layer {
+	const char *name;                 /* as in the HOST record's layers list */
+	enum it_layer layer;
+	bool always;                      /* built for every trace: it carries the report's
+					   * frame (header, devices), with or without its data */
+	const uint16_t *chunks;           /* chunk types it reads */
+	size_t nchunks;
+	const char *event_list;           /* what its report_log lists ("system calls"), or NULL */
+	void *(*new)(const struct it_pass_info *info);
+	/* A chunk's payload: count records (EVENTS: struct it_event). 0, or
+	 * -1 once memory ran out. */
+	int (*feed)(void *self, uint16_t type, const void *payload, size_t len, uint32_t count);
+	int (*finish)(void *self, const struct it_span *span);
+	void (*report_text)(void *self, FILE *f, const struct it_report_ctx *ctx);
+	/* its members of the report's JSON object */
+	void (*report_json)(void *self, struct it_json *j, const struct it_report_ctx *ctx);
+	void (*report_log)(void *self, FILE *f, const struct it_report_ctx *ctx); /* or NULL */
+	void (*free)(void *self);
+};
+
+/* Every analysis layer, in report order (src/analyze/layers.c). */
+extern const struct it_analysis_layer *const it_analysis_layers[];
+extern const size_t it_analysis_nlayers;
+
+/* The layers a trace has, from its manifest: 1u << enum it_layer each. */
+uint32_t it_pass_layers(const struct it_reader *rd);
+
+/* ---- the pass ---- */
+struct it_consumer {
+	const uint16_t *chunks;
+	size_t nchunks;
+	int (*feed)(void *self, uint16_t type, const void *payload, size_t len, uint32_t count);
+	void *self;
+};
+
+/* Reads rd (a records reader opened with the consumers' chunk types) to
+ * its end, each chunk to every consumer that reads its type. Returns 0;
+ * -1 with a reason in err on a read error; -2 when a consumer ran out of
+ * memory. */
+int it_pass_run(struct it_reader *rd, const struct it_consumer *c, size_t n, char *err,
+		size_t errlen);
+/* Adds the chunk types of c to types[*n] (no repeats; at most max). */
+void it_pass_types(const uint16_t *chunks, size_t nchunks, uint16_t *types, size_t *n, size_t max);
+
+/* ---- `iotrail report`: the layers a trace has, through one pass ---- */
+struct it_analysis;
+
+/* The chunk types of every analysis layer (to open the reader with). */
+size_t it_analysis_chunk_types(uint16_t *types, size_t max);
+/* Builds the layers the trace has (HOST layers list; the `always` ones
+ * too). NULL when memory ran out. */
+struct it_analysis *it_analysis_new(const struct it_pass_info *info);
+/* The layer that lists events for --events/--log among the built ones;
+ * when none is, *missing names the registered one (NULL: none exists). */
+bool it_analysis_lists(const struct it_analysis *an, const struct it_analysis_layer **missing);
+/* The pass and every layer's finish. 0; -1 (read error, reason in err);
+ * -2 (out of memory). */
+int it_analysis_run(struct it_analysis *an, struct it_reader *rd, char *err, size_t errlen);
+void it_analysis_report_text(struct it_analysis *an, FILE *f, const struct it_report_ctx *ctx);
+void it_analysis_report_json(struct it_analysis *an, FILE *f, const struct it_report_ctx *ctx,
+			     bool pretty);
+void it_analysis_report_log(struct it_analysis *an, FILE *f, const struct it_report_ctx *ctx);
+/* The state ops->new made for the trace, or NULL when it was not built. */
+void *it_analysis_state(const struct it_analysis *an, const struct it_analysis_layer *ops);
+void it_analysis_free(struct it_analysis *an);
+
+/* The layers (layers.c lists them); the block layer's analyzer (for the
+ * benchmark and tests: its results, comm names). */
+extern const struct it_analysis_layer it_layer_block, it_layer_syscall;
+const struct it_analyzer *it_layer_block_analyzer(const void *state);
+
+#endif

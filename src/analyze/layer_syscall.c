@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * The syscall layer as an analysis layer (layer.h): its SYSSIDE and
+ * SYSCALLS chunks into the syscall analysis (sysan.h), which joins the
+ * block trails it gets from the bus (IT_BUS_TRAIL_DONE, and the block
+ * watermark that says when a call has all of its own). Publishes every
+ * call once summed up (IT_BUS_CALL_DONE). Its report sections follow the
+ * block layer's (report_sys.c).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/json_writer.h"
+#include "analyze/layer.h"
+#include "analyze/report_sys.h"
+#include "analyze/sysan.h"
+#include "tracefile.h"
+
+struct syscall {
+	struct it_sysan *s;
+	const struct it_bus *bus;
+	const struct it_analyzer *names; /* comm names of the block trails (from the bus) */
+	uint64_t start_ns;
+	uint64_t dropped;                /* records lost (the layer's DROPS) */
+	bool events;
+};
+
+static void on_trail(const void *msg, void *ctx)
+{
+	const struct it_bus_trail *m = msg;
+	struct syscall *y = ctx;
+
+	y->names = m->a;
+	it_sysan_trail(y->s, m->t);
+}
+
+static void on_watermark(const void *msg, void *ctx)
+{
+	struct syscall *y = ctx;
+
+	it_sysan_block_watermark(y->s, *(const uint64_t *)msg);
+}
+
+static void on_call(uint32_t tid, uint16_t call, uint64_t ts_enter, uint64_t ts_exit,
+		    uint64_t block_ns, uint32_t block_ios, void *ctx)
+{
+	struct syscall *y = ctx;
+	struct it_bus_call m = { .tid = tid, .call = call, .ts_enter = ts_enter, .ts_exit = ts_exit,
+				 .block_ns = block_ns, .block_ios = block_ios };
+
+	if (it_bus_wanted(y->bus, IT_BUS_CALL_DONE))
+		it_bus_publish(y->bus, IT_BUS_CALL_DONE, &m);
+}
+
+static void syscall_free(void *self)
+{
+	struct syscall *y = self;
+
+	if (!y)
+		return;
+	it_sysan_free(y->s);
+	free(y);
+}
+
+static void *syscall_new(const struct it_pass_info *info)
+{
+	struct syscall *y = calloc(1, sizeof(*y));
+	struct it_sysan_opts so = {
+		.events = info->opts->events || info->opts->log,
+		.start_ns = info->host->start_monotonic_ns,
+		/* the trails come from the block layer, when the trace has it */
+		.block = info->layers & (1u << IT_LAYER_BLOCK),
+		.on_call = on_call,
+	};
+
+	if (!y)
+		return NULL;
+	y->bus = info->bus;
+	y->start_ns = so.start_ns;
+	y->events = info->opts->events;
+	so.ctx = y;
+	if (!(y->s = it_sysan_new(&so)) ||
+	    it_bus_subscribe(info->bus, IT_BUS_TRAIL_DONE, on_trail, y) ||
+	    it_bus_subscribe(info->bus, IT_BUS_BLOCK_WATERMARK, on_watermark, y)) {
+		syscall_free(y);
+		return NULL;
+	}
+	return y;
+}
+
+static int syscall_feed(void *self, uint16_t type, const void *p, size_t len, uint32_t count)
+{
+	struct syscall *y = self;
+
+	switch (type) {
+	case IT_CHUNK_SYSSIDE: {
+		size_t off = 0, reclen;
+		const void *rec;
+
+		/* a malformed record ends its chunk: the rest cannot be framed */
+		while ((rec = it_sys_side_next(p, len, &off, &reclen)))
+			if (it_sysan_side(y->s, rec, reclen) && it_sysan_error(y->s))
+				break;
+		it_sysan_side_chunk_end(y->s);
+		return it_sysan_error(y->s) ? -1 : 0;
+	}
+	case IT_CHUNK_SYSCALLS:
+		return it_sysan_calls(y->s, p, count);
+	}
+	return 0;
+}
+
+static int syscall_finish(void *self, const struct it_span *span)
+{
+	struct syscall *y = self;
+
+	y->dropped = span->lost;
+	it_sysan_finish(y->s, span->end_ns);
+	return it_sysan_error(y->s) ? -1 : 0;
+}
+
+static void syscall_text(void *self, FILE *f, const struct it_report_ctx *ctx)
+{
+	struct syscall *y = self;
+
+	(void)ctx;
+	it_report_sys_text(f, it_sysan_results(y->s), y->names);
+}
+
+static void syscall_json(void *self, struct it_json *j, const struct it_report_ctx *ctx)
+{
+	struct syscall *y = self;
+
+	(void)ctx;
+	it_json_kv_uint(j, "syscall_dropped", y->dropped);
+	it_report_sys_json(j, it_sysan_results(y->s), y->names, y->events);
+}
+
+static void syscall_log(void *self, FILE *f, const struct it_report_ctx *ctx)
+{
+	struct syscall *y = self;
+
+	(void)ctx;
+	it_report_sys_log(f, it_sysan_results(y->s), y->start_ns);
+}
+
+static const uint16_t syscall_chunks[] = { IT_CHUNK_SYSSIDE, IT_CHUNK_SYSCALLS };
+
+const struct it_analysis_layer it_layer_syscall = {
+	.name = "syscall",
+	.layer = IT_LAYER_SYSCALL,
+	.chunks = syscall_chunks,
+	.nchunks = sizeof(syscall_chunks) / sizeof(syscall_chunks[0]),
+	.event_list = "system calls",
+	.new = syscall_new,
+	.feed = syscall_feed,
+	.finish = syscall_finish,
+	.report_text = syscall_text,
+	.report_json = syscall_json,
+	.report_log = syscall_log,
+	.free = syscall_free,
+};

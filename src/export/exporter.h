@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * Exporters: `iotrail export --format NAME` writes a trace's records in
+ * another format. Each is one struct it_exporter, listed in it_exporters[]
+ * (exporters.c); it reads its chunk types in the one pass over the trace
+ * (it_pass_run, analyze/layer.h) as the analysis layers do. Pure C.
+ */
+#ifndef IOTRAIL_EXPORT_EXPORTER_H
+#define IOTRAIL_EXPORT_EXPORTER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "analyze/layer.h"
+
+struct it_exporter {
+	const char *name;       /* --format NAME */
+	const char *what;       /* what it writes, for --help (may hold newlines) */
+	const char *none;       /* a note when a trace has nothing to export: what it lacks */
+	const uint16_t *chunks; /* chunk types it reads */
+	size_t nchunks;
+	/* Starts the output (a header); info: the trace's host and devices
+	 * (info->opts is NULL). NULL when memory ran out. */
+	void *(*open)(FILE *out, const struct it_pass_info *info);
+	/* A chunk's payload, as the analysis layers get it. 0, or -1 once
+	 * memory ran out. */
+	int (*feed)(void *self, uint16_t type, const void *payload, size_t len, uint32_t count);
+	/* The end of the trace: writes what is left; returns the records
+	 * written (>= 0), or -1 when memory ran out. */
+	int64_t (*finish)(void *self);
+	void (*free)(void *self);
+};
+
+/* Every exporter, in --help order (exporters.c). */
+extern const struct it_exporter *const it_exporters[];
+extern const size_t it_nexporters;
+
+/* The exporter named name, or NULL. */
+const struct it_exporter *it_exporter_find(const char *name);
+
+#endif

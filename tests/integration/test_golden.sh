@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# The reports and exports of the fixtures in tests/data are byte for byte
+# the ones stored in tests/data/golden, which the build before the one-pass
+# analysis (commit 6b0cbf9) wrote: a change to the analysis side that is
+# meant to keep the output proves it here.
+#
+#   tests/integration/test_golden.sh                  compare (PASS/FAIL lines)
+#   tests/integration/test_golden.sh --record BINARY  rewrite the golden files
+#                                                     with BINARY's output
+#
+# Each case stores stdout (NAME.out, or NAME.out.xz when over 64 KiB: the
+# event lists) and the exit status with stderr (NAME.err: "exit N", then
+# stderr). No field depends on the machine that
+# reads the trace: the reports are functions of the file alone (the host,
+# kernel and start time are the recording's, printed in UTC), except the
+# trace path, which is printed as given: this script always gives it
+# relative to the repository root (tests/data/NAME.trail). Nothing is
+# filtered or loosened.
+cd "$(dirname "$0")/../.."
+. tests/integration/lib.sh
+
+GOLDEN=tests/data/golden
+TRACES="syscall-mixed syscall-chunks syscall-chunks-cut syscall-only v1-events"
+# name|arguments (the trace path goes last)
+CASES="report|report
+json|report --json
+json-events|report --json --events
+log|report --log
+group-op-comm-pid|report --group-by op,comm,pid
+zones|report --zones
+csv|export --format csv"
+
+record=""
+if [ "${1:-}" = "--record" ]; then
+	record=${2:?usage: $0 --record BINARY}
+	IOTRAIL=$record
+	mkdir -p "$GOLDEN"
+fi
+[ -x "$IOTRAIL" ] || { skip golden "$IOTRAIL is not built"; exit 0; }
+command -v xz > /dev/null || { skip golden "xz is not installed (the long outputs are stored as .xz)"; exit 0; }
+
+for t in $TRACES; do
+	trace=tests/data/$t.trail
+	while IFS='|' read -r name args; do
+		base=$GOLDEN/$t.$name
+		# shellcheck disable=SC2086 # args are words
+		"$IOTRAIL" $args "$trace" > "$TMP/out" 2> "$TMP/stderr"
+		{ echo "exit $?"; cat "$TMP/stderr"; } > "$TMP/err"
+		if [ -n "$record" ]; then
+			rm -f "$base.out" "$base.out.xz"
+			if [ "$(wc -c < "$TMP/out")" -gt 65536 ]; then
+				xz -9 -c "$TMP/out" > "$base.out.xz"
+			else
+				cp "$TMP/out" "$base.out"
+			fi
+			cp "$TMP/err" "$base.err"
+			continue
+		fi
+		want=$base.out
+		if [ -f "$base.out.xz" ]; then
+			want=$TMP/want
+			xz -d -c "$base.out.xz" > "$want"
+		fi
+		if [ ! -f "$want" ] || [ ! -f "$base.err" ]; then
+			fail "golden_${t}_$name" "no golden file $base.out/.err"
+		elif ! cmp -s "$TMP/out" "$want"; then
+			fail "golden_${t}_$name" "stdout differs from $base.out: $(diff "$want" "$TMP/out" | head -4 | tr '\n' '|')"
+		elif ! cmp -s "$TMP/err" "$base.err"; then
+			fail "golden_${t}_$name" "exit status or stderr differs from $base.err: $(diff "$base.err" "$TMP/err" | head -4 | tr '\n' '|')"
+		else
+			pass "golden_${t}_$name ($(wc -c < "$want") bytes, $(head -1 "$base.err"))"
+		fi
+	done <<< "$CASES"
+done
+exit ${FAILED:-0}
