@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "commands.h"
 #include "export/exporter.h"
 #include "tracefile.h"
@@ -59,12 +60,6 @@ static void usage(FILE *f)
 		"example:\n"
 		"  iotrail record -o fio.trail -- fio job.fio && iotrail export --format %s -o fio.%s fio.trail\n",
 		format_names(names, sizeof(names)), it_exporters[0]->name, it_exporters[0]->name);
-}
-
-static int fail(int code, const char *what, const char *why, const char *todo)
-{
-	fprintf(stderr, "iotrail export: failed to %s: %s; %s\n", what, why, todo);
-	return code;
 }
 
 /* The pass: every chunk of the exporter's types to it. Returns the
@@ -127,14 +122,14 @@ int cmd_export(int argc, char **argv)
 	}
 	snprintf(todo, sizeof(todo), "use --format %s", format_names(names, sizeof(names)));
 	if (!format)
-		return fail(2, "export", "no --format given", todo);
+		return it_fail(2, "export", "no --format given", todo);
 	const struct it_exporter *x = it_exporter_find(format);
 	if (!x) {
 		snprintf(err, sizeof(err), "unknown format '%s'", format);
-		return fail(2, "export", err, todo);
+		return it_fail(2, "export", err, todo);
 	}
 	if (optind + 1 != argc)
-		return fail(2, "export", optind == argc ? "no trace file given" :
+		return it_fail(2, "export", optind == argc ? "no trace file given" :
 			    "more than one trace file given", "usage: iotrail export --format FMT [-o OUT] FILE");
 	const char *path = argv[optind];
 	struct it_reader *rd = it_reader_open_records(path, x->chunks, x->nchunks, err, sizeof(err));
@@ -146,14 +141,14 @@ int cmd_export(int argc, char **argv)
 	FILE *out = output ? fopen(output, "w") : stdout;
 	if (!out) {
 		it_reader_close(rd);
-		return fail(1, "create the output file", strerror(errno), "check the path");
+		return it_fail(1, "create the output file", strerror(errno), "check the path");
 	}
 	int64_t rows = run(x, rd, out, err, sizeof(err));
 	int rc = 0;
 	if (rows < 0)
-		rc = fail(1, "read the trace file", err, "check the file");
+		rc = it_fail(1, "read the trace file", err, "check the file");
 	if ((output ? fclose(out) : fflush(out)) || (!output && ferror(out)))
-		rc = fail(1, "write the output", strerror(errno), "check free space and where the output goes");
+		rc = it_fail(1, "write the output", strerror(errno), "check free space and where the output goes");
 	if (!rc && rows == 0)
 		fprintf(stderr, "iotrail export: note: %s has no %s\n", path, x->none);
 	it_reader_close(rd);

@@ -15,6 +15,7 @@
 
 #include "analyze/json_writer.h"
 #include "analyze/layer.h"
+#include "cli.h"
 #include "commands.h"
 #include "tracefile.h"
 
@@ -45,31 +46,6 @@ static void usage(FILE *f)
 	      f);
 }
 
-static bool json_mode;
-
-/* One line on stderr: what failed, why, what to do. In JSON mode stdout
- * also gets {"version":1,"error":"..."} (as bpftool does), so a consumer
- * piping the output never sees an empty document. Returns code. */
-__attribute__((format(printf, 2, 3))) static int fail(int code, const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "iotrail report: %s\n", msg);
-	if (json_mode) {
-		struct it_json j;
-		it_json_init(&j, stdout, false);
-		it_json_object_start(&j);
-		it_json_kv_uint(&j, "version", 1);
-		it_json_kv_string(&j, "error", msg);
-		it_json_object_end(&j);
-	}
-	return code;
-}
-
 int cmd_report(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -91,7 +67,7 @@ int cmd_report(int argc, char **argv)
 	opterr = 0;
 	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++) /* errors in JSON too */
 		if (!strcmp(argv[i], "--json") || !strcmp(argv[i], "-j"))
-			json_mode = true;
+			it_cli_set_json(true);
 	while ((c = getopt_long(argc, argv, "jpg:zelh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
@@ -111,21 +87,21 @@ int cmd_report(int argc, char **argv)
 			break;
 		case 'g':
 			if (it_parse_group_keys(optarg, &o.analyzer, err, sizeof(err)))
-				return fail(2, "%s", err);
+				return it_failf(2, "%s", err);
 			break;
 		case 'h':
 			usage(stdout);
 			return 0;
 		default:
 			if (optopt)
-				return fail(2, "option '-%c' %s; see 'iotrail report --help'", optopt,
+				return it_failf(2, "option '-%c' %s; see 'iotrail report --help'", optopt,
 					    strchr("g", optopt) ? "needs a value" : "is unknown");
-			return fail(2, "option '%s' is unknown or needs a value; see 'iotrail report --help'",
+			return it_failf(2, "option '%s' is unknown or needs a value; see 'iotrail report --help'",
 				    argv[optind - 1]);
 		}
 	}
 	if (optind + 1 != argc)
-		return fail(2, "%s; usage: iotrail report [--json] [--group-by KEYS] FILE",
+		return it_failf(2, "%s; usage: iotrail report [--json] [--group-by KEYS] FILE",
 			    optind == argc ? "no trace file given" : "more than one trace file given");
 	const char *path = argv[optind];
 
@@ -133,7 +109,7 @@ int cmd_report(int argc, char **argv)
 	size_t ntypes = it_analysis_chunk_types(types, 16);
 	struct it_reader *rd = it_reader_open_records(path, types, ntypes, err, sizeof(err));
 	if (!rd)
-		return fail(1, "failed to read %s: %s; give a trace file written by "
+		return it_failf(1, "failed to read %s: %s; give a trace file written by "
 			    "'iotrail record -o FILE'", path, err);
 	struct it_pass_info info = { .path = path, .host = it_reader_host(rd), .opts = &o,
 				     .layers = it_pass_layers(rd) };
@@ -141,7 +117,7 @@ int cmd_report(int argc, char **argv)
 	struct it_analysis *an = it_analysis_new(&info);
 	if (!an) {
 		it_reader_close(rd);
-		return fail(1, "failed to start the analyzer: out of memory; free some memory");
+		return it_failf(1, "failed to start the analyzer: out of memory; free some memory");
 	}
 	/* --events, --log: a layer that lists its events */
 	const struct it_analysis_layer *lister;
@@ -149,17 +125,17 @@ int cmd_report(int argc, char **argv)
 		it_analysis_free(an);
 		it_reader_close(rd);
 		if (!lister)
-			return fail(1, "failed to list the events of %s: no analysis layer lists "
+			return it_failf(1, "failed to list the events of %s: no analysis layer lists "
 				    "events", path);
-		return fail(1, "failed to list the %s of %s: the trace has no %s layer; record it "
+		return it_failf(1, "failed to list the %s of %s: the trace has no %s layer; record it "
 			    "with --layers %s", lister->event_list, path, lister->name, lister->name);
 	}
 	struct it_reader_status st;
 	int rc = it_analysis_run(an, rd, err, sizeof(err));
 	if (rc == -1)
-		rc = fail(1, "failed to read %s: %s; check the disk and the file", path, err);
+		rc = it_failf(1, "failed to read %s: %s; check the disk and the file", path, err);
 	else if (rc)
-		rc = fail(1, "failed to analyse %s: out of memory; try a machine with more "
+		rc = it_failf(1, "failed to analyse %s: out of memory; try a machine with more "
 			  "memory or a shorter trace", path);
 	it_reader_status(rd, &st);
 	struct it_report_ctx ctx = { .path = path, .host = info.host, .devs = info.devs,
