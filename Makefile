@@ -22,7 +22,7 @@ BPF_SRCS  := $(wildcard src/layers/*/*.bpf.c)
 SKELS     := $(patsubst %.bpf.c,$(BUILD)/%.skel.h,$(notdir $(BPF_SRCS)))
 APP_SRCS  := $(filter-out %.bpf.c,$(wildcard src/*.c src/layers/*/*.c))
 # pure C: trace file, analyzer, exporters (no libbpf; unit-tested)
-CORE_SRCS := src/tracefile.c src/evpack.c src/layer_table.c $(wildcard src/layers/*/records.c) \
+CORE_SRCS := src/tracefile.c src/evpack.c src/layer_table.c $(wildcard src/layers/*/records.c src/layers/*/analysis.c) \
 	     $(wildcard src/analyze/*.c) $(wildcard src/export/*.c)
 APP_SRCS  := $(filter-out $(CORE_SRCS),$(APP_SRCS))
 APP_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(APP_SRCS))

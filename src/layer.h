@@ -74,6 +74,8 @@ struct it_layer_ops {
 	/* Part of another layer: recorded whenever that one is, never named in
 	 * --layers (the NVMe driver with the block layer). NULL: its own. */
 	const char *part_of;
+	/* Recorded only when named in --layers, never by default. */
+	bool opt_in;
 	/* Its options for `iotrail record` (getopt codes in its own range, see
 	 * IT_LAYER_OPT), their help lines, and the parser of one of them. */
 	const struct option *options;

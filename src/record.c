@@ -321,8 +321,8 @@ static int choose_layers(struct record_opts *o, struct it_session *s)
 
 		if (!own_layer(l) || o->layers_given)
 			continue;
-		o->want[i] = !l->available || l->available(why, sizeof(why));
-		if (!o->want[i] && o->verbose)
+		o->want[i] = !l->opt_in && (!l->available || l->available(why, sizeof(why)));
+		if (!o->want[i] && !l->opt_in && o->verbose)
 			fprintf(stderr, "iotrail record: %s layer off: %s\n", l->name, why);
 	}
 	for (size_t i = 0; i < it_nlayers; i++) {
