@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
- * The analysis side as modules (doc/architecture-analysis.md): one pass
+ * The analysis side as modules (doc/architecture.md, "Analysis side"): one pass
  * over a trace file hands each chunk once, in file order, to every
  * consumer that reads its type: the analysis layers of `iotrail report`
  * (it_analysis_layers[], src/analyze/layers.c) or an exporter
