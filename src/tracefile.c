@@ -65,7 +65,7 @@ _Static_assert(offsetof(struct it_clock_rec, offset_ns) == 8, "clock record layo
 #define MAX_PAYLOAD  (64u << 20)   /* raw or stored; larger is damage, not data */
 #define MAX_STREAMS  64            /* (machine, layer, type) streams of a writer */
 #define MAX_SELECT   16            /* selectors of a reader */
-#define NSLOTS       3             /* read-ahead depth, in chunks */
+#define NSLOTS       8             /* read-ahead depth, in chunks */
 
 /* Record size of the file's own chunk types (0: none). */
 static size_t own_size(uint16_t type)
