@@ -15,16 +15,18 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 LDLIBS_CORE := -lzstd -lz -lpthread -lm
 LDLIBS   := -lbpf -lelf $(LDLIBS_CORE)
 
-# user space that needs libbpf (loader, probes, record)
-# each layer's BPF program sits in its folder: src/layers/NAME/NAME.bpf.c
+# A layer's folder, src/layers/NAME/: NAME.bpf.c (its BPF program, a
+# skeleton), record*.c (its recording side: libbpf), every other .c pure C
+# (records, analysis, report: in the core library with the trace file).
 LAYER_DIRS := $(wildcard src/layers/*)
 BPF_SRCS  := $(wildcard src/layers/*/*.bpf.c)
 SKELS     := $(patsubst %.bpf.c,$(BUILD)/%.skel.h,$(notdir $(BPF_SRCS)))
-APP_SRCS  := $(filter-out %.bpf.c,$(wildcard src/*.c src/layers/*/*.c))
-# pure C: trace file, analyzer, exporters (no libbpf; unit-tested)
-CORE_SRCS := src/tracefile.c src/evpack.c src/layer_table.c $(wildcard src/layers/*/records.c src/layers/*/analysis.c) \
+# pure C: trace file, analysis, exporters (no libbpf; unit-tested)
+CORE_SRCS := src/tracefile.c src/evpack.c src/layer_table.c \
+	     $(filter-out %.bpf.c $(wildcard src/layers/*/record*.c),$(wildcard src/layers/*/*.c)) \
 	     $(wildcard src/analyze/*.c) $(wildcard src/export/*.c)
-APP_SRCS  := $(filter-out $(CORE_SRCS),$(APP_SRCS))
+# user space that needs libbpf: the commands, the hook engine, recording
+APP_SRCS  := $(filter-out $(CORE_SRCS),$(wildcard src/*.c)) $(wildcard src/layers/*/record*.c)
 APP_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(APP_SRCS))
 CORE_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(CORE_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/*.c)

@@ -9,7 +9,7 @@
 #include "harness.h"
 #include "layer_table.h"
 #include "tracefile.h"
-#include "analyze/sysan.h"
+#include "layers/syscall/sysan.h"
 
 #include <stdlib.h>
 #include <unistd.h>

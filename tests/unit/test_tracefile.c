@@ -6,7 +6,7 @@
 #include "harness.h"
 #include "layer_table.h"
 #include "tracefile.h"
-#include "analyze/sysan.h"
+#include "layers/syscall/sysan.h"
 
 #include <errno.h>
 #include <fcntl.h>

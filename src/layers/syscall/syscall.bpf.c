@@ -5,7 +5,7 @@
  * tag), filtered in the kernel (calls, pids with their descendants, tids,
  * comm, cgroup, path prefix); plus one record per io_uring request.
  *
- * Hooks (user space picks one pair at run time, see src/layers/syscall/loader.c):
+ * Hooks (user space picks one pair at run time, see src/layers/syscall/record_loader.c):
  *   tp_btf/sys_enter + sys_exit       every system call runs the program;
  *                                     a read-only table drops the others
  *   raw_tp/sys_enter + sys_exit       the same for kernels without tp_btf

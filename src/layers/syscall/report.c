@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "analyze/report.h"
-#include "analyze/report_sys.h"
+#include "layers/syscall/report.h"
 
 #define TOP 10
 

@@ -19,7 +19,7 @@
 #include "cli.h"
 #include "hostinfo.h"
 #include "layer.h"
-#include "layers/block/zone_table.h"
+#include "layers/block/record_zones.h"
 #include "tracefile.h"
 
 IT_SKEL_OPS(block);

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "analyze/hashmap.h"
-#include "analyze/sysan.h"
+#include "layers/syscall/sysan.h"
 
 /* A trail of a thread that queued bios, while a call of the thread may
  * still own it. */

@@ -5,15 +5,15 @@
  * block trails it gets from the bus (IT_BUS_TRAIL_DONE, and the block
  * watermark that says when a call has all of its own). Publishes every
  * call once summed up (IT_BUS_CALL_DONE). Its report sections follow the
- * block layer's (report_sys.c).
+ * block layer's (report.c).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "analyze/json_writer.h"
 #include "analyze/layer.h"
-#include "analyze/report_sys.h"
-#include "analyze/sysan.h"
+#include "layers/syscall/report.h"
+#include "layers/syscall/sysan.h"
 #include "tracefile.h"
 
 struct syscall {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
  * The syscall layer on the recording side: its options, and its records
- * into the trace file (the probes are loaded by loader.c). Which
+ * into the trace file (the probes are loaded by record_loader.c). Which
  * processes: the `-- COMMAND` process and all its descendants, or -p PID
  * and its descendants, or every process but iotrail itself; the other
  * filters (--calls, --comm, --cgroup, --path, --tid) narrow that down in
@@ -19,7 +19,7 @@
 
 #include "cli.h"
 #include "layer.h"
-#include "layers/syscall/loader.h"
+#include "layers/syscall/record_loader.h"
 #include "tracefile.h"
 
 enum { OPT_CALLS = IT_LAYER_OPT(IT_LAYER_SYSCALL, 0), OPT_COMM, OPT_CGROUP, OPT_PATH, OPT_TID,

@@ -7,7 +7,7 @@
 #include <stdio.h>
 
 #include "analyze/json_writer.h"
-#include "analyze/sysan.h"
+#include "layers/syscall/sysan.h"
 
 /* Per call, block ownership, files, threads over time; a: comm names of
  * the block trails (may be NULL). */

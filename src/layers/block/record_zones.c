@@ -15,7 +15,7 @@
 
 #include <linux/blkzoned.h>
 
-#include "layers/block/zone_table.h"
+#include "layers/block/record_zones.h"
 
 #define BATCH 256
 

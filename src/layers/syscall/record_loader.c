@@ -26,7 +26,7 @@
 #include "iotrail/event.h"
 #include "syscall.skel.h"
 #include "hooks.h"
-#include "layers/syscall/loader.h"
+#include "layers/syscall/record_loader.h"
 
 IT_SKEL_OPS(syscall);
 
