@@ -68,6 +68,11 @@ static struct btf *vmlinux_btf(void)
 	return btf;
 }
 
+const struct btf *it_vmlinux_btf(void)
+{
+	return vmlinux_btf();
+}
+
 /* The kernel BTF object of a module: its fd (for attach_btf_obj_fd) and the
  * id of type_name of the given kind in it. 0 or -errno. */
 static int module_btf_type(const char *module, const char *type_name, int kind,
@@ -150,7 +155,10 @@ int it_probe_tp_btf(const char *tp, const char *module, char *why, size_t len)
 			return err;
 		}
 	} else {
-		id = libbpf_find_vmlinux_btf_id(tp, BPF_TRACE_RAW_TP);
+		/* as libbpf_find_vmlinux_btf_id would, but on the BTF parsed once
+		 * (it parses the kernel's BTF again on every call: ~20 ms) */
+		snprintf(type_name, sizeof(type_name), "btf_trace_%s", tp);
+		id = btf__find_by_name_kind(vmlinux_btf(), type_name, BTF_KIND_TYPEDEF);
 		if (id < 0) {
 			say(why, len, "tp_btf: no btf_trace_%s in the kernel BTF: %s", tp, -id);
 			return id;
@@ -321,7 +329,8 @@ int it_fentry_supported(char *why, size_t len)
 
 	if (cached == 1) {
 		/* vfs_read: in every kernel's BTF and never inlined */
-		id = libbpf_find_vmlinux_btf_id("vfs_read", BPF_TRACE_FENTRY);
+		id = vmlinux_btf() ? btf__find_by_name_kind(vmlinux_btf(), "vfs_read", BTF_KIND_FUNC)
+				   : -ENOENT;
 		if (id < 0) {
 			cached = id;
 			snprintf(reason, sizeof(reason), "fentry: no kernel BTF to attach to");
@@ -393,7 +402,7 @@ static int probe_fentry_func(const char *func, const char *module, char *why, si
 			return err;
 		}
 	} else {
-		id = libbpf_find_vmlinux_btf_id(func, BPF_TRACE_FENTRY);
+		id = btf__find_by_name_kind(vmlinux_btf(), func, BTF_KIND_FUNC);
 		if (id < 0) {
 			say(why, len, "fentry: %s is not in the kernel BTF: %s", func, -id);
 			return id;

@@ -116,6 +116,11 @@ struct it_hook_load {
 void *it_hooks_load(const struct it_hook_load *l, enum it_hook_kind *kinds, char *desc,
 		    size_t dlen, char *why, size_t wlen, int *err);
 
+/* The kernel's BTF, parsed once per process (tens of ms: share it); NULL
+ * without /sys/kernel/btf/vmlinux. */
+struct btf;
+const struct btf *it_vmlinux_btf(void);
+
 /* ---- counters every layer reads ---- */
 struct bpf_map;
 /* A per-CPU array's entry 0 (a layer's ring-buffer drop counter): per CPU

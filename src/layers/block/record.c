@@ -55,9 +55,9 @@ static struct {
  * kernel BTF cannot tell. */
 static int tp_has_queue_arg(void)
 {
-	struct btf *btf = btf__load_vmlinux_btf();
+	const struct btf *btf = it_vmlinux_btf();
 	const struct btf_type *t;
-	int id, rc;
+	int id;
 
 	if (!btf)
 		return -ENOENT;
@@ -66,9 +66,7 @@ static int tp_has_queue_arg(void)
 	t = id < 0 ? NULL : btf__type_by_id(btf, id);
 	t = t ? btf__type_by_id(btf, t->type) : NULL;
 	t = t && btf_is_ptr(t) ? btf__type_by_id(btf, t->type) : NULL;
-	rc = id < 0 ? id : !t || !btf_is_func_proto(t) ? -EINVAL : btf_vlen(t) == 3;
-	btf__free(btf);
-	return rc;
+	return id < 0 ? id : !t || !btf_is_func_proto(t) ? -EINVAL : btf_vlen(t) == 3;
 }
 
 static int configure(void *skel, enum it_hook_kind *kinds, void *ctx)

@@ -303,14 +303,9 @@ static bool have_btf(void)
 
 static bool have_kfunc(const char *name)
 {
-	struct btf *vmlinux = btf__load_vmlinux_btf();
-	bool found;
+	const struct btf *vmlinux = it_vmlinux_btf();
 
-	if (!vmlinux)
-		return false;
-	found = btf__find_by_name_kind(vmlinux, name, BTF_KIND_FUNC) > 0;
-	btf__free(vmlinux);
-	return found;
+	return vmlinux && btf__find_by_name_kind(vmlinux, name, BTF_KIND_FUNC) > 0;
 }
 
 /*
