@@ -285,22 +285,6 @@ int it_syscall_parse_calls(const char *list, uint8_t calls[IT_SYS_MAX], char *er
 	return rc;
 }
 
-static bool tracefs_has(const char *event)
-{
-	char p[256];
-
-	snprintf(p, sizeof(p), "/sys/kernel/tracing/events/%s", event);
-	if (!access(p, F_OK))
-		return true;
-	snprintf(p, sizeof(p), "/sys/kernel/debug/tracing/events/%s", event);
-	return !access(p, F_OK);
-}
-
-static bool have_btf(void)
-{
-	return !access("/sys/kernel/btf/vmlinux", R_OK);
-}
-
 static bool have_kfunc(const char *name)
 {
 	const struct btf *vmlinux = it_vmlinux_btf();
@@ -346,12 +330,12 @@ const char *it_syscall_hooks_desc(const struct it_syscall_layer *l)
 
 int it_syscall_requires(char *why, size_t whylen)
 {
-	if (!tracefs_has("raw_syscalls/sys_enter") && !tracefs_has("syscalls")) {
+	if (!it_tracepoint_in_tracefs("raw_syscalls", "sys_enter")) {
 		snprintf(why, whylen, "no syscall tracepoints (CONFIG_FTRACE_SYSCALLS=y is needed, "
 			 "and tracefs at /sys/kernel/tracing)");
 		return -1;
 	}
-	if (!have_btf()) {
+	if (!it_vmlinux_btf()) {
 		snprintf(why, whylen, "no kernel BTF (/sys/kernel/btf/vmlinux): the CO-RE programs "
 			 "cannot load; a kernel with CONFIG_DEBUG_INFO_BTF=y is needed");
 		return -1;
@@ -414,7 +398,7 @@ static int configure(struct it_syscall_layer *l, const struct it_syscall_opts *o
 		else if (on && nr_plus1[c] && nr_plus1[c] - 1 < IT_SYS_NR_MAX)
 			s->rodata->call_of_nr[nr_plus1[c] - 1] = c;
 	}
-	s->rodata->uring_on = uring && tracefs_has("io_uring/io_uring_submit_req");
+	s->rodata->uring_on = uring; /* and hooked: see configure_attempt */
 	s->rodata->self_tgid = getpid();
 	s->rodata->filter_pids = o->npids || o->ntids || o->children;
 	s->rodata->filter_tids = o->ntids > 0;
