@@ -24,7 +24,7 @@ static const struct command commands[] = {
 	{ "record", cmd_record, "trace storage I/O into a trace file" },
 	{ "report", cmd_report, "analyse a trace file: latency by stage, queue depth, sizes" },
 	{ "probe",  cmd_probe,  "tell which layers this kernel can trace, and with which hooks" },
-	{ "export", cmd_export, "write a trace file's NVMe commands as CSV" },
+	{ "export", cmd_export, "write a trace file in another format (export --help lists them)" },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * iotrail record: load the block probes, run the workload, stream the ring
- * buffer into a trace file until the workload exits, the duration ends or
- * SIGINT/SIGTERM arrives; the file is closed properly in every case.
+ * iotrail record: start the chosen layers (src/layers.c), run the workload,
+ * stream their ring buffers into a trace file until the workload exits,
+ * the duration ends or SIGINT/SIGTERM arrives; the file is closed properly
+ * in every case. No layer is named here: each is a struct it_layer_ops.
  *
  * Order matters: probes are attached and the trace header is written before
  * COMMAND starts, so its first I/O is on the trail.
