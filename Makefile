@@ -16,17 +16,19 @@ LDLIBS_CORE := -lzstd -lz -lpthread -lm
 LDLIBS   := -lbpf -lelf $(LDLIBS_CORE)
 
 # A layer's folder, src/layers/NAME/: NAME.bpf.c (its BPF program, a
-# skeleton), record*.c (its recording side: libbpf), every other .c pure C
-# (records, analysis, report: in the core library with the trace file).
+# skeleton), record.c and record_*.c (its recording side: libbpf), every
+# other .c pure C (records.c, analysis, report: in the core library with the
+# trace file). Not record*.c: that would take records.c out of the core.
 LAYER_DIRS := $(wildcard src/layers/*)
+RECORD_SRCS := $(wildcard src/layers/*/record.c src/layers/*/record_*.c)
 BPF_SRCS  := $(wildcard src/layers/*/*.bpf.c)
 SKELS     := $(patsubst %.bpf.c,$(BUILD)/%.skel.h,$(notdir $(BPF_SRCS)))
 # pure C: trace file, analysis, exporters (no libbpf; unit-tested)
 CORE_SRCS := src/tracefile.c src/evpack.c src/layer_table.c \
-	     $(filter-out %.bpf.c $(wildcard src/layers/*/record*.c),$(wildcard src/layers/*/*.c)) \
+	     $(filter-out %.bpf.c $(RECORD_SRCS),$(wildcard src/layers/*/*.c)) \
 	     $(wildcard src/analyze/*.c) $(wildcard src/export/*.c)
 # user space that needs libbpf: the commands, the hook engine, recording
-APP_SRCS  := $(filter-out $(CORE_SRCS),$(wildcard src/*.c)) $(wildcard src/layers/*/record*.c)
+APP_SRCS  := $(filter-out $(CORE_SRCS),$(wildcard src/*.c)) $(RECORD_SRCS)
 APP_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(APP_SRCS))
 CORE_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(CORE_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/*.c)
@@ -68,6 +70,7 @@ $(BUILD)/obj/%.o: %.c | deps
 $(APP_OBJS): $(SKELS)
 
 $(BUILD)/libitcore.a: $(CORE_OBJS)
+	@rm -f $@
 	ar rcs $@ $^
 
 $(BUILD)/iotrail: $(APP_OBJS) $(BUILD)/libitcore.a
