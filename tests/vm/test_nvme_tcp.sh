@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# NVMe/TCP over loopback (tests/vm/nvme-tcp-loop: nvme-tcp initiator ->
+# nvmet-tcp target -> null_blk), one boot:
+#  - the NVMe driver layer on the tcp controller: fio does exactly NIOS 4K
+#    random reads on the tcp disk under `iotrail record --layers block --dev`:
+#    the report's NVMe read commands on that controller == fio's total_ios;
+#  - `iotrail probe --json` in the guest lists every hook of the nvme-tcp and
+#    nvmet-tcp layers with a kind or a reason, and the kind agrees with what
+#    the guest's tracefs and kallsyms show.
+cd "$(dirname "$0")/../.." || exit 1
+. tests/vm/lib.sh
+
+NIOS=1000
+DEPTH=4
+names="vm_nvme_tcp_setup vm_nvme_tcp_commands vm_nvme_tcp_probe"
+why=$(vm_blocker)
+[ -z "$why" ] && ! command -v fio >/dev/null && why="fio is not installed (scripts/install-deps.sh)"
+[ -z "$why" ] && ! command -v jq >/dev/null && why="jq is not installed (scripts/install-deps.sh)"
+[ -z "$why" ] && [ ! -x build/iotrail ] && why="build/iotrail is not built (make)"
+if [ -n "$why" ]; then
+	skip_all "$why" $names
+	exit 0
+fi
+
+out=$TMP/out
+mkdir -p "$out"
+cat > "$TMP/nvme_tcp.sh" <<GUEST
+tests/vm/nvme-tcp-loop 0 > $out/setup 2> $out/setup.err || exit 0
+. $out/setup
+T=/sys/kernel/tracing
+build/iotrail probe --json > $out/probe.json
+# what the guest shows: tracepoints in tracefs, functions in kallsyms and
+# in ftrace's list (fentry and kprobes attach to those)
+for h in \$(jq -r '.layers[] | select(.name | test("nvme")) | .hooks[] |
+		  if .type == "tracepoint" then "tp:\(.category)/\(.name)" else "fn:\(.name)" end' $out/probe.json); do
+	case \$h in
+	tp:*) [ -d \$T/events/\${h#tp:} ] && echo "\$h tracefs" || echo "\$h none" ;;
+	fn:*) f=\${h#fn:}
+	      if grep -qw "\$f" \$T/available_filter_functions; then echo "\$h ftrace"
+	      elif grep -qw "\$f" /proc/kallsyms; then echo "\$h kallsyms"
+	      else echo "\$h none"; fi ;;
+	esac
+done > $out/facts
+build/iotrail record --layers block -o $out/fio.trail --dev \$ns1 -- \
+	fio --name=tcp --filename=/dev/\$ns1 --rw=randread --bs=4k --direct=1 --ioengine=libaio \
+	    --iodepth=$DEPTH --number_ios=$NIOS --size=256M --randrepeat=1 \
+	    --output-format=json --output=$out/fio.json 2> $out/record.err
+build/iotrail report --json $out/fio.trail > $out/fio.report.json
+GUEST
+vm vm_nvme_tcp --out "$out" -- bash "$TMP/nvme_tcp.sh"
+
+ctrl=$(sed -n 's/^ctrl=//p' "$out/setup" 2>/dev/null)
+ns1=$(sed -n 's/^ns1=//p' "$out/setup" 2>/dev/null)
+cntlid=$(sed -n 's/^cntlid=//p' "$out/setup" 2>/dev/null)
+if [ -z "$ns1" ]; then
+	w=$(head -n1 "$out/setup.err" 2>/dev/null)
+	for n in $names; do fail "$n" "no NVMe/TCP disk in the guest: ${w:-$(vm_why vm_nvme_tcp)}"; done
+	exit 1
+fi
+pass "vm_nvme_tcp_setup (controller $ctrl, cntlid $cntlid, namespace 1 is $ns1 on null_blk)"
+
+# ---- the NVMe driver layer on the tcp controller ----
+R=$out/fio.report.json
+fio_ios=$(jq -r '.jobs[0].read.total_ios' "$out/fio.json" 2>/dev/null)
+inst=${ctrl#nvme}
+reads=$(jq -r --argjson c "$inst" '[.nvme.queues[]? | select(.ctrl == $c and .qid > 0) | .commands] | add // 0' "$R" 2>/dev/null)
+byop=$(jq -r '.nvme.by_opcode.read.count // 0' "$R" 2>/dev/null)
+if [ "$fio_ios" = "$NIOS" ] && [ "$reads" = "$fio_ios" ] && [ "$byop" = "$fio_ios" ]; then
+	pass "vm_nvme_tcp_commands (fio total_ios $fio_ios, NVMe read commands $byop, on $ctrl's I/O queues $reads)"
+else
+	fail vm_nvme_tcp_commands "fio total_ios '$fio_ios' (want $NIOS), NVMe read commands '$byop', on $ctrl's I/O queues '$reads'; record: $(head -c 300 "$out/record.err" 2>/dev/null)"
+fi
+
+# ---- iotrail probe against tracefs and kallsyms ----
+P=$out/probe.json
+bad=
+rows=0
+while read -r layer type cat name hook why; do
+	rows=$((rows + 1))
+	if [ "$type" = tracepoint ]; then
+		fact=$(awk -v h="tp:$cat/$name" '$1 == h { print $2 }' "$out/facts")
+		# a tracepoint in tracefs is hooked (tp_btf, raw_tp or tracepoint); one not there has a reason
+		case "$fact:$hook" in
+		tracefs:tp_btf|tracefs:raw_tp|tracefs:tracepoint) ;;
+		none:none) [ "$why" != - ] || bad="$bad $layer/$name(no reason)" ;;
+		*) bad="$bad $layer/$name($fact,$hook)" ;;
+		esac
+	else
+		fact=$(awk -v h="fn:$name" '$1 == h { print $2 }' "$out/facts")
+		# ftrace lists it: fentry or kprobe; only kallsyms: kprobe or none; neither: none with a reason
+		case "$fact:$hook" in
+		ftrace:fentry|ftrace:kprobe|kallsyms:kprobe) ;;
+		kallsyms:none|none:none) [ "$why" != - ] || bad="$bad $layer/$name(no reason)" ;;
+		*) bad="$bad $layer/$name($fact,$hook)" ;;
+		esac
+	fi
+done < <(jq -r '.layers[] | select(.name | test("nvme")) | .name as $l | .hooks[] |
+	[$l, .type, (.category // "-"), .name, .hook, (if .why == "" then "-" else (.why | gsub(" "; "_")) end)] | @tsv' "$P" 2>/dev/null)
+layers=$(jq -r '[.layers[] | select(.name | test("nvme")) | .name] | join(",")' "$P" 2>/dev/null)
+summary=$(jq -r '[.layers[] | select(.name | test("nvme-tcp|nvmet")) | .hooks[] | "\(.name)=\(.hook)"] | join(" ")' "$P" 2>/dev/null)
+case ",$layers," in *,nvme-tcp,*) ;; *) bad="$bad no-nvme-tcp-layer" ;; esac
+case ",$layers," in *,nvmet-tcp,*) ;; *) bad="$bad no-nvmet-tcp-layer" ;; esac
+if [ -z "$bad" ] && [ "$rows" -gt 0 ]; then
+	pass "vm_nvme_tcp_probe ($rows hooks of $layers agree with tracefs/kallsyms: $summary)"
+else
+	fail vm_nvme_tcp_probe "$rows hooks of '$layers'; disagreeing:$bad"
+fi
+exit 0
