@@ -4,15 +4,16 @@
 #  - the NVMe driver layer on the tcp controller: fio does exactly NIOS 4K
 #    random reads on the tcp disk under `iotrail record --layers block --dev`:
 #    the report's NVMe read commands on that controller == fio's total_ios;
-#  - `iotrail probe --json` in the guest lists every hook of the nvme-tcp and
-#    nvmet-tcp layers with a kind or a reason, and the kind agrees with what
-#    the guest's tracefs and kallsyms show.
+#  - the nvmet layer records with the block layer (the trace's hook list);
+#  - `iotrail probe --json` in the guest lists every hook of the nvme,
+#    nvmet, nvme-tcp and nvmet-tcp layers with a kind or a reason, and the
+#    kind agrees with what the guest's tracefs and kallsyms show.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/vm/lib.sh
 
 NIOS=1000
 DEPTH=4
-names="vm_nvme_tcp_setup vm_nvme_tcp_commands vm_nvme_tcp_probe"
+names="vm_nvme_tcp_setup vm_nvme_tcp_commands vm_nvme_tcp_nvmet_hooks vm_nvme_tcp_probe"
 why=$(vm_blocker)
 [ -z "$why" ] && ! command -v fio >/dev/null && why="fio is not installed (scripts/install-deps.sh)"
 [ -z "$why" ] && ! command -v jq >/dev/null && why="jq is not installed (scripts/install-deps.sh)"
@@ -71,6 +72,12 @@ else
 	fail vm_nvme_tcp_commands "fio total_ios '$fio_ios' (want $NIOS), NVMe read commands '$byop', on $ctrl's I/O queues '$reads'; record: $(head -c 300 "$out/record.err" 2>/dev/null)"
 fi
 
+hooks=$(jq -r '.host.hooks' "$R" 2>/dev/null)
+case ";$hooks;" in
+	*\;nvmet=tp_btf*|*\;nvmet=raw_tp*) pass "vm_nvme_tcp_nvmet_hooks ($hooks)" ;;
+	*) fail vm_nvme_tcp_nvmet_hooks "hooks '$hooks' have no nvmet layer; record: $(grep -m1 nvmet "$out/record.err")" ;;
+esac
+
 # ---- iotrail probe against tracefs and kallsyms ----
 P=$out/probe.json
 bad=
@@ -100,6 +107,7 @@ layers=$(jq -r '[.layers[] | select(.name | test("nvme")) | .name] | join(",")' 
 summary=$(jq -r '[.layers[] | select(.name | test("nvme-tcp|nvmet")) | .hooks[] | "\(.name)=\(.hook)"] | join(" ")' "$P" 2>/dev/null)
 case ",$layers," in *,nvme-tcp,*) ;; *) bad="$bad no-nvme-tcp-layer" ;; esac
 case ",$layers," in *,nvmet-tcp,*) ;; *) bad="$bad no-nvmet-tcp-layer" ;; esac
+case ",$layers," in *,nvmet,*) ;; *) bad="$bad no-nvmet-layer" ;; esac
 if [ -z "$bad" ] && [ "$rows" -gt 0 ]; then
 	pass "vm_nvme_tcp_probe ($rows hooks of $layers agree with tracefs/kallsyms: $summary)"
 else
