@@ -285,7 +285,7 @@ static void trail_end(struct it_analyzer *a, uint32_t i, uint64_t ts)
 	s->t.ts[IT_PT_C] = ts;
 	it_aggregate(a, &s->t, s->devidx);
 	if (s->t.ts[IT_PT_N])
-		it_nvme_link_trail(a, &s->t);
+		it_nvme_link_trail(a, &s->t, s->rq);
 	if (a->zones)
 		it_zones_trail(a->zones, &s->t);
 	if (a->o.on_trail)
