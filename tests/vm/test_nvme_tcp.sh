@@ -5,6 +5,13 @@
 #    random reads on the tcp disk under `iotrail record --layers block --dev`:
 #    the report's NVMe read commands on that controller == fio's total_ios;
 #  - the nvmet layer records with the block layer (the trace's hook list);
+#  - the fabric join on that run: every read fio made is matched to its
+#    target command (matched == fio total_ios), and every matched I/O's
+#    stages add up: host.out + target + host.in == S -> N (per I/O, and the
+#    sums), host.block + command + host.done == Q -> C;
+#  - ground truth: the same fio on namespace 2, a null_blk disk whose
+#    completions are delayed by DELAY_NS (irqmode=2): the target stage's
+#    average is DELAY_NS + the first run's target average, within 10%;
 #  - `iotrail probe --json` in the guest lists every hook of the nvme,
 #    nvmet, nvme-tcp and nvmet-tcp layers with a kind or a reason, and the
 #    kind agrees with what the guest's tracefs and kallsyms show.
@@ -13,7 +20,9 @@ cd "$(dirname "$0")/../.." || exit 1
 
 NIOS=1000
 DEPTH=4
-names="vm_nvme_tcp_setup vm_nvme_tcp_commands vm_nvme_tcp_nvmet_hooks vm_nvme_tcp_probe"
+DELAY_NS=2000000
+names="vm_nvme_tcp_setup vm_nvme_tcp_commands vm_nvme_tcp_nvmet_hooks vm_nvme_tcp_probe
+       vm_nvme_tcp_fabric_matched vm_nvme_tcp_fabric_stages vm_nvme_tcp_fabric_delay"
 why=$(vm_blocker)
 [ -z "$why" ] && ! command -v fio >/dev/null && why="fio is not installed (scripts/install-deps.sh)"
 [ -z "$why" ] && ! command -v jq >/dev/null && why="jq is not installed (scripts/install-deps.sh)"
@@ -26,7 +35,7 @@ fi
 out=$TMP/out
 mkdir -p "$out"
 cat > "$TMP/nvme_tcp.sh" <<GUEST
-tests/vm/nvme-tcp-loop 0 > $out/setup 2> $out/setup.err || exit 0
+tests/vm/nvme-tcp-loop 0 $DELAY_NS > $out/setup 2> $out/setup.err || exit 0
 . $out/setup
 T=/sys/kernel/tracing
 build/iotrail probe --json > $out/probe.json
@@ -47,11 +56,18 @@ build/iotrail record --layers block -o $out/fio.trail --dev \$ns1 -- \
 	    --iodepth=$DEPTH --number_ios=$NIOS --size=256M --randrepeat=1 \
 	    --output-format=json --output=$out/fio.json 2> $out/record.err
 build/iotrail report --json $out/fio.trail > $out/fio.report.json
+build/iotrail report $out/fio.trail > $out/fio.report.txt
+build/iotrail record --layers block -o $out/delay.trail --dev \$ns2 -- \
+	fio --name=delay --filename=/dev/\$ns2 --rw=randread --bs=4k --direct=1 --ioengine=libaio \
+	    --iodepth=$DEPTH --number_ios=$NIOS --size=256M --randrepeat=1 \
+	    --output-format=json --output=$out/delay.json 2> $out/delay.err
+build/iotrail report --json $out/delay.trail > $out/delay.report.json
 GUEST
 vm vm_nvme_tcp --out "$out" -- bash "$TMP/nvme_tcp.sh"
 
 ctrl=$(sed -n 's/^ctrl=//p' "$out/setup" 2>/dev/null)
 ns1=$(sed -n 's/^ns1=//p' "$out/setup" 2>/dev/null)
+ns2=$(sed -n 's/^ns2=//p' "$out/setup" 2>/dev/null)
 cntlid=$(sed -n 's/^cntlid=//p' "$out/setup" 2>/dev/null)
 if [ -z "$ns1" ]; then
 	w=$(head -n1 "$out/setup.err" 2>/dev/null)
@@ -112,5 +128,48 @@ if [ -z "$bad" ] && [ "$rows" -gt 0 ]; then
 	pass "vm_nvme_tcp_probe ($rows hooks of $layers agree with tracefs/kallsyms: $summary)"
 else
 	fail vm_nvme_tcp_probe "$rows hooks of '$layers'; disagreeing:$bad"
+fi
+
+# ---- the fabric join ----
+# matched reads == fio's; what is unmatched, by reason, in the PASS line
+read -r matched fmatched uhost utarget reasons <<< "$(jq -r '[.fabric.by_opcode.read.count // 0, .fabric.matched,
+	.fabric.unmatched_host, .fabric.unmatched_target,
+	([.fabric.unmatched | to_entries[] | select(.value > 0) | "\(.key)=\(.value)"] | join(",") | if . == "" then "none" else . end)] | @tsv' "$R" 2>/dev/null)"
+if [ "$matched" = "$fio_ios" ] && [ "$uhost" = 0 ]; then
+	pass "vm_nvme_tcp_fabric_matched (fio total_ios $fio_ios, reads matched $matched, all commands matched $fmatched; unmatched: host $uhost, target $utarget: $reasons)"
+else
+	fail vm_nvme_tcp_fabric_matched "fio total_ios $fio_ios, reads matched '$matched', unmatched host '$uhost' target '$utarget' ($reasons)"
+fi
+
+# per I/O (stage_sum_ok, io_sum_ok) and in the sums of the stages
+read -r sumok iook trail parts cmd blk io avgs <<< "$(jq -r '.fabric as $f | $f.by_opcode.read as $r |
+	($r.stages | map({(.name): .}) | add) as $s |
+	[$f.stage_sum_ok, $f.io_sum_ok, $r.with_trail,
+	 ($s["host.out"].sum_ns + $s.target.sum_ns + $s["host.in"].sum_ns), $s.command.sum_ns,
+	 ($s["host.block"].sum_ns + $s.command.sum_ns + $s["host.done"].sum_ns), $s.io.sum_ns,
+	 ([$r.stages[] | "\(.name)=\(.ns.avg / 1000 | floor)us"] | join(","))] | @tsv' "$R" 2>/dev/null)"
+if [ "$sumok" = "$fmatched" ] && [ "$iook" = "$matched" ] && [ "$trail" = "$matched" ] &&
+   [ -n "$parts" ] && [ "$parts" = "$cmd" ] && [ "$blk" = "$io" ]; then
+	pass "vm_nvme_tcp_fabric_stages (host.out+target+host.in == S->N on $sumok of $fmatched, block stages on $iook reads; sums $parts = $cmd ns, $blk = $io ns; avg $avgs)"
+else
+	fail vm_nvme_tcp_fabric_stages "stage sums ok $sumok of $fmatched, io sums ok $iook, with trail $trail of $matched reads; parts $parts vs command $cmd, block+command $blk vs io $io"
+fi
+
+# ground truth: the null_blk delay lands in the target stage
+D=$out/delay.report.json
+dfio=$(jq -r '.jobs[0].read.total_ios' "$out/delay.json" 2>/dev/null)
+read -r dmatched t0 t1 c1 <<< "$(jq -r --slurp '[.[1].fabric.by_opcode.read.count // 0,
+	(.[0].fabric.by_opcode.read.stages[] | select(.name == "target") | .ns.avg),
+	(.[1].fabric.by_opcode.read.stages[] | select(.name == "target") | .ns.avg),
+	(.[1].fabric.by_opcode.read.stages[] | select(.name == "command") | .ns.avg)] | @tsv' "$R" "$D" 2>/dev/null)"
+verdict=$(awk -v t0="$t0" -v t1="$t1" -v d=$DELAY_NS 'BEGIN {
+	if (t0 == "" || t1 == "") { print "no"; exit }
+	want = d + t0; off = (t1 - want) / want; if (off < 0) off = -off
+	printf "%s %.1f %.1f %.3f", off <= 0.10 ? "ok" : "no", want / 1000, t1 / 1000, off }')
+if [ "$dfio" = "$NIOS" ] && [ "$dmatched" = "$dfio" ] && [ "${verdict%% *}" = ok ]; then
+	read -r _ want got off <<< "$verdict"
+	pass "vm_nvme_tcp_fabric_delay (null_blk completion_nsec $DELAY_NS on $ns2: target avg $got us, want $DELAY_NS ns + no-delay target avg $((t0 / 1000)) us = $want us, off by $off; command avg $((c1 / 1000)) us; $dmatched of $dfio reads matched)"
+else
+	fail vm_nvme_tcp_fabric_delay "fio total_ios '$dfio', matched '$dmatched', target avg no delay '$t0' ns, with delay '$t1' ns (want $DELAY_NS + the first; verdict '$verdict')"
 fi
 exit 0
