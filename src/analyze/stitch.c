@@ -610,7 +610,12 @@ void it_stitch_event(struct it_analyzer *a, const struct it_event *e)
 	uint32_t di;
 
 	if (e->layer == IT_LAYER_NVME) {
-		it_nvme_link_event(a, e);
+		/* the controllers' table is the fabric join's: it must not make
+		 * an (empty) NVMe view of a trace without NVMe I/O */
+		if (e->type == IT_EV_NVME_CTRL)
+			a->st.ignored++;
+		else
+			it_nvme_link_event(a, e);
 		return;
 	}
 	if (e->type == IT_EV_ZONE_INFO) {

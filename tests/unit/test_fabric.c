@@ -193,6 +193,65 @@ TEST(fabric_unmatched_by_reason)
 	it_fabric_free(f);
 }
 
+TEST(fabric_target_only_is_let_go)
+{
+	/* target commands nobody on the host claims (their initiator is on
+	 * another machine), 20 ms apart over 200 s, then one matched: the old
+	 * ones are counted without a host side along the way, the recent one
+	 * still waits for its host command */
+	struct it_fabric *f = it_fabric_new();
+	struct it_event c = ctrl_ev(INST, CNTLID, IT_NVME_TR_TCP);
+	const unsigned n = 10000;
+	uint64_t t = 0;
+
+	it_fabric_event(f, &c);
+	for (unsigned k = 0; k < n; k++) {
+		struct it_event ti = TI(t + 100, 0xd0 + k, 1 + k % 4, (uint16_t)k, IT_NVME_READ);
+		struct it_event tc = TC(t + 600, 0xd0 + k, 1 + k % 4, (uint16_t)k, IT_NVME_READ);
+
+		it_fabric_event(f, &ti);
+		it_fabric_event(f, &tc);
+		if (k % 64 == 0)
+			ASSERT_EQ(it_fabric_settle(f), 0, "settle");
+		t += 20000000;
+	}
+	struct it_event ti = TI(t + 100, 0xe0, 2, 0x7777, IT_NVME_READ);
+	struct it_event tc = TC(t + 600, 0xe0, 2, 0x7777, IT_NVME_READ);
+	struct it_fabric_host h = host(t, t + 1000, 2, 0x7777, IT_NVME_READ);
+	it_fabric_event(f, &ti);
+	it_fabric_event(f, &tc);
+	it_fabric_host(f, &h);
+	it_fabric_finish(f);
+	const struct it_fabric_results *r = it_fabric_results(f);
+	ASSERT_EQ(r->target_commands, n + 1, "target commands");
+	ASSERT_EQ(r->matched, 1, "the recent one matched");
+	ASSERT_EQ(r->reason[IT_FR_NO_HOST_SIDE], n, "the rest without a host side");
+	ASSERT_EQ(r->unmatched_target, n, "unmatched target");
+	/* 60 s of them (3000), twice that before a prune, and a chunk */
+	ASSERT_LE(r->waiting_max, 2 * 3000 + 64 + 1, "kept at most twice the horizon's");
+	ASSERT_GE(r->waiting_max, 4096, "kept until the first prune");
+	it_fabric_free(f);
+}
+
+TEST(fabric_controller_table_is_no_nvme_io)
+{
+	/* a block trace recorded on a machine with NVMe controllers has their
+	 * table: the block report must not grow an empty NVMe view from it */
+	struct it_event evs[] = {
+		ctrl_ev(0, 1, IT_NVME_TR_PCIE),
+		Q(1000, 0xc1, DEV_A, 80, K4, IT_OP_READ),
+		D(1300, 0x71, 0xc1, DEV_A, 80, K4, IT_OP_READ),
+		C(2400, 0x71, DEV_A, K4),
+	};
+	struct it_analyzer *a = run(evs, N(evs), NULL);
+
+	if (!ASSERT_NOT_NULL(a, "analyzer"))
+		return;
+	ASSERT_TRUE(it_analyzer_nvme(a) == NULL, "no NVMe view");
+	ASSERT_EQ(it_analyzer_results(a)->stats.ios, 1, "the block I/O");
+	it_analyzer_free(a);
+}
+
 /* The whole path: the block layer's analyzer publishes each command with
  * its trail on the bus, the fabric layer joins it to the target's. */
 TEST(fabric_layer_with_block_trails)

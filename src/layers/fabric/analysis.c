@@ -114,7 +114,7 @@ static void fabric_text(void *self, FILE *out, const struct it_report_ctx *ctx)
 		if (r->reason[k])
 			fprintf(out, "    unmatched, %s: %llu\n", it_fabric_reason_names[k],
 				(unsigned long long)r->reason[k]);
-	if (!r->controllers)
+	if (!r->controllers && r->host_commands)
 		fprintf(out, "  no NVMe controllers' table in the trace: host commands cannot be matched\n");
 	if (r->matched)
 		fprintf(out, "  stages add up to the command on %llu of %llu matched I/Os\n",
@@ -160,6 +160,7 @@ static void fabric_json(void *self, struct it_json *j, const struct it_report_ct
 	it_json_object_end(j);
 	it_json_kv_uint(j, "stage_sum_ok", r->stage_sum_ok);
 	it_json_kv_uint(j, "io_sum_ok", r->io_sum_ok);
+	it_json_kv_uint(j, "target_waiting_max", r->waiting_max);
 	it_json_name(j, "by_opcode");
 	it_json_object_start(j);
 	for (size_t i = 0; i < r->nops; i++) {

@@ -7,6 +7,13 @@
  * side (they completed before it was even set up). A FIFO rarely holds
  * more than one command: a cid comes back after its command completed on
  * the host, and with another generation in its top bits.
+ *
+ * A target command no host command claims (its initiator is not in the
+ * trace: another machine, or filtered out) would wait to the end; once
+ * the waiting ones have doubled, those that completed HORIZON_NS before
+ * the latest event are counted as without a host side and let go: a host
+ * command set up before them would have had to last that long. Memory is
+ * then the target commands of the last HORIZON_NS at most.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +47,8 @@ const char *const it_fabric_reason_names[IT_FR_MAX] = {
 };
 
 #define NONE UINT32_MAX
+#define HORIZON_NS (60ull * 1000000000ull) /* as the block layer's: beyond any I/O timeout */
+#define PRUNE_MIN 4096
 #define KEY(cntlid, qid, cid) \
 	(1ull << 48 | (uint64_t)(cntlid) << 32 | (uint64_t)(qid) << 16 | (uint64_t)(cid))
 
@@ -69,6 +78,8 @@ struct it_fabric {
 	struct it_fabric_host *pending;
 	size_t npending, pcap;
 	struct it_fabric_op *op[2 * 256]; /* admin * 256 + opcode */
+	uint64_t latest;          /* the latest event's time */
+	uint32_t waiting, prune_at; /* completed target commands in the FIFOs; when to prune */
 };
 
 struct it_fabric *it_fabric_new(void)
@@ -78,6 +89,7 @@ struct it_fabric *it_fabric_new(void)
 	if (!f)
 		return NULL;
 	f->tfree = NONE;
+	f->prune_at = PRUNE_MIN;
 	if (it_map_init(&f->open, 8) || it_map_init(&f->fifo, 8)) {
 		it_fabric_free(f);
 		return NULL;
@@ -178,6 +190,8 @@ static void target_complete(struct it_fabric *f, const struct it_event *e)
 	t->cid = e->nvmet.cid;
 	t->opcode = e->nvmet.opcode;
 	f->r.target_commands++;
+	if (++f->waiting > f->r.waiting_max)
+		f->r.waiting_max = f->waiting;
 	j = it_map_get(&f->fifo, key);
 	if (j == NONE) {
 		if (it_map_put(&f->fifo, key, i))
@@ -214,6 +228,8 @@ static void controller(struct it_fabric *f, const struct it_event *e)
 
 int it_fabric_event(struct it_fabric *f, const struct it_event *e)
 {
+	if (e->ts_ns > f->latest)
+		f->latest = e->ts_ns;
 	if (e->layer == IT_LAYER_NVMET) {
 		if (e->type == IT_EV_NVMET_INIT)
 			target_init(f, e);
@@ -229,6 +245,8 @@ int it_fabric_event(struct it_fabric *f, const struct it_event *e)
 
 int it_fabric_host(struct it_fabric *f, const struct it_fabric_host *h)
 {
+	if (h->n > f->latest)
+		f->latest = h->n;
 	if (f->npending == f->pcap) {
 		size_t cap = f->pcap ? 2 * f->pcap : 256;
 		struct it_fabric_host *p = realloc(f->pending, cap * sizeof(*p));
@@ -317,6 +335,7 @@ static void host_one(struct it_fabric *f, const struct it_fabric_host *h)
 		uint32_t next = f->t[i].next;
 		unmatched(f, IT_FR_NO_HOST_SIDE, false);
 		tcmd_free(f, i);
+		f->waiting--;
 		i = next;
 	}
 	if (i != NONE && f->t[i].ti >= h->s && f->t[i].tc <= h->n) {
@@ -328,6 +347,7 @@ static void host_one(struct it_fabric *f, const struct it_fabric_host *h)
 			unmatched(f, IT_FR_OPCODE_MISMATCH, false);
 		}
 		tcmd_free(f, i);
+		f->waiting--;
 		i = next;
 	} else {
 		unmatched(f, IT_FR_NO_TARGET_SIDE, true);
@@ -340,11 +360,47 @@ static void host_one(struct it_fabric *f, const struct it_fabric_host *h)
 		f->err = -1;
 }
 
+/* Lets go of the target commands that completed HORIZON_NS before the
+ * latest event (the heads of their FIFOs: a FIFO is in completion order). */
+static void prune(struct it_fabric *f)
+{
+	uint64_t before = f->latest > HORIZON_NS ? f->latest - HORIZON_NS : 0;
+	struct { uint64_t key; uint32_t head; } *moved;
+	uint32_t n = 0;
+
+	if (!before || !(moved = malloc(f->fifo.count * sizeof(*moved))))
+		return; /* no memory: prune later */
+	for (uint32_t k = 0; k <= f->fifo.mask; k++) {
+		struct it_map_slot *s = &f->fifo.slots[k];
+		uint32_t i = s->key ? s->val : NONE;
+
+		while (i != NONE && f->t[i].tc < before) {
+			uint32_t next = f->t[i].next;
+			unmatched(f, IT_FR_NO_HOST_SIDE, false);
+			tcmd_free(f, i);
+			f->waiting--;
+			i = next;
+		}
+		if (s->key && i != s->val)
+			moved[n++] = (typeof(*moved)){ s->key, i };
+	}
+	for (uint32_t k = 0; k < n; k++)
+		if (moved[k].head == NONE)
+			it_map_take(&f->fifo, moved[k].key);
+		else
+			it_map_put(&f->fifo, moved[k].key, moved[k].head); /* present: no growth */
+	free(moved);
+}
+
 int it_fabric_settle(struct it_fabric *f)
 {
 	for (size_t k = 0; k < f->npending; k++)
 		host_one(f, &f->pending[k]);
 	f->npending = 0;
+	if (f->waiting >= f->prune_at) {
+		prune(f);
+		f->prune_at = f->waiting * 2 > PRUNE_MIN ? f->waiting * 2 : PRUNE_MIN;
+	}
 	return f->err;
 }
 

@@ -94,6 +94,7 @@ struct it_fabric_results {
 	uint64_t stage_sum_ok;    /* matched: host.out + target + host.in == command, in order */
 	uint64_t io_sum_ok;       /*   and with a trail: host.block + command + host.done == io */
 	uint32_t controllers;     /* entries of the controllers' table */
+	uint64_t waiting_max;     /* most completed target commands kept for a host command */
 	struct it_fabric_op *ops; /* I/O opcodes, then admin ones, ascending */
 	size_t nops;
 };
