@@ -12,6 +12,8 @@
 #  - ground truth: the same fio on namespace 2, a null_blk disk whose
 #    completions are delayed by DELAY_NS (irqmode=2): the target stage's
 #    average is DELAY_NS + the first run's target average, within 10%;
+#    recorded without --dev, so the host's admin commands (keep-alive) are
+#    in it too: every command of both sides is matched;
 #  - `iotrail probe --json` in the guest lists every hook of the nvme,
 #    nvmet, nvme-tcp and nvmet-tcp layers with a kind or a reason, and the
 #    kind agrees with what the guest's tracefs and kallsyms show.
@@ -57,7 +59,7 @@ build/iotrail record --layers block -o $out/fio.trail --dev \$ns1 -- \
 	    --output-format=json --output=$out/fio.json 2> $out/record.err
 build/iotrail report --json $out/fio.trail > $out/fio.report.json
 build/iotrail report $out/fio.trail > $out/fio.report.txt
-build/iotrail record --layers block -o $out/delay.trail --dev \$ns2 -- \
+build/iotrail record --layers block -o $out/delay.trail -- \
 	fio --name=delay --filename=/dev/\$ns2 --rw=randread --bs=4k --direct=1 --ioengine=libaio \
 	    --iodepth=$DEPTH --number_ios=$NIOS --size=256M --randrepeat=1 \
 	    --output-format=json --output=$out/delay.json 2> $out/delay.err
@@ -158,7 +160,9 @@ fi
 # ground truth: the null_blk delay lands in the target stage
 D=$out/delay.report.json
 dfio=$(jq -r '.jobs[0].read.total_ios' "$out/delay.json" 2>/dev/null)
-read -r dmatched t0 t1 c1 <<< "$(jq -r --slurp '[.[1].fabric.by_opcode.read.count // 0,
+read -r dmatched dall dun admin t0 t1 c1 <<< "$(jq -r --slurp '[.[1].fabric.by_opcode.read.count // 0,
+	.[1].fabric.matched, (.[1].fabric.unmatched_host + .[1].fabric.unmatched_target),
+	([.[1].fabric.by_opcode[] | select(.admin) | .count] | add // 0),
 	(.[0].fabric.by_opcode.read.stages[] | select(.name == "target") | .ns.avg),
 	(.[1].fabric.by_opcode.read.stages[] | select(.name == "target") | .ns.avg),
 	(.[1].fabric.by_opcode.read.stages[] | select(.name == "command") | .ns.avg)] | @tsv' "$R" "$D" 2>/dev/null)"
@@ -166,10 +170,10 @@ verdict=$(awk -v t0="$t0" -v t1="$t1" -v d=$DELAY_NS 'BEGIN {
 	if (t0 == "" || t1 == "") { print "no"; exit }
 	want = d + t0; off = (t1 - want) / want; if (off < 0) off = -off
 	printf "%s %.1f %.1f %.3f", off <= 0.10 ? "ok" : "no", want / 1000, t1 / 1000, off }')
-if [ "$dfio" = "$NIOS" ] && [ "$dmatched" = "$dfio" ] && [ "${verdict%% *}" = ok ]; then
+if [ "$dfio" = "$NIOS" ] && [ "$dmatched" = "$dfio" ] && [ "$dun" = 0 ] && [ "${verdict%% *}" = ok ]; then
 	read -r _ want got off <<< "$verdict"
-	pass "vm_nvme_tcp_fabric_delay (null_blk completion_nsec $DELAY_NS on $ns2: target avg $got us, want $DELAY_NS ns + no-delay target avg $((t0 / 1000)) us = $want us, off by $off; command avg $((c1 / 1000)) us; $dmatched of $dfio reads matched)"
+	pass "vm_nvme_tcp_fabric_delay (null_blk completion_nsec $DELAY_NS on $ns2: target avg $got us, want $DELAY_NS ns + no-delay target avg $((t0 / 1000)) us = $want us, off by $off; command avg $((c1 / 1000)) us; $dmatched of $dfio reads matched, $dall commands in all with $admin admin, none unmatched)"
 else
-	fail vm_nvme_tcp_fabric_delay "fio total_ios '$dfio', matched '$dmatched', target avg no delay '$t0' ns, with delay '$t1' ns (want $DELAY_NS + the first; verdict '$verdict')"
+	fail vm_nvme_tcp_fabric_delay "fio total_ios '$dfio', reads matched '$dmatched', all matched '$dall', unmatched '$dun', target avg no delay '$t0' ns, with delay '$t1' ns (want $DELAY_NS + the first; verdict '$verdict')"
 fi
 exit 0
