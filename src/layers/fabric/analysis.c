@@ -91,11 +91,13 @@ static const char *op_name(const struct it_fabric_op *o, char *buf, size_t len)
 	return it_nvme_opcode_name(o->opcode, o->admin, buf, len);
 }
 
+/* A stage's share, or -1 when the stage it is a share of is empty (a
+ * command without a block trail has no io). */
 static double share(const struct it_fabric_op *o, unsigned s)
 {
 	const struct it_hist *of = &o->stage[it_fabric_stages[s].share_of];
 
-	return of->sum ? (double)o->stage[s].sum / (double)of->sum : 0;
+	return of->sum ? (double)o->stage[s].sum / (double)of->sum : -1;
 }
 
 static void fabric_text(void *self, FILE *out, const struct it_report_ctx *ctx)
@@ -121,7 +123,7 @@ static void fabric_text(void *self, FILE *out, const struct it_report_ctx *ctx)
 			(unsigned long long)r->stage_sum_ok, (unsigned long long)r->matched);
 	for (size_t i = 0; i < r->nops; i++) {
 		const struct it_fabric_op *o = &r->ops[i];
-		fprintf(out, "\n  %s: %llu matched (%llu with their block trail)\n"
+		fprintf(out, "\n  %s: %llu matched (%llu with their request's block trail)\n"
 			"    %-11s %9s %11s %11s %11s %7s\n",
 			op_name(o, buf, sizeof(buf)), (unsigned long long)o->count,
 			(unsigned long long)o->with_trail, "stage", "count", "avg us", "p50 us", "p99 us",
@@ -130,10 +132,14 @@ static void fabric_text(void *self, FILE *out, const struct it_report_ctx *ctx)
 			const struct it_hist *h = &o->stage[s];
 			if (!h->count)
 				continue;
-			fprintf(out, "    %-11s %9llu %11.1f %11.1f %11.1f %6.1f%%\n", it_fabric_stages[s].name,
+			double sh = share(o, s);
+			fprintf(out, "    %-11s %9llu %11.1f %11.1f %11.1f ", it_fabric_stages[s].name,
 				(unsigned long long)h->count, it_hist_avg(h) / 1e3,
-				it_hist_percentile(h, 50) / 1e3, it_hist_percentile(h, 99) / 1e3,
-				100 * share(o, s));
+				it_hist_percentile(h, 50) / 1e3, it_hist_percentile(h, 99) / 1e3);
+			if (sh < 0)
+				fprintf(out, "%7s\n", "-");
+			else
+				fprintf(out, "%6.1f%%\n", 100 * sh);
 		}
 	}
 }
@@ -183,7 +189,12 @@ static void fabric_json(void *self, struct it_json *j, const struct it_report_ct
 			it_json_kv_string(j, "share_of", it_fabric_stages[it_fabric_stages[s].share_of].name);
 			it_json_kv_uint(j, "count", h->count);
 			it_json_kv_uint(j, "sum_ns", h->sum);
-			it_json_kv_double(j, "share", share(o, s));
+			if (share(o, s) < 0) {
+				it_json_name(j, "share");
+				it_json_null(j);
+			} else {
+				it_json_kv_double(j, "share", share(o, s));
+			}
 			it_json_latency(j, "ns", h);
 			it_json_object_end(j);
 		}

@@ -295,7 +295,7 @@ static void match(struct it_fabric *f, const struct it_fabric_host *h, const str
 		return;
 	o->count++;
 	o->bytes += h->bytes;
-	o->with_trail += h->start && h->c;
+	o->with_trail += h->c != 0;
 	for (int s = 0; s < IT_FS_MAX; s++) {
 		const struct it_fabric_stage_def *d = &it_fabric_stages[s];
 		if (!p[d->from] || !p[d->to] || p[d->to] < p[d->from])

@@ -80,7 +80,8 @@ struct it_fabric_op {
 	uint8_t opcode;
 	bool admin;               /* admin queue (qid 0): admin opcodes */
 	uint64_t count, bytes;
-	uint64_t with_trail;      /* of which host.block / host.done / io exist */
+	uint64_t with_trail;      /* of which with their request's completed trail (host.done);
+				   * host.block and io need its first point (Q or I) too */
 	struct it_hist stage[IT_FS_MAX];
 };
 
