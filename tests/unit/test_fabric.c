@@ -161,6 +161,9 @@ TEST(fabric_unmatched_by_reason)
 		TI(7000, 0xb3, 2, 0x0001, IT_NVME_READ),
 		TC(7100, 0xb3, 2, 0x0001, IT_NVME_READ),
 		TI(8000, 0xb4, 2, 0x0002, IT_NVME_READ),
+		/* an admin command (keep-alive) whose host side fell outside */
+		TI(8100, 0xb5, 0, 0x0010, 0x18),
+		TC(8200, 0xb5, 0, 0x0010, 0x18),
 	};
 	struct it_fabric_host hs[] = {
 		host(1000, 1500, 1, 0x2009, IT_NVME_READ),  /* no target side (its target was earlier) */
@@ -182,14 +185,15 @@ TEST(fabric_unmatched_by_reason)
 	ASSERT_EQ(r->matched, 0, "matched");
 	ASSERT_EQ(r->not_fabric, 1, "PCIe command left out");
 	ASSERT_EQ(r->host_commands, 4, "host commands on fabric controllers");
-	ASSERT_EQ(r->target_commands, 3, "target commands completed");
+	ASSERT_EQ(r->target_commands, 4, "target commands completed");
 	ASSERT_EQ(r->reason[IT_FR_NO_TARGET_SIDE], 2, "no target side");
-	ASSERT_EQ(r->reason[IT_FR_NO_HOST_SIDE], 2, "no host side (one stale, one at the end)");
+	ASSERT_EQ(r->reason[IT_FR_NO_HOST_SIDE], 3, "no host side (one stale, two at the end)");
 	ASSERT_EQ(r->reason[IT_FR_OPCODE_MISMATCH], 2, "opcode mismatch, both sides");
 	ASSERT_EQ(r->reason[IT_FR_NO_CONTROLLER], 1, "no controller");
 	ASSERT_EQ(r->reason[IT_FR_TARGET_INCOMPLETE], 1, "target incomplete");
 	ASSERT_EQ(r->unmatched_host, 4, "unmatched host");
-	ASSERT_EQ(r->unmatched_target, 4, "unmatched target");
+	ASSERT_EQ(r->unmatched_target, 5, "unmatched target");
+	ASSERT_EQ(r->unmatched_io, 8, "unmatched on I/O queues: all but the admin one");
 	it_fabric_free(f);
 }
 

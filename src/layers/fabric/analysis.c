@@ -108,10 +108,10 @@ static void fabric_text(void *self, FILE *out, const struct it_report_ctx *ctx)
 	(void)ctx;
 	fprintf(out, "\nFabric (NVMe/TCP): host commands matched to target commands by (cntlid, qid, cid)\n");
 	fprintf(out, "  %llu host commands on fabric controllers, %llu target commands: %llu matched, "
-		"%llu host and %llu target commands unmatched\n",
+		"%llu host and %llu target commands unmatched (%llu on I/O queues)\n",
 		(unsigned long long)r->host_commands, (unsigned long long)r->target_commands,
 		(unsigned long long)r->matched, (unsigned long long)r->unmatched_host,
-		(unsigned long long)r->unmatched_target);
+		(unsigned long long)r->unmatched_target, (unsigned long long)r->unmatched_io);
 	for (int k = 0; k < IT_FR_MAX; k++)
 		if (r->reason[k])
 			fprintf(out, "    unmatched, %s: %llu\n", it_fabric_reason_names[k],
@@ -159,6 +159,7 @@ static void fabric_json(void *self, struct it_json *j, const struct it_report_ct
 	it_json_kv_uint(j, "matched", r->matched);
 	it_json_kv_uint(j, "unmatched_host", r->unmatched_host);
 	it_json_kv_uint(j, "unmatched_target", r->unmatched_target);
+	it_json_kv_uint(j, "unmatched_io", r->unmatched_io);
 	it_json_name(j, "unmatched");
 	it_json_object_start(j);
 	for (int k = 0; k < IT_FR_MAX; k++)

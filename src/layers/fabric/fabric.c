@@ -148,9 +148,11 @@ static void tcmd_free(struct it_fabric *f, uint32_t i)
 	f->tfree = i;
 }
 
-static void unmatched(struct it_fabric *f, enum it_fabric_reason why, bool host)
+/* A command without a partner, on queue qid (0: admin) of its side. */
+static void unmatched(struct it_fabric *f, enum it_fabric_reason why, bool host, uint16_t qid)
 {
 	f->r.reason[why]++;
+	f->r.unmatched_io += qid != 0;
 	if (host)
 		f->r.unmatched_host++;
 	else
@@ -162,10 +164,11 @@ static void target_init(struct it_fabric *f, const struct it_event *e)
 	uint32_t i = it_map_take(&f->open, e->nvmet.req);
 
 	if (i != NONE) /* the request came back: its completion was lost */
-		unmatched(f, IT_FR_TARGET_INCOMPLETE, false);
+		unmatched(f, IT_FR_TARGET_INCOMPLETE, false, f->t[i].qid);
 	else if ((i = tcmd_new(f)) == NONE)
 		return;
-	f->t[i] = (struct tcmd){ .req = e->nvmet.req, .ti = e->ts_ns, .next = NONE };
+	f->t[i] = (struct tcmd){ .req = e->nvmet.req, .ti = e->ts_ns, .next = NONE,
+				 .qid = e->nvmet.qid };
 	if (it_map_put(&f->open, e->nvmet.req, i))
 		f->err = -1;
 }
@@ -325,7 +328,7 @@ static void host_one(struct it_fabric *f, const struct it_fabric_host *h)
 	}
 	f->r.host_commands++;
 	if (!c) {
-		unmatched(f, IT_FR_NO_CONTROLLER, true);
+		unmatched(f, IT_FR_NO_CONTROLLER, true, h->qid);
 		return;
 	}
 	key = KEY(c->cntlid, h->qid, h->cid);
@@ -333,7 +336,7 @@ static void host_one(struct it_fabric *f, const struct it_fabric_host *h)
 	/* completed before this command was set up: nobody's on the host */
 	while (i != NONE && f->t[i].tc < h->s) {
 		uint32_t next = f->t[i].next;
-		unmatched(f, IT_FR_NO_HOST_SIDE, false);
+		unmatched(f, IT_FR_NO_HOST_SIDE, false, f->t[i].qid);
 		tcmd_free(f, i);
 		f->waiting--;
 		i = next;
@@ -343,14 +346,14 @@ static void host_one(struct it_fabric *f, const struct it_fabric_host *h)
 		if (f->t[i].opcode == h->opcode) {
 			match(f, h, &f->t[i]);
 		} else {
-			unmatched(f, IT_FR_OPCODE_MISMATCH, true);
-			unmatched(f, IT_FR_OPCODE_MISMATCH, false);
+			unmatched(f, IT_FR_OPCODE_MISMATCH, true, h->qid);
+			unmatched(f, IT_FR_OPCODE_MISMATCH, false, f->t[i].qid);
 		}
 		tcmd_free(f, i);
 		f->waiting--;
 		i = next;
 	} else {
-		unmatched(f, IT_FR_NO_TARGET_SIDE, true);
+		unmatched(f, IT_FR_NO_TARGET_SIDE, true, h->qid);
 	}
 	if (i == first)
 		return;
@@ -376,7 +379,7 @@ static void prune(struct it_fabric *f)
 
 		while (i != NONE && f->t[i].tc < before) {
 			uint32_t next = f->t[i].next;
-			unmatched(f, IT_FR_NO_HOST_SIDE, false);
+			unmatched(f, IT_FR_NO_HOST_SIDE, false, f->t[i].qid);
 			tcmd_free(f, i);
 			f->waiting--;
 			i = next;
@@ -417,9 +420,10 @@ int it_fabric_finish(struct it_fabric *f)
 	for (uint32_t k = 0; k <= f->fifo.mask; k++)
 		for (uint32_t i = f->fifo.slots[k].key ? f->fifo.slots[k].val : NONE; i != NONE;
 		     i = f->t[i].next)
-			unmatched(f, IT_FR_NO_HOST_SIDE, false);
-	for (uint32_t k = 0; k < f->open.count; k++)
-		unmatched(f, IT_FR_TARGET_INCOMPLETE, false);
+			unmatched(f, IT_FR_NO_HOST_SIDE, false, f->t[i].qid);
+	for (uint32_t k = 0; k <= f->open.mask; k++)
+		if (f->open.slots[k].key)
+			unmatched(f, IT_FR_TARGET_INCOMPLETE, false, f->t[f->open.slots[k].val].qid);
 	for (int k = 0; k < 2 * 256; k++)
 		n += f->op[k] != NULL;
 	f->r.ops = n ? calloc(n, sizeof(*f->r.ops)) : NULL;

@@ -91,6 +91,8 @@ struct it_fabric_results {
 	uint64_t target_commands; /* target commands completed */
 	uint64_t matched;
 	uint64_t unmatched_host, unmatched_target;
+	uint64_t unmatched_io;    /* of both, on I/O queues (the rest: admin, e.g. a keep-alive
+				   * whose other side fell outside the recording) */
 	uint64_t reason[IT_FR_MAX];
 	uint64_t stage_sum_ok;    /* matched: host.out + target + host.in == command, in order */
 	uint64_t io_sum_ok;       /*   and with a trail: host.block + command + host.done == io */
