@@ -78,12 +78,13 @@ void it_hook_probe(const struct it_hook_def *h, struct it_hook_status *st);
 /* Whether kind is usable for h according to st. */
 bool it_hook_status_has(const struct it_hook_status *st, enum it_hook_kind kind);
 
-/* A layer's BPF skeleton, seen through four calls (IT_SKEL_OPS). */
+/* A layer's BPF skeleton, seen through five calls (IT_SKEL_OPS). */
 struct it_skel_ops {
 	void *(*open)(void);
 	int (*load)(void *skel);
 	void (*destroy)(void *skel);
 	struct bpf_object *(*object)(void *skel);
+	int (*attach)(void *skel);
 };
 struct bpf_object;
 #define IT_SKEL_OPS(x)                                                               \
@@ -91,8 +92,10 @@ struct bpf_object;
 	static int x##_skel_load(void *s) { return x##_bpf__load(s); }               \
 	static void x##_skel_destroy(void *s) { x##_bpf__destroy(s); }               \
 	static struct bpf_object *x##_skel_object(void *s) { return ((struct x##_bpf *)s)->obj; } \
+	static int x##_skel_attach(void *s) { return x##_bpf__attach(s); }           \
 	static const struct it_skel_ops x##_skel_ops = { x##_skel_open, x##_skel_load, \
-							 x##_skel_destroy, x##_skel_object }
+							 x##_skel_destroy, x##_skel_object, \
+							 x##_skel_attach }
 
 struct it_hook_load {
 	const char *layer;                   /* its name: messages, the description */

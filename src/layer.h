@@ -104,6 +104,19 @@ struct it_layer_ops {
 	void (*free)(void);
 };
 
+/* ---- layers whose BPF object writes into the shared it_event stream ----
+ * (events.bpf.h: the NVMe driver and target layers, part of the block
+ * layer, which creates the stream) */
+/* In a layer's configure: its events, drops and tracked maps become the
+ * stream's (bpf_map__reuse_fd). 0 or -errno. */
+int it_session_share_events(const struct it_session *s, struct bpf_map *events,
+			    struct bpf_map *drops, struct bpf_map *tracked);
+/* Its start: loads through the hook engine (l) and attaches. Returns the
+ * skeleton, or NULL with why (the stream is not recorded, no hook, the
+ * kernel refused). */
+void *it_session_start_in_events(const struct it_session *s, const struct it_hook_load *l,
+				 char *hooks, size_t hlen, char *why, size_t wlen);
+
 /* getopt codes: each layer's options take codes from its own range */
 #define IT_LAYER_OPT(id, n) (0x1000 + ((id) << 6) + (n))
 #define IT_LAYER_OPT_LAYER(code) (((code) - 0x1000) >> 6)

@@ -10,12 +10,13 @@
 
 #include "layer.h"
 
-extern const struct it_layer_ops it_block_layer, it_nvme_layer, it_syscall_layer,
+extern const struct it_layer_ops it_block_layer, it_nvme_layer, it_nvmet_layer, it_syscall_layer,
 	it_nvme_tcp_layer, it_nvmet_tcp_layer;
 
 const struct it_layer_ops *const it_layers[] = {
 	&it_block_layer,
 	&it_nvme_layer,
+	&it_nvmet_layer,
 	&it_nvme_tcp_layer,
 	&it_nvmet_tcp_layer,
 	&it_syscall_layer,

@@ -21,7 +21,8 @@ enum it_layer {
 	IT_LAYER_NVME = 2,
 	IT_LAYER_SYSCALL = 3,
 	IT_LAYER_NVME_TCP = 4,   /* NVMe/TCP initiator (not recorded yet) */
-	IT_LAYER_NVMET_TCP = 5,  /* NVMe/TCP target (not recorded yet) */
+	IT_LAYER_NVMET_TCP = 5,  /* NVMe/TCP target's transport (not recorded yet) */
+	IT_LAYER_NVMET = 6,      /* NVMe target core: commands of every fabric transport */
 };
 
 /* Probe points. Letters are btt's where btt has one. */
@@ -51,6 +52,13 @@ enum it_event_type {
 	 * (sectors), id = write pointer (sector), flags = type | cond << 8 */
 	IT_EV_ZONE_INFO = 23,
 	IT_EV_NVME_SQ = 24,       /* nvme:nvme_sq: the driver handled the CQE of request id */
+	/* side table written by record at start (layer IT_LAYER_NVME), one per
+	 * NVMe controller in /sys/class/nvme: e->nvme.ctrl = its instance
+	 * (nvmeN), e->nvme.cntlid, e->nvme.transport (enum it_nvme_transport) */
+	IT_EV_NVME_CTRL = 25,
+	/* NVMe target layer (layer IT_LAYER_NVMET), fields in struct it_nvmet_event */
+	IT_EV_NVMET_INIT = 26,    /* nvmet:nvmet_req_init: the target parsed a command */
+	IT_EV_NVMET_COMPLETE = 27, /* nvmet:nvmet_req_complete: the target completed it */
 	IT_EV_TYPE_MAX
 };
 
@@ -81,6 +89,16 @@ enum it_event_type {
  *             reserved as above. (tail - head) mod size = commands written
  *             to the SQ that the controller had not fetched yet.
  */
+
+/* A controller's transport (IT_EV_NVME_CTRL), from /sys/class/nvme/nvmeN/transport. */
+enum it_nvme_transport {
+	IT_NVME_TR_OTHER = 0,
+	IT_NVME_TR_PCIE = 1,
+	IT_NVME_TR_TCP = 2,
+	IT_NVME_TR_RDMA = 3,
+	IT_NVME_TR_FC = 4,
+	IT_NVME_TR_LOOP = 5,
+};
 
 /*
  * IT_EV_BIO_QUEUE also names the file whose data the bio carries, when its
@@ -145,12 +163,14 @@ struct it_nvme_event {
 		__u64 result;     /* COMPLETE: the completion's result */
 		__u64 range_sector; /* RANGE: 512-byte sector */
 		__u64 sq_head;    /* SQ: SQ head pointer from the CQE */
+		__u64 cntlid;     /* CTRL: the controller's id, as its target knows it */
 	};
 	union {                   /* it_event.aux */
 		__u64 cdw12_13;   /* SUBMIT: CDW12 | CDW13 << 32 */
 		__u64 retries_genctr; /* COMPLETE: retries | genctr << 8 */
 		__u64 range_index; /* RANGE */
 		__u64 sq_tail;    /* SQ: the driver's SQ tail */
+		__u64 transport;  /* CTRL: enum it_nvme_transport */
 	};
 	__u32 dev;                /* the namespace's disk; 0 for admin commands */
 	__u32 bytes;              /* blk_rq_bytes; RANGE: length; SQ: SQ size (0: unknown) */
@@ -165,6 +185,35 @@ struct it_nvme_event {
 	__u8  layer;
 	__u8  cpu_lo;
 	__u16 ctrl;               /* it_event.reserved: controller instance (nvmeN) */
+};
+
+/*
+ * An NVMe target event (layer IT_LAYER_NVMET, src/layers/nvmet/nvmet.bpf.c):
+ * one command the target core (nvmet) parsed (INIT) and completed
+ * (COMPLETE), on any fabric transport. (cntlid, qid, cid) is the command on
+ * its connection: cid is the initiator's command id, copied unchanged.
+ */
+struct it_nvmet_event {
+	__u64 ts_ns;
+	__u64 req;                /* it_event.id: struct nvmet_req *, pairs INIT and COMPLETE */
+	union {                   /* it_event.sector */
+		__u64 cdw10_11;   /* INIT: CDW10 | CDW11 << 32 */
+		__u64 result;     /* COMPLETE: the completion's result */
+	};
+	__u64 cdw12_13;           /* it_event.aux: CDW12 | CDW13 << 32 (both) */
+	__u32 dev;                /* the namespace's backing disk; 0: none (file, admin) */
+	__u32 bytes;              /* data length of the command (req->transfer_len) */
+	__u32 pid;
+	__u32 tid;
+	__u32 nsid;               /* it_event.flags */
+	__s16 status;             /* it_event.error; COMPLETE: NVMe status (SCT << 8 | SC) */
+	__u16 cid;                /* it_event.tag: command id from the initiator */
+	__u16 qid;                /* it_event.hwq: the queue's qid on its connection, 0 admin */
+	__u8  type;
+	__u8  opcode;             /* it_event.op: NVMe opcode */
+	__u8  layer;
+	__u8  cpu_lo;
+	__u16 cntlid;             /* it_event.reserved: controller id (0: connect, no controller yet) */
 };
 
 /* 64 bytes, naturally aligned, no implicit padding. */
@@ -195,6 +244,7 @@ struct it_event {
 			__u16 reserved;
 		};
 		struct it_nvme_event nvme; /* layer IT_LAYER_NVME: the same bytes, NVMe names */
+		struct it_nvmet_event nvmet; /* layer IT_LAYER_NVMET: the same bytes, target names */
 	};
 };
 

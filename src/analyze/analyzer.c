@@ -111,6 +111,14 @@ void it_analyzer_set_on_trail(struct it_analyzer *a, void (*fn)(const struct it_
 	a->o.ctx = ctx;
 }
 
+void it_analyzer_set_on_nvme_cmd(struct it_analyzer *a,
+				 void (*fn)(const struct it_nvme_cmd *c, const struct it_trail *t, void *ctx),
+				 void *ctx)
+{
+	a->on_nvme_cmd = fn;
+	a->nvme_cmd_ctx = ctx;
+}
+
 int it_analyzer_feed(struct it_analyzer *a, const struct it_event *evs, size_t n)
 {
 	if (a->finished)
@@ -148,6 +156,7 @@ void it_analyzer_finish(struct it_analyzer *a, uint64_t end_ns)
 	it_stitch_count_open(a);
 	if (a->nvme)
 		it_nvme_finish(a->nvme, r->end_ns);
+	it_nvme_link_finish(a);
 	it_aggregate_finish(a);
 	r->stats = a->st;
 	r->groups = a->groups;
@@ -212,5 +221,7 @@ void it_analyzer_free(struct it_analyzer *a)
 	it_nvme_free(a->nvme);
 	it_zones_free(a->zones);
 	it_map_free(&a->nvme_pending);
+	it_map_free(&a->nvme_done);
+	free(a->done_cmds);
 	free(a);
 }

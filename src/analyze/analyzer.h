@@ -249,6 +249,15 @@ struct it_analyzer *it_analyzer_new(const struct it_analyzer_opts *o);
 /* Sets (or clears, fn NULL) the on_trail callback before the first feed. */
 void it_analyzer_set_on_trail(struct it_analyzer *a, void (*fn)(const struct it_trail *t, void *ctx),
 			      void *ctx);
+/* Sets the callback for every completed NVMe command (nvme.h), before the
+ * first feed: called once its request's trail completed too (t, complete:
+ * the block points around the command), or with t NULL for a command
+ * without a trail (admin, passthrough, a trail lost or still open at the
+ * end). Costs nothing when not set. */
+struct it_nvme_cmd;
+void it_analyzer_set_on_nvme_cmd(struct it_analyzer *a,
+				 void (*fn)(const struct it_nvme_cmd *c, const struct it_trail *t, void *ctx),
+				 void *ctx);
 /* Returns 0, or -1 once memory ran out (the results are then partial). */
 int it_analyzer_feed(struct it_analyzer *a, const struct it_event *evs, size_t n);
 /* End of the stream: counts open trails as incomplete, sorts the groups.

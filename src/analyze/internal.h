@@ -88,6 +88,12 @@ struct it_analyzer {
 	/* NVMe layer (nvme_link.c); both set up at the first NVMe event */
 	struct it_nvme *nvme;              /* the command analyzer */
 	struct it_map nvme_pending;        /* request -> NVMe submit time, until its D */
+	/* with on_nvme_cmd: completed commands waiting for their trail's C */
+	void (*on_nvme_cmd)(const struct it_nvme_cmd *c, const struct it_trail *t, void *ctx);
+	void *nvme_cmd_ctx;
+	struct it_map nvme_done;           /* request -> index in done_cmds */
+	struct it_nvme_cmd *done_cmds;     /* free ones chained through their rq field */
+	uint32_t ndone, donecap, done_free;
 	struct it_zones *zones;            /* zoned devices (zones.c): at the first zone record */
 };
 
@@ -100,7 +106,8 @@ void it_stitch_count_open(struct it_analyzer *a);
 /* nvme_link.c */
 void it_nvme_link_event(struct it_analyzer *a, const struct it_event *e);
 void it_nvme_link_issue(struct it_analyzer *a, uint32_t slot, const struct it_event *e);
-void it_nvme_link_trail(struct it_analyzer *a, const struct it_trail *t);
+void it_nvme_link_trail(struct it_analyzer *a, const struct it_trail *t, uint64_t rq);
+void it_nvme_link_finish(struct it_analyzer *a);
 /* zones.c */
 void it_zones_link_info(struct it_analyzer *a, const struct it_event *e);
 /* aggregate.c */

@@ -30,6 +30,8 @@ enum it_bus_topic {
 	IT_BUS_BLOCK_WATERMARK, /* const uint64_t *: every trail queued before this time
 				 * (monotonic ns) has been published, or never will be */
 	IT_BUS_CALL_DONE,       /* const struct it_bus_call *: a system call was summed up */
+	IT_BUS_NVME_CMD_DONE,   /* const struct it_bus_nvme_cmd *: an NVMe command completed
+				 * (with its request's trail, once that completed too) */
 	IT_BUS_MAX
 };
 
@@ -44,6 +46,17 @@ struct it_bus_call {
 	uint64_t ts_enter, ts_exit;
 	uint64_t block_ns;            /* time with its block I/O in the block layer */
 	uint32_t block_ios;
+};
+
+/* A host NVMe command (nvme.h: ctrl instance, qid, cid, opcode, bytes,
+ * S = submit_ns, N = complete_ns) and its request's completed block trail
+ * (Q/I/D before S, C after N), or NULL when it has none (admin and
+ * passthrough commands, a trail that did not complete). Published in the
+ * order trails (or trail-less commands) complete. */
+struct it_nvme_cmd;
+struct it_bus_nvme_cmd {
+	const struct it_nvme_cmd *c;
+	const struct it_trail *t;
 };
 
 typedef void (*it_bus_fn)(const void *msg, void *ctx);
@@ -174,7 +187,7 @@ void it_analysis_free(struct it_analysis *an);
 
 /* The layers (layers.c lists them); the block layer's analyzer (for the
  * benchmark and tests: its results, comm names). */
-extern const struct it_analysis_layer it_layer_block, it_layer_syscall;
+extern const struct it_analysis_layer it_layer_block, it_layer_syscall, it_layer_fabric;
 const struct it_analyzer *it_layer_block_analyzer(const void *state);
 
 #endif

@@ -5,7 +5,8 @@
  * join the open trails event by event, inside the analyzer), the report's
  * frame and block sections (report_text.c, report_json.c). It publishes
  * every completed trail (IT_BUS_TRAIL_DONE) and, after each chunk, the
- * block watermark (IT_BUS_BLOCK_WATERMARK).
+ * block watermark (IT_BUS_BLOCK_WATERMARK), and, when someone listens,
+ * every completed NVMe command with its trail (IT_BUS_NVME_CMD_DONE).
  */
 #include <stdlib.h>
 
@@ -40,6 +41,14 @@ static void on_trail(const struct it_trail *t, void *ctx)
 	it_bus_publish(b->bus, IT_BUS_TRAIL_DONE, &m);
 }
 
+static void on_nvme_cmd(const struct it_nvme_cmd *c, const struct it_trail *t, void *ctx)
+{
+	struct block *b = ctx;
+	struct it_bus_nvme_cmd m = { .c = c, .t = t };
+
+	it_bus_publish(b->bus, IT_BUS_NVME_CMD_DONE, &m);
+}
+
 static void *block_new(const struct it_pass_info *info)
 {
 	struct block *b = calloc(1, sizeof(*b));
@@ -68,6 +77,8 @@ static int block_feed(void *self, uint16_t type, const void *payload, size_t len
 	 * tell, the analyzer makes no call per trail */
 	if (!b->fed && it_bus_wanted(b->bus, IT_BUS_TRAIL_DONE))
 		it_analyzer_set_on_trail(b->a, on_trail, b);
+	if (!b->fed && it_bus_wanted(b->bus, IT_BUS_NVME_CMD_DONE))
+		it_analyzer_set_on_nvme_cmd(b->a, on_nvme_cmd, b);
 	b->fed = true;
 	if (it_analyzer_feed(b->a, evs, count))
 		return -1;

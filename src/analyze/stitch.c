@@ -285,7 +285,7 @@ static void trail_end(struct it_analyzer *a, uint32_t i, uint64_t ts)
 	s->t.ts[IT_PT_C] = ts;
 	it_aggregate(a, &s->t, s->devidx);
 	if (s->t.ts[IT_PT_N])
-		it_nvme_link_trail(a, &s->t);
+		it_nvme_link_trail(a, &s->t, s->rq);
 	if (a->zones)
 		it_zones_trail(a->zones, &s->t);
 	if (a->o.on_trail)
@@ -610,7 +610,12 @@ void it_stitch_event(struct it_analyzer *a, const struct it_event *e)
 	uint32_t di;
 
 	if (e->layer == IT_LAYER_NVME) {
-		it_nvme_link_event(a, e);
+		/* the controllers' table is the fabric join's: it must not make
+		 * an (empty) NVMe view of a trace without NVMe I/O */
+		if (e->type == IT_EV_NVME_CTRL)
+			a->st.ignored++;
+		else
+			it_nvme_link_event(a, e);
 		return;
 	}
 	if (e->type == IT_EV_ZONE_INFO) {

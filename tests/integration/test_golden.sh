@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # The reports and exports of the fixtures in tests/data are byte for byte
 # the ones stored in tests/data/golden, which the build before the one-pass
-# analysis (commit 6b0cbf9) wrote: a change to the analysis side that is
-# meant to keep the output proves it here.
+# analysis (commit 6b0cbf9) wrote (nvme-tcp-loop's: the build that added
+# the fabric view; the trace is 200 fio reads and writes over NVMe/TCP
+# loopback in the test VM, tests/vm/nvme-tcp-loop, recorded with the block,
+# nvme and nvmet layers): a change to the analysis side that is meant to
+# keep the output proves it here.
 #
 #   tests/integration/test_golden.sh                  compare (PASS/FAIL lines)
 #   tests/integration/test_golden.sh --record BINARY  rewrite the golden files
@@ -20,7 +23,7 @@ cd "$(dirname "$0")/../.."
 . tests/integration/lib.sh
 
 GOLDEN=tests/data/golden
-TRACES="syscall-mixed syscall-chunks syscall-chunks-cut syscall-only v1-events"
+TRACES="syscall-mixed syscall-chunks syscall-chunks-cut syscall-only v1-events nvme-tcp-loop"
 # name|arguments (the trace path goes last)
 CASES="report|report
 json|report --json

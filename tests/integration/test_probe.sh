@@ -21,13 +21,14 @@ fi
 # (tracefs is where the kernel lists its tracepoints; mount it if needed)
 tracefs=/sys/kernel/tracing
 [ -d $tracefs/events ] || mount -t tracefs nodev $tracefs 2>/dev/null
-for layer in nvme nvme-tcp nvmet-tcp; do
+for layer in nvme nvmet nvme-tcp nvmet-tcp; do
 	sel=".layers[] | select(.name == \"$layer\")"
 	avail=$(jq -r "$sel | .available" "$TMP/probe.json")
 	reason=$(jq -r "$sel | .why + (if .fix != \"\" then \"; fix: \" + .fix else \"\" end)" "$TMP/probe.json")
 	truth=no
 	case $layer in
 	nvme) [ -d $tracefs/events/nvme ] && truth=yes ;;
+	nvmet) [ -d $tracefs/events/nvmet ] && truth=yes ;;
 	nvme-tcp) grep -qw nvme_tcp /proc/modules 2>/dev/null && truth=yes ;;
 	nvmet-tcp) grep -qw nvmet_tcp /proc/modules 2>/dev/null && truth=yes ;;
 	esac

@@ -5,8 +5,10 @@
  * driver handled its completion queue entry. Part of the block layer: its
  * events go into the block layer's ring (one stream, causal order per
  * request), so it records whenever the block layer does and nvme_core is
- * loaded.
+ * loaded. At the start it writes the controllers' side table (instance ->
+ * cntlid and transport), which joins a fabric command to its target's.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -16,6 +18,7 @@
 
 #include "layer.h"
 #include "nvme.skel.h"
+#include "tracefile.h"
 
 IT_SKEL_OPS(nvme);
 
@@ -38,7 +41,6 @@ static int configure(void *obj, enum it_hook_kind *kinds, void *ctx)
 {
 	struct nvme_bpf *k = obj;
 	const struct it_session *s = ctx;
-	int err;
 
 	(void)kinds;
 	k->rodata->filter_ndevs = s->ndevs < MAX_DEVS ? s->ndevs : MAX_DEVS;
@@ -47,12 +49,7 @@ static int configure(void *obj, enum it_hook_kind *kinds, void *ctx)
 	k->rodata->filter_tgid = s->pid;
 	k->rodata->wakeup_bytes = s->ev.wakeup_bytes;
 	/* the block layer's ring, drop counter and -p table */
-	err = bpf_map__reuse_fd(k->maps.events, bpf_map__fd(s->ev.events));
-	if (!err)
-		err = bpf_map__reuse_fd(k->maps.drops, bpf_map__fd(s->ev.drops));
-	if (!err)
-		err = bpf_map__reuse_fd(k->maps.tracked, bpf_map__fd(s->ev.tracked));
-	return err;
+	return it_session_share_events(s, k->maps.events, k->maps.drops, k->maps.tracked);
 }
 
 static int available(char *why, size_t len)
@@ -65,28 +62,80 @@ static int available(char *why, size_t len)
 
 static int start(struct it_session *s, char *hooks, size_t hlen, char *why, size_t wlen)
 {
-	enum it_hook_kind kinds[NHOOKS];
 	struct it_hook_load l = {
 		.layer = "nvme", .hooks = nvme_hooks, .nhooks = NHOOKS, .skel = &nvme_skel_ops,
 		.configure = configure, .ctx = s, .force = s->force_hook, .verbose = s->verbose,
 	};
-	int err;
 
-	if (!s->ev.events) {
-		snprintf(why, wlen, "the block layer is not recorded");
-		return 0;
+	skel = it_session_start_in_events(s, &l, hooks, hlen, why, wlen);
+	return skel != NULL;
+}
+
+#define MAX_CTRLS 256
+
+static int read_line(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "re");
+	int ok = f && fgets(buf, (int)len, f);
+
+	if (f)
+		fclose(f);
+	if (!ok)
+		return -1;
+	buf[strcspn(buf, "\n")] = 0;
+	return 0;
+}
+
+static uint64_t transport_of(const char *name)
+{
+	static const char *const names[] = {
+		[IT_NVME_TR_PCIE] = "pcie", [IT_NVME_TR_TCP] = "tcp", [IT_NVME_TR_RDMA] = "rdma",
+		[IT_NVME_TR_FC] = "fc", [IT_NVME_TR_LOOP] = "loop",
+	};
+
+	for (size_t i = 1; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(name, names[i]))
+			return i;
+	return IT_NVME_TR_OTHER;
+}
+
+/* One IT_EV_NVME_CTRL per controller in /sys/class/nvme: the cntlid is
+ * what the target calls the connection (the tracepoints give the local
+ * instance only). Controllers connected later are not in it. */
+static void begin(struct it_session *s)
+{
+	struct it_event ev[MAX_CTRLS];
+	DIR *d = opendir("/sys/class/nvme");
+	struct dirent *de;
+	size_t n = 0;
+	char path[320], val[64];
+	unsigned inst, cntlid;
+	int end, err;
+
+	while (d && (de = readdir(d)) && n < MAX_CTRLS) {
+		if (sscanf(de->d_name, "nvme%u%n", &inst, &end) != 1 || de->d_name[end])
+			continue;
+		snprintf(path, sizeof(path), "/sys/class/nvme/%s/cntlid", de->d_name);
+		if (read_line(path, val, sizeof(val)) || sscanf(val, "%u", &cntlid) != 1)
+			continue;
+		snprintf(path, sizeof(path), "/sys/class/nvme/%s/transport", de->d_name);
+		if (read_line(path, val, sizeof(val)))
+			val[0] = 0;
+		memset(&ev[n], 0, sizeof(ev[n]));
+		ev[n].ts_ns = s->start_ns;
+		ev[n].type = IT_EV_NVME_CTRL;
+		ev[n].layer = IT_LAYER_NVME;
+		ev[n].nvme.ctrl = (uint16_t)inst;
+		ev[n].nvme.cntlid = cntlid;
+		ev[n].nvme.transport = transport_of(val);
+		n++;
 	}
-	skel = it_hooks_load(&l, kinds, hooks, hlen, why, wlen, &err);
-	if (!skel)
-		return 0;
-	err = nvme_bpf__attach(skel);
-	if (err) {
-		snprintf(why, wlen, "attaching the NVMe probes failed: %s", strerror(-err));
-		nvme_bpf__destroy(skel);
-		skel = NULL;
-		return 0;
-	}
-	return 1;
+	if (d)
+		closedir(d);
+	err = n ? it_writer_add_events(s->w, IT_LAYER_NVME, ev, n) : 0;
+	if (err)
+		fprintf(stderr, "iotrail record: warning: failed to write the NVMe controllers' table: %s; "
+			"fabric commands will not be matched\n", strerror(-err));
 }
 
 static void detach(void)
@@ -112,6 +161,7 @@ const struct it_layer_ops it_nvme_layer = {
 	.part_of = "block",
 	.available = available,
 	.start = start,
+	.begin = begin,
 	.detach = detach,
 	.free = nvme_free,
 };

@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * The fabric view as an analysis layer (layer.h): built for a trace that
+ * has the nvmet layer. It takes the host's NVMe commands from the bus
+ * (IT_BUS_NVME_CMD_DONE, published by the block layer's NVMe view) and the
+ * target's commands and the controllers' table from the EVENTS chunks, and
+ * joins them (fabric.h). Report: the text section "Fabric (NVMe/TCP)" and
+ * the JSON member "fabric" (doc/report.md).
+ */
+#include <stdlib.h>
+
+#include "analyze/json_writer.h"
+#include "analyze/layer.h"
+#include "analyze/nvme.h"
+#include "analyze/report.h"
+#include "layers/fabric/fabric.h"
+
+struct fabric {
+	struct it_fabric *f;
+};
+
+static void on_cmd(const void *msg, void *ctx)
+{
+	const struct it_bus_nvme_cmd *m = msg;
+	const struct it_nvme_cmd *c = m->c;
+	struct fabric *x = ctx;
+	struct it_fabric_host h = {
+		.s = c->submit_ns, .n = c->complete_ns, .bytes = c->bytes, .ctrl = c->ctrl,
+		.qid = c->qid, .cid = c->cid, .status = c->status, .opcode = c->opcode,
+	};
+
+	if (m->t) {
+		const struct it_trail *t = m->t;
+		h.start = t->ts[IT_PT_Q] ? t->ts[IT_PT_Q] : t->ts[IT_PT_I] ? t->ts[IT_PT_I] : t->ts[IT_PT_D];
+		/* S is set up before the request is issued (D): the trail starts at Q or I */
+		if (h.start > h.s)
+			h.start = 0;
+		h.c = t->ts[IT_PT_C];
+	}
+	it_fabric_host(x->f, &h);
+}
+
+static void fabric_free(void *self)
+{
+	struct fabric *x = self;
+
+	if (!x)
+		return;
+	it_fabric_free(x->f);
+	free(x);
+}
+
+static void *fabric_new(const struct it_pass_info *info)
+{
+	struct fabric *x = calloc(1, sizeof(*x));
+
+	if (!x)
+		return NULL;
+	if (!(x->f = it_fabric_new()) || it_bus_subscribe(info->bus, IT_BUS_NVME_CMD_DONE, on_cmd, x)) {
+		fabric_free(x);
+		return NULL;
+	}
+	return x;
+}
+
+static int fabric_feed(void *self, uint16_t type, const void *payload, size_t len, uint32_t count)
+{
+	struct fabric *x = self;
+	const struct it_event *evs = payload;
+
+	(void)type;
+	(void)len;
+	for (uint32_t i = 0; i < count; i++)
+		if (evs[i].layer == IT_LAYER_NVMET || evs[i].type == IT_EV_NVME_CTRL)
+			it_fabric_event(x->f, &evs[i]);
+	/* the host commands of this chunk came from the block layer before
+	 * it: their target side is in this chunk or an earlier one */
+	return it_fabric_settle(x->f);
+}
+
+static int fabric_finish(void *self, const struct it_span *span)
+{
+	struct fabric *x = self;
+
+	(void)span;
+	return it_fabric_finish(x->f);
+}
+
+static const char *op_name(const struct it_fabric_op *o, char *buf, size_t len)
+{
+	return it_nvme_opcode_name(o->opcode, o->admin, buf, len);
+}
+
+/* A stage's share, or -1 when the stage it is a share of is empty (a
+ * command without a block trail has no io). */
+static double share(const struct it_fabric_op *o, unsigned s)
+{
+	const struct it_hist *of = &o->stage[it_fabric_stages[s].share_of];
+
+	return of->sum ? (double)o->stage[s].sum / (double)of->sum : -1;
+}
+
+static void fabric_text(void *self, FILE *out, const struct it_report_ctx *ctx)
+{
+	const struct it_fabric_results *r = it_fabric_results(((struct fabric *)self)->f);
+	char buf[32];
+
+	(void)ctx;
+	fprintf(out, "\nFabric (NVMe/TCP): host commands matched to target commands by (cntlid, qid, cid)\n");
+	fprintf(out, "  %llu host commands on fabric controllers, %llu target commands: %llu matched, "
+		"%llu host and %llu target commands unmatched (%llu on I/O queues)\n",
+		(unsigned long long)r->host_commands, (unsigned long long)r->target_commands,
+		(unsigned long long)r->matched, (unsigned long long)r->unmatched_host,
+		(unsigned long long)r->unmatched_target, (unsigned long long)r->unmatched_io);
+	for (int k = 0; k < IT_FR_MAX; k++)
+		if (r->reason[k])
+			fprintf(out, "    unmatched, %s: %llu\n", it_fabric_reason_names[k],
+				(unsigned long long)r->reason[k]);
+	if (!r->controllers && r->host_commands)
+		fprintf(out, "  no NVMe controllers' table in the trace: host commands cannot be matched\n");
+	if (r->matched)
+		fprintf(out, "  stages add up to the command on %llu of %llu matched I/Os\n",
+			(unsigned long long)r->stage_sum_ok, (unsigned long long)r->matched);
+	for (size_t i = 0; i < r->nops; i++) {
+		const struct it_fabric_op *o = &r->ops[i];
+		fprintf(out, "\n  %s: %llu matched (%llu with their request's block trail)\n"
+			"    %-11s %9s %11s %11s %11s %7s\n",
+			op_name(o, buf, sizeof(buf)), (unsigned long long)o->count,
+			(unsigned long long)o->with_trail, "stage", "count", "avg us", "p50 us", "p99 us",
+			"share");
+		for (int s = 0; s < IT_FS_MAX; s++) {
+			const struct it_hist *h = &o->stage[s];
+			if (!h->count)
+				continue;
+			double sh = share(o, s);
+			fprintf(out, "    %-11s %9llu %11.1f %11.1f %11.1f ", it_fabric_stages[s].name,
+				(unsigned long long)h->count, it_hist_avg(h) / 1e3,
+				it_hist_percentile(h, 50) / 1e3, it_hist_percentile(h, 99) / 1e3);
+			if (sh < 0)
+				fprintf(out, "%7s\n", "-");
+			else
+				fprintf(out, "%6.1f%%\n", 100 * sh);
+		}
+	}
+}
+
+static void fabric_json(void *self, struct it_json *j, const struct it_report_ctx *ctx)
+{
+	const struct it_fabric_results *r = it_fabric_results(((struct fabric *)self)->f);
+	char buf[32];
+
+	(void)ctx;
+	it_json_name(j, "fabric");
+	it_json_object_start(j);
+	it_json_kv_uint(j, "controllers", r->controllers);
+	it_json_kv_uint(j, "host_commands", r->host_commands);
+	it_json_kv_uint(j, "not_fabric", r->not_fabric);
+	it_json_kv_uint(j, "target_commands", r->target_commands);
+	it_json_kv_uint(j, "matched", r->matched);
+	it_json_kv_uint(j, "unmatched_host", r->unmatched_host);
+	it_json_kv_uint(j, "unmatched_target", r->unmatched_target);
+	it_json_kv_uint(j, "unmatched_io", r->unmatched_io);
+	it_json_name(j, "unmatched");
+	it_json_object_start(j);
+	for (int k = 0; k < IT_FR_MAX; k++)
+		it_json_kv_uint(j, it_fabric_reason_names[k], r->reason[k]);
+	it_json_object_end(j);
+	it_json_kv_uint(j, "stage_sum_ok", r->stage_sum_ok);
+	it_json_kv_uint(j, "io_sum_ok", r->io_sum_ok);
+	it_json_kv_uint(j, "target_waiting_max", r->waiting_max);
+	it_json_name(j, "by_opcode");
+	it_json_object_start(j);
+	for (size_t i = 0; i < r->nops; i++) {
+		const struct it_fabric_op *o = &r->ops[i];
+		it_json_name(j, op_name(o, buf, sizeof(buf)));
+		it_json_object_start(j);
+		it_json_kv_uint(j, "opcode", o->opcode);
+		it_json_kv_bool(j, "admin", o->admin);
+		it_json_kv_uint(j, "count", o->count);
+		it_json_kv_uint(j, "bytes", o->bytes);
+		it_json_kv_uint(j, "with_trail", o->with_trail);
+		it_json_name(j, "stages");
+		it_json_array_start(j);
+		for (int s = 0; s < IT_FS_MAX; s++) {
+			const struct it_hist *h = &o->stage[s];
+			if (!h->count)
+				continue;
+			it_json_object_start(j);
+			it_json_kv_string(j, "name", it_fabric_stages[s].name);
+			it_json_kv_string(j, "share_of", it_fabric_stages[it_fabric_stages[s].share_of].name);
+			it_json_kv_uint(j, "count", h->count);
+			it_json_kv_uint(j, "sum_ns", h->sum);
+			if (share(o, s) < 0) {
+				it_json_name(j, "share");
+				it_json_null(j);
+			} else {
+				it_json_kv_double(j, "share", share(o, s));
+			}
+			it_json_latency(j, "ns", h);
+			it_json_object_end(j);
+		}
+		it_json_array_end(j);
+		it_json_object_end(j);
+	}
+	it_json_object_end(j);
+	it_json_object_end(j);
+}
+
+const struct it_fabric_results *it_layer_fabric_results(const void *state)
+{
+	return state ? it_fabric_results(((const struct fabric *)state)->f) : NULL;
+}
+
+static const uint16_t fabric_chunks[] = { IT_CHUNK_EVENTS };
+
+const struct it_analysis_layer it_layer_fabric = {
+	.name = "fabric",
+	.layer = IT_LAYER_NVMET,
+	.chunks = fabric_chunks,
+	.nchunks = sizeof(fabric_chunks) / sizeof(fabric_chunks[0]),
+	.new = fabric_new,
+	.feed = fabric_feed,
+	.finish = fabric_finish,
+	.report_text = fabric_text,
+	.report_json = fabric_json,
+	.free = fabric_free,
+};

@@ -1,0 +1,444 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * The fabric join (fabric.h). Target commands live in a slot array: open
+ * ones (parsed, not completed) through a map from their struct nvmet_req *,
+ * completed ones in a FIFO per (cntlid, qid, cid) until a host command
+ * claims them or a later host command with that key shows they had no host
+ * side (they completed before it was even set up). A FIFO rarely holds
+ * more than one command: a cid comes back after its command completed on
+ * the host, and with another generation in its top bits.
+ *
+ * A target command no host command claims (its initiator is not in the
+ * trace: another machine, or filtered out) would wait to the end; once
+ * the waiting ones have doubled, those that completed HORIZON_NS before
+ * the latest event are counted as without a host side and let go: a host
+ * command set up before them would have had to last that long. Memory is
+ * then the target commands of the last HORIZON_NS at most.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/hashmap.h"
+#include "layers/fabric/fabric.h"
+
+const struct it_fabric_stage_def it_fabric_stages[IT_FS_MAX] = {
+	[IT_FS_HOST_BLOCK] = { "host.block", IT_FP_START, IT_FP_S, IT_FS_IO,
+			       "request queued -> command set up (initiator's block layer and driver)" },
+	[IT_FS_HOST_OUT] = { "host.out", IT_FP_S, IT_FP_TI, IT_FS_COMMAND,
+			     "command set up -> target parsed it (initiator send, network, target receive)" },
+	[IT_FS_TARGET] = { "target", IT_FP_TI, IT_FP_TC, IT_FS_COMMAND,
+			   "target parsed -> target completed (execution on the backing device)" },
+	[IT_FS_HOST_IN] = { "host.in", IT_FP_TC, IT_FP_N, IT_FS_COMMAND,
+			    "target completed -> initiator completed the command (response back)" },
+	[IT_FS_HOST_DONE] = { "host.done", IT_FP_N, IT_FP_C, IT_FS_IO,
+			      "command completed -> request completed (initiator's block layer)" },
+	[IT_FS_COMMAND] = { "command", IT_FP_S, IT_FP_N, IT_FS_IO,
+			    "command set up -> completed on the initiator (host.out + target + host.in)" },
+	[IT_FS_IO] = { "io", IT_FP_START, IT_FP_C, IT_FS_IO,
+		       "request queued -> completed on the initiator (host.block + command + host.done)" },
+};
+
+const char *const it_fabric_reason_names[IT_FR_MAX] = {
+	[IT_FR_NO_TARGET_SIDE] = "no_target_side",
+	[IT_FR_NO_HOST_SIDE] = "no_host_side",
+	[IT_FR_NO_CONTROLLER] = "no_controller",
+	[IT_FR_OPCODE_MISMATCH] = "opcode_mismatch",
+	[IT_FR_TARGET_INCOMPLETE] = "target_incomplete",
+};
+
+#define NONE UINT32_MAX
+#define HORIZON_NS (60ull * 1000000000ull) /* as the block layer's: beyond any I/O timeout */
+#define PRUNE_MIN 4096
+#define KEY(cntlid, qid, cid) \
+	(1ull << 48 | (uint64_t)(cntlid) << 32 | (uint64_t)(qid) << 16 | (uint64_t)(cid))
+
+struct tcmd {
+	uint64_t req;
+	uint64_t ti, tc;
+	uint32_t next;            /* in its FIFO, or the free list */
+	uint16_t cntlid, qid, cid;
+	uint8_t opcode;
+};
+
+struct ctrl {
+	uint16_t instance, cntlid;
+	uint8_t transport;
+};
+
+struct it_fabric {
+	struct it_fabric_results r;
+	int err;
+	bool finished;
+	struct ctrl *ctrls;
+	uint32_t nctrls, ctrlcap;
+	struct tcmd *t;
+	uint32_t nt, tcap, tfree;
+	struct it_map open;       /* struct nvmet_req * -> slot */
+	struct it_map fifo;       /* KEY -> first slot of its FIFO */
+	struct it_fabric_host *pending;
+	size_t npending, pcap;
+	struct it_fabric_op *op[2 * 256]; /* admin * 256 + opcode */
+	uint64_t latest;          /* the latest event's time */
+	uint32_t waiting, prune_at; /* completed target commands in the FIFOs; when to prune */
+};
+
+struct it_fabric *it_fabric_new(void)
+{
+	struct it_fabric *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return NULL;
+	f->tfree = NONE;
+	f->prune_at = PRUNE_MIN;
+	if (it_map_init(&f->open, 8) || it_map_init(&f->fifo, 8)) {
+		it_fabric_free(f);
+		return NULL;
+	}
+	return f;
+}
+
+void it_fabric_free(struct it_fabric *f)
+{
+	if (!f)
+		return;
+	for (int k = 0; k < 2 * 256; k++)
+		if (f->op[k]) {
+			for (int s = 0; s < IT_FS_MAX; s++)
+				it_hist_free(&f->op[k]->stage[s]);
+			free(f->op[k]);
+		}
+	for (size_t k = 0; k < f->r.nops; k++)
+		for (int s = 0; s < IT_FS_MAX; s++)
+			it_hist_free(&f->r.ops[k].stage[s]);
+	free(f->r.ops);
+	free(f->ctrls);
+	free(f->t);
+	free(f->pending);
+	it_map_free(&f->open);
+	it_map_free(&f->fifo);
+	free(f);
+}
+
+/* ---- target commands ---- */
+
+static uint32_t tcmd_new(struct it_fabric *f)
+{
+	uint32_t i = f->tfree;
+
+	if (i != NONE) {
+		f->tfree = f->t[i].next;
+		return i;
+	}
+	if (f->nt == f->tcap) {
+		uint32_t cap = f->tcap ? 2 * f->tcap : 256;
+		struct tcmd *t = realloc(f->t, cap * sizeof(*t));
+		if (!t) {
+			f->err = -1;
+			return NONE;
+		}
+		f->t = t;
+		f->tcap = cap;
+	}
+	return f->nt++;
+}
+
+static void tcmd_free(struct it_fabric *f, uint32_t i)
+{
+	f->t[i].next = f->tfree;
+	f->tfree = i;
+}
+
+/* A command without a partner, on queue qid (0: admin) of its side. */
+static void unmatched(struct it_fabric *f, enum it_fabric_reason why, bool host, uint16_t qid)
+{
+	f->r.reason[why]++;
+	f->r.unmatched_io += qid != 0;
+	if (host)
+		f->r.unmatched_host++;
+	else
+		f->r.unmatched_target++;
+}
+
+static void target_init(struct it_fabric *f, const struct it_event *e)
+{
+	uint32_t i = it_map_take(&f->open, e->nvmet.req);
+
+	if (i != NONE) /* the request came back: its completion was lost */
+		unmatched(f, IT_FR_TARGET_INCOMPLETE, false, f->t[i].qid);
+	else if ((i = tcmd_new(f)) == NONE)
+		return;
+	f->t[i] = (struct tcmd){ .req = e->nvmet.req, .ti = e->ts_ns, .next = NONE,
+				 .qid = e->nvmet.qid };
+	if (it_map_put(&f->open, e->nvmet.req, i))
+		f->err = -1;
+}
+
+static void target_complete(struct it_fabric *f, const struct it_event *e)
+{
+	uint32_t i = it_map_take(&f->open, e->nvmet.req), j;
+	uint64_t key = KEY(e->nvmet.cntlid, e->nvmet.qid, e->nvmet.cid);
+
+	/* parsed before the trace started: TI stays 0, it cannot match */
+	if (i == NONE) {
+		if ((i = tcmd_new(f)) == NONE)
+			return;
+		f->t[i] = (struct tcmd){ .req = e->nvmet.req };
+	}
+	struct tcmd *t = &f->t[i];
+	t->tc = e->ts_ns;
+	t->next = NONE;
+	/* the completion's view: a connect command has its controller by now */
+	t->cntlid = e->nvmet.cntlid;
+	t->qid = e->nvmet.qid;
+	t->cid = e->nvmet.cid;
+	t->opcode = e->nvmet.opcode;
+	f->r.target_commands++;
+	if (++f->waiting > f->r.waiting_max)
+		f->r.waiting_max = f->waiting;
+	j = it_map_get(&f->fifo, key);
+	if (j == NONE) {
+		if (it_map_put(&f->fifo, key, i))
+			f->err = -1;
+		return;
+	}
+	while (f->t[j].next != NONE)
+		j = f->t[j].next;
+	f->t[j].next = i;
+}
+
+static void controller(struct it_fabric *f, const struct it_event *e)
+{
+	for (uint32_t k = 0; k < f->nctrls; k++)
+		if (f->ctrls[k].instance == e->nvme.ctrl) {
+			f->ctrls[k].cntlid = (uint16_t)e->nvme.cntlid;
+			f->ctrls[k].transport = (uint8_t)e->nvme.transport;
+			return;
+		}
+	if (f->nctrls == f->ctrlcap) {
+		uint32_t cap = f->ctrlcap ? 2 * f->ctrlcap : 8;
+		struct ctrl *c = realloc(f->ctrls, cap * sizeof(*c));
+		if (!c) {
+			f->err = -1;
+			return;
+		}
+		f->ctrls = c;
+		f->ctrlcap = cap;
+	}
+	f->ctrls[f->nctrls++] = (struct ctrl){ (uint16_t)e->nvme.ctrl, (uint16_t)e->nvme.cntlid,
+					       (uint8_t)e->nvme.transport };
+	f->r.controllers = f->nctrls;
+}
+
+int it_fabric_event(struct it_fabric *f, const struct it_event *e)
+{
+	if (e->ts_ns > f->latest)
+		f->latest = e->ts_ns;
+	if (e->layer == IT_LAYER_NVMET) {
+		if (e->type == IT_EV_NVMET_INIT)
+			target_init(f, e);
+		else if (e->type == IT_EV_NVMET_COMPLETE)
+			target_complete(f, e);
+	} else if (e->layer == IT_LAYER_NVME && e->type == IT_EV_NVME_CTRL) {
+		controller(f, e);
+	}
+	return f->err;
+}
+
+/* ---- host commands ---- */
+
+int it_fabric_host(struct it_fabric *f, const struct it_fabric_host *h)
+{
+	if (h->n > f->latest)
+		f->latest = h->n;
+	if (f->npending == f->pcap) {
+		size_t cap = f->pcap ? 2 * f->pcap : 256;
+		struct it_fabric_host *p = realloc(f->pending, cap * sizeof(*p));
+		if (!p) {
+			f->err = -1;
+			return -1;
+		}
+		f->pending = p;
+		f->pcap = cap;
+	}
+	f->pending[f->npending++] = *h;
+	return 0;
+}
+
+static struct it_fabric_op *op_of(struct it_fabric *f, bool admin, uint8_t opcode)
+{
+	struct it_fabric_op *o = f->op[admin * 256 + opcode];
+
+	if (o)
+		return o;
+	o = calloc(1, sizeof(*o));
+	if (!o) {
+		f->err = -1;
+		return NULL;
+	}
+	o->opcode = opcode;
+	o->admin = admin;
+	for (int s = 0; s < IT_FS_MAX; s++)
+		it_hist_init(&o->stage[s]);
+	return f->op[admin * 256 + opcode] = o;
+}
+
+static void match(struct it_fabric *f, const struct it_fabric_host *h, const struct tcmd *t)
+{
+	const uint64_t p[IT_FP_MAX] = { h->start, h->s, t->ti, t->tc, h->n, h->c };
+	struct it_fabric_op *o = op_of(f, h->qid == 0, h->opcode);
+
+	f->r.matched++;
+	/* the window guarantees S <= TI <= TC <= N: the parts add up */
+	if (h->s <= t->ti && t->ti <= t->tc && t->tc <= h->n &&
+	    (t->ti - h->s) + (t->tc - t->ti) + (h->n - t->tc) == h->n - h->s)
+		f->r.stage_sum_ok++;
+	if (h->start && h->c && h->start <= h->s && h->n <= h->c)
+		f->r.io_sum_ok++;
+	if (!o)
+		return;
+	o->count++;
+	o->bytes += h->bytes;
+	o->with_trail += h->c != 0;
+	for (int s = 0; s < IT_FS_MAX; s++) {
+		const struct it_fabric_stage_def *d = &it_fabric_stages[s];
+		if (!p[d->from] || !p[d->to] || p[d->to] < p[d->from])
+			continue;
+		if (it_hist_add(&o->stage[s], p[d->to] - p[d->from]))
+			f->err = -1;
+	}
+}
+
+static const struct ctrl *ctrl_of(const struct it_fabric *f, uint16_t instance)
+{
+	for (uint32_t k = 0; k < f->nctrls; k++)
+		if (f->ctrls[k].instance == instance)
+			return &f->ctrls[k];
+	return NULL;
+}
+
+static void host_one(struct it_fabric *f, const struct it_fabric_host *h)
+{
+	const struct ctrl *c = ctrl_of(f, h->ctrl);
+	uint64_t key;
+	uint32_t i, first;
+
+	if (c && c->transport == IT_NVME_TR_PCIE) {
+		f->r.not_fabric++;
+		return;
+	}
+	f->r.host_commands++;
+	if (!c) {
+		unmatched(f, IT_FR_NO_CONTROLLER, true, h->qid);
+		return;
+	}
+	key = KEY(c->cntlid, h->qid, h->cid);
+	first = i = it_map_get(&f->fifo, key);
+	/* completed before this command was set up: nobody's on the host */
+	while (i != NONE && f->t[i].tc < h->s) {
+		uint32_t next = f->t[i].next;
+		unmatched(f, IT_FR_NO_HOST_SIDE, false, f->t[i].qid);
+		tcmd_free(f, i);
+		f->waiting--;
+		i = next;
+	}
+	if (i != NONE && f->t[i].ti >= h->s && f->t[i].tc <= h->n) {
+		uint32_t next = f->t[i].next;
+		if (f->t[i].opcode == h->opcode) {
+			match(f, h, &f->t[i]);
+		} else {
+			unmatched(f, IT_FR_OPCODE_MISMATCH, true, h->qid);
+			unmatched(f, IT_FR_OPCODE_MISMATCH, false, f->t[i].qid);
+		}
+		tcmd_free(f, i);
+		f->waiting--;
+		i = next;
+	} else {
+		unmatched(f, IT_FR_NO_TARGET_SIDE, true, h->qid);
+	}
+	if (i == first)
+		return;
+	if (i == NONE)
+		it_map_take(&f->fifo, key);
+	else if (it_map_put(&f->fifo, key, i))
+		f->err = -1;
+}
+
+/* Lets go of the target commands that completed HORIZON_NS before the
+ * latest event (the heads of their FIFOs: a FIFO is in completion order). */
+static void prune(struct it_fabric *f)
+{
+	uint64_t before = f->latest > HORIZON_NS ? f->latest - HORIZON_NS : 0;
+	struct { uint64_t key; uint32_t head; } *moved;
+	uint32_t n = 0;
+
+	if (!before || !(moved = malloc(f->fifo.count * sizeof(*moved))))
+		return; /* no memory: prune later */
+	for (uint32_t k = 0; k <= f->fifo.mask; k++) {
+		struct it_map_slot *s = &f->fifo.slots[k];
+		uint32_t i = s->key ? s->val : NONE;
+
+		while (i != NONE && f->t[i].tc < before) {
+			uint32_t next = f->t[i].next;
+			unmatched(f, IT_FR_NO_HOST_SIDE, false, f->t[i].qid);
+			tcmd_free(f, i);
+			f->waiting--;
+			i = next;
+		}
+		if (s->key && i != s->val)
+			moved[n++] = (typeof(*moved)){ s->key, i };
+	}
+	for (uint32_t k = 0; k < n; k++)
+		if (moved[k].head == NONE)
+			it_map_take(&f->fifo, moved[k].key);
+		else
+			it_map_put(&f->fifo, moved[k].key, moved[k].head); /* present: no growth */
+	free(moved);
+}
+
+int it_fabric_settle(struct it_fabric *f)
+{
+	for (size_t k = 0; k < f->npending; k++)
+		host_one(f, &f->pending[k]);
+	f->npending = 0;
+	if (f->waiting >= f->prune_at) {
+		prune(f);
+		f->prune_at = f->waiting * 2 > PRUNE_MIN ? f->waiting * 2 : PRUNE_MIN;
+	}
+	return f->err;
+}
+
+/* ---- the end ---- */
+
+int it_fabric_finish(struct it_fabric *f)
+{
+	size_t n = 0;
+
+	if (f->finished)
+		return f->err;
+	f->finished = true;
+	it_fabric_settle(f);
+	for (uint32_t k = 0; k <= f->fifo.mask; k++)
+		for (uint32_t i = f->fifo.slots[k].key ? f->fifo.slots[k].val : NONE; i != NONE;
+		     i = f->t[i].next)
+			unmatched(f, IT_FR_NO_HOST_SIDE, false, f->t[i].qid);
+	for (uint32_t k = 0; k <= f->open.mask; k++)
+		if (f->open.slots[k].key)
+			unmatched(f, IT_FR_TARGET_INCOMPLETE, false, f->t[f->open.slots[k].val].qid);
+	for (int k = 0; k < 2 * 256; k++)
+		n += f->op[k] != NULL;
+	f->r.ops = n ? calloc(n, sizeof(*f->r.ops)) : NULL;
+	if (n && !f->r.ops)
+		return f->err = -1;
+	for (int k = 0; k < 2 * 256; k++)
+		if (f->op[k]) {
+			f->r.ops[f->r.nops++] = *f->op[k]; /* the histograms move */
+			free(f->op[k]);
+			f->op[k] = NULL;
+		}
+	return f->err;
+}
+
+const struct it_fabric_results *it_fabric_results(const struct it_fabric *f)
+{
+	return &f->r;
+}

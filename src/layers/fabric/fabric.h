@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * The fabric join: an initiator's NVMe command and the target's command
+ * that served it, matched on the wire's identity. The initiator's command
+ * (nvme layer: controller instance, qid, cid = genctr << 12 | tag, set up
+ * at S and completed at N) is on connection (cntlid, qid), where cntlid is
+ * the controller's id from the recorded controllers' table (the host
+ * tracepoints give the local nvmeN instance only); the target's (nvmet
+ * layer: cntlid, qid, cid, parsed at TI, completed at TC) names the same
+ * connection and copies the cid unchanged. A cid comes back within 16 uses
+ * of its tag, so commands are matched by (cntlid, qid, cid) in order: the
+ * target command with that key whose TI..TC lies inside the host's S..N
+ * (one clock: both sides in one trace on one machine, e.g. loopback).
+ *
+ * Then each matched I/O splits into stages (a table, it_fabric_stages[]):
+ * host.out + target + host.in == command (S -> N) exactly; with its
+ * request's block trail, host.block before S and host.done after N.
+ * Unmatched commands are counted by reason, never dropped silently.
+ *
+ * Pure C, fed in stream order: it_fabric_host() for each host command
+ * (the bus topic IT_BUS_NVME_CMD_DONE), it_fabric_event() for the
+ * stream's events (controllers' table, target commands), it_fabric_settle()
+ * once a chunk's events are all in (host commands are matched then: their
+ * target side came before them in the stream), it_fabric_finish() at the
+ * end. Memory: the open and unmatched target commands, and the host
+ * commands of one chunk.
+ */
+#ifndef IOTRAIL_LAYERS_FABRIC_H
+#define IOTRAIL_LAYERS_FABRIC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "iotrail/event.h"
+#include "analyze/hist.h"
+
+/* Points of a matched I/O. */
+enum it_fabric_point {
+	IT_FP_START = 0, /* the request's first block point (Q, else I, else D); 0: no trail */
+	IT_FP_S,         /* host: command set up (nvme_setup_cmd) */
+	IT_FP_TI,        /* target: command parsed (nvmet_req_init) */
+	IT_FP_TC,        /* target: command completed (nvmet_req_complete) */
+	IT_FP_N,         /* host: command completed (nvme_complete_rq) */
+	IT_FP_C,         /* host: request completed (block_rq_complete); 0: no trail */
+	IT_FP_MAX
+};
+
+struct it_fabric_stage_def {
+	const char *name;
+	uint8_t from, to;        /* enum it_fabric_point */
+	uint8_t share_of;        /* the stage whose sum its share is taken of */
+	const char *what;
+};
+
+enum { IT_FS_HOST_BLOCK, IT_FS_HOST_OUT, IT_FS_TARGET, IT_FS_HOST_IN, IT_FS_HOST_DONE,
+       IT_FS_COMMAND, IT_FS_IO, IT_FS_MAX };
+extern const struct it_fabric_stage_def it_fabric_stages[IT_FS_MAX];
+
+/* Why a command has no partner. */
+enum it_fabric_reason {
+	IT_FR_NO_TARGET_SIDE,    /* host command on a fabric controller, no target command */
+	IT_FR_NO_HOST_SIDE,      /* target command no host command claimed */
+	IT_FR_NO_CONTROLLER,     /* host controller not in the controllers' table (connected later) */
+	IT_FR_OPCODE_MISMATCH,   /* same key, in the window, different opcode: both sides */
+	IT_FR_TARGET_INCOMPLETE, /* target command parsed, not completed by the end */
+	IT_FR_MAX
+};
+extern const char *const it_fabric_reason_names[IT_FR_MAX];
+
+/* A host command, as the join needs it. */
+struct it_fabric_host {
+	uint64_t start, s, n, c;  /* IT_FP_START, S, N, C (start and c: 0 without a trail) */
+	uint32_t bytes;
+	uint16_t ctrl, qid, cid;  /* ctrl: the local instance (nvmeN) */
+	uint16_t status;
+	uint8_t opcode;
+};
+
+struct it_fabric_op {
+	uint8_t opcode;
+	bool admin;               /* admin queue (qid 0): admin opcodes */
+	uint64_t count, bytes;
+	uint64_t with_trail;      /* of which with their request's completed trail (host.done);
+				   * host.block and io need its first point (Q or I) too */
+	struct it_hist stage[IT_FS_MAX];
+};
+
+struct it_fabric_results {
+	uint64_t host_commands;   /* host commands on fabric controllers (I/O and admin) */
+	uint64_t not_fabric;      /* host commands on PCIe (or other local) controllers: left out */
+	uint64_t target_commands; /* target commands completed */
+	uint64_t matched;
+	uint64_t unmatched_host, unmatched_target;
+	uint64_t unmatched_io;    /* of both, on I/O queues (the rest: admin, e.g. a keep-alive
+				   * whose other side fell outside the recording) */
+	uint64_t reason[IT_FR_MAX];
+	uint64_t stage_sum_ok;    /* matched: host.out + target + host.in == command, in order */
+	uint64_t io_sum_ok;       /*   and with a trail: host.block + command + host.done == io */
+	uint32_t controllers;     /* entries of the controllers' table */
+	uint64_t waiting_max;     /* most completed target commands kept for a host command */
+	struct it_fabric_op *ops; /* I/O opcodes, then admin ones, ascending */
+	size_t nops;
+};
+
+struct it_fabric;
+struct it_fabric *it_fabric_new(void);
+/* A completed host NVMe command. 0, or -1 when memory ran out. */
+int it_fabric_host(struct it_fabric *f, const struct it_fabric_host *h);
+/* Any event; the join reads IT_EV_NVME_CTRL and the nvmet layer's. 0 or -1. */
+int it_fabric_event(struct it_fabric *f, const struct it_event *e);
+/* Every event before the host commands given so far has been given. 0 or -1. */
+int it_fabric_settle(struct it_fabric *f);
+/* Matches what is left, counts the rest. 0, or -1 when memory ran out. */
+int it_fabric_finish(struct it_fabric *f);
+const struct it_fabric_results *it_fabric_results(const struct it_fabric *f);
+void it_fabric_free(struct it_fabric *f);
+
+/* The analysis layer's results (it_layer_fabric's state, for tests). */
+const struct it_fabric_results *it_layer_fabric_results(const void *state);
+
+#endif

@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * The fabric join (src/layers/fabric/) on synthetic streams: host commands
+ * matched to target commands by (cntlid, qid, cid) in order, across two
+ * queues, through cid reuse with generation bits, and every kind of
+ * unmatched command counted by its reason; then the whole path through the
+ * block and fabric analysis layers and the bus, with the block stages.
+ */
+#include "harness.h"
+#include "synth.h"
+
+#include "analyze/layer.h"
+#include "analyze/nvme.h"
+#include "layers/fabric/fabric.h"
+
+#define DEV_T IT_MKDEV(259, 3)  /* the tcp namespace's disk */
+#define INST 2                  /* nvme2 */
+#define CNTLID 7
+
+static struct it_event ctrl_ev(uint16_t inst, uint16_t cntlid, uint8_t transport)
+{
+	struct it_event e = ev_base(IT_EV_NVME_CTRL, 1, 0, 0);
+	e.layer = IT_LAYER_NVME;
+	e.nvme.ctrl = inst;
+	e.nvme.cntlid = cntlid;
+	e.nvme.transport = transport;
+	return e;
+}
+
+/* A target event as src/layers/nvmet/nvmet.bpf.c fills it. */
+static struct it_event tgt(uint8_t type, uint64_t ts, uint64_t req, uint16_t cntlid, uint16_t qid,
+			   uint16_t cid, uint8_t opcode)
+{
+	struct it_event e = ev_base(type, ts, req, 0);
+	e.layer = IT_LAYER_NVMET;
+	e.nvmet.cntlid = cntlid;
+	e.nvmet.qid = qid;
+	e.nvmet.cid = cid;
+	e.nvmet.opcode = opcode;
+	e.nvmet.bytes = K4;
+	return e;
+}
+#define TI(ts, req, qid, cid, op) tgt(IT_EV_NVMET_INIT, ts, req, CNTLID, qid, cid, op)
+#define TC(ts, req, qid, cid, op) tgt(IT_EV_NVMET_COMPLETE, ts, req, CNTLID, qid, cid, op)
+
+static struct it_fabric_host host(uint64_t s, uint64_t n, uint16_t qid, uint16_t cid, uint8_t op)
+{
+	return (struct it_fabric_host){ .s = s, .n = n, .qid = qid, .cid = cid, .opcode = op,
+					.ctrl = INST, .bytes = K4 };
+}
+
+static void events(struct it_fabric *f, const struct it_event *e, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		it_fabric_event(f, &e[i]);
+}
+
+static const struct it_fabric_op *op_stats(const struct it_fabric_results *r, bool admin,
+					   uint8_t opcode)
+{
+	for (size_t i = 0; i < r->nops; i++)
+		if (r->ops[i].opcode == opcode && r->ops[i].admin == admin)
+			return &r->ops[i];
+	return NULL;
+}
+
+TEST(fabric_two_queues)
+{
+	struct it_fabric *f = it_fabric_new();
+	/* the same cid on queues 1 and 2 at once: two connections' commands */
+	struct it_event evs[] = {
+		ctrl_ev(INST, CNTLID, IT_NVME_TR_TCP),
+		TI(1100, 0xa1, 1, 0x1003, IT_NVME_READ),
+		TI(1150, 0xa2, 2, 0x1003, IT_NVME_WRITE),
+		TC(1400, 0xa1, 1, 0x1003, IT_NVME_READ),
+		TC(1950, 0xa2, 2, 0x1003, IT_NVME_WRITE),
+	};
+	struct it_fabric_host h1 = host(1000, 1500, 1, 0x1003, IT_NVME_READ);
+	struct it_fabric_host h2 = host(1010, 2000, 2, 0x1003, IT_NVME_WRITE);
+
+	events(f, evs, N(evs));
+	it_fabric_host(f, &h1);
+	it_fabric_host(f, &h2);
+	ASSERT_EQ(it_fabric_settle(f), 0, "settle");
+	ASSERT_EQ(it_fabric_finish(f), 0, "finish");
+	const struct it_fabric_results *r = it_fabric_results(f);
+	ASSERT_EQ(r->controllers, 1, "controllers");
+	ASSERT_EQ(r->host_commands, 2, "host commands");
+	ASSERT_EQ(r->target_commands, 2, "target commands");
+	ASSERT_EQ(r->matched, 2, "matched");
+	ASSERT_EQ(r->unmatched_host + r->unmatched_target, 0, "unmatched");
+	ASSERT_EQ(r->stage_sum_ok, 2, "stages add up");
+	ASSERT_EQ(r->io_sum_ok, 0, "no trails");
+	const struct it_fabric_op *rd = op_stats(r, false, IT_NVME_READ), *wr = op_stats(r, false, IT_NVME_WRITE);
+	if (ASSERT_NOT_NULL(rd, "reads") && ASSERT_NOT_NULL(wr, "writes")) {
+		ASSERT_EQ(rd->count, 1, "one read");
+		ASSERT_EQ(rd->stage[IT_FS_HOST_OUT].sum, 100, "read host.out");
+		ASSERT_EQ(rd->stage[IT_FS_TARGET].sum, 300, "read target");
+		ASSERT_EQ(rd->stage[IT_FS_HOST_IN].sum, 100, "read host.in");
+		ASSERT_EQ(rd->stage[IT_FS_COMMAND].sum, 500, "read command");
+		ASSERT_EQ(rd->stage[IT_FS_HOST_BLOCK].count, 0, "no block stage without a trail");
+		ASSERT_EQ(wr->stage[IT_FS_HOST_OUT].sum, 140, "write host.out");
+		ASSERT_EQ(wr->stage[IT_FS_TARGET].sum, 800, "write target");
+		ASSERT_EQ(wr->stage[IT_FS_HOST_IN].sum, 50, "write host.in");
+	}
+	it_fabric_free(f);
+}
+
+TEST(fabric_cid_reuse_with_generations)
+{
+	/* tag 5 on queue 1, used 18 times one after another: the generation
+	 * (top 4 bits) wraps after 16, so cid 0x0005 and 0x1005 come twice;
+	 * each target command k takes 1000 + k ns and must go to its own */
+	struct it_fabric *f = it_fabric_new();
+	struct it_event c = ctrl_ev(INST, CNTLID, IT_NVME_TR_TCP);
+	uint64_t want_target = 0;
+
+	it_fabric_event(f, &c);
+	for (unsigned k = 0; k < 18; k++) {
+		uint64_t t0 = 10000 * (k + 1);
+		uint16_t cid = (uint16_t)((k % 16) << 12 | 5);
+		struct it_event ti = TI(t0 + 200, 0xa0 + k % 3, 1, cid, IT_NVME_READ);
+		struct it_event tc = TC(t0 + 200 + 1000 + k, 0xa0 + k % 3, 1, cid, IT_NVME_READ);
+		struct it_fabric_host h = host(t0, t0 + 2000 + k, 1, cid, IT_NVME_READ);
+
+		it_fabric_event(f, &ti);
+		it_fabric_event(f, &tc);
+		it_fabric_host(f, &h);
+		if (k % 4 == 3) /* several host commands settle at once, as in a chunk */
+			it_fabric_settle(f);
+		want_target += 1000 + k;
+	}
+	it_fabric_finish(f);
+	const struct it_fabric_results *r = it_fabric_results(f);
+	ASSERT_EQ(r->matched, 18, "matched");
+	ASSERT_EQ(r->unmatched_host + r->unmatched_target, 0, "unmatched");
+	const struct it_fabric_op *rd = op_stats(r, false, IT_NVME_READ);
+	if (ASSERT_NOT_NULL(rd, "reads")) {
+		ASSERT_U64_EQ(rd->stage[IT_FS_TARGET].sum, want_target, "target sum: each its own");
+		ASSERT_EQ(rd->stage[IT_FS_HOST_OUT].max, 200, "host.out");
+		ASSERT_EQ(rd->stage[IT_FS_HOST_IN].max, 800, "host.in");
+	}
+	it_fabric_free(f);
+}
+
+TEST(fabric_unmatched_by_reason)
+{
+	struct it_fabric *f = it_fabric_new();
+	struct it_event evs[] = {
+		ctrl_ev(INST, CNTLID, IT_NVME_TR_TCP),
+		ctrl_ev(0, 1, IT_NVME_TR_PCIE),
+		/* a target command whose host side was not traced (admin keep-alive on
+		 * a controller the --dev filter left out): noticed when the cid's next
+		 * host command is set up after it completed */
+		TI(100, 0xb1, 1, 0x2009, IT_NVME_READ),
+		TC(200, 0xb1, 1, 0x2009, IT_NVME_READ),
+		/* one the host claims with another opcode */
+		TI(5100, 0xb2, 1, 0x200a, IT_NVME_WRITE),
+		TC(5200, 0xb2, 1, 0x200a, IT_NVME_WRITE),
+		/* one left at the end, one never completed */
+		TI(7000, 0xb3, 2, 0x0001, IT_NVME_READ),
+		TC(7100, 0xb3, 2, 0x0001, IT_NVME_READ),
+		TI(8000, 0xb4, 2, 0x0002, IT_NVME_READ),
+		/* an admin command (keep-alive) whose host side fell outside */
+		TI(8100, 0xb5, 0, 0x0010, 0x18),
+		TC(8200, 0xb5, 0, 0x0010, 0x18),
+	};
+	struct it_fabric_host hs[] = {
+		host(1000, 1500, 1, 0x2009, IT_NVME_READ),  /* no target side (its target was earlier) */
+		host(5000, 5300, 1, 0x200a, IT_NVME_READ),  /* opcode mismatch */
+		host(6000, 6500, 3, 0x0001, IT_NVME_READ),  /* no target side at all */
+	};
+	struct it_fabric_host pcie = host(1000, 2000, 1, 0x0001, IT_NVME_READ);
+	struct it_fabric_host later = host(1000, 2000, 1, 0x0001, IT_NVME_READ);
+
+	pcie.ctrl = 0;
+	later.ctrl = 5; /* not in the table: connected after record started */
+	events(f, evs, N(evs));
+	for (size_t i = 0; i < N(hs); i++)
+		it_fabric_host(f, &hs[i]);
+	it_fabric_host(f, &pcie);
+	it_fabric_host(f, &later);
+	it_fabric_finish(f);
+	const struct it_fabric_results *r = it_fabric_results(f);
+	ASSERT_EQ(r->matched, 0, "matched");
+	ASSERT_EQ(r->not_fabric, 1, "PCIe command left out");
+	ASSERT_EQ(r->host_commands, 4, "host commands on fabric controllers");
+	ASSERT_EQ(r->target_commands, 4, "target commands completed");
+	ASSERT_EQ(r->reason[IT_FR_NO_TARGET_SIDE], 2, "no target side");
+	ASSERT_EQ(r->reason[IT_FR_NO_HOST_SIDE], 3, "no host side (one stale, two at the end)");
+	ASSERT_EQ(r->reason[IT_FR_OPCODE_MISMATCH], 2, "opcode mismatch, both sides");
+	ASSERT_EQ(r->reason[IT_FR_NO_CONTROLLER], 1, "no controller");
+	ASSERT_EQ(r->reason[IT_FR_TARGET_INCOMPLETE], 1, "target incomplete");
+	ASSERT_EQ(r->unmatched_host, 4, "unmatched host");
+	ASSERT_EQ(r->unmatched_target, 5, "unmatched target");
+	ASSERT_EQ(r->unmatched_io, 8, "unmatched on I/O queues: all but the admin one");
+	it_fabric_free(f);
+}
+
+TEST(fabric_target_only_is_let_go)
+{
+	/* target commands nobody on the host claims (their initiator is on
+	 * another machine), 20 ms apart over 200 s, then one matched: the old
+	 * ones are counted without a host side along the way, the recent one
+	 * still waits for its host command */
+	struct it_fabric *f = it_fabric_new();
+	struct it_event c = ctrl_ev(INST, CNTLID, IT_NVME_TR_TCP);
+	const unsigned n = 10000;
+	uint64_t t = 0;
+
+	it_fabric_event(f, &c);
+	for (unsigned k = 0; k < n; k++) {
+		struct it_event ti = TI(t + 100, 0xd0 + k, 1 + k % 4, (uint16_t)k, IT_NVME_READ);
+		struct it_event tc = TC(t + 600, 0xd0 + k, 1 + k % 4, (uint16_t)k, IT_NVME_READ);
+
+		it_fabric_event(f, &ti);
+		it_fabric_event(f, &tc);
+		if (k % 64 == 0)
+			ASSERT_EQ(it_fabric_settle(f), 0, "settle");
+		t += 20000000;
+	}
+	struct it_event ti = TI(t + 100, 0xe0, 2, 0x7777, IT_NVME_READ);
+	struct it_event tc = TC(t + 600, 0xe0, 2, 0x7777, IT_NVME_READ);
+	struct it_fabric_host h = host(t, t + 1000, 2, 0x7777, IT_NVME_READ);
+	it_fabric_event(f, &ti);
+	it_fabric_event(f, &tc);
+	it_fabric_host(f, &h);
+	it_fabric_finish(f);
+	const struct it_fabric_results *r = it_fabric_results(f);
+	ASSERT_EQ(r->target_commands, n + 1, "target commands");
+	ASSERT_EQ(r->matched, 1, "the recent one matched");
+	ASSERT_EQ(r->reason[IT_FR_NO_HOST_SIDE], n, "the rest without a host side");
+	ASSERT_EQ(r->unmatched_target, n, "unmatched target");
+	/* 60 s of them (3000), twice that before a prune, and a chunk */
+	ASSERT_LE(r->waiting_max, 2 * 3000 + 64 + 1, "kept at most twice the horizon's");
+	ASSERT_GE(r->waiting_max, 4096, "kept until the first prune");
+	it_fabric_free(f);
+}
+
+TEST(fabric_controller_table_is_no_nvme_io)
+{
+	/* a block trace recorded on a machine with NVMe controllers has their
+	 * table: the block report must not grow an empty NVMe view from it */
+	struct it_event evs[] = {
+		ctrl_ev(0, 1, IT_NVME_TR_PCIE),
+		Q(1000, 0xc1, DEV_A, 80, K4, IT_OP_READ),
+		D(1300, 0x71, 0xc1, DEV_A, 80, K4, IT_OP_READ),
+		C(2400, 0x71, DEV_A, K4),
+	};
+	struct it_analyzer *a = run(evs, N(evs), NULL);
+
+	if (!ASSERT_NOT_NULL(a, "analyzer"))
+		return;
+	ASSERT_TRUE(it_analyzer_nvme(a) == NULL, "no NVMe view");
+	ASSERT_EQ(it_analyzer_results(a)->stats.ios, 1, "the block I/O");
+	it_analyzer_free(a);
+}
+
+/* The whole path: the block layer's analyzer publishes each command with
+ * its trail on the bus, the fabric layer joins it to the target's. */
+TEST(fabric_layer_with_block_trails)
+{
+	struct it_bus bus = { 0 };
+	struct it_layer_opts opts = { .analyzer = IT_ANALYZER_OPTS_DEFAULT };
+	struct it_host_rec hrec;
+	struct it_pass_info info = { .host = &hrec, .opts = &opts, .bus = &bus,
+				     .layers = 1u << IT_LAYER_BLOCK | 1u << IT_LAYER_NVME | 1u << IT_LAYER_NVMET };
+	struct it_event evs[] = {
+		ctrl_ev(INST, CNTLID, IT_NVME_TR_TCP),
+		/* read: Q 1000, S 1200, D 1300, target 1500..1900, N 2300, C 2400 */
+		Q(1000, 0xc1, DEV_T, 80, K4, IT_OP_READ),
+		{ .nvme = { .ts_ns = 1200, .rq = 0x71, .dev = DEV_T, .bytes = K4, .cid = 0x3001, .qid = 1,
+			    .type = IT_EV_NVME_SUBMIT, .opcode = IT_NVME_READ, .layer = IT_LAYER_NVME,
+			    .ctrl = INST, .nsid = 1 } },
+		D(1300, 0x71, 0xc1, DEV_T, 80, K4, IT_OP_READ),
+		TI(1500, 0xa1, 1, 0x3001, IT_NVME_READ),
+		TC(1900, 0xa1, 1, 0x3001, IT_NVME_READ),
+		{ .nvme = { .ts_ns = 2300, .rq = 0x71, .dev = DEV_T, .bytes = K4, .cid = 0x3001, .qid = 1,
+			    .type = IT_EV_NVME_COMPLETE, .opcode = IT_NVME_READ, .layer = IT_LAYER_NVME,
+			    .ctrl = INST, .nsid = 1 } },
+		C(2400, 0x71, DEV_T, K4),
+		/* an admin command without a request trail: published at N */
+		TI(3100, 0xa2, 0, 0x0010, 0x18),
+		TC(3200, 0xa2, 0, 0x0010, 0x18),
+		{ .nvme = { .ts_ns = 3000, .rq = 0x72, .cid = 0x0010, .qid = 0, .type = IT_EV_NVME_SUBMIT,
+			    .opcode = 0x18, .layer = IT_LAYER_NVME, .ctrl = INST } },
+		{ .nvme = { .ts_ns = 3300, .rq = 0x72, .cid = 0x0010, .qid = 0, .type = IT_EV_NVME_COMPLETE,
+			    .opcode = 0x18, .layer = IT_LAYER_NVME, .ctrl = INST } },
+	};
+	struct it_span span = { 0 };
+
+	memset(&hrec, 0, sizeof(hrec));
+	void *blk = it_layer_block.new(&info);
+	void *fab = it_layer_fabric.new(&info);
+	if (!ASSERT_NOT_NULL(blk, "block layer") || !ASSERT_NOT_NULL(fab, "fabric layer"))
+		return;
+	/* two chunks, as the pass hands them: block first, then fabric */
+	for (size_t at = 0, n; at < N(evs); at += n) {
+		n = at ? N(evs) - at : 5;
+		ASSERT_EQ(it_layer_block.feed(blk, IT_CHUNK_EVENTS, &evs[at], n * sizeof(evs[0]), (uint32_t)n), 0, "block feed");
+		ASSERT_EQ(it_layer_fabric.feed(fab, IT_CHUNK_EVENTS, &evs[at], n * sizeof(evs[0]), (uint32_t)n), 0, "fabric feed");
+	}
+	ASSERT_EQ(it_layer_block.finish(blk, &span), 0, "block finish");
+	ASSERT_EQ(it_layer_fabric.finish(fab, &span), 0, "fabric finish");
+	const struct it_fabric_results *r = it_layer_fabric_results(fab);
+	ASSERT_EQ(r->matched, 2, "matched");
+	ASSERT_EQ(r->unmatched_host + r->unmatched_target, 0, "unmatched");
+	ASSERT_EQ(r->stage_sum_ok, 2, "stages add up");
+	ASSERT_EQ(r->io_sum_ok, 1, "with the block stages too");
+	const struct it_fabric_op *rd = op_stats(r, false, IT_NVME_READ);
+	if (ASSERT_NOT_NULL(rd, "reads")) {
+		ASSERT_EQ(rd->with_trail, 1, "read with its trail");
+		ASSERT_EQ(rd->stage[IT_FS_HOST_BLOCK].sum, 200, "host.block = S - Q");
+		ASSERT_EQ(rd->stage[IT_FS_HOST_OUT].sum, 300, "host.out");
+		ASSERT_EQ(rd->stage[IT_FS_TARGET].sum, 400, "target");
+		ASSERT_EQ(rd->stage[IT_FS_HOST_IN].sum, 400, "host.in");
+		ASSERT_EQ(rd->stage[IT_FS_HOST_DONE].sum, 100, "host.done = C - N");
+		ASSERT_EQ(rd->stage[IT_FS_IO].sum, 1400, "io = C - Q");
+	}
+	const struct it_fabric_op *ka = op_stats(r, true, 0x18);
+	if (ASSERT_NOT_NULL(ka, "admin keep-alive")) {
+		ASSERT_EQ(ka->with_trail, 0, "no trail");
+		ASSERT_EQ(ka->stage[IT_FS_TARGET].sum, 100, "its target stage");
+	}
+	it_layer_fabric.free(fab);
+	it_layer_block.free(blk);
+}
