@@ -154,12 +154,16 @@ static int parse_layers(struct record_opts *o, const char *arg)
 	o->layers_given = true;
 	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
 		const struct it_layer_ops *l = it_layer_by_name(t);
-		char why[96];
+		char why[128];
 		size_t i = 0;
 
 		if (!l || !own_layer(l)) {
-			snprintf(why, sizeof(why), l ? "layer '%s' cannot be recorded yet" :
-				 "unknown layer '%s'", t);
+			if (l && l->part_of)
+				snprintf(why, sizeof(why), "layer '%s' is recorded with the %s layer "
+					 "(where it can be)", t, l->part_of);
+			else
+				snprintf(why, sizeof(why), l ? "layer '%s' cannot be recorded yet" :
+					 "unknown layer '%s'", t);
 			rc = it_fail(-1, "parse --layers", why, todo);
 			break;
 		}

@@ -115,6 +115,8 @@ expect_one_line "missing path" "$IOTRAIL" record --layers syscall --path "$TMP/n
 expect_one_line "gone pid" "$IOTRAIL" record --layers syscall -p "$GONE" -o "$TMP/x.trail" -d 1
 expect_one_line "gone tid" "$IOTRAIL" record --layers syscall --tid "$GONE" -o "$TMP/x.trail" -d 1
 expect_one_line "unknown layer" "$IOTRAIL" record --layers block,dns -o "$TMP/x.trail" -d 1
+expect_one_line "layer recorded with another" "$IOTRAIL" record --layers nvmet -o "$TMP/x.trail" -d 1
+expect_one_line "layer probed only" "$IOTRAIL" record --layers nvme-tcp -o "$TMP/x.trail" -d 1
 expect_one_line "bad hook" "$IOTRAIL" record --syscall-hook kprobe -o "$TMP/x.trail" -d 1
 expect_one_line "no syscall layer" "$IOTRAIL" record --layers block --calls fsync -o "$TMP/x.trail" -d 1
 "$IOTRAIL" record --layers block -d 0.2 -o "$TMP/blockonly.trail" > /dev/null 2>&1
