@@ -7,6 +7,7 @@ int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 
 /* Shared by report and diff (report.c): open a trace and build the
  * analysis layers it has (it_analysis_new), then run the one pass over
