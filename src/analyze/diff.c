@@ -36,7 +36,7 @@ static const char *fabric_role(unsigned s)
 	case IT_FS_IO:
 		return "total";
 	case IT_FS_COMMAND:
-		return "host.out+target+host.in";
+		return "out+target+in";
 	default:
 		return NULL;
 	}
@@ -297,11 +297,18 @@ static const char *where_name(enum it_diff_where w)
 	return w == IT_DIFF_BOTH ? "both" : w == IT_DIFF_BASE_ONLY ? "base" : "loaded";
 }
 
+static const char *noun(const struct it_diff_group *g, uint64_t n)
+{
+	if (g->fabric)
+		return n == 1 ? "command" : "commands";
+	return n == 1 ? "I/O" : "I/Os";
+}
+
+/* The bottleneck first, then one table per group (100 columns). */
 void it_diff_text(const struct it_diff *d, FILE *f)
 {
 	char a[16], b[16], c[16], e[16];
 
-	fprintf(f, "iotrail diff: base %s, loaded %s\n", d->base_path, d->loaded_path);
 	if (d->bn_group >= 0) {
 		const struct it_diff_group *g = &d->groups[d->bn_group];
 		const struct it_diff_stage *s = &g->stage[d->bn_stage];
@@ -310,6 +317,7 @@ void it_diff_text(const struct it_diff *d, FILE *f)
 	} else {
 		fprintf(f, "bottleneck: none (no stage has data in both traces)\n");
 	}
+	fprintf(f, "base %s, loaded %s\n", d->base_path, d->loaded_path);
 	fprintf(f, "LAD: loaded / base latency; Q2I, I2D, Q2D and D2C (they add up to Q2C) compete for "
 		"the\nbottleneck, the other stages are listed for information\n");
 	for (size_t i = 0; i < d->ngroups; i++) {
@@ -319,12 +327,11 @@ void it_diff_text(const struct it_diff *d, FILE *f)
 		if (g->where != IT_DIFF_BOTH) {
 			uint64_t n = g->count[g->where == IT_DIFF_LOADED_ONLY];
 			fprintf(f, "%s: only in the %s trace (%llu %s)\n", g->label, where_name(g->where),
-				(unsigned long long)n, g->fabric ? (n == 1 ? "command" : "commands") :
-				n == 1 ? "I/O" : "I/Os");
+				(unsigned long long)n, noun(g, n));
 			continue;
 		}
 		fprintf(f, "%s: %llu %s at base, %llu loaded\n", g->label,
-			(unsigned long long)g->count[0], g->fabric ? "commands" : "I/Os",
+			(unsigned long long)g->count[0], noun(g, g->count[0]),
 			(unsigned long long)g->count[1]);
 		fprintf(f, "  %-11s %8s %8s %8s %8s %8s %8s %7s %7s\n", "stage", "base n", "p50",
 			"avg", "loaded n", "p50", "avg", "LAD p50", "LAD avg");

@@ -53,7 +53,7 @@ struct it_diff_stat {
 struct it_diff_stage {
 	const char *name;
 	bool competes;           /* in the partition that competes for the bottleneck */
-	const char *role;        /* "total", "part of D2C", ...: NULL when it competes */
+	const char *role;        /* "total", "part of D2C", ...: NULL when it is in the partition */
 	struct it_diff_stat base, loaded;
 	double lad_p50, lad_avg; /* loaded / base; < 0: null (base 0 or a side without data) */
 };

@@ -83,7 +83,7 @@ run() {
 	jq -e . "$js" > /dev/null || { fail diff_d2c_bottleneck "diff --json is not JSON"; return; }
 
 	local line bn in_all d2c_l d2c_b lad n_l
-	line=$(sed -n 2p "$txt")
+	line=$(head -1 "$txt")
 	bn=$(jq -r '.bottleneck.stage // "none"' "$js")
 	in_all=$(jq -r '[.groups[].in] | unique | join(",")' "$js")
 	local sel='.groups[] | select(.key.op == "read" and .in == "both") | .stages[] | select(.name == "D2C")'

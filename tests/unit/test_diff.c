@@ -103,10 +103,25 @@ TEST(diff_lad_and_bottleneck)
 	}
 	ASSERT_EQ(d->ngroups, 3, "groups");
 
-	/* the JSON names the bottleneck and nulls */
+	/* the text: the bottleneck on the first line, 100 columns */
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
+	if (ASSERT_NOT_NULL(f, "memstream")) {
+		it_diff_text(d, f);
+		fclose(f);
+		ASSERT_TRUE(!strncmp(buf, "bottleneck: D2C of read 7:0: LAD 3.7", 36), "first line");
+		ASSERT_TRUE(strstr(buf, "write 259:1: only in the loaded trace (10 I/Os)") != NULL,
+			    "loaded-only group in the text");
+		for (char *p = buf, *nl; (nl = strchr(p, '\n')); p = nl + 1)
+			ASSERT_LE(nl - p, 100, "line width");
+		free(buf);
+	}
+
+	/* the JSON names the bottleneck and nulls */
+	buf = NULL;
+	len = 0;
+	f = open_memstream(&buf, &len);
 	if (ASSERT_NOT_NULL(f, "memstream")) {
 		it_diff_json(d, f, false);
 		fclose(f);
