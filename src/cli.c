@@ -4,6 +4,7 @@
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "analyze/json_writer.h"
 
@@ -63,4 +64,20 @@ int it_failf(int code, const char *fmt, ...)
 int it_fail(int code, const char *what, const char *why, const char *todo)
 {
 	return it_failf(code, "failed to %s: %s%s%s", what, why, todo ? "; " : "", todo ? todo : "");
+}
+
+void it_cli_json_from_args(int argc, char **argv)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--json") || !strcmp(argv[i], "-j"))
+			it_cli_set_json(true);
+}
+
+int it_fail_option(const char *verb, const char *needs_value, char **argv)
+{
+	if (optopt)
+		return it_failf(2, "option '-%c' %s; see 'iotrail %s --help'", optopt,
+				strchr(needs_value, optopt) ? "needs a value" : "is unknown", verb);
+	return it_failf(2, "option '%s' is unknown or needs a value; see 'iotrail %s --help'",
+			argv[optind - 1], verb);
 }

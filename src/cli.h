@@ -14,6 +14,14 @@ int it_bad_option(const char *verb, int c, char **argv);
 void it_cli_set_verb(const char *verb);
 void it_cli_set_json(bool json);
 
+/* Sets JSON errors (it_cli_set_json) when --json or -j is among the
+ * arguments before "--": call before getopt, so a usage error is JSON too. */
+void it_cli_json_from_args(int argc, char **argv);
+/* The it_failf line for getopt_long's '?' (with opterr = 0, no ':' in
+ * optstring): needs_value lists the short options that take a value.
+ * Returns 2. */
+int it_fail_option(const char *verb, const char *needs_value, char **argv);
+
 /* The one error line of every command, on stderr:
  *   iotrail VERB: failed to WHAT: WHY; TODO
  * (TODO may be NULL). Under --json, stdout also gets

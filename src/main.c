@@ -25,6 +25,7 @@ static const struct command commands[] = {
 	{ "report", cmd_report, "analyse a trace file: latency by stage, queue depth, sizes" },
 	{ "probe",  cmd_probe,  "tell which layers this kernel can trace, and with which hooks" },
 	{ "export", cmd_export, "write a trace file in another format (export --help lists them)" },
+	{ "diff",   cmd_diff,   "compare two trace files: each stage's slowdown under load, the bottleneck" },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 

@@ -46,6 +46,42 @@ static void usage(FILE *f)
 	      f);
 }
 
+int it_trace_analysis_open(const char *path, const struct it_layer_opts *o, struct it_reader **rd,
+			   struct it_analysis **an, struct it_pass_info *info)
+{
+	uint16_t types[16];
+	size_t ntypes = it_analysis_chunk_types(types, 16);
+	char err[256];
+
+	*an = NULL;
+	*rd = it_reader_open_records(path, types, ntypes, err, sizeof(err));
+	if (!*rd)
+		return it_failf(1, "failed to read %s: %s; give a trace file written by "
+			    "'iotrail record -o FILE'", path, err);
+	*info = (struct it_pass_info){ .path = path, .host = it_reader_host(*rd), .opts = o,
+				       .layers = it_pass_layers(*rd) };
+	info->devs = it_reader_devices(*rd, &info->ndevs);
+	if (!(*an = it_analysis_new(info))) {
+		it_reader_close(*rd);
+		*rd = NULL;
+		return it_failf(1, "failed to start the analyzer: out of memory; free some memory");
+	}
+	return 0;
+}
+
+int it_trace_analysis_run(struct it_analysis *an, struct it_reader *rd, const char *path)
+{
+	char err[256];
+	int rc = it_analysis_run(an, rd, err, sizeof(err));
+
+	if (rc == -1)
+		return it_failf(1, "failed to read %s: %s; check the disk and the file", path, err);
+	if (rc)
+		return it_failf(1, "failed to analyse %s: out of memory; try a machine with more "
+			    "memory or a shorter trace", path);
+	return 0;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -65,9 +101,7 @@ int cmd_report(int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;
-	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++) /* errors in JSON too */
-		if (!strcmp(argv[i], "--json") || !strcmp(argv[i], "-j"))
-			it_cli_set_json(true);
+	it_cli_json_from_args(argc, argv); /* errors in JSON too */
 	while ((c = getopt_long(argc, argv, "jpg:zelh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
@@ -93,11 +127,7 @@ int cmd_report(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		default:
-			if (optopt)
-				return it_failf(2, "option '-%c' %s; see 'iotrail report --help'", optopt,
-					    strchr("g", optopt) ? "needs a value" : "is unknown");
-			return it_failf(2, "option '%s' is unknown or needs a value; see 'iotrail report --help'",
-				    argv[optind - 1]);
+			return it_fail_option("report", "g", argv);
 		}
 	}
 	if (optind + 1 != argc)
@@ -105,20 +135,12 @@ int cmd_report(int argc, char **argv)
 			    optind == argc ? "no trace file given" : "more than one trace file given");
 	const char *path = argv[optind];
 
-	uint16_t types[16];
-	size_t ntypes = it_analysis_chunk_types(types, 16);
-	struct it_reader *rd = it_reader_open_records(path, types, ntypes, err, sizeof(err));
-	if (!rd)
-		return it_failf(1, "failed to read %s: %s; give a trace file written by "
-			    "'iotrail record -o FILE'", path, err);
-	struct it_pass_info info = { .path = path, .host = it_reader_host(rd), .opts = &o,
-				     .layers = it_pass_layers(rd) };
-	info.devs = it_reader_devices(rd, &info.ndevs);
-	struct it_analysis *an = it_analysis_new(&info);
-	if (!an) {
-		it_reader_close(rd);
-		return it_failf(1, "failed to start the analyzer: out of memory; free some memory");
-	}
+	struct it_reader *rd;
+	struct it_analysis *an;
+	struct it_pass_info info;
+	int rc = it_trace_analysis_open(path, &o, &rd, &an, &info);
+	if (rc)
+		return rc;
 	/* --events, --log: a layer that lists its events */
 	const struct it_analysis_layer *lister;
 	if ((o.events || o.log) && !it_analysis_lists(an, &lister)) {
@@ -131,12 +153,7 @@ int cmd_report(int argc, char **argv)
 			    "with --layers %s", lister->event_list, path, lister->name, lister->name);
 	}
 	struct it_reader_status st;
-	int rc = it_analysis_run(an, rd, err, sizeof(err));
-	if (rc == -1)
-		rc = it_failf(1, "failed to read %s: %s; check the disk and the file", path, err);
-	else if (rc)
-		rc = it_failf(1, "failed to analyse %s: out of memory; try a machine with more "
-			  "memory or a shorter trace", path);
+	rc = it_trace_analysis_run(an, rd, path);
 	it_reader_status(rd, &st);
 	struct it_report_ctx ctx = { .path = path, .host = info.host, .devs = info.devs,
 				     .ndevs = info.ndevs, .status = &st, .opts = &o };
