@@ -260,8 +260,9 @@ static void module_missing(const char *module, struct it_hook_status *st)
 	snprintf(st->fix, sizeof(st->fix), "modprobe %s", module);
 }
 
-void it_hook_probe_tracepoint(const char *category, const char *name, const char *module,
-			      struct it_hook_status *st)
+/* A tracepoint: tp_btf > raw_tp > tracepoint (module NULL for vmlinux). */
+static void probe_tracepoint(const char *category, const char *name, const char *module,
+			     struct it_hook_status *st)
 {
 	char why_btf[160] = "", why_raw[160] = "";
 
@@ -414,7 +415,8 @@ static int probe_fentry_func(const char *func, const char *module, char *why, si
 	return err;
 }
 
-void it_hook_probe_function(const char *func, const char *module, struct it_hook_status *st)
+/* A kernel function: fentry > kprobe (module NULL for vmlinux). */
+static void probe_function(const char *func, const char *module, struct it_hook_status *st)
 {
 	char why_fentry[160] = "", why_kprobe[160] = "";
 	int listed;
@@ -447,24 +449,22 @@ void it_hook_probe_function(const char *func, const char *module, struct it_hook
 
 /* ---- the hook engine ---- */
 
-bool it_hook_status_has(const struct it_hook_status *st, enum it_hook_kind kind)
-{
-	switch (kind) {
-	case IT_HOOK_TP_BTF: return st->tp_btf;
-	case IT_HOOK_RAW_TP: return st->raw_tp;
-	case IT_HOOK_TRACEPOINT: return st->tracepoint;
-	case IT_HOOK_FENTRY: return st->fentry;
-	case IT_HOOK_KPROBE: return st->kprobe;
-	default: return false;
-	}
-}
-
 void it_hook_probe(const struct it_hook_def *h, struct it_hook_status *st)
 {
 	if (h->category)
-		it_hook_probe_tracepoint(h->category, h->name, h->module, st);
+		probe_tracepoint(h->category, h->name, h->module, st);
 	else
-		it_hook_probe_function(h->name, h->module, st);
+		probe_function(h->name, h->module, st);
+}
+
+/* Whether the layer has a program for h (a row without any is probed by
+ * `iotrail probe` only). */
+static bool has_program(const struct it_hook_def *h)
+{
+	for (int k = IT_HOOK_TP_BTF; k < IT_HOOK_KINDS; k++)
+		if (h->prog[k])
+			return true;
+	return false;
 }
 
 /* One kind for one hook, checked for real; 0 or -errno with why. */
@@ -637,11 +637,7 @@ static void describe(const struct it_hook_load *l, const enum it_hook_kind *kind
 			common = k;
 	off = snprintf(desc, len, "%s=%s", l->layer, it_hook_kind_name(common));
 	for (size_t i = 0; i < l->nhooks && off < len; i++) {
-		bool has_prog = false;
-
-		for (int k = IT_HOOK_TP_BTF; k < IT_HOOK_KINDS; k++)
-			has_prog |= l->hooks[i].prog[k] != NULL;
-		if (has_prog && !unwanted[i] && kinds[i] != (enum it_hook_kind)common &&
+		if (has_program(&l->hooks[i]) && !unwanted[i] && kinds[i] != (enum it_hook_kind)common &&
 		    (kinds[i] == IT_HOOK_NONE || l->hooks[i].prog[common]))
 			off += snprintf(desc + off, len - off, ",%s=%s", l->hooks[i].name,
 					it_hook_kind_name(kinds[i]));
@@ -657,10 +653,8 @@ void *it_hooks_load(const struct it_hook_load *l, enum it_hook_kind *kinds, char
 
 	*why = 0;
 	for (size_t i = 0; i < l->nhooks; i++) {
-		bool has_prog = false;
+		bool has_prog = has_program(&l->hooks[i]);
 
-		for (int k = IT_HOOK_TP_BTF; k < IT_HOOK_KINDS; k++)
-			has_prog |= l->hooks[i].prog[k] != NULL;
 		kinds[i] = has_prog ? next_kind(&l->hooks[i], IT_HOOK_NONE, l->force, w, sizeof(w))
 				    : IT_HOOK_NONE;
 		if (kinds[i] == IT_HOOK_NONE && has_prog && !l->hooks[i].optional) {

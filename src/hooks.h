@@ -35,13 +35,6 @@ struct it_hook_status {
 	char fix[96];
 };
 
-/* A tracepoint ("block", "block_rq_issue"; module is NULL for vmlinux, or
- * the module that defines it, e.g. "nvme_core"). */
-void it_hook_probe_tracepoint(const char *category, const char *name, const char *module,
-			      struct it_hook_status *st);
-/* A kernel function (module NULL for vmlinux). */
-void it_hook_probe_function(const char *func, const char *module, struct it_hook_status *st);
-
 /* Single checks, each 0 or -errno (reason in why when given). */
 int it_probe_tp_btf(const char *tp, const char *module, char *why, size_t len);
 int it_probe_raw_tp(const char *tp, char *why, size_t len);
@@ -75,8 +68,6 @@ struct it_hook_def {
 
 /* Probes one row: a tracepoint's or a function's kinds. */
 void it_hook_probe(const struct it_hook_def *h, struct it_hook_status *st);
-/* Whether kind is usable for h according to st. */
-bool it_hook_status_has(const struct it_hook_status *st, enum it_hook_kind kind);
 
 /* A layer's BPF skeleton, seen through five calls (IT_SKEL_OPS). */
 struct it_skel_ops {

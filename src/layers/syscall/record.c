@@ -39,7 +39,6 @@ static struct {
 	struct it_syscall_opts o;
 	bool filters_given;
 	struct it_syscall_layer *l;
-	struct it_session *s;
 	uint64_t calls, side, dropped;
 } sys;
 
@@ -174,7 +173,6 @@ static int start(struct it_session *s, char *hooks, size_t hlen, char *why, size
 {
 	int err;
 
-	sys.s = s;
 	sys.o.verbose = s->verbose;
 	sys.l = it_syscall_open(&sys.o, sink, s, why, wlen);
 	if (!sys.l)

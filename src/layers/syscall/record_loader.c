@@ -320,7 +320,6 @@ const struct it_hook_def it_syscall_hooks[] = {
 	[H_EXIT_TASK] = { "sched_process_exit", "sched", NULL, true,
 			  { [IT_HOOK_RAW_TP] = "sys_exit_task" } },
 };
-const size_t it_syscall_nhooks = sizeof(it_syscall_hooks) / sizeof(it_syscall_hooks[0]);
 _Static_assert(sizeof(it_syscall_hooks) / sizeof(it_syscall_hooks[0]) == IT_SYSCALL_NHOOKS, "IT_SYSCALL_NHOOKS");
 
 const char *it_syscall_hooks_desc(const struct it_syscall_layer *l)
@@ -547,11 +546,11 @@ static int load(struct it_syscall_layer *l, const struct it_syscall_opts *o, cha
 {
 	struct load_ctx c = { l, o, err, errlen };
 	struct it_hook_load hl = {
-		.layer = "syscall", .hooks = it_syscall_hooks, .nhooks = it_syscall_nhooks,
+		.layer = "syscall", .hooks = it_syscall_hooks, .nhooks = IT_SYSCALL_NHOOKS,
 		.skel = &syscall_skel_ops, .configure = configure_attempt, .ctx = &c,
 		.force = o->hook, .verbose = o->verbose,
 	};
-	enum it_hook_kind kinds[it_syscall_nhooks];
+	enum it_hook_kind kinds[IT_SYSCALL_NHOOKS];
 	char why[256];
 	int e;
 

@@ -24,7 +24,6 @@ struct ring_buffer;
  * the traced ones; io_uring; fork tracking), for the hook engine and
  * `iotrail probe`. */
 extern const struct it_hook_def it_syscall_hooks[];
-extern const size_t it_syscall_nhooks;
 #define IT_SYSCALL_NHOOKS 6
 
 #define IT_SYS_MAX_IDS 64
