@@ -449,6 +449,19 @@ static void probe_function(const char *func, const char *module, struct it_hook_
 
 /* ---- the hook engine ---- */
 
+static bool ends_with(const char *s, const char *tail)
+{
+	size_t n = s ? strlen(s) : 0, m = strlen(tail);
+
+	return n >= m && !strcmp(s + n - m, tail);
+}
+
+bool it_hook_at_return(const struct it_hook_def *h)
+{
+	return ends_with(h->prog[IT_HOOK_FENTRY], "_fexit") ||
+	       ends_with(h->prog[IT_HOOK_KPROBE], "_kretprobe");
+}
+
 void it_hook_probe(const struct it_hook_def *h, struct it_hook_status *st)
 {
 	if (h->category)

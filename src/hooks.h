@@ -66,6 +66,10 @@ struct it_hook_def {
 	const char *prog[IT_HOOK_KINDS];
 };
 
+/* A row for a function's return, not its entry: its programs are named
+ * NAME_fexit and NAME_kretprobe (the convention that tells them apart). */
+bool it_hook_at_return(const struct it_hook_def *h);
+
 /* Probes one row: a tracepoint's or a function's kinds. */
 void it_hook_probe(const struct it_hook_def *h, struct it_hook_status *st);
 

@@ -113,7 +113,11 @@ static void print_text(const struct it_hook_status *const *st, const struct verd
 		for (size_t j = 0; j < l->nhooks; j++) {
 			const struct it_hook_status *s = &st[i][j];
 
-			printf("  %-26s %-10s", l->hooks[j].name, s->best ? it_hook_kind_name(s->best) : "-");
+			char name[64];
+
+			snprintf(name, sizeof(name), "%s%s", l->hooks[j].name,
+				 it_hook_at_return(&l->hooks[j]) ? " (return)" : "");
+			printf("  %-26s %-10s", name, s->best ? it_hook_kind_name(s->best) : "-");
 			if (s->best == IT_HOOK_NONE)
 				printf(" %s%s%s", s->why, s->fix[0] ? "; fix: " : "", s->fix);
 			else if (s->why[0])
@@ -132,6 +136,7 @@ static void json_hook(struct it_json *j, const struct it_hook_def *h, const stru
 		it_json_kv_string(j, "category", h->category);
 	it_json_kv_string(j, "module", h->module ? h->module : "");
 	it_json_kv_bool(j, "optional", h->optional);
+	it_json_kv_bool(j, "at_return", it_hook_at_return(h));
 	it_json_kv_string(j, "hook", it_hook_kind_name(s->best));
 	if (h->category) {
 		it_json_kv_bool(j, "tp_btf", s->tp_btf);

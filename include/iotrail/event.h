@@ -20,8 +20,8 @@ enum it_layer {
 	IT_LAYER_BLOCK = 1,
 	IT_LAYER_NVME = 2,
 	IT_LAYER_SYSCALL = 3,
-	IT_LAYER_NVME_TCP = 4,   /* NVMe/TCP initiator (not recorded yet) */
-	IT_LAYER_NVMET_TCP = 5,  /* NVMe/TCP target's transport (not recorded yet) */
+	IT_LAYER_NVME_TCP = 4,   /* NVMe/TCP initiator: PDU sends, data arrival */
+	IT_LAYER_NVMET_TCP = 5,  /* NVMe/TCP target's transport: data arrival, PDU sends */
 	IT_LAYER_NVMET = 6,      /* NVMe target core: commands of every fabric transport */
 };
 
@@ -59,6 +59,12 @@ enum it_event_type {
 	/* NVMe target layer (layer IT_LAYER_NVMET), fields in struct it_nvmet_event */
 	IT_EV_NVMET_INIT = 26,    /* nvmet:nvmet_req_init: the target parsed a command */
 	IT_EV_NVMET_COMPLETE = 27, /* nvmet:nvmet_req_complete: the target completed it */
+	IT_EV_NVMET_EXECUTE = 28, /* the backend (bdev, file) started the command */
+	/* NVMe/TCP transport layers, fields in struct it_tcp_event */
+	IT_EV_TCP_SEND = 29,      /* initiator: one nvme_tcp_try_send call sent request PDUs */
+	IT_EV_TCP_READY = 30,     /* initiator: data arrived on a queue's socket */
+	IT_EV_TCPT_READY = 31,    /* target: data arrived on a queue's socket */
+	IT_EV_TCPT_SEND = 32,     /* target: a command's PDU (C2H data, R2T, response) starts out */
 	IT_EV_TYPE_MAX
 };
 
@@ -198,7 +204,8 @@ struct it_nvmet_event {
 	__u64 req;                /* it_event.id: struct nvmet_req *, pairs INIT and COMPLETE */
 	union {                   /* it_event.sector */
 		__u64 cdw10_11;   /* INIT: CDW10 | CDW11 << 32 */
-		__u64 result;     /* COMPLETE: the completion's result */
+		__u64 result;     /* COMPLETE: the completion's result;
+				   * EXECUTE: the backend (enum it_nvmet_backend) */
 	};
 	__u64 cdw12_13;           /* it_event.aux: CDW12 | CDW13 << 32 (both) */
 	__u32 dev;                /* the namespace's backing disk; 0: none (file, admin) */
@@ -215,6 +222,57 @@ struct it_nvmet_event {
 	__u8  cpu_lo;
 	__u16 cntlid;             /* it_event.reserved: controller id (0: connect, no controller yet) */
 };
+
+/*
+ * An NVMe/TCP transport event (layers IT_LAYER_NVME_TCP, initiator, and
+ * IT_LAYER_NVMET_TCP, target; src/layers/nvme_tcp/). One connection is one
+ * queue on each side, named (ctrl, qid) there: the initiator's controller
+ * instance (nvmeN; its cntlid is in the controllers' table) and the
+ * target's cntlid, and the same qid on both.
+ *   TCP_SEND:  ts = the first byte of the request handed to TCP in this
+ *              nvme_tcp_try_send call, end = the call's return; pdu = the
+ *              request's send state then (enum it_tcp_host_state), the
+ *              state at the return in IT_TCP_STATE_AFTER; IT_TCP_SENT_ALL
+ *              when the request left the queue's send slot (all sent);
+ *              bytes = the request's data length; status = the call's
+ *              error (negative errno).
+ *   TCP_READY, TCPT_READY: ts = data landed on the socket (sk_data_ready).
+ *   TCPT_SEND: ts = the target starts a PDU of command cmd (its first
+ *              byte); pdu = enum it_tcp_target_state.
+ */
+enum it_tcp_host_state {      /* the kernel's enum nvme_tcp_send_state */
+	IT_TCP_CMD_PDU = 0, IT_TCP_H2C_PDU = 1, IT_TCP_DATA = 2, IT_TCP_DDGST = 3,
+};
+enum it_tcp_target_state {    /* the kernel's enum nvmet_tcp_send_state */
+	IT_TCPT_DATA_PDU = 0, IT_TCPT_DATA = 1, IT_TCPT_R2T = 2, IT_TCPT_DDGST = 3,
+	IT_TCPT_RESPONSE = 4,
+};
+#define IT_TCP_SENT_ALL (1u << 0)
+#define IT_TCP_STATE_AFTER(s) (((__u32)(s) & 0xff) << 8)
+#define IT_TCP_STATE_AFTER_OF(flags) (((flags) >> 8) & 0xff)
+
+struct it_tcp_event {
+	__u64 ts_ns;
+	__u64 cmd;                /* it_event.id: initiator: struct request *; target:
+				   * struct nvmet_req * (as the nvmet layer's); 0 for READY */
+	__u64 end_ns;             /* it_event.sector: TCP_SEND: the call's return */
+	__u64 queue;              /* it_event.aux: struct nvme_tcp_queue * / nvmet_tcp_queue * */
+	__u32 dev;                /* 0 */
+	__u32 bytes;
+	__u32 pid;
+	__u32 tid;
+	__u32 flags;              /* IT_TCP_* */
+	__s16 status;             /* it_event.error */
+	__u16 cid;                /* it_event.tag: command id as on the wire */
+	__u16 qid;                /* it_event.hwq */
+	__u8  type;
+	__u8  pdu;                /* it_event.op: send state (see above) */
+	__u8  layer;
+	__u8  cpu_lo;
+	__u16 ctrl;               /* it_event.reserved: initiator: instance; target: cntlid */
+};
+
+enum it_nvmet_backend { IT_NVMET_BDEV = 1, IT_NVMET_FILE = 2 };
 
 /* 64 bytes, naturally aligned, no implicit padding. */
 struct it_event {
@@ -245,6 +303,7 @@ struct it_event {
 		};
 		struct it_nvme_event nvme; /* layer IT_LAYER_NVME: the same bytes, NVMe names */
 		struct it_nvmet_event nvmet; /* layer IT_LAYER_NVMET: the same bytes, target names */
+		struct it_tcp_event tcp;     /* layers IT_LAYER_NVME_TCP, IT_LAYER_NVMET_TCP */
 	};
 };
 

@@ -30,15 +30,20 @@ static const char *block_role(unsigned s)
 	}
 }
 
-static const char *fabric_role(unsigned s)
+/* Without the transport, host.block, host.out, target, host.in and
+ * host.done partition io; with it, host.out, target and host.in give way
+ * to their parts. */
+static const char *fabric_role(unsigned s, bool split)
 {
 	switch (s) {
 	case IT_FS_IO:
 		return "total";
 	case IT_FS_COMMAND:
 		return "out+target+in";
+	case IT_FS_HOST_OUT: case IT_FS_TARGET: case IT_FS_HOST_IN:
+		return split ? "split below" : NULL;
 	default:
-		return NULL;
+		return it_fabric_stages[s].parent == s || split ? NULL : "not traced";
 	}
 }
 
@@ -140,7 +145,10 @@ static size_t side_groups(const struct it_diff_side *s, struct side_group **out)
 		add_key(sg, "op", it_nvme_opcode_name(o->opcode, o->admin, buf, sizeof(buf)), false);
 		sg->count = o->count;
 		for (unsigned st = 0; st < IT_FS_MAX; st++)
-			add_stage(sg, it_fabric_stages[st].name, fabric_role(st), &o->stage[st]);
+			add_stage(sg, it_fabric_stages[st].name,
+				  /* a keep-alive's latency is the target's timer, not load */
+				  o->admin ? "admin" : fabric_role(st, o->stage[IT_FS_HOST_QUEUE].count > 0),
+				  &o->stage[st]);
 	}
 	*out = v;
 	return n;
@@ -226,10 +234,17 @@ struct it_diff *it_diff_new(const struct it_diff_side *base, const struct it_dif
 	for (size_t k = 0; k < nl; k++)
 		if (!used[k])
 			fill(&d->groups[d->ngroups++], NULL, &l[k]);
-	/* the bottleneck: the block partition's stage with the highest LAD at avg */
+	/* the bottleneck: the stage with the highest LAD at avg among those that
+	 * partition a group's total; on a fabric trace the fabric view's (the
+	 * initiator's whole path, the target's device in it), else the block
+	 * groups' */
+	bool fabric = false;
+	for (size_t i = 0; i < d->ngroups; i++)
+		fabric |= d->groups[i].where == IT_DIFF_BOTH && d->groups[i].fabric;
+	d->bn_fabric = fabric;
 	for (size_t i = 0; i < d->ngroups; i++) {
 		const struct it_diff_group *g = &d->groups[i];
-		if (g->where != IT_DIFF_BOTH || g->fabric)
+		if (g->where != IT_DIFF_BOTH || g->fabric != fabric)
 			continue;
 		for (size_t s = 0; s < g->nstages; s++) {
 			const struct it_diff_stage *st = &g->stage[s];
@@ -318,8 +333,12 @@ void it_diff_text(const struct it_diff *d, FILE *f)
 		fprintf(f, "bottleneck: none (no stage has data in both traces)\n");
 	}
 	fprintf(f, "base %s, loaded %s\n", d->base_path, d->loaded_path);
-	fprintf(f, "LAD: loaded / base latency; Q2I, I2D, Q2D and D2C (they add up to Q2C) compete for "
-		"the\nbottleneck, the other stages are listed for information\n");
+	if (d->bn_fabric)
+		fprintf(f, "LAD: loaded / base latency; the fabric stages that add up to io compete for the "
+			"bottleneck,\nthe others and the block groups' are listed for information\n");
+	else
+		fprintf(f, "LAD: loaded / base latency; Q2I, I2D, Q2D and D2C (they add up to Q2C) compete "
+			"for the\nbottleneck, the other stages are listed for information\n");
 	for (size_t i = 0; i < d->ngroups; i++) {
 		const struct it_diff_group *g = &d->groups[i];
 

@@ -15,10 +15,13 @@
  * compete for the bottleneck: for block groups Q2I, I2D, Q2D, D2C (they
  * add up to Q2C); Q2C is the total, S2D and the NVMe stages inside D2C
  * (D2N, D2H, H2N, N2C) are a finer partition; they are listed for
- * information only. The fabric view's stages (host.block, host.out,
- * target, host.in, host.done partition io) are listed with their LAD and
- * compete within their own table, not for the overall bottleneck (they
- * split D2C of the same I/Os again).
+ * information only. The fabric view's stages partition its io: host.block,
+ * host.out, target, host.in, host.done; where the NVMe/TCP transport was
+ * traced, host.out, target and host.in give way to their parts (host.queue
+ * .. target.recv, target.queue and target.dev, target.sendq .. host.complete).
+ * When both traces have a fabric view, the bottleneck is chosen among its
+ * stages (an initiator's whole path, with the target's device in it); the
+ * block groups' are listed for information.
  */
 #ifndef IOTRAIL_ANALYZE_DIFF_H
 #define IOTRAIL_ANALYZE_DIFF_H
@@ -44,7 +47,7 @@ struct it_diff_side {
 };
 
 #define IT_DIFF_KEYS 6
-#define IT_DIFF_STAGES 16
+#define IT_DIFF_STAGES 24 /* the most stages a group has: the fabric view's */
 
 struct it_diff_stat {
 	uint64_t count, p50_ns, avg_ns;
@@ -78,6 +81,7 @@ struct it_diff {
 	struct it_diff_group *groups; /* base's order, then the loaded-only ones */
 	size_t ngroups;
 	long bn_group, bn_stage;      /* the bottleneck; -1: none (no stage has a LAD) */
+	bool bn_fabric;               /* it was chosen among the fabric view's stages */
 };
 
 /* LAD of one value: loaded / base, or -1 (null) when base is 0 or a side

@@ -4,7 +4,10 @@
 # analysis (commit 6b0cbf9) wrote (nvme-tcp-loop's: the build that added
 # the fabric view; the trace is 200 fio reads and writes over NVMe/TCP
 # loopback in the test VM, tests/vm/nvme-tcp-loop, recorded with the block,
-# nvme and nvmet layers): a change to the analysis side that is meant to
+# nvme and nvmet layers; nvme-tcp-r2t's: the build that added the NVMe/TCP
+# transport layers, 100 fio 128K sequential writes over the same loopback,
+# with the nvme-tcp and nvmet-tcp layers, tests/vm/test_nvme_tcp_transport.sh):
+# a change to the analysis side that is meant to
 # keep the output proves it here.
 #
 #   tests/integration/test_golden.sh                  compare (PASS/FAIL lines)
@@ -23,7 +26,7 @@ cd "$(dirname "$0")/../.."
 . tests/integration/lib.sh
 
 GOLDEN=tests/data/golden
-TRACES="syscall-mixed syscall-chunks syscall-chunks-cut syscall-only v1-events nvme-tcp-loop"
+TRACES="syscall-mixed syscall-chunks syscall-chunks-cut syscall-only v1-events nvme-tcp-loop nvme-tcp-r2t"
 # name|arguments (the trace path goes last)
 CASES="report|report
 json|report --json

@@ -325,3 +325,176 @@ TEST(fabric_layer_with_block_trails)
 	it_layer_fabric.free(fab);
 	it_layer_block.free(blk);
 }
+
+/* ---- the transport split (nvme-tcp, nvmet-tcp layers) ---- */
+
+#define HQ 0xffff888000100000ull /* the host's struct nvme_tcp_queue * */
+#define TQ 0xffff888000200000ull /* the target's struct nvmet_tcp_queue * */
+
+static struct it_event tcp_ev(uint8_t layer, uint8_t type, uint64_t ts, uint16_t ctrl, uint16_t qid,
+			      uint16_t cid, uint8_t pdu)
+{
+	struct it_event e = ev_base(type, ts, 0, 0);
+	e.layer = layer;
+	e.tcp.ctrl = ctrl;
+	e.tcp.qid = qid;
+	e.tcp.cid = cid;
+	e.tcp.pdu = pdu;
+	e.tcp.queue = layer == IT_LAYER_NVME_TCP ? HQ : TQ;
+	return e;
+}
+
+/* one nvme_tcp_try_send call: first byte at ts, returned at end */
+static struct it_event hsend(uint64_t ts, uint64_t end, uint16_t cid, uint8_t pdu, uint8_t after,
+			     bool all)
+{
+	struct it_event e = tcp_ev(IT_LAYER_NVME_TCP, IT_EV_TCP_SEND, ts, INST, 1, cid, pdu);
+	e.tcp.end_ns = end;
+	e.tcp.flags = IT_TCP_STATE_AFTER(after) | (all ? IT_TCP_SENT_ALL : 0);
+	return e;
+}
+#define HREADY(ts) tcp_ev(IT_LAYER_NVME_TCP, IT_EV_TCP_READY, ts, INST, 1, 0, 0)
+#define TREADY(ts) tcp_ev(IT_LAYER_NVMET_TCP, IT_EV_TCPT_READY, ts, CNTLID, 1, 0, 0)
+#define TSEND(ts, cid, pdu) tcp_ev(IT_LAYER_NVMET_TCP, IT_EV_TCPT_SEND, ts, CNTLID, 1, cid, pdu)
+#define TX(ts, req, cid, op) tgt(IT_EV_NVMET_EXECUTE, ts, req, CNTLID, 1, cid, op)
+
+static uint64_t stage_sum(const struct it_fabric_op *o, int s)
+{
+	return o->stage[s].sum;
+}
+
+TEST(fabric_transport_read)
+{
+	/* a 4K read, every point 100 ns or so apart, with an arrival on
+	 * each side for an earlier command (it must not be taken) */
+	struct it_fabric *f = it_fabric_new();
+	struct it_event evs[] = {
+		ctrl_ev(INST, CNTLID, IT_NVME_TR_TCP),
+		TREADY(900),                     /* an older command's data */
+		HREADY(950),
+		hsend(1100, 1300, 0x2001, IT_TCP_CMD_PDU, IT_TCP_CMD_PDU, true),
+		TREADY(1500),                    /* net.out 200 */
+		TI(1800, 0xa1, 1, 0x2001, IT_NVME_READ),
+		TX(1850, 0xa1, 0x2001, IT_NVME_READ),
+		TC(3850, 0xa1, 1, 0x2001, IT_NVME_READ), /* target.dev 2000 */
+		TSEND(4000, 0x2001, IT_TCPT_DATA_PDU),
+		TSEND(4300, 0x2001, IT_TCPT_RESPONSE),
+		HREADY(4700),                    /* net.back 400 */
+	};
+	struct it_fabric_host h = host(1000, 5000, 1, 0x2001, IT_NVME_READ);
+
+	events(f, evs, N(evs));
+	it_fabric_host(f, &h);
+	it_fabric_settle(f);
+	it_fabric_finish(f);
+	const struct it_fabric_results *r = it_fabric_results(f);
+	ASSERT_EQ(r->transport, true, "transport seen");
+	ASSERT_EQ(r->matched, 1, "matched");
+	ASSERT_EQ(r->detailed, 1, "split");
+	ASSERT_EQ(r->detail_sum_ok, 1, "parts add up");
+	const struct it_fabric_op *o = op_stats(r, false, IT_NVME_READ);
+	if (!ASSERT_NOT_NULL(o, "reads"))
+		goto out;
+	ASSERT_U64_EQ(stage_sum(o, IT_FS_HOST_QUEUE), 100, "host.queue: S -> first byte");
+	ASSERT_U64_EQ(stage_sum(o, IT_FS_HOST_SEND), 200, "host.send");
+	ASSERT_U64_EQ(stage_sum(o, IT_FS_NET_OUT), 200, "net.out");
+	ASSERT_U64_EQ(stage_sum(o, IT_FS_TARGET_RECV), 300, "target.recv");
+	ASSERT_U64_EQ(stage_sum(o, IT_FS_TARGET_QUEUE), 50, "target.queue");
+	ASSERT_U64_EQ(stage_sum(o, IT_FS_TARGET_DEV), 2000, "target.dev");
+	ASSERT_U64_EQ(stage_sum(o, IT_FS_TARGET_SENDQ), 150, "target.sendq");
+	ASSERT_U64_EQ(stage_sum(o, IT_FS_TARGET_SEND), 300, "target.send: data before the response");
+	ASSERT_U64_EQ(stage_sum(o, IT_FS_NET_BACK), 400, "net.back");
+	ASSERT_U64_EQ(stage_sum(o, IT_FS_HOST_COMPLETE), 300, "host.complete");
+	ASSERT_U64_EQ(stage_sum(o, IT_FS_HOST_OUT), 800, "host.out unchanged");
+out:
+	it_fabric_free(f);
+}
+
+TEST(fabric_transport_write_r2t_and_loopback)
+{
+	/* a 128K write: the capsule goes out alone (the request leaves the
+	 * send slot), the target sends an R2T before the backend starts, the
+	 * host's H2C data follows; loopback: the target's arrival comes
+	 * inside the host's send call (before it returned), so net.out is 0
+	 * and the parts still add up */
+	struct it_fabric *f = it_fabric_new();
+	struct it_event evs[] = {
+		ctrl_ev(INST, CNTLID, IT_NVME_TR_TCP),
+		TREADY(1150),                    /* before the send call returned at 1200 */
+		hsend(1100, 1200, 0x3002, IT_TCP_CMD_PDU, IT_TCP_CMD_PDU, true),
+		TI(1300, 0xb1, 1, 0x3002, IT_NVME_WRITE),
+		TSEND(1400, 0x3002, IT_TCPT_R2T),
+		HREADY(1500),                    /* the R2T */
+		hsend(1600, 2600, 0x3002, IT_TCP_H2C_PDU, IT_TCP_DATA, true),
+		TREADY(1700),
+		TX(2700, 0xb1, 0x3002, IT_NVME_WRITE),
+		TC(5700, 0xb1, 1, 0x3002, IT_NVME_WRITE),
+		TSEND(5800, 0x3002, IT_TCPT_RESPONSE),
+		HREADY(5900),
+	};
+	struct it_fabric_host h = host(1000, 6000, 1, 0x3002, IT_NVME_WRITE);
+
+	events(f, evs, N(evs));
+	it_fabric_host(f, &h);
+	it_fabric_settle(f);
+	it_fabric_finish(f);
+	const struct it_fabric_results *r = it_fabric_results(f);
+	ASSERT_EQ(r->detailed, 1, "split");
+	ASSERT_EQ(r->detail_sum_ok, 1, "parts add up");
+	const struct it_fabric_op *o = op_stats(r, false, IT_NVME_WRITE);
+	if (!ASSERT_NOT_NULL(o, "writes"))
+		goto out;
+	ASSERT_U64_EQ(stage_sum(o, IT_FS_HOST_SEND), 100, "host.send: the capsule only");
+	ASSERT_U64_EQ(stage_sum(o, IT_FS_NET_OUT), 0, "net.out: delivered inside the call");
+	ASSERT_U64_EQ(stage_sum(o, IT_FS_TARGET_RECV), 100, "target.recv: returned -> parsed");
+	ASSERT_U64_EQ(stage_sum(o, IT_FS_TARGET_QUEUE), 1400, "target.queue: R2T round trip, data");
+	ASSERT_U64_EQ(stage_sum(o, IT_FS_TARGET_DEV), 3000, "target.dev");
+	ASSERT_U64_EQ(stage_sum(o, IT_FS_TARGET_SENDQ), 100, "target.sendq: not the R2T");
+	ASSERT_U64_EQ(stage_sum(o, IT_FS_TARGET_SEND), 0, "target.send: the response alone");
+	ASSERT_U64_EQ(stage_sum(o, IT_FS_NET_BACK), 100, "net.back");
+	ASSERT_U64_EQ(stage_sum(o, IT_FS_HOST_COMPLETE), 100, "host.complete");
+out:
+	it_fabric_free(f);
+}
+
+TEST(fabric_transport_gaps_counted)
+{
+	/* two reads: the first has no arrival on the host after the target's
+	 * response (a lost event), the second no backend start (file backend
+	 * not hooked); both are matched, neither is split, each counted */
+	struct it_fabric *f = it_fabric_new();
+	struct it_event evs[] = {
+		ctrl_ev(INST, CNTLID, IT_NVME_TR_TCP),
+		hsend(1100, 1200, 0x0001, IT_TCP_CMD_PDU, IT_TCP_CMD_PDU, true),
+		TREADY(1300),
+		TI(1400, 0xa1, 1, 0x0001, IT_NVME_READ),
+		TX(1500, 0xa1, 0x0001, IT_NVME_READ),
+		TC(1600, 0xa1, 1, 0x0001, IT_NVME_READ),
+		TSEND(1700, 0x0001, IT_TCPT_RESPONSE),
+		hsend(2100, 2200, 0x0002, IT_TCP_CMD_PDU, IT_TCP_CMD_PDU, true),
+		TREADY(2300),
+		TI(2400, 0xa2, 1, 0x0002, IT_NVME_READ),
+		TC(2600, 0xa2, 1, 0x0002, IT_NVME_READ),
+		TSEND(2700, 0x0002, IT_TCPT_RESPONSE),
+		HREADY(2800),
+	};
+	struct it_fabric_host h1 = host(1000, 1900, 1, 0x0001, IT_NVME_READ);
+	struct it_fabric_host h2 = host(2000, 2900, 1, 0x0002, IT_NVME_READ);
+
+	events(f, evs, N(evs));
+	it_fabric_host(f, &h1);
+	it_fabric_host(f, &h2);
+	it_fabric_settle(f);
+	it_fabric_finish(f);
+	const struct it_fabric_results *r = it_fabric_results(f);
+	ASSERT_EQ(r->matched, 2, "matched");
+	ASSERT_EQ(r->detailed, 0, "none split");
+	ASSERT_EQ(r->gap[IT_FG_HOST_ARRIVAL], 1, "no host arrival");
+	ASSERT_EQ(r->gap[IT_FG_BACKEND], 1, "no backend start");
+	const struct it_fabric_op *o = op_stats(r, false, IT_NVME_READ);
+	if (ASSERT_NOT_NULL(o, "reads")) {
+		ASSERT_EQ(o->stage[IT_FS_HOST_QUEUE].count, 0, "no parts");
+		ASSERT_EQ(o->stage[IT_FS_TARGET].count, 2, "the top stages stay");
+	}
+	it_fabric_free(f);
+}

@@ -18,7 +18,12 @@ skip_all() { # why name...
 	for n in "$@"; do skip "$n" "$why"; done
 }
 
-trap 'rm -rf "$TMP"' EXIT
+# VM_KEEP=1 keeps the guest's outputs for a look (the path goes to stderr)
+if [ -n "${VM_KEEP:-}" ]; then
+	trap 'echo "kept $TMP" >&2' EXIT
+else
+	trap 'rm -rf "$TMP"' EXIT
+fi
 
 # Prints why VMs cannot run here, or nothing when they can.
 vm_blocker() {

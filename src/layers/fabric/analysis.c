@@ -71,7 +71,8 @@ static int fabric_feed(void *self, uint16_t type, const void *payload, size_t le
 	(void)type;
 	(void)len;
 	for (uint32_t i = 0; i < count; i++)
-		if (evs[i].layer == IT_LAYER_NVMET || evs[i].type == IT_EV_NVME_CTRL)
+		if (evs[i].layer == IT_LAYER_NVMET || evs[i].type == IT_EV_NVME_CTRL ||
+		    evs[i].layer == IT_LAYER_NVME_TCP || evs[i].layer == IT_LAYER_NVMET_TCP)
 			it_fabric_event(x->f, &evs[i]);
 	/* the host commands of this chunk came from the block layer before
 	 * it: their target side is in this chunk or an earlier one */
@@ -107,8 +108,8 @@ static void fabric_text(void *self, FILE *out, const struct it_report_ctx *ctx)
 
 	(void)ctx;
 	fprintf(out, "\nFabric (NVMe/TCP): host commands matched to target commands by (cntlid, qid, cid)\n");
-	fprintf(out, "  %llu host commands on fabric controllers, %llu target commands: %llu matched, "
-		"%llu host and %llu target commands unmatched (%llu on I/O queues)\n",
+	fprintf(out, "  %llu host commands on fabric controllers, %llu target commands: %llu matched,\n"
+		"  %llu host and %llu target commands unmatched (%llu on I/O queues)\n",
 		(unsigned long long)r->host_commands, (unsigned long long)r->target_commands,
 		(unsigned long long)r->matched, (unsigned long long)r->unmatched_host,
 		(unsigned long long)r->unmatched_target, (unsigned long long)r->unmatched_io);
@@ -121,10 +122,26 @@ static void fabric_text(void *self, FILE *out, const struct it_report_ctx *ctx)
 	if (r->matched)
 		fprintf(out, "  stages add up to the command on %llu of %llu matched I/Os\n",
 			(unsigned long long)r->stage_sum_ok, (unsigned long long)r->matched);
+	if (r->transport) {
+		uint64_t gaps = 0;
+		for (int k = 0; k < IT_FG_MAX; k++)
+			gaps += r->gap[k];
+		fprintf(out, "  split to the network (nvme-tcp, nvmet-tcp layers): %llu I/O commands, "
+			"adding up on %llu; %llu not\n",
+			(unsigned long long)r->detailed, (unsigned long long)r->detail_sum_ok,
+			(unsigned long long)gaps);
+		for (int k = 0; k < IT_FG_MAX; k++)
+			if (r->gap[k])
+				fprintf(out, "    not split, %s: %llu\n", it_fabric_gap_names[k],
+					(unsigned long long)r->gap[k]);
+	} else if (r->matched) {
+		fprintf(out, "  no NVMe/TCP transport events (nvme-tcp, nvmet-tcp): host.out, target, "
+			"host.in not split\n");
+	}
 	for (size_t i = 0; i < r->nops; i++) {
 		const struct it_fabric_op *o = &r->ops[i];
 		fprintf(out, "\n  %s: %llu matched (%llu with their request's block trail)\n"
-			"    %-11s %9s %11s %11s %11s %7s\n",
+			"    %-15s %9s %11s %11s %11s %7s\n",
 			op_name(o, buf, sizeof(buf)), (unsigned long long)o->count,
 			(unsigned long long)o->with_trail, "stage", "count", "avg us", "p50 us", "p99 us",
 			"share");
@@ -133,7 +150,9 @@ static void fabric_text(void *self, FILE *out, const struct it_report_ctx *ctx)
 			if (!h->count)
 				continue;
 			double sh = share(o, s);
-			fprintf(out, "    %-11s %9llu %11.1f %11.1f %11.1f ", it_fabric_stages[s].name,
+			bool part = it_fabric_stages[s].parent != s;
+			fprintf(out, "    %s%-*s %9llu %11.1f %11.1f %11.1f ", part ? "  " : "",
+				part ? 13 : 15, it_fabric_stages[s].name,
 				(unsigned long long)h->count, it_hist_avg(h) / 1e3,
 				it_hist_percentile(h, 50) / 1e3, it_hist_percentile(h, 99) / 1e3);
 			if (sh < 0)
@@ -168,6 +187,14 @@ static void fabric_json(void *self, struct it_json *j, const struct it_report_ct
 	it_json_kv_uint(j, "stage_sum_ok", r->stage_sum_ok);
 	it_json_kv_uint(j, "io_sum_ok", r->io_sum_ok);
 	it_json_kv_uint(j, "target_waiting_max", r->waiting_max);
+	it_json_kv_bool(j, "transport", r->transport);
+	it_json_kv_uint(j, "detailed", r->detailed);
+	it_json_kv_uint(j, "detail_sum_ok", r->detail_sum_ok);
+	it_json_name(j, "not_detailed");
+	it_json_object_start(j);
+	for (int k = 0; k < IT_FG_MAX; k++)
+		it_json_kv_uint(j, it_fabric_gap_names[k], r->gap[k]);
+	it_json_object_end(j);
 	it_json_name(j, "by_opcode");
 	it_json_object_start(j);
 	for (size_t i = 0; i < r->nops; i++) {
@@ -188,6 +215,8 @@ static void fabric_json(void *self, struct it_json *j, const struct it_report_ct
 			it_json_object_start(j);
 			it_json_kv_string(j, "name", it_fabric_stages[s].name);
 			it_json_kv_string(j, "share_of", it_fabric_stages[it_fabric_stages[s].share_of].name);
+			if (it_fabric_stages[s].parent != s)
+				it_json_kv_string(j, "part_of", it_fabric_stages[it_fabric_stages[s].parent].name);
 			it_json_kv_uint(j, "count", h->count);
 			it_json_kv_uint(j, "sum_ns", h->sum);
 			if (share(o, s) < 0) {

@@ -20,22 +20,56 @@
 
 #include "analyze/hashmap.h"
 #include "layers/fabric/fabric.h"
+#include "layers/fabric/transport.h"
 
+#define TOP(i, n, f, t, sh, w) [i] = { n, f, t, sh, i, w }
+#define PART(i, n, f, t, p, w) [i] = { n, f, t, IT_FS_COMMAND, p, w }
 const struct it_fabric_stage_def it_fabric_stages[IT_FS_MAX] = {
-	[IT_FS_HOST_BLOCK] = { "host.block", IT_FP_START, IT_FP_S, IT_FS_IO,
-			       "request queued -> command set up (initiator's block layer and driver)" },
-	[IT_FS_HOST_OUT] = { "host.out", IT_FP_S, IT_FP_TI, IT_FS_COMMAND,
-			     "command set up -> target parsed it (initiator send, network, target receive)" },
-	[IT_FS_TARGET] = { "target", IT_FP_TI, IT_FP_TC, IT_FS_COMMAND,
-			   "target parsed -> target completed (execution on the backing device)" },
-	[IT_FS_HOST_IN] = { "host.in", IT_FP_TC, IT_FP_N, IT_FS_COMMAND,
-			    "target completed -> initiator completed the command (response back)" },
-	[IT_FS_HOST_DONE] = { "host.done", IT_FP_N, IT_FP_C, IT_FS_IO,
-			      "command completed -> request completed (initiator's block layer)" },
-	[IT_FS_COMMAND] = { "command", IT_FP_S, IT_FP_N, IT_FS_IO,
-			    "command set up -> completed on the initiator (host.out + target + host.in)" },
-	[IT_FS_IO] = { "io", IT_FP_START, IT_FP_C, IT_FS_IO,
-		       "request queued -> completed on the initiator (host.block + command + host.done)" },
+	TOP(IT_FS_HOST_BLOCK, "host.block", IT_FP_START, IT_FP_S, IT_FS_IO,
+	    "request queued -> command set up (initiator's block layer and driver)"),
+	TOP(IT_FS_HOST_OUT, "host.out", IT_FP_S, IT_FP_TI, IT_FS_COMMAND,
+	    "command set up -> target parsed it (initiator send, network, target receive)"),
+	PART(IT_FS_HOST_QUEUE, "host.queue", IT_FP_S, IT_FP_HS0, IT_FS_HOST_OUT,
+	     "command set up -> its first byte to TCP (nvme-tcp send list, io_work)"),
+	PART(IT_FS_HOST_SEND, "host.send", IT_FP_HS0, IT_FP_HS1, IT_FS_HOST_OUT,
+	     "first -> last byte of the capsule to TCP (in-capsule data too)"),
+	PART(IT_FS_NET_OUT, "net.out", IT_FP_HS1, IT_FP_TR, IT_FS_HOST_OUT,
+	     "capsule sent -> data landed on the target's socket"),
+	PART(IT_FS_TARGET_RECV, "target.recv", IT_FP_TR, IT_FP_TI, IT_FS_HOST_OUT,
+	     "landed -> target parsed the command (nvmet-tcp io_work, PDU receive)"),
+	TOP(IT_FS_TARGET, "target", IT_FP_TI, IT_FP_TC, IT_FS_COMMAND,
+	    "target parsed -> target completed (execution on the backing device)"),
+	PART(IT_FS_TARGET_QUEUE, "target.queue", IT_FP_TI, IT_FP_TX, IT_FS_TARGET,
+	     "parsed -> backend started (a write's data: in-capsule, or R2T and H2C)"),
+	PART(IT_FS_TARGET_DEV, "target.dev", IT_FP_TX, IT_FP_TC, IT_FS_TARGET,
+	     "backend started -> completed (the backing device)"),
+	TOP(IT_FS_HOST_IN, "host.in", IT_FP_TC, IT_FP_N, IT_FS_COMMAND,
+	    "target completed -> initiator completed the command (response back)"),
+	PART(IT_FS_TARGET_SENDQ, "target.sendq", IT_FP_TC, IT_FP_TS0, IT_FS_HOST_IN,
+	     "completed -> its first PDU starts out (response queue, io_work)"),
+	PART(IT_FS_TARGET_SEND, "target.send", IT_FP_TS0, IT_FP_TSR, IT_FS_HOST_IN,
+	     "first PDU -> response PDU starts out (a read's C2H data)"),
+	PART(IT_FS_NET_BACK, "net.back", IT_FP_TSR, IT_FP_HR, IT_FS_HOST_IN,
+	     "response starts out -> data landed on the initiator's socket"),
+	PART(IT_FS_HOST_COMPLETE, "host.complete", IT_FP_HR, IT_FP_N, IT_FS_HOST_IN,
+	     "landed -> initiator completed the command (nvme-tcp io_work, receive)"),
+	TOP(IT_FS_HOST_DONE, "host.done", IT_FP_N, IT_FP_C, IT_FS_IO,
+	    "command completed -> request completed (initiator's block layer)"),
+	TOP(IT_FS_COMMAND, "command", IT_FP_S, IT_FP_N, IT_FS_IO,
+	    "command set up -> completed on the initiator (host.out + target + host.in)"),
+	TOP(IT_FS_IO, "io", IT_FP_START, IT_FP_C, IT_FS_IO,
+	    "request queued -> completed on the initiator (host.block + command + host.done)"),
+};
+#undef TOP
+#undef PART
+
+const char *const it_fabric_gap_names[IT_FG_MAX] = {
+	[IT_FG_HOST_SEND] = "no_host_send",
+	[IT_FG_TARGET_ARRIVAL] = "no_target_arrival",
+	[IT_FG_BACKEND] = "no_backend_start",
+	[IT_FG_TARGET_SEND] = "no_target_send",
+	[IT_FG_HOST_ARRIVAL] = "no_host_arrival",
+	[IT_FG_GONE] = "transport_events_gone",
 };
 
 const char *const it_fabric_reason_names[IT_FR_MAX] = {
@@ -54,7 +88,7 @@ const char *const it_fabric_reason_names[IT_FR_MAX] = {
 
 struct tcmd {
 	uint64_t req;
-	uint64_t ti, tc;
+	uint64_t ti, tx, tc;      /* tx: backend started, 0 unseen */
 	uint32_t next;            /* in its FIFO, or the free list */
 	uint16_t cntlid, qid, cid;
 	uint8_t opcode;
@@ -75,6 +109,7 @@ struct it_fabric {
 	uint32_t nt, tcap, tfree;
 	struct it_map open;       /* struct nvmet_req * -> slot */
 	struct it_map fifo;       /* KEY -> first slot of its FIFO */
+	struct it_fabric_tcp *tcp; /* the transport events */
 	struct it_fabric_host *pending;
 	size_t npending, pcap;
 	struct it_fabric_op *op[2 * 256]; /* admin * 256 + opcode */
@@ -90,7 +125,7 @@ struct it_fabric *it_fabric_new(void)
 		return NULL;
 	f->tfree = NONE;
 	f->prune_at = PRUNE_MIN;
-	if (it_map_init(&f->open, 8) || it_map_init(&f->fifo, 8)) {
+	if (it_map_init(&f->open, 8) || it_map_init(&f->fifo, 8) || !(f->tcp = it_fabric_tcp_new())) {
 		it_fabric_free(f);
 		return NULL;
 	}
@@ -116,6 +151,7 @@ void it_fabric_free(struct it_fabric *f)
 	free(f->pending);
 	it_map_free(&f->open);
 	it_map_free(&f->fifo);
+	it_fabric_tcp_free(f->tcp);
 	free(f);
 }
 
@@ -171,6 +207,14 @@ static void target_init(struct it_fabric *f, const struct it_event *e)
 				 .qid = e->nvmet.qid };
 	if (it_map_put(&f->open, e->nvmet.req, i))
 		f->err = -1;
+}
+
+static void target_execute(struct it_fabric *f, const struct it_event *e)
+{
+	uint32_t i = it_map_get(&f->open, e->nvmet.req);
+
+	if (i != NONE && !f->t[i].tx)
+		f->t[i].tx = e->ts_ns;
 }
 
 static void target_complete(struct it_fabric *f, const struct it_event *e)
@@ -238,6 +282,12 @@ int it_fabric_event(struct it_fabric *f, const struct it_event *e)
 			target_init(f, e);
 		else if (e->type == IT_EV_NVMET_COMPLETE)
 			target_complete(f, e);
+		else if (e->type == IT_EV_NVMET_EXECUTE)
+			target_execute(f, e);
+	} else if (e->layer == IT_LAYER_NVME_TCP || e->layer == IT_LAYER_NVMET_TCP) {
+		if (it_fabric_tcp_event(f->tcp, e))
+			f->err = -1;
+		f->r.transport = true;
 	} else if (e->layer == IT_LAYER_NVME && e->type == IT_EV_NVME_CTRL) {
 		controller(f, e);
 	}
@@ -282,10 +332,46 @@ static struct it_fabric_op *op_of(struct it_fabric *f, bool admin, uint8_t opcod
 	return f->op[admin * 256 + opcode] = o;
 }
 
+/* The transport points of a matched I/O command (p[HS0 .. HR], TX is the
+ * target command's), or the first one missing. */
+static int transport_points(struct it_fabric *f, const struct it_fabric_host *h,
+			    const struct tcmd *t, uint64_t *p)
+{
+	enum it_tcp_found hs, ts, tr = IT_TCP_NONE, hr = IT_TCP_NONE;
+
+	/* both sides' sends are used up whatever else is missing */
+	hs = it_fabric_tcp_host_sent(f->tcp, h->ctrl, h->qid, h->cid, h->s, h->n, &p[IT_FP_HS0],
+				     &p[IT_FP_HS1]);
+	ts = it_fabric_tcp_target_sent(f->tcp, t->cntlid, t->qid, t->cid, t->ti, t->tc, h->n,
+				       &p[IT_FP_TS0], &p[IT_FP_TSR]);
+	if (hs == IT_TCP_FOUND)
+		tr = it_fabric_tcp_arrival(f->tcp, IT_TCP_TARGET, t->cntlid, t->qid, p[IT_FP_HS0],
+					   t->ti, &p[IT_FP_TR]);
+	if (ts == IT_TCP_FOUND)
+		hr = it_fabric_tcp_arrival(f->tcp, IT_TCP_HOST, h->ctrl, h->qid, p[IT_FP_TSR], h->n,
+					   &p[IT_FP_HR]);
+	if (hs == IT_TCP_GONE || ts == IT_TCP_GONE || tr == IT_TCP_GONE || hr == IT_TCP_GONE)
+		return IT_FG_GONE;
+	if (hs != IT_TCP_FOUND)
+		return IT_FG_HOST_SEND;
+	if (tr != IT_TCP_FOUND)
+		return IT_FG_TARGET_ARRIVAL;
+	if (!t->tx)
+		return IT_FG_BACKEND;
+	if (ts != IT_TCP_FOUND)
+		return IT_FG_TARGET_SEND;
+	if (hr != IT_TCP_FOUND)
+		return IT_FG_HOST_ARRIVAL;
+	p[IT_FP_TX] = t->tx;
+	return -1;
+}
+
 static void match(struct it_fabric *f, const struct it_fabric_host *h, const struct tcmd *t)
 {
-	const uint64_t p[IT_FP_MAX] = { h->start, h->s, t->ti, t->tc, h->n, h->c };
+	uint64_t p[IT_FP_MAX] = { [IT_FP_START] = h->start, [IT_FP_S] = h->s, [IT_FP_TI] = t->ti,
+				  [IT_FP_TC] = t->tc, [IT_FP_N] = h->n, [IT_FP_C] = h->c };
 	struct it_fabric_op *o = op_of(f, h->qid == 0, h->opcode);
+	bool detail = false;
 
 	f->r.matched++;
 	/* the window guarantees S <= TI <= TC <= N: the parts add up */
@@ -294,6 +380,36 @@ static void match(struct it_fabric *f, const struct it_fabric_host *h, const str
 		f->r.stage_sum_ok++;
 	if (h->start && h->c && h->start <= h->s && h->n <= h->c)
 		f->r.io_sum_ok++;
+	if (f->r.transport && h->qid) {
+		int gap = transport_points(f, h, t, p);
+
+		if (gap >= 0) {
+			f->r.gap[gap]++;
+			for (int k = IT_FP_HS0; k <= IT_FP_HR; k++)
+				if (k != IT_FP_TI && k != IT_FP_TC)
+					p[k] = 0;
+		} else {
+			uint64_t sum[3] = { 0 };
+			/* one clock, causal order: each point at or after the one
+			 * before. Only an arrival can come before the send call that
+			 * caused it returned (loopback delivers inside the call):
+			 * then the network took no time of its own. */
+			for (int k = IT_FP_S + 1; k <= IT_FP_N; k++)
+				if (p[k] < p[k - 1])
+					p[k] = p[k - 1];
+			for (int s = 0; s < IT_FS_MAX; s++) {
+				const struct it_fabric_stage_def *d = &it_fabric_stages[s];
+				if (d->parent != s)
+					sum[d->parent == IT_FS_HOST_OUT ? 0 : d->parent == IT_FS_TARGET ? 1 : 2] +=
+						p[d->to] - p[d->from];
+			}
+			detail = true;
+			f->r.detailed++;
+			f->r.detail_sum_ok += sum[0] == p[IT_FP_TI] - h->s &&
+					      sum[1] == p[IT_FP_TC] - p[IT_FP_TI] &&
+					      sum[2] == h->n - p[IT_FP_TC];
+		}
+	}
 	if (!o)
 		return;
 	o->count++;
@@ -301,6 +417,8 @@ static void match(struct it_fabric *f, const struct it_fabric_host *h, const str
 	o->with_trail += h->c != 0;
 	for (int s = 0; s < IT_FS_MAX; s++) {
 		const struct it_fabric_stage_def *d = &it_fabric_stages[s];
+		if (d->parent != s && !detail)
+			continue;
 		if (!p[d->from] || !p[d->to] || p[d->to] < p[d->from])
 			continue;
 		if (it_hist_add(&o->stage[s], p[d->to] - p[d->from]))

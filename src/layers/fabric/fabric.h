@@ -14,7 +14,9 @@
  *
  * Then each matched I/O splits into stages (a table, it_fabric_stages[]):
  * host.out + target + host.in == command (S -> N) exactly; with its
- * request's block trail, host.block before S and host.done after N.
+ * request's block trail, host.block before S and host.done after N. With
+ * the NVMe/TCP transport layers in the trace (transport.h), each of the
+ * three splits further, down to the network each way.
  * Unmatched commands are counted by reason, never dropped silently.
  *
  * Pure C, fed in stream order: it_fabric_host() for each host command
@@ -34,12 +36,21 @@
 #include "iotrail/event.h"
 #include "analyze/hist.h"
 
-/* Points of a matched I/O. */
+/* Points of a matched I/O, in time order. The transport points (HS0 ..
+ * HR) come from the nvme-tcp and nvmet-tcp layers, TX from the nvmet
+ * layer's backend hooks; 0 where the trace has none. */
 enum it_fabric_point {
 	IT_FP_START = 0, /* the request's first block point (Q, else I, else D); 0: no trail */
 	IT_FP_S,         /* host: command set up (nvme_setup_cmd) */
+	IT_FP_HS0,       /* host: the capsule's first byte handed to TCP */
+	IT_FP_HS1,       /* host: the capsule's last byte handed to TCP (send call returned) */
+	IT_FP_TR,        /* target: data landed on its socket (first arrival after HS0) */
 	IT_FP_TI,        /* target: command parsed (nvmet_req_init) */
+	IT_FP_TX,        /* target: the backend started it (bdev or file execute) */
 	IT_FP_TC,        /* target: command completed (nvmet_req_complete) */
+	IT_FP_TS0,       /* target: its first PDU after completion starts out (C2H data or response) */
+	IT_FP_TSR,       /* target: the response PDU starts out */
+	IT_FP_HR,        /* host: data landed on its socket (first arrival after TSR) */
 	IT_FP_N,         /* host: command completed (nvme_complete_rq) */
 	IT_FP_C,         /* host: request completed (block_rq_complete); 0: no trail */
 	IT_FP_MAX
@@ -49,12 +60,32 @@ struct it_fabric_stage_def {
 	const char *name;
 	uint8_t from, to;        /* enum it_fabric_point */
 	uint8_t share_of;        /* the stage whose sum its share is taken of */
+	uint8_t parent;          /* the stage it is a part of; itself for a top one */
 	const char *what;
 };
 
-enum { IT_FS_HOST_BLOCK, IT_FS_HOST_OUT, IT_FS_TARGET, IT_FS_HOST_IN, IT_FS_HOST_DONE,
-       IT_FS_COMMAND, IT_FS_IO, IT_FS_MAX };
+/* Top stages, each followed by its parts where the transport was traced:
+ * host.out = host.queue + host.send + net.out + target.recv, target =
+ * target.queue + target.dev, host.in = target.sendq + target.send +
+ * net.back + host.complete. */
+enum { IT_FS_HOST_BLOCK,
+       IT_FS_HOST_OUT, IT_FS_HOST_QUEUE, IT_FS_HOST_SEND, IT_FS_NET_OUT, IT_FS_TARGET_RECV,
+       IT_FS_TARGET, IT_FS_TARGET_QUEUE, IT_FS_TARGET_DEV,
+       IT_FS_HOST_IN, IT_FS_TARGET_SENDQ, IT_FS_TARGET_SEND, IT_FS_NET_BACK, IT_FS_HOST_COMPLETE,
+       IT_FS_HOST_DONE, IT_FS_COMMAND, IT_FS_IO, IT_FS_MAX };
 extern const struct it_fabric_stage_def it_fabric_stages[IT_FS_MAX];
+
+/* Why a matched I/O has no transport stages. */
+enum it_fabric_gap {
+	IT_FG_HOST_SEND,      /* no send of its capsule on the host */
+	IT_FG_TARGET_ARRIVAL, /* no data arrival on the target's queue before it was parsed */
+	IT_FG_BACKEND,        /* no backend start (admin command, or backend not hooked) */
+	IT_FG_TARGET_SEND,    /* no data or response PDU from the target */
+	IT_FG_HOST_ARRIVAL,   /* no data arrival on the host's queue after the response */
+	IT_FG_GONE,           /* it lasted longer than the transport events are kept */
+	IT_FG_MAX
+};
+extern const char *const it_fabric_gap_names[IT_FG_MAX];
 
 /* Why a command has no partner. */
 enum it_fabric_reason {
@@ -96,6 +127,10 @@ struct it_fabric_results {
 	uint64_t reason[IT_FR_MAX];
 	uint64_t stage_sum_ok;    /* matched: host.out + target + host.in == command, in order */
 	uint64_t io_sum_ok;       /*   and with a trail: host.block + command + host.done == io */
+	bool transport;           /* the trace has NVMe/TCP transport events */
+	uint64_t detailed;        /* matched I/O commands with every transport point */
+	uint64_t detail_sum_ok;   /*   whose parts add up to host.out, target, host.in */
+	uint64_t gap[IT_FG_MAX];  /* matched I/O commands without them, by first missing point */
 	uint32_t controllers;     /* entries of the controllers' table */
 	uint64_t waiting_max;     /* most completed target commands kept for a host command */
 	struct it_fabric_op *ops; /* I/O opcodes, then admin ones, ascending */

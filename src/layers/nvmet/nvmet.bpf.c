@@ -27,34 +27,13 @@
 
 #include "iotrail/event.h"
 #include "events.bpf.h"
+#include "nvmet.bpf.h"
 
 /* events and drops (events.bpf.h) are the block object's (reuse_fd); the
  * --dev and -p filters do not apply: a target command belongs to a
  * connection, not to a local disk or process */
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
-
-/* drivers/nvme/target/nvmet.h (nvmet BTF) */
-struct nvmet_ctrl___it {
-	__u16 cntlid;
-} __attribute__((preserve_access_index));
-
-struct nvmet_sq___it {
-	struct nvmet_ctrl___it *ctrl;
-	__u16 qid;
-} __attribute__((preserve_access_index));
-
-struct nvmet_ns___it {
-	struct block_device *bdev;
-} __attribute__((preserve_access_index));
-
-struct nvmet_req___it {
-	void *cmd;
-	void *cqe;
-	struct nvmet_sq___it *sq;
-	struct nvmet_ns___it *ns;
-	__u32 transfer_len;
-} __attribute__((preserve_access_index));
 
 /* The command's first 48 bytes (NVMe base spec, "Common Command Format"). */
 struct sqe_head {
@@ -157,3 +136,43 @@ int BPF_PROG(nvmet_req_complete, struct nvmet_req___it *req)
 {
 	return on_complete(req);
 }
+
+/*
+ * The backend starts a command: req->execute of the namespace's backend
+ * (block device or file), functions called through that pointer and so
+ * out of line on every build (fentry, else kprobe; each optional: the
+ * layer works with the tracepoints alone). Between this and
+ * nvmet_req_complete is the backing device's time; before it, on a write,
+ * the data's transfer.
+ */
+static __always_inline int on_execute(struct nvmet_req___it *req, __u32 backend)
+{
+	struct sqe_head c;
+	struct it_event *e;
+
+	if (bpf_probe_read_kernel(&c, sizeof(c), BPF_CORE_READ(req, cmd)))
+		return 0;
+	e = nvmet_ev(IT_EV_NVMET_EXECUTE, req, &c);
+	if (!e)
+		return 0;
+	e->nvmet.result = backend;
+	ev_submit(e);
+	return 0;
+}
+
+#define EXECUTE(fn, backend)                                             \
+	SEC("fentry/" #fn)                                               \
+	int BPF_PROG(fn##_fentry, struct nvmet_req___it *req)            \
+	{                                                                \
+		return on_execute(req, backend);                         \
+	}                                                                \
+	SEC("kprobe/" #fn)                                               \
+	int BPF_KPROBE(fn##_kprobe, struct nvmet_req___it *req)          \
+	{                                                                \
+		return on_execute(req, backend);                         \
+	}
+
+EXECUTE(nvmet_bdev_execute_rw, IT_NVMET_BDEV)
+EXECUTE(nvmet_bdev_execute_flush, IT_NVMET_BDEV)
+EXECUTE(nvmet_file_execute_rw, IT_NVMET_FILE)
+EXECUTE(nvmet_file_execute_flush, IT_NVMET_FILE)

@@ -5,7 +5,8 @@
  * the block layer: its events go into the block layer's ring (one stream:
  * on a loopback setup the initiator's and the target's events of one I/O
  * stay in causal order), so it records whenever the block layer does and
- * the nvmet module is loaded. The initiator's controllers (their cntlid,
+ * the nvmet module is loaded. Where the kernel takes fentry or kprobes, it
+ * also sees the backend start each command (optional hooks). The initiator's controllers (their cntlid,
  * which the target sees) are the NVMe layer's side table.
  */
 #include <stdio.h>
@@ -23,9 +24,16 @@ IT_SKEL_OPS(nvmet);
 
 #define NVMET_HOOK(tp) { #tp, "nvmet", NVMET_MODULE, false, \
 	{ [IT_HOOK_TP_BTF] = #tp "_btf", [IT_HOOK_RAW_TP] = #tp } }
+/* a backend's execute function: out of line (called through req->execute) */
+#define EXECUTE_HOOK(fn) { #fn, NULL, NVMET_MODULE, true, \
+	{ [IT_HOOK_FENTRY] = #fn "_fentry", [IT_HOOK_KPROBE] = #fn "_kprobe" } }
 static const struct it_hook_def nvmet_hooks[] = {
 	NVMET_HOOK(nvmet_req_init),
 	NVMET_HOOK(nvmet_req_complete),
+	EXECUTE_HOOK(nvmet_bdev_execute_rw),
+	EXECUTE_HOOK(nvmet_bdev_execute_flush),
+	EXECUTE_HOOK(nvmet_file_execute_rw),
+	EXECUTE_HOOK(nvmet_file_execute_flush),
 };
 #define NHOOKS (sizeof(nvmet_hooks) / sizeof(nvmet_hooks[0]))
 
@@ -79,8 +87,8 @@ const struct it_layer_ops it_nvmet_layer = {
 	.name = "nvmet",
 	.id = IT_LAYER_NVMET,
 	.records = &it_nvmet_records,
-	.what = "NVMe target commands (any fabric): parsed, completed; every connection, "
-		"not filtered by --dev or -p",
+	.what = "NVMe target commands (any fabric): parsed, backend started, completed; "
+		"every connection, not filtered by --dev or -p",
 	.hooks = nvmet_hooks,
 	.nhooks = NHOOKS,
 	.part_of = "block",

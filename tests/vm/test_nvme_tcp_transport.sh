@@ -1,0 +1,175 @@
+#!/usr/bin/env bash
+# The NVMe/TCP transport layers (nvme-tcp, nvmet-tcp) and the fabric path
+# as stages, over loopback (tests/vm/nvme-tcp-loop: namespace 1 on a
+# null_blk disk without delay, namespace 2 on one with DELAY_NS and one
+# hardware tag), one boot:
+#  - both layers record with the block layer, on fentry (the trace's hooks);
+#  - four workloads on namespace 1, each the PDU path it exercises: 4K
+#    random reads (one C2H data PDU), 8K random writes (in-capsule data),
+#    128K sequential writes (R2T, then H2C data), 1M sequential reads (C2H
+#    data in many sends): every I/O fio made is matched, every one is split
+#    to the network, and its parts add up (per I/O: detail_sum_ok; in the
+#    sums: the parts' sum_ns == host.out + target + host.in);
+#  - cost: events and trace bytes per 4K read across both sides (the goal:
+#    at most 16 and 512);
+#  - ground truth, the device: reads at QD1 on namespace 2 alone: target.dev's
+#    average is DELAY_NS + its average at QD1 on namespace 1, within 10%;
+#  - ground truth, the network: netem delays lo by NETEM_MS: net.out and
+#    net.back each within 10% of it, and no other stage near it;
+#  - interference: the same reads on namespace 2 while a second fio hammers
+#    its null_blk disk directly (one tag): `iotrail diff` names target.dev
+#    the bottleneck.
+cd "$(dirname "$0")/../.." || exit 1
+. tests/vm/lib.sh
+
+DELAY_NS=20000000 # TCG fires a null_blk timer 0.3-1 ms late (more on a loaded host): under 5%
+NETEM_MS=40 # TCG adds 1-1.5 ms of timer and softirq latency each way: 3-4%
+names="vm_tcp_layers vm_tcp_read4k vm_tcp_write8k vm_tcp_write128k vm_tcp_read1m vm_tcp_cost
+       vm_tcp_dev_delay vm_tcp_netem vm_tcp_diff_target_dev"
+why=$(vm_blocker)
+[ -z "$why" ] && ! command -v fio >/dev/null && why="fio is not installed (scripts/install-deps.sh)"
+[ -z "$why" ] && ! command -v jq >/dev/null && why="jq is not installed (scripts/install-deps.sh)"
+[ -z "$why" ] && ! command -v tc >/dev/null && why="tc is not installed (iproute2; scripts/install-deps.sh)"
+[ -z "$why" ] && [ ! -x build/iotrail ] && why="build/iotrail is not built (make)"
+if [ -n "$why" ]; then
+	skip_all "$why" $names
+	exit 0
+fi
+
+out=$TMP/out
+mkdir -p "$out"
+cat > "$TMP/transport.sh" <<GUEST
+tests/vm/nvme-tcp-loop 0 $DELAY_NS:1 > $out/setup 2> $out/setup.err || exit 0
+. $out/setup
+rec() { # NAME DISK RW BS DEPTH NIOS
+	build/iotrail record --layers block -o $out/\$1.trail -- \
+		fio --name=\$1 --filename=/dev/\$2 --rw=\$3 --bs=\$4 --direct=1 --ioengine=libaio \
+		    --iodepth=\$5 --number_ios=\$6 --size=256M --randrepeat=1 \
+		    --output-format=json --output=$out/\$1.fio.json 2> $out/\$1.err
+	build/iotrail report --json $out/\$1.trail > $out/\$1.json
+}
+rec read4k \$ns1 randread 4k 4 400
+rec write8k \$ns1 randwrite 8k 4 200
+rec write128k \$ns1 write 128k 4 100
+rec read1m \$ns1 read 1m 2 40
+rec qd1 \$ns1 randread 4k 1 40
+rec base \$ns2 randread 4k 1 40
+# the network: every packet on lo waits NETEM_MS (both directions)
+modprobe sch_netem && tc qdisc add dev lo root netem delay ${NETEM_MS}ms &&
+	rec netem \$ns1 randread 4k 1 40
+tc qdisc del dev lo root 2>/dev/null
+# interference: a second fio on namespace 2's null_blk disk (one tag)
+# (eight threads at QD1: each waits for the tag in its own submission, so
+# eight wait at once; one thread at QD8 would wait for one at a time)
+fio --name=hog --filename=/dev/\$nullb2 --rw=randread --bs=4k --direct=1 --ioengine=psync \
+    --numjobs=8 --thread --group_reporting --time_based --runtime=600 --output=/dev/null &
+hog=\$!
+sleep 1
+rec loaded \$ns2 randread 4k 1 30
+kill \$hog; wait \$hog 2>/dev/null
+build/iotrail diff --json $out/base.trail $out/loaded.trail > $out/diff.json 2> $out/diff.err
+GUEST
+vm vm_tcp --out "$out" --timeout 400 -- bash "$TMP/transport.sh"
+
+ns1=$(sed -n 's/^ns1=//p' "$out/setup" 2>/dev/null)
+if [ -z "$ns1" ]; then
+	w=$(head -n1 "$out/setup.err" 2>/dev/null)
+	for n in $names; do fail "$n" "no NVMe/TCP disk in the guest: ${w:-$(vm_why vm_tcp)}"; done
+	exit 1
+fi
+
+hooks=$(jq -r '.host.hooks' "$out/read4k.json" 2>/dev/null)
+case ";$hooks;" in
+	*\;nvme-tcp=fentry*\;nvmet-tcp=fentry*) pass "vm_tcp_layers ($hooks)" ;;
+	*) fail vm_tcp_layers "hooks '$hooks'; record: $(grep -m2 -i tcp "$out/read4k.err")" ;;
+esac
+
+# every I/O matched and split, the parts adding up, per I/O and in the sums
+workload() { # TEST NAME OP
+	local t=$1 n=$2 op=$3 fio_ios line
+	fio_ios=$(jq -r --arg op "$op" '.jobs[0][$op].total_ios' "$out/$n.fio.json" 2>/dev/null)
+	line=$(jq -r --arg op "$op" '.fabric as $f | $f.by_opcode[$op] as $o |
+		($o.stages | map({(.name): .sum_ns}) | add) as $s |
+		[$o.count, $f.detailed, $f.detail_sum_ok, $f.unmatched_io,
+		 ($s["host.queue"] + $s["host.send"] + $s["net.out"] + $s["target.recv"]) == $s["host.out"],
+		 ($s["target.queue"] + $s["target.dev"]) == $s.target,
+		 ($s["target.sendq"] + $s["target.send"] + $s["net.back"] + $s["host.complete"]) == $s["host.in"],
+		 ([$o.stages[] | select(.part_of) | "\(.name)=\(.ns.avg / 1000 | floor)"] | join(" "))] | @tsv' \
+		"$out/$n.json" 2>/dev/null)
+	read -r count detailed sumok uio s1 s2 s3 avgs <<< "$line"
+	if [ -n "$fio_ios" ] && [ "$fio_ios" -gt 0 ] && [ "$count" = "$fio_ios" ] &&
+	   [ "$detailed" = "$fio_ios" ] && [ "$sumok" = "$detailed" ] && [ "$uio" = 0 ] &&
+	   [ "$s1$s2$s3" = truetruetrue ]; then
+		pass "$t (fio total_ios $fio_ios = matched $count = split $detailed, parts add up on $sumok and in the sums; avg us: $avgs)"
+	else
+		fail "$t" "fio total_ios '$fio_ios', matched '$count', split '$detailed', adding up '$sumok', unmatched on I/O queues '$uio', sums '$s1 $s2 $s3'; not split: $(jq -c '.fabric.not_detailed' "$out/$n.json" 2>/dev/null); record: $(head -c 200 "$out/$n.err")"
+	fi
+}
+workload vm_tcp_read4k read4k read
+workload vm_tcp_write8k write8k write
+workload vm_tcp_write128k write128k write
+workload vm_tcp_read1m read1m read
+
+# cost per 4K read, both sides: the whole trace over fio's I/Os (fio's
+# open and the keep-alives are in it too: an upper bound)
+events=$(jq -r '.events' "$out/read4k.json" 2>/dev/null)
+bytes=$(stat -c %s "$out/read4k.trail" 2>/dev/null)
+fio_ios=$(jq -r '.jobs[0].read.total_ios' "$out/read4k.fio.json" 2>/dev/null)
+verdict=$(awk -v e="$events" -v b="$bytes" -v n="$fio_ios" 'BEGIN {
+	if (n <= 0 || e == "" || b == "") { print "no"; exit }
+	printf "%s %.2f %.0f", (e / n <= 16.5 && b / n <= 512) ? "ok" : "no", e / n, b / n }')
+read -r ok epi bpi <<< "$verdict"
+if [ "$ok" = ok ]; then
+	pass "vm_tcp_cost ($epi events and $bpi trace bytes per 4K read, both sides, fio's setup included: $events events, $bytes bytes, $fio_ios reads)"
+else
+	fail vm_tcp_cost "$epi events and $bpi bytes per 4K read (goal 16 and 512; $events events, $bytes bytes, $fio_ios reads)"
+fi
+
+# the device: target.dev on namespace 2 = DELAY_NS + target.dev without delay
+avg() { # FILE STAGE: its average in ns for reads
+	jq -r --arg s "$2" '.fabric.by_opcode.read.stages[] | select(.name == $s) | .ns.avg' "$1" 2>/dev/null
+}
+t0=$(avg "$out/qd1.json" target.dev)
+t1=$(avg "$out/base.json" target.dev)
+verdict=$(awk -v t0="$t0" -v t1="$t1" -v d=$DELAY_NS 'BEGIN {
+	if (t0 == "" || t1 == "") { print "no"; exit }
+	want = d + t0; off = (t1 - want) / want; if (off < 0) off = -off
+	printf "%s %.1f %.1f %.3f", off <= 0.10 ? "ok" : "no", want / 1000, t1 / 1000, off }')
+read -r ok want got off <<< "$verdict"
+if [ "$ok" = ok ]; then
+	pass "vm_tcp_dev_delay (null_blk completion_nsec $DELAY_NS: target.dev avg $got us, want $want us, off by $off)"
+else
+	fail vm_tcp_dev_delay "target.dev avg with delay '$t1' ns, without '$t0' ns, delay $DELAY_NS (verdict '$verdict')"
+fi
+
+# the network: net.out and net.back carry netem's delay, nothing else does
+if [ -s "$out/netem.json" ]; then
+	line=$(jq -r --argjson d $((NETEM_MS * 1000000)) '.fabric.by_opcode.read.stages as $st |
+		($st | map({(.name): .ns.avg}) | add) as $a |
+		[$a["net.out"], $a["net.back"],
+		 ([$st[] | select(.part_of and .name != "net.out" and .name != "net.back" and .ns.avg > $d / 2) | .name] |
+		  join(",") | if . == "" then "-" else . end),
+		 ([$st[] | select(.part_of) | "\(.name)=\(.ns.avg / 1000 | floor)"] | join(" "))] | @tsv' \
+		"$out/netem.json" 2>/dev/null)
+	read -r nout nback others avgs <<< "$line"
+	verdict=$(awk -v a="$nout" -v b="$nback" -v d=$((NETEM_MS * 1000000)) 'BEGIN {
+		if (a == "" || b == "") { print "no"; exit }
+		oa = (a - d) / d; if (oa < 0) oa = -oa; ob = (b - d) / d; if (ob < 0) ob = -ob
+		print (oa <= 0.10 && ob <= 0.10) ? "ok" : "no" }')
+	if [ "$verdict" = ok ] && [ "$others" = - ]; then
+		pass "vm_tcp_netem (netem ${NETEM_MS} ms on lo: net.out avg $((${nout%.*} / 1000)) us, net.back avg $((${nback%.*} / 1000)) us; avg us: $avgs)"
+	else
+		fail vm_tcp_netem "netem ${NETEM_MS} ms: net.out avg '$nout' ns, net.back avg '$nback' ns (want each within 10%), other stages over half of it: '$others'; avg us: $avgs"
+	fi
+else
+	fail vm_tcp_netem "no netem trace: $(head -c 300 "$out/netem.err" 2>/dev/null)"
+fi
+
+# interference on the target's device: diff names target.dev
+read -r bn lad <<< "$(jq -r '[.bottleneck.stage, .bottleneck.lad_avg] | @tsv' "$out/diff.json" 2>/dev/null)"
+if [ "$bn" = target.dev ]; then
+	pass "vm_tcp_diff_target_dev (a second fio on the target's null_blk disk: bottleneck $bn, LAD $lad at avg)"
+else
+	fail vm_tcp_diff_target_dev "bottleneck '$bn' (LAD '$lad'), want target.dev; diff: $(head -c 300 "$out/diff.err" 2>/dev/null) $(jq -c '.bottleneck' "$out/diff.json" 2>/dev/null)"
+fi
+exit 0
