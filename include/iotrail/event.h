@@ -148,6 +148,13 @@ enum it_op {
 #define IT_F_BACKGROUND (1u << 8)
 #define IT_F_NOWAIT    (1u << 9)
 #define IT_F_POLLED    (1u << 10)
+/* Not a REQ_* flag: the request is in the flush machinery's sequence
+ * (RQF_FLUSH_SEQ; block/blk-flush.c) when the event fires. Its data part
+ * (op write, bytes > 0) completes with this flag, then the request
+ * completes again without it, 0 bytes, when its POSTFLUSH is done; the
+ * flush command the machinery issues (op flush) carries it at I, D and C.
+ * Traces recorded before this flag have it clear everywhere. */
+#define IT_F_FLUSH_SEQ (1u << 15)
 
 /*
  * An NVMe driver event (layer IT_LAYER_NVME): the bytes of struct it_event

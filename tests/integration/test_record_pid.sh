@@ -1,38 +1,103 @@
 #!/usr/bin/env bash
-# -p PID keeps one process's I/O: two fio processes read the same loop
-# device at once; a recording with -p of one of them counts exactly that
-# one's reads (fio's own total_ios), none of the other's.
+# The scope holds for every layer (src/scope.h, bpf/scope.bpf.h):
+#  1. -p with several PIDs, in the form `-p $(pidof x)` gives (the PIDs as
+#     separate words): three fio processes read one loop device at once;
+#     the recording with -p of two of them counts exactly those two's
+#     reads (fio's own total_ios) in the block layer AND their pread64
+#     calls in the syscall layer, none of the third's.
+#  2. --comm NAME keeps a process by name, and its descendants: fio
+#     started as a child of a shell renamed `itscope` is recorded; a fio
+#     of another shell is not.
+#  3. By default every process, for every layer, even with a COMMAND:
+#     a fio that is not COMMAND's child has its pread64 calls recorded.
 cd "$(dirname "$0")/../.."
 . tests/integration/lib.sh
 
 why=$(host_blocker)
-[ -n "$why" ] && { skip record_pid "$why"; exit 0; }
+[ -n "$why" ] && { skip record_pid "$why"; skip record_comm "$why"; skip record_default_scope "$why"; exit 0; }
 make_loop 128 none || { fail record_pid "cannot set up a loop device"; exit 1; }
 
-# a fixed-count reader that starts after the recorder; --thread: the job
-# runs in fio's own process, so its I/O carries fio's pid
-job() { # name nios
+# a fixed-count reader that starts after the recorder is ready; exec: the
+# pid is fio's; --thread: the job runs in that process
+job() { # name nios startdelay
 	exec fio --thread --name="$1" --filename="$LOOPDEV" --rw=randread --bs=4k --direct=1 \
-		--ioengine=psync --number_ios="$2" --size=120M --startdelay=4 \
+		--ioengine=psync --number_ios="$2" --size=120M --startdelay="${3:-4}" \
 		--output-format=json --output="$TMP/$1.json"
 }
-job mine 3000 > /dev/null 2>&1 & mine=$!
-job other 2000 > /dev/null 2>&1 & other=$!
-"$IOTRAIL" record -o "$TMP/pid.trail" --layers block --dev "$LOOPNAME" -p "$mine" -d 30 \
+# wait_trace FILE PID: until the recorder has its probes attached
+wait_trace() {
+	for i in $(seq 1 50); do [ -s "$1" ] && return 0; sleep 0.1; done
+	kill "$2"; return 1
+}
+fio_ios() { jq -r '.jobs[0].read.total_ios' "$TMP/$1.json"; }
+# block reads of one pid; pread64 calls on the loop device of one pid
+block_reads() {
+	"$IOTRAIL" report --json --group-by op,pid "$1" \
+		| jq -r "[.groups[] | select(.key.op == \"read\" and .key.pid == $2) | .count] | add // 0"
+}
+preads() {
+	"$IOTRAIL" report --json --events "$1" \
+		| jq -r "[.events[] | select(.call == \"pread64\" and .pid == $2 and .path == \"$LOOPDEV\")] | length"
+}
+
+# ---- 1. several PIDs, pidof's form ----
+job one 3000 > /dev/null 2>&1 & one=$!
+job two 2000 > /dev/null 2>&1 & two=$!
+job three 1500 > /dev/null 2>&1 & three=$!
+"$IOTRAIL" record -o "$TMP/pid.trail" --layers block,syscall --dev "$LOOPNAME" -p $one $two -d 30 \
 	> "$TMP/rec.out" 2>&1 &
 rec=$!
-# the trace file is created once the probes are attached
-for i in $(seq 1 30); do [ -s "$TMP/pid.trail" ] && break; sleep 0.1; done
-[ -s "$TMP/pid.trail" ] || { fail record_pid "the recorder was not ready within 3 s"; kill $rec; exit 1; }
+wait_trace "$TMP/pid.trail" $rec || { fail record_pid "the recorder was not ready within 5 s"; exit 1; }
+wait $one $two $three
+kill -INT $rec; wait $rec
+want1=$(fio_ios one) want2=$(fio_ios two)
+got1=$(block_reads "$TMP/pid.trail" $one) got2=$(block_reads "$TMP/pid.trail" $two)
+sys1=$(preads "$TMP/pid.trail" $one) sys2=$(preads "$TMP/pid.trail" $two)
+bpids=$("$IOTRAIL" report --json --group-by pid "$TMP/pid.trail" | jq -r '[.groups[].key.pid] | unique | join(",")')
+spids=$("$IOTRAIL" report --json --events "$TMP/pid.trail" | jq -r '[.events[].pid] | unique | join(",")')
+want_pids=$(printf '%s\n' $one $two | sort -n | paste -sd,)
+if [ "$got1" = "$want1" ] && [ "$got2" = "$want2" ] && [ "$sys1" = "$want1" ] && [ "$sys2" = "$want2" ] \
+	&& [ "$bpids" = "$want_pids" ] && [ "$spids" = "$want_pids" ]; then
+	pass "record_pid (-p $one $two: block reads $got1+$got2 and pread64 calls $sys1+$sys2 == fio's total_ios; pid $three's 1500 left out by both layers)"
+else
+	fail record_pid "-p $one $two: block reads $got1/$got2, pread64 $sys1/$sys2, want $want1/$want2; block pids '$bpids', syscall pids '$spids', want $want_pids ($(tail -1 "$TMP/rec.out"))"
+fi
+
+# ---- 2. --comm with descendants ----
+# bash -c 'exec -a' cannot rename; a copy of sh under another name can
+cp "$(command -v sh)" "$TMP/itscope"
+"$TMP/itscope" -c "fio --thread --name=mine --filename=$LOOPDEV --rw=randread --bs=4k --direct=1 \
+	--ioengine=psync --number_ios=1200 --size=120M --startdelay=4 --output-format=json \
+	--output=$TMP/mine.json; true" > /dev/null 2>&1 & mine=$!
+job other 800 > /dev/null 2>&1 & other=$!
+"$IOTRAIL" record -o "$TMP/comm.trail" --layers block,syscall --dev "$LOOPNAME" --comm itscope -d 30 \
+	> "$TMP/rec2.out" 2>&1 &
+rec=$!
+wait_trace "$TMP/comm.trail" $rec || { fail record_comm "the recorder was not ready within 5 s"; exit 1; }
 wait $mine $other
 kill -INT $rec; wait $rec
-fio_mine=$(jq -r '.jobs[0].read.total_ios' "$TMP/mine.json")
-got=$("$IOTRAIL" report --json --group-by op,pid "$TMP/pid.trail" \
-	| jq -r "[.groups[] | select(.key.op == \"read\") | .count] | add // 0")
-pids=$("$IOTRAIL" report --json --group-by pid "$TMP/pid.trail" | jq -r '[.groups[].key.pid] | unique | join(",")')
-if [ "$got" = "$fio_mine" ] && [ "$pids" = "$mine" ]; then
-	pass "record_pid ($got reads of pid $mine == its fio total_ios; the other process's 2000 left out)"
+want=$(fio_ios mine)
+got=$("$IOTRAIL" report --json "$TMP/comm.trail" | jq -r '[.groups[] | select(.key.op == "read") | .count] | add // 0')
+calls=$("$IOTRAIL" report --json --events "$TMP/comm.trail" \
+	| jq -r "[.events[] | select(.call == \"pread64\" and .path == \"$LOOPDEV\")] | length")
+ogot=$(block_reads "$TMP/comm.trail" $other)
+if [ "$got" = "$want" ] && [ "$calls" = "$want" ] && [ "$ogot" = 0 ]; then
+	pass "record_comm (--comm itscope: its child fio's $got block reads and $calls pread64 calls == its total_ios; the other fio's 800 left out)"
 else
-	fail record_pid "-p $mine: $got reads from pids '$pids', want $fio_mine from $mine only ($(tail -1 "$TMP/rec.out"))"
+	fail record_comm "--comm itscope: $got block reads, $calls pread64 calls, want $want; $ogot of the other fio ($(tail -1 "$TMP/rec2.out"))"
+fi
+
+# ---- 3. default: every process, whatever COMMAND is ----
+job bg 1000 2 > /dev/null 2>&1 & bg=$!
+"$IOTRAIL" record -o "$TMP/all.trail" --layers block,syscall --dev "$LOOPNAME" -- \
+	sh -c "while kill -0 $bg 2>/dev/null; do sleep 0.2; done" > "$TMP/rec3.out" 2>&1
+wait $bg
+want=$(fio_ios bg)
+got=$(block_reads "$TMP/all.trail" $bg)
+calls=$(preads "$TMP/all.trail" $bg)
+if [ "$got" = "$want" ] && [ "$calls" = "$want" ]; then
+	pass "record_default_scope (fio pid $bg, not COMMAND's child: $got block reads and $calls pread64 calls == its total_ios)"
+else
+	fail record_default_scope "fio pid $bg: $got block reads and $calls pread64 calls, want $want ($(tail -1 "$TMP/rec3.out"))"
 fi
 exit ${FAILED:-0}
