@@ -255,6 +255,21 @@ struct it_event {
 	};
 };
 
+#ifndef __VMLINUX_H__
+/* Whether a block event ends an I/O, as `iotrail record` counts them for
+ * its summary line; the analyzer's count agrees (src/analyze/stitch.c) but
+ * for completions of I/Os issued before the trace started and partial
+ * completions. Not one: the data part of a flush sequence (its request
+ * completes again) and the flush machinery's own flush command (counted
+ * apart, as diskstats counts flushes apart); an -EAGAIN bio completion is
+ * a REQ_NOWAIT bounce its submitter retries. */
+static inline int it_event_ends_io(const struct it_event *e)
+{
+	return (e->type == IT_EV_RQ_COMPLETE && !(e->flags & IT_F_FLUSH_SEQ)) ||
+	       (e->type == IT_EV_BIO_COMPLETE && e->error != -11 /* -EAGAIN */);
+}
+#endif
+
 #define IT_MINORBITS 20
 #define IT_DEV_MAJOR(d) ((__u32)(d) >> IT_MINORBITS)
 #define IT_DEV_MINOR(d) ((__u32)(d) & ((1u << IT_MINORBITS) - 1))

@@ -460,6 +460,14 @@ static void device_sections(FILE *f, const struct it_report_input *in)
 				fprintf(f, " (%.1f%% sequential)", 100.0 * (double)d->seq[o] / (double)n);
 			fputs(o + 1 < IT_OPC_MAX ? "," : "\n", f);
 		}
+		if (d->flush_cmds) {
+			char b1[16], b2[16];
+
+			fprintf(f, "  device flush commands %llu (the flush machinery's; not I/Os): "
+				"D2C avg %s, max %s\n", (unsigned long long)d->flush_cmds,
+				fmt_ns(b1, sizeof(b1), d->flush_cmd_ns / d->flush_cmds),
+				fmt_ns(b2, sizeof(b2), d->flush_cmd_max_ns));
+		}
 		qd_rows(f, d);
 		size_rows(f, d, ios);
 		timeline_rows(f, r, d);

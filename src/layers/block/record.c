@@ -112,13 +112,7 @@ static int on_event(void *ctx, void *data, size_t size)
 		return 0;
 	b.events++;
 	s->consumed++;
-	/* an -EAGAIN bio completion is a NOWAIT bounce its submitter retries,
-	 * not an I/O; inside a flush sequence, neither the data part's
-	 * completion (the request completes again at the end) nor the flush
-	 * machinery's own flush command (counted apart, as diskstats does)
-	 * is one: the analyzer counts the same way (src/analyze/stitch.c) */
-	b.ios += (e->type == IT_EV_RQ_COMPLETE && !(e->flags & IT_F_FLUSH_SEQ)) ||
-		 (e->type == IT_EV_BIO_COMPLETE && e->error != -EAGAIN);
+	b.ios += it_event_ends_io(e);
 	if (!s->err && s->w)
 		s->err = it_writer_add_record(s->w, 0, IT_LAYER_BLOCK, IT_CHUNK_EVENTS, e, sizeof(*e));
 	return s->err; /* a failing writer stops consumption */

@@ -74,10 +74,20 @@ static void block_rows(FILE *f, const struct it_sysan_results *r, const struct i
 
 		if (!c->block_calls)
 			continue;
-		fprintf(f, "  %-14s %" PRIu64 " calls issued %" PRIu64 " I/Os (%s): block time avg %s, "
-			"above the block layer avg %s\n", it_sys_call_name(c->call), c->block_calls,
-			c->block_ios, bytes_str(b[0], 24, c->block_bytes),
-			ns_str(b[1], 24, it_hist_avg(&c->block)), ns_str(b[2], 24, it_hist_avg(&c->above)));
+		char fl[40] = "", line[256];
+		int n;
+
+		if (c->block_flushes)
+			snprintf(fl, sizeof(fl), ", %" PRIu64 " flush%s", c->block_flushes,
+				 c->block_flushes == 1 ? "" : "es");
+		n = snprintf(line, sizeof(line), "  %-14s %" PRIu64 " calls issued %" PRIu64
+			     " I/Os (%s%s): block time avg %s,", it_sys_call_name(c->call),
+			     c->block_calls, c->block_ios, bytes_str(b[0], 24, c->block_bytes), fl,
+			     ns_str(b[1], 24, it_hist_avg(&c->block)));
+		/* within 100 columns: the rest on a line of its own when it would not fit */
+		fprintf(f, "%s%s above the block layer avg %s\n", line,
+			n + 36 > 100 ? "\n                " : "",
+			ns_str(b[2], 24, it_hist_avg(&c->above)));
 	}
 	if (!r->background_ios)
 		return;
@@ -252,6 +262,7 @@ static void json_calls(struct it_json *j, const struct it_sysan_results *r)
 		it_json_object_start(j);
 		it_json_kv_uint(j, "calls", c->block_calls);
 		it_json_kv_uint(j, "ios", c->block_ios);
+		it_json_kv_uint(j, "flushes", c->block_flushes);
 		it_json_kv_uint(j, "bytes", c->block_bytes);
 		it_json_latency(j, "block_ns", &c->block);
 		it_json_latency(j, "above_block_ns", &c->above);
