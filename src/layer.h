@@ -25,6 +25,7 @@ struct bpf_map;
 struct ring_buffer;
 struct it_writer;
 struct it_device_rec;
+struct it_disk_delta;
 struct it_layer_rec;
 
 /* What `iotrail record` tells every layer: the options common to all of
@@ -56,6 +57,10 @@ struct it_session {
 	size_t ndevices;
 	uint64_t start_ns;             /* monotonic, when the trace file was opened */
 	uint64_t consumed;             /* records taken from any ring (quiet detection) */
+	/* In finish: the completed I/Os of the devices of the trace's device
+	 * table whose diskstats moved while recording (hostinfo.h). */
+	const struct it_disk_delta *disk;
+	size_t ndisk;
 	int err;                       /* first failure of a consumer (-errno); stops the loop */
 };
 
@@ -101,6 +106,9 @@ struct it_layer_ops {
 	int (*finish)(struct it_session *s);
 	/* Its part of the summary line (", 12 system calls (0 lost)"). */
 	void (*summary)(char *out, size_t len);
+	/* What it recorded (I/Os, calls): none while its devices were busy
+	 * (diskstats) gets a warning. NULL: not checked. */
+	uint64_t (*recorded)(void);
 	void (*free)(void);
 };
 

@@ -363,6 +363,10 @@ struct session {
 	pid_t child;
 	int status;          /* of COMMAND, when it ran */
 	uint64_t end_ns;
+	/* the devices of the trace's device table: diskstats at the start,
+	 * then the deltas of those that moved (s.disk) */
+	struct it_disk_delta *disk;
+	size_t ndisk;
 };
 
 #define FOR_STARTED(ss, i, l) \
@@ -584,6 +588,66 @@ static void record_loop(struct session *ss)
 		linger(ss);
 }
 
+/* What the kernel counted on the trace's devices: at the start... */
+static void disk_start(struct session *ss, const struct it_device_rec *devs, size_t n)
+{
+	ss->disk = calloc(n ? n : 1, sizeof(*ss->disk));
+	if (!ss->disk)
+		return; /* no warning then, nothing worse */
+	for (size_t i = 0; i < n; i++)
+		if (!it_diskstats_read(devs[i].dev, &ss->disk[ss->ndisk]))
+			ss->ndisk++;
+}
+
+/* ... and what moved since, for the layers' finish (the block layer
+ * stores it) and the warning of a layer that recorded nothing. */
+static void disk_deltas(struct session *ss)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < ss->ndisk; i++) {
+		struct it_disk_delta *d = &ss->disk[i], now;
+
+		if (it_diskstats_read(d->dev, &now))
+			continue;
+		*d = (struct it_disk_delta){ .dev = d->dev, .reads = now.reads - d->reads,
+					     .writes = now.writes - d->writes,
+					     .discards = now.discards - d->discards,
+					     .flushes = now.flushes - d->flushes };
+		if (d->reads || d->writes || d->discards || d->flushes)
+			ss->disk[k++] = *d;
+	}
+	ss->ndisk = k;
+	ss->s.disk = ss->disk;
+	ss->s.ndisk = k;
+}
+
+/* A layer that recorded nothing while its devices completed I/O: most
+ * likely the scope (or --dev) leaves out who did it; say so. */
+static void warn_silent_layers(const struct session *ss)
+{
+	uint64_t busy = 0;
+	char scope[96] = "";
+
+	for (size_t i = 0; i < ss->ndisk; i++)
+		busy += ss->disk[i].reads + ss->disk[i].writes + ss->disk[i].flushes +
+			ss->disk[i].discards;
+	if (!busy)
+		return;
+	if (it_scope_on(&ss->o->scope)) {
+		const struct it_scope *sc = &ss->o->scope;
+		int n = snprintf(scope, sizeof(scope), "the scope (%s%s%s", sc->npids ? "-p " : "",
+				 sc->comm ? "--comm " : "", sc->cgroup ? "--cgroup " : "");
+
+		snprintf(scope + n - 1, sizeof(scope) - (n - 1), ") may leave out who did them; ");
+	}
+	FOR_STARTED(ss, i, l)
+		if (l->recorded && !l->recorded())
+			fprintf(stderr, "iotrail record: warning: the %s layer recorded nothing while "
+				"its devices completed %llu I/Os (diskstats); %srecord without it "
+				"to compare\n", l->name, (unsigned long long)busy, scope);
+}
+
 /* Detach first, so nothing new arrives, then drain what is in the rings;
  * then each layer's losses go into the file, and it is closed. */
 static int finish(struct session *ss)
@@ -596,6 +660,7 @@ static int finish(struct session *ss)
 			l->detach();
 	while (ring_buffer__consume(s->rb) > 0)
 		;
+	disk_deltas(ss);
 	FOR_STARTED(ss, i, l)
 		if (l->finish && !err)
 			err = l->finish(s);
@@ -641,6 +706,7 @@ static void summary(const struct session *ss, bool ran_command)
 		snprintf(tail, sizeof(tail), "; stopped by %s", strsignal(stop_signal));
 	fprintf(stderr, "iotrail record: %s, %s in %s, %.2f s%s\n", counts, size, ss->o->output,
 		(ss->end_ns - ss->s.start_ns) / 1e9, tail);
+	warn_silent_layers(ss);
 }
 
 static struct it_writer *open_trace(struct session *ss, int argc, char **argv, const char *hooks)
@@ -673,6 +739,7 @@ static struct it_writer *open_trace(struct session *ss, int argc, char **argv, c
 	head.ndevs = ndevs;
 	w = it_writer_open(o->output, &head, err, sizeof(err));
 	if (w) {
+		disk_start(ss, devs, devs ? ndevs : 0);
 		ss->s.w = w;
 		ss->s.start_ns = host.start_monotonic_ns;
 		ss->s.devices = devs;
@@ -784,6 +851,7 @@ out:
 		if (ss.called[i] && it_layers[i]->free)
 			it_layers[i]->free();
 	free(o.scope.pids);
+	free(ss.disk);
 	if (o.scope.cgroup_fd >= 0)
 		close(o.scope.cgroup_fd);
 	return ret;

@@ -59,6 +59,12 @@ enum it_event_type {
 	/* NVMe target layer (layer IT_LAYER_NVMET), fields in struct it_nvmet_event */
 	IT_EV_NVMET_INIT = 26,    /* nvmet:nvmet_req_init: the target parsed a command */
 	IT_EV_NVMET_COMPLETE = 27, /* nvmet:nvmet_req_complete: the target completed it */
+	/* side table written by record at the end (layer IT_LAYER_BLOCK), one
+	 * per device of the trace's device table whose counters moved while
+	 * recording: the I/Os the kernel itself counted as completed in
+	 * /sys/block/DEV/stat over the recording: dev, ts = the end, sector =
+	 * reads, aux = writes, id = flushes, bytes = discards */
+	IT_EV_DISKSTATS = 28,
 	IT_EV_TYPE_MAX
 };
 

@@ -164,6 +164,8 @@ void it_analyzer_finish(struct it_analyzer *a, uint64_t end_ns)
 	r->ngroups = a->ngroups;
 	r->devs = a->dst;
 	r->ndevs = a->ndevs;
+	r->disk = a->disk;
+	r->ndisk = a->ndisk;
 	memcpy(r->keys, a->o.keys, sizeof(r->keys));
 	r->nkeys = a->o.nkeys;
 }
@@ -207,6 +209,7 @@ void it_analyzer_free(struct it_analyzer *a)
 	for (uint32_t i = 0; i < a->ndevs; i++)
 		free(a->dst[i].timeline);
 	free(a->groups);
+	free(a->disk);
 	free(a->dst);
 	free(a->ds);
 	free(a->slots);

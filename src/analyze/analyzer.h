@@ -223,8 +223,17 @@ struct it_stitch_stats {
 	uint64_t first_ts, last_ts;   /* event time range */
 };
 
+/* What the kernel counted on a device while recording (IT_EV_DISKSTATS):
+ * completed I/Os from /sys/block/DEV/stat, for devices that were busy. */
+struct it_diskstats {
+	uint32_t dev;
+	uint64_t reads, writes, flushes, discards;
+};
+
 struct it_results {
 	uint64_t start_ns, end_ns;    /* analysed window (monotonic) */
+	struct it_diskstats *disk;    /* traces that carry them; ndisk of them */
+	size_t ndisk;
 	double duration_s;
 	uint64_t interval_ns;         /* timeline interval (1 s) */
 	struct it_stitch_stats stats;

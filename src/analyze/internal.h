@@ -97,6 +97,8 @@ struct it_analyzer {
 	struct it_nvme_cmd *done_cmds;     /* free ones chained through their rq field */
 	uint32_t ndone, donecap, done_free;
 	struct it_zones *zones;            /* zoned devices (zones.c): at the first zone record */
+	struct it_diskstats *disk;         /* IT_EV_DISKSTATS, in file order */
+	size_t ndisk;
 };
 
 #define IT_NO_SLOT IT_MAP_NONE

@@ -239,6 +239,29 @@ static void per_device(struct it_json *j, const struct it_report_input *in, cons
 	it_json_object_end(j);
 }
 
+/* "diskstats": what the kernel counted on the busy devices while
+ * recording, keyed by device name (empty for traces without it). */
+static void diskstats(struct it_json *j, const struct it_report_input *in)
+{
+	const struct it_results *r = in->r;
+	char name[40];
+
+	it_json_name(j, "diskstats");
+	it_json_object_start(j);
+	for (size_t i = 0; i < r->ndisk; i++) {
+		const struct it_diskstats *d = &r->disk[i];
+
+		it_json_name(j, it_report_dev_name(in, d->dev, name, sizeof(name)));
+		it_json_object_start(j);
+		it_json_kv_uint(j, "reads", d->reads);
+		it_json_kv_uint(j, "writes", d->writes);
+		it_json_kv_uint(j, "flushes", d->flushes);
+		it_json_kv_uint(j, "discards", d->discards);
+		it_json_object_end(j);
+	}
+	it_json_object_end(j);
+}
+
 /* The flush machinery's flush commands (not I/Os; what diskstats counts
  * as flushes). */
 static void flush_commands(struct it_json *j, const struct it_dev_stats *d)
@@ -387,6 +410,7 @@ void it_report_json_members(struct it_json *j, const struct it_report_input *in)
 	per_device(j, in, "sizes", sizes);
 	per_device(j, in, "pattern", pattern);
 	per_device(j, in, "flush_commands", flush_commands);
+	diskstats(j, in);
 	timeline(j, in);
 	it_nvme_report_json(j, in);
 	if (in->zones)

@@ -104,6 +104,33 @@ static void header(FILE *f, const struct it_report_input *in)
 		(unsigned long long)s->splits, (unsigned long long)s->partials);
 }
 
+/* The block layer recorded nothing while the kernel counted I/O on its
+ * devices: say so first, with the kernel's counts. */
+static void silent_block_layer(FILE *f, const struct it_report_input *in)
+{
+	const struct it_results *r = in->r;
+	uint64_t busy = 0;
+	char name[40];
+
+	for (size_t i = 0; i < r->ndisk; i++)
+		busy += r->disk[i].reads + r->disk[i].writes + r->disk[i].flushes +
+			r->disk[i].discards;
+	if (!busy || r->stats.ios)
+		return;
+	fprintf(f, "\n*** WARNING: the block layer recorded no I/O while its devices completed %llu\n"
+		"*** (the kernel's count, /sys/block/DEV/stat):", (unsigned long long)busy);
+	for (size_t i = 0; i < r->ndisk; i++) {
+		const struct it_diskstats *d = &r->disk[i];
+
+		fprintf(f, "%s %s %llu reads, %llu writes, %llu flushes", i ? ";\n***" : "",
+			it_report_dev_name(in, d->dev, name, sizeof(name)),
+			(unsigned long long)d->reads, (unsigned long long)d->writes,
+			(unsigned long long)d->flushes);
+	}
+	fputs(".\n*** A scope (-p, --comm, --cgroup) keeps only the I/O its processes submit;\n"
+	      "*** record without it to compare.\n", f);
+}
+
 static void warnings(FILE *f, const struct it_report_input *in)
 {
 	const struct it_reader_status *st = in->status;
@@ -140,6 +167,7 @@ static void warnings(FILE *f, const struct it_report_input *in)
 		fprintf(f, "\n*** WARNING: %llu I/Os lost their completion event (their request was seen\n"
 			"*** again first) and are not counted: counts are lower bounds by that much.\n",
 			(unsigned long long)s->lost);
+	silent_block_layer(f, in);
 	if (s->incomplete || s->unknown_completions)
 		fprintf(f, "\nnot counted as I/Os: %llu still open at the end (queued %llu, inserted %llu, "
 			"issued %llu),\n  %llu completions of I/Os issued before the trace started\n",
@@ -460,6 +488,14 @@ static void device_sections(FILE *f, const struct it_report_input *in)
 				fprintf(f, " (%.1f%% sequential)", 100.0 * (double)d->seq[o] / (double)n);
 			fputs(o + 1 < IT_OPC_MAX ? "," : "\n", f);
 		}
+		for (size_t k = 0; k < r->ndisk; k++)
+			if (r->disk[k].dev == d->dev)
+				fprintf(f, "  the kernel's count while recording (diskstats): read %llu, "
+					"write %llu, flush %llu, discard %llu\n",
+					(unsigned long long)r->disk[k].reads,
+					(unsigned long long)r->disk[k].writes,
+					(unsigned long long)r->disk[k].flushes,
+					(unsigned long long)r->disk[k].discards);
 		if (d->flush_cmds) {
 			char b1[16], b2[16];
 

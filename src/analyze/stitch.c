@@ -665,6 +665,21 @@ static void on_rq_merge(struct it_analyzer *a, const struct it_event *e)
 	trail_drop(a, i);
 }
 
+/* The kernel's count of a busy device over the recording (event.h). */
+static void on_diskstats(struct it_analyzer *a, const struct it_event *e)
+{
+	struct it_diskstats *d = realloc(a->disk, (a->ndisk + 1) * sizeof(*d));
+
+	if (!d) {
+		oom(a);
+		return;
+	}
+	a->disk = d;
+	d[a->ndisk++] = (struct it_diskstats){ .dev = e->dev, .reads = e->sector,
+					       .writes = e->aux, .flushes = e->id,
+					       .discards = e->bytes };
+}
+
 void it_stitch_event(struct it_analyzer *a, const struct it_event *e)
 {
 	uint32_t di;
@@ -680,6 +695,10 @@ void it_stitch_event(struct it_analyzer *a, const struct it_event *e)
 	}
 	if (e->type == IT_EV_ZONE_INFO) {
 		it_zones_link_info(a, e);
+		return;
+	}
+	if (e->type == IT_EV_DISKSTATS) {
+		on_diskstats(a, e);
 		return;
 	}
 	if (e->layer && e->layer != IT_LAYER_BLOCK && e->type != IT_EV_TASK) {

@@ -10,11 +10,17 @@
 #     of another shell is not.
 #  3. By default every process, for every layer, even with a COMMAND:
 #     a fio that is not COMMAND's child has its pread64 calls recorded.
+#  4. A layer that recorded nothing while its devices were busy is warned
+#     of: -p of an idle process while fio reads; the record summary and
+#     the report say so, with the kernel's count (== fio's total_ios).
 cd "$(dirname "$0")/../.."
 . tests/integration/lib.sh
 
 why=$(host_blocker)
-[ -n "$why" ] && { skip record_pid "$why"; skip record_comm "$why"; skip record_default_scope "$why"; exit 0; }
+if [ -n "$why" ]; then
+	for t in record_pid record_comm record_default_scope record_silent_layer; do skip $t "$why"; done
+	exit 0
+fi
 make_loop 128 none || { fail record_pid "cannot set up a loop device"; exit 1; }
 
 # a fixed-count reader that starts after the recorder is ready; exec: the
@@ -99,5 +105,23 @@ if [ "$got" = "$want" ] && [ "$calls" = "$want" ]; then
 	pass "record_default_scope (fio pid $bg, not COMMAND's child: $got block reads and $calls pread64 calls == its total_ios)"
 else
 	fail record_default_scope "fio pid $bg: $got block reads and $calls pread64 calls, want $want ($(tail -1 "$TMP/rec3.out"))"
+fi
+
+# ---- 4. nothing recorded while the device was busy: warned
+sleep 60 & idle=$!
+job busy 1500 2 > /dev/null 2>&1 & busy=$!
+"$IOTRAIL" record -o "$TMP/silent.trail" --layers block,syscall --dev "$LOOPNAME" -p $idle -- \
+	sh -c "while kill -0 $busy 2>/dev/null; do sleep 0.2; done" > "$TMP/rec4.out" 2>&1
+kill $idle
+want=$(fio_ios busy)
+warned=$(grep -c "warning: the .* layer recorded nothing while its devices completed $want I/Os" "$TMP/rec4.out")
+kreads=$("$IOTRAIL" report --json "$TMP/silent.trail" | jq -r ".diskstats.$LOOPNAME.reads")
+rwarn=$("$IOTRAIL" report "$TMP/silent.trail" | grep -c "WARNING: the block layer recorded no I/O while its devices completed")
+# control: the first recording (block I/O recorded) has no such warning
+quiet=$(grep -c "recorded nothing" "$TMP/rec.out")
+if [ "$warned" = 2 ] && [ "$kreads" = "$want" ] && [ "$rwarn" = 1 ] && [ "$quiet" = 0 ]; then
+	pass "record_silent_layer (-p of an idle process while fio read $want blocks: both layers warned in the summary, the report warns, diskstats reads $kreads; no warning when I/O was recorded)"
+else
+	fail record_silent_layer "summary warnings $warned (want 2), report warnings $rwarn (want 1), diskstats reads $kreads (want $want), warnings of a recording with I/O $quiet (want 0): $(tail -2 "$TMP/rec4.out" | tr '\n' '|')"
 fi
 exit ${FAILED:-0}

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -190,8 +191,31 @@ static void detach(void)
 	block_bpf__detach(b.skel);
 }
 
+/* The kernel's own counts of the devices that were busy (IT_EV_DISKSTATS):
+ * the report compares, and warns when the block layer recorded nothing. */
+static int write_diskstats(struct it_session *s)
+{
+	uint64_t now = it_clock_ns(CLOCK_MONOTONIC);
+	int err = 0;
+
+	for (size_t i = 0; i < s->ndisk && !err; i++) {
+		const struct it_disk_delta *d = &s->disk[i];
+		struct it_event e = { .ts_ns = now, .type = IT_EV_DISKSTATS, .layer = IT_LAYER_BLOCK,
+				      .dev = d->dev, .sector = d->reads, .aux = d->writes,
+				      .id = d->flushes, .bytes = (uint32_t)d->discards,
+				      .tag = 0xffff, .hwq = 0xffff, .op = IT_OP_OTHER };
+
+		err = it_writer_add_record(s->w, 0, IT_LAYER_BLOCK, IT_CHUNK_EVENTS, &e, sizeof(e));
+	}
+	return err;
+}
+
 static int finish(struct it_session *s)
 {
+	int err = write_diskstats(s);
+
+	if (err)
+		return err;
 	b.dropped = it_percpu_counter(b.skel->maps.drops, b.drops, b.s->ncpu);
 	b.missed = it_prog_misses(b.skel->obj);
 	return it_writer_set_missed(s->w, 0, IT_LAYER_BLOCK, b.missed) ?:
@@ -209,6 +233,11 @@ static void summary(char *out, size_t len)
 	if (b.dropped)
 		fprintf(stderr, "iotrail record: events were lost: the consumer fell behind; "
 			"try a larger --ringbuf-mb or --dev/-p filters\n");
+}
+
+static uint64_t recorded(void)
+{
+	return b.ios;
 }
 
 static void block_free(void)
@@ -233,5 +262,6 @@ const struct it_layer_ops it_block_layer = {
 	.detach = detach,
 	.finish = finish,
 	.summary = summary,
+	.recorded = recorded,
 	.free = block_free,
 };

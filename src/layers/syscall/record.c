@@ -187,6 +187,11 @@ static void summary(char *out, size_t len)
 		 (unsigned long long)sys.dropped);
 }
 
+static uint64_t recorded(void)
+{
+	return sys.calls;
+}
+
 static void sys_free(void)
 {
 	it_syscall_close(sys.l);
@@ -212,5 +217,6 @@ const struct it_layer_ops it_syscall_layer = {
 	.detach = detach,
 	.finish = finish,
 	.summary = summary,
+	.recorded = recorded,
 	.free = sys_free,
 };
