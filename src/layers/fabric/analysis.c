@@ -107,8 +107,8 @@ static void fabric_text(void *self, FILE *out, const struct it_report_ctx *ctx)
 
 	(void)ctx;
 	fprintf(out, "\nFabric (NVMe/TCP): host commands matched to target commands by (cntlid, qid, cid)\n");
-	fprintf(out, "  %llu host commands on fabric controllers, %llu target commands: %llu matched, "
-		"%llu host and %llu target commands unmatched (%llu on I/O queues)\n",
+	fprintf(out, "  %llu host commands on fabric controllers, %llu target commands: %llu matched,\n"
+		"  %llu host and %llu target commands unmatched (%llu on I/O queues)\n",
 		(unsigned long long)r->host_commands, (unsigned long long)r->target_commands,
 		(unsigned long long)r->matched, (unsigned long long)r->unmatched_host,
 		(unsigned long long)r->unmatched_target, (unsigned long long)r->unmatched_io);

@@ -94,14 +94,15 @@ static void block_rows(FILE *f, const struct it_sysan_results *r, const struct i
 	fprintf(f, "  background (block I/O no traced call issued): %" PRIu64 " I/Os, %s",
 		r->background_ios, bytes_str(b[0], 24, r->background_bytes));
 	if (r->background_ios > r->unattributed_ios)
-		fprintf(f, "; %" PRIu64 " I/Os, %s of it to files (writeback, readahead: below)",
+		fprintf(f, ";\n    %" PRIu64 " I/Os, %s of it to files (writeback, readahead: below)",
 			r->background_ios - r->unattributed_ios,
 			bytes_str(b[1], 24, r->background_bytes - r->unattributed_bytes));
 	fprintf(f, "\n");
 	if (!r->unattributed_ios)
 		return;
-	fprintf(f, "  background (unattributed: metadata, journal, raw device): %" PRIu64 " I/Os, %s:",
-		r->unattributed_ios, bytes_str(b[0], 24, r->unattributed_bytes));
+	fprintf(f, "  background (unattributed: metadata, journal, raw device): %" PRIu64 " I/Os, %s\n"
+		"    by comm:", r->unattributed_ios, bytes_str(b[0], 24, r->unattributed_bytes));
+	/* five comms of at most 15 characters and their counts fit 100 columns */
 	for (size_t i = 0; i < r->nunattributed && i < 5; i++)
 		fprintf(f, "%s %s %" PRIu64, i ? "," : "",
 			a ? it_analyzer_comm(a, r->unattributed[i].comm) : "?", r->unattributed[i].ios);
@@ -166,10 +167,11 @@ static void file_rows(FILE *f, const struct it_sysan_results *r)
 	}
 }
 
-/* Calls per second per thread: at most 8 columns, merging intervals. */
+/* Calls per second per thread: at most 7 columns (34 + 7 * 9 <= 100),
+ * merging intervals. */
 static void thread_rows(FILE *f, const struct it_sysan_results *r)
 {
-	size_t per = (r->nintervals + 7) / 8, cols = (r->nintervals + per - 1) / per;
+	size_t per = (r->nintervals + 6) / 7, cols = (r->nintervals + per - 1) / per;
 	double step_s = (double)r->interval_ns * (double)per / 1e9;
 
 	fprintf(f, "\nCalls per second per thread (top %d of %zu; columns of %.3g s from the start)\n",
