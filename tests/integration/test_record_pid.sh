@@ -13,12 +13,18 @@
 #  4. A layer that recorded nothing while its devices were busy is warned
 #     of: -p of an idle process while fio reads; the record summary and
 #     the report say so, with the kernel's count (== fio's total_ios).
+#  5. --cgroup: a fio in a cgroup v2 directory is recorded by both layers,
+#     one outside it by neither.
+#  6. The help's own example, `iotrail record -d 1 -p $(pidof NAME)` with
+#     three processes of that name, records (it used to take the other
+#     PIDs for a COMMAND).
 cd "$(dirname "$0")/../.."
 . tests/integration/lib.sh
 
 why=$(host_blocker)
 if [ -n "$why" ]; then
-	for t in record_pid record_comm record_default_scope record_silent_layer; do skip $t "$why"; done
+	for t in record_pid record_comm record_default_scope record_silent_layer record_cgroup \
+		record_pidof_form; do skip $t "$why"; done
 	exit 0
 fi
 make_loop 128 none || { fail record_pid "cannot set up a loop device"; exit 1; }
@@ -124,4 +130,42 @@ if [ "$warned" = 2 ] && [ "$kreads" = "$want" ] && [ "$rwarn" = 1 ] && [ "$quiet
 else
 	fail record_silent_layer "summary warnings $warned (want 2), report warnings $rwarn (want 1), diskstats reads $kreads (want $want), warnings of a recording with I/O $quiet (want 0): $(tail -2 "$TMP/rec4.out" | tr '\n' '|')"
 fi
+
+# ---- 5. --cgroup
+CG=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+if [ -z "$CG" ] || ! mkdir "$CG/iotrail-it.$$" 2>/dev/null; then
+	skip record_cgroup "no writable cgroup v2 mount"
+else
+	CG=$CG/iotrail-it.$$
+	# the shell moves itself into the cgroup, then becomes fio
+	sh -c "echo \$\$ > $CG/cgroup.procs && exec fio --thread --name=cg --filename=$LOOPDEV \
+		--rw=randread --bs=4k --direct=1 --ioengine=psync --number_ios=700 --size=120M \
+		--startdelay=3 --output-format=json --output=$TMP/cg.json" > /dev/null 2>&1 & in=$!
+	job nocg 500 3 > /dev/null 2>&1 & out=$!
+	"$IOTRAIL" record -o "$TMP/cg.trail" --layers block,syscall --dev "$LOOPNAME" --cgroup "$CG" -- \
+		sh -c "while kill -0 $in 2>/dev/null || kill -0 $out 2>/dev/null; do sleep 0.2; done" \
+		> "$TMP/rec5.out" 2>&1
+	want=$(fio_ios cg)
+	got=$(block_reads "$TMP/cg.trail" $in) calls=$(preads "$TMP/cg.trail" $in)
+	ogot=$(block_reads "$TMP/cg.trail" $out) ocalls=$(preads "$TMP/cg.trail" $out)
+	rmdir "$CG"
+	if [ "$got" = "$want" ] && [ "$calls" = "$want" ] && [ "$ogot" = 0 ] && [ "$ocalls" = 0 ]; then
+		pass "record_cgroup (fio in the cgroup: $got block reads and $calls pread64 calls == its total_ios; the one outside: none)"
+	else
+		fail record_cgroup "in the cgroup: $got reads, $calls calls, want $want; outside: $ogot reads, $ocalls calls, want 0 ($(tail -1 "$TMP/rec5.out"))"
+	fi
+fi
+
+# ---- 6. -p $(pidof NAME): the PIDs as separate words, options after them
+cp "$(command -v sleep)" "$TMP/itsleeper"
+for i in 1 2 3; do "$TMP/itsleeper" 30 & done
+pids=$(pidof itsleeper)
+# shellcheck disable=SC2086 # the words pidof prints, as a shell passes them
+if "$IOTRAIL" record -o "$TMP/pidof.trail" -p $pids -d 1 > "$TMP/rec6.out" 2>&1 \
+	&& "$IOTRAIL" report --json "$TMP/pidof.trail" > /dev/null 2>&1 && [ "$(echo $pids | wc -w)" = 3 ]; then
+	pass "record_pidof_form (record -p $pids -d 1: recorded, $(tail -1 "$TMP/rec6.out" | cut -d, -f1))"
+else
+	fail record_pidof_form "record -p $pids -d 1: $(tail -1 "$TMP/rec6.out")"
+fi
+kill $pids 2>/dev/null
 exit ${FAILED:-0}
