@@ -161,6 +161,10 @@ enum it_op {
  * flush command the machinery issues (op flush) carries it at I, D and C.
  * Traces recorded before this flag have it clear everywhere. */
 #define IT_F_FLUSH_SEQ (1u << 15)
+/* Not a REQ_* flag either: on C, the completion covers less than what is
+ * left of the request (a partial completion; the request completes again).
+ * Traces recorded before this flag have it clear everywhere. */
+#define IT_F_PARTIAL   (1u << 14)
 
 /*
  * An NVMe driver event (layer IT_LAYER_NVME): the bytes of struct it_event
@@ -264,14 +268,14 @@ struct it_event {
 #ifndef __VMLINUX_H__
 /* Whether a block event ends an I/O, as `iotrail record` counts them for
  * its summary line; the analyzer's count agrees (src/analyze/stitch.c) but
- * for completions of I/Os issued before the trace started and partial
- * completions. Not one: the data part of a flush sequence (its request
+ * for completions of I/Os issued before the trace started. Not one: a
+ * partial completion, the data part of a flush sequence (its request
  * completes again) and the flush machinery's own flush command (counted
  * apart, as diskstats counts flushes apart); an -EAGAIN bio completion is
  * a REQ_NOWAIT bounce its submitter retries. */
 static inline int it_event_ends_io(const struct it_event *e)
 {
-	return (e->type == IT_EV_RQ_COMPLETE && !(e->flags & IT_F_FLUSH_SEQ)) ||
+	return (e->type == IT_EV_RQ_COMPLETE && !(e->flags & (IT_F_FLUSH_SEQ | IT_F_PARTIAL))) ||
 	       (e->type == IT_EV_BIO_COMPLETE && e->error != -11 /* -EAGAIN */);
 }
 #endif

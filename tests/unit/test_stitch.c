@@ -253,6 +253,13 @@ TEST(stitch_partial_completions)
 	ASSERT_EQ(tr.t[0].partial, 2, "on the trail");
 	ASSERT_EQ(it_stage_time(&tr.t[0], IT_STAGE_Q2C), 5000, "ends at the final completion");
 	ASSERT_EQ(r->stats.unknown_completions, 0, "no unknown completion");
+	/* the BPF side marks the first two partial: record's count agrees */
+	evs[2].flags |= IT_F_PARTIAL;
+	evs[3].flags |= IT_F_PARTIAL;
+	uint64_t counted = 0;
+	for (size_t i = 0; i < N(evs); i++)
+		counted += it_event_ends_io(&evs[i]);
+	ASSERT_EQ(counted, r->stats.ios, "record's count == report's");
 	it_analyzer_free(a);
 }
 

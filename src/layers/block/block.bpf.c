@@ -490,6 +490,9 @@ static __always_inline int on_rq(struct request *rq, __u8 type, __u32 nr_bytes,
 	e->bytes = type == IT_EV_RQ_COMPLETE ? nr_bytes : len;
 	e->op = norm_op(opf);
 	e->flags = norm_flags(opf) | (fseq ? IT_F_FLUSH_SEQ : 0);
+	/* the tracepoint fires before the bytes are taken off __data_len */
+	if (type == IT_EV_RQ_COMPLETE && nr_bytes < len)
+		e->flags |= IT_F_PARTIAL;
 	tag = KREAD(btf, rq, tag);
 	e->tag = tag < 0 ? 0xffff : tag;
 	hctx = KREAD(btf, rq, mq_hctx);
