@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The scope holds for every layer (src/scope.h, bpf/scope.bpf.h):
 #  1. -p with several PIDs, in the form `-p $(pidof x)` gives (the PIDs as
-#     separate words): three fio processes read one loop device at once;
-#     the recording with -p of two of them counts exactly those two's
-#     reads (fio's own total_ios) in the block layer AND their pread64
-#     calls in the syscall layer, none of the third's.
+#     separate words): three fio processes read one loop device at once,
+#     the second as the child of a shell; the recording with -p of the
+#     first and of that shell counts exactly the two fio's reads (their
+#     own total_ios) in the block layer AND their pread64 calls in the
+#     syscall layer (the child's as a descendant), none of the third's.
 #  2. --comm NAME keeps a process by name, and its descendants: fio
 #     started as a child of a shell renamed `itscope` is recorded; a fio
 #     of another shell is not.
@@ -54,25 +55,34 @@ preads() {
 
 # ---- 1. several PIDs, pidof's form ----
 job one 3000 > /dev/null 2>&1 & one=$!
-job two 2000 > /dev/null 2>&1 & two=$!
+# a shell that forks fio once the recorder is up (the fork hook adds the
+# child: the descendants alive at start come from /proc, see case 2)
+bash -c 'sleep 3; fio --thread --name=two --filename="$0" --rw=randread --bs=4k --direct=1 \
+	--ioengine=psync --number_ios=2000 --size=120M --startdelay=1 --output-format=json \
+	--output="$1"; true' "$LOOPDEV" "$TMP/two.json" > /dev/null 2>&1 & two=$!
 job three 1500 > /dev/null 2>&1 & three=$!
 "$IOTRAIL" record -o "$TMP/pid.trail" --layers block,syscall --dev "$LOOPNAME" -p $one $two -d 30 \
 	> "$TMP/rec.out" 2>&1 &
 rec=$!
 wait_trace "$TMP/pid.trail" $rec || { fail record_pid "the recorder was not ready within 5 s"; exit 1; }
+for i in $(seq 1 50); do child=$(pgrep -P $two -x fio) && break; sleep 0.1; done
 wait $one $two $three
 kill -INT $rec; wait $rec
 want1=$(fio_ios one) want2=$(fio_ios two)
-got1=$(block_reads "$TMP/pid.trail" $one) got2=$(block_reads "$TMP/pid.trail" $two)
-sys1=$(preads "$TMP/pid.trail" $one) sys2=$(preads "$TMP/pid.trail" $two)
+got1=$(block_reads "$TMP/pid.trail" $one) got2=$(block_reads "$TMP/pid.trail" "${child:-0}")
+sys1=$(preads "$TMP/pid.trail" $one) sys2=$(preads "$TMP/pid.trail" "${child:-0}")
 bpids=$("$IOTRAIL" report --json --group-by pid "$TMP/pid.trail" | jq -r '[.groups[].key.pid] | unique | join(",")')
-spids=$("$IOTRAIL" report --json --events "$TMP/pid.trail" | jq -r '[.events[].pid] | unique | join(",")')
-want_pids=$(printf '%s\n' $one $two | sort -n | paste -sd,)
+# the shell's own calls and its children's (sleep, fio) are in scope too;
+# no other process's
+strays=$("$IOTRAIL" report --json --events "$TMP/pid.trail" \
+	| jq -r "[.events[] | select(.pid != $one and .pid != $two and .ppid != $two) | .pid]
+		 | unique | join(\",\")")
+want_pids=$(printf '%s\n' $one "${child:-0}" | sort -n | paste -sd,)
 if [ "$got1" = "$want1" ] && [ "$got2" = "$want2" ] && [ "$sys1" = "$want1" ] && [ "$sys2" = "$want2" ] \
-	&& [ "$bpids" = "$want_pids" ] && [ "$spids" = "$want_pids" ]; then
-	pass "record_pid (-p $one $two: block reads $got1+$got2 and pread64 calls $sys1+$sys2 == fio's total_ios; pid $three's 1500 left out by both layers)"
+	&& [ "$bpids" = "$want_pids" ] && [ -z "$strays" ]; then
+	pass "record_pid (-p $one $two: block reads $got1 + $got2 (of $two's child $child) and pread64 calls $sys1 + $sys2 == fio's total_ios; pid $three's 1500 left out by both layers)"
 else
-	fail record_pid "-p $one $two: block reads $got1/$got2, pread64 $sys1/$sys2, want $want1/$want2; block pids '$bpids', syscall pids '$spids', want $want_pids ($(tail -1 "$TMP/rec.out"))"
+	fail record_pid "-p $one $two (child $child): block reads $got1/$got2, pread64 $sys1/$sys2, want $want1/$want2; block pids '$bpids', want $want_pids; syscall events of other pids '$strays' ($(tail -1 "$TMP/rec.out"))"
 fi
 
 # ---- 2. --comm with descendants ----
@@ -163,7 +173,7 @@ pids=$(pidof itsleeper)
 # shellcheck disable=SC2086 # the words pidof prints, as a shell passes them
 if "$IOTRAIL" record -o "$TMP/pidof.trail" -p $pids -d 1 > "$TMP/rec6.out" 2>&1 \
 	&& "$IOTRAIL" report --json "$TMP/pidof.trail" > /dev/null 2>&1 && [ "$(echo $pids | wc -w)" = 3 ]; then
-	pass "record_pidof_form (record -p $pids -d 1: recorded, $(tail -1 "$TMP/rec6.out" | cut -d, -f1))"
+	pass "record_pidof_form (record -p $pids -d 1: recorded, $(grep '^iotrail record: [0-9]' "$TMP/rec6.out" | cut -d, -f1))"
 else
 	fail record_pidof_form "record -p $pids -d 1: $(tail -1 "$TMP/rec6.out")"
 fi
