@@ -168,8 +168,13 @@ fi
 
 # ---- 6. -p $(pidof NAME): the PIDs as separate words, options after them
 cp "$(command -v sleep)" "$TMP/itsleeper"
-for i in 1 2 3; do "$TMP/itsleeper" 30 & done
-pids=$(pidof itsleeper)
+for _ in 1 2 3; do "$TMP/itsleeper" 30 & done
+# until the three have exec'd
+for _ in $(seq 1 50); do
+	pids=$(pidof itsleeper)
+	[ "$(echo $pids | wc -w)" = 3 ] && break
+	sleep 0.1
+done
 # shellcheck disable=SC2086 # the words pidof prints, as a shell passes them
 if "$IOTRAIL" record -o "$TMP/pidof.trail" -p $pids -d 1 > "$TMP/rec6.out" 2>&1 \
 	&& "$IOTRAIL" report --json "$TMP/pidof.trail" > /dev/null 2>&1 && [ "$(echo $pids | wc -w)" = 3 ]; then
