@@ -20,7 +20,8 @@
 const volatile __u32 filter_ndevs = 0;        /* 0: every device */
 const volatile __u32 filter_devs[IT_MAX_DEVS] = {};
 const volatile __u64 wakeup_bytes = 16 << 20; /* wake the consumer beyond this */
-const volatile __u32 filter_tgid = 0;         /* -p: 0 for every process */
+const volatile bool scoped = false;           /* a process scope (-p, --comm, --cgroup):
+					       * only I/O of tracked bios and requests */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -35,7 +36,7 @@ struct {
 	__type(value, __u64);
 } drops SEC(".maps");
 
-/* With -p only: bios and requests of the filtered process, so that the
+/* With a scope only: bios and requests of processes in it, so that the
  * request's later events (which run in other contexts) are kept too. LRU,
  * so entries of I/Os we never see finish age out instead of filling up. */
 struct {

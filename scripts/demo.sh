@@ -17,7 +17,10 @@ echo mq-deadline > "/sys/block/${dev#/dev/}/queue/scheduler"
 echo "demo: tracing fio on $dev (loop over tmpfs, mq-deadline): 70% random 4K reads," \
      "30% 64K writes, io_uring QD 16, 4 s"
 echo
-build/iotrail record -o "$out/demo.trail" --dev "$dev" -- \
+# every layer records every process by default: --comm fio keeps the
+# syscall sections to fio's calls (the block I/O on the loop device is all
+# fio's anyway)
+build/iotrail record -o "$out/demo.trail" --dev "$dev" --comm fio -- \
 	fio --name=demo --filename="$dev" --rw=randrw --rwmixread=70 --bssplit=4k/70:64k/30 \
 	--direct=1 --ioengine=io_uring --iodepth=16 --time_based --runtime=4 --size=200M \
 	--output="$out/fio.txt"

@@ -303,6 +303,29 @@ static int inflight_idle(const char *path)
 	return n == 2 ? !(r + w) : -1;
 }
 
+int it_diskstats_read(uint32_t dev, struct it_disk_delta *d)
+{
+	unsigned long long v[17] = { 0 };
+	char path[64];
+	FILE *f;
+	int n;
+
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/stat", IT_DEV_MAJOR(dev), IT_DEV_MINOR(dev));
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	n = fscanf(f, "%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu "
+		   "%llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9],
+		   &v[10], &v[11], &v[12], &v[13], &v[14], &v[15], &v[16]);
+	fclose(f);
+	if (n < 11)
+		return -1;
+	/* Documentation/block/stat.rst: reads 0, writes 4, discards 11, flushes 15 */
+	*d = (struct it_disk_delta){ .dev = dev, .reads = v[0], .writes = v[4], .discards = v[11],
+				     .flushes = v[15] };
+	return 0;
+}
+
 int it_devices_idle(const uint32_t *devs, size_t ndevs)
 {
 	char path[300];

@@ -33,6 +33,16 @@ int it_device_read(const char *name, struct it_device_rec *rec);
  * Devices sysfs does not know (a disk removed meanwhile) are left out. */
 struct it_device_rec *it_device_table(const uint32_t *devs, size_t ndevs, size_t *n);
 
+/* A disk's completed I/Os over a recording, from /sys/dev/block/M:m/stat
+ * (what the kernel itself counts; 0 where this kernel has no such field:
+ * discards before 4.19, flushes before 5.5). */
+struct it_disk_delta {
+	uint32_t dev;
+	uint64_t reads, writes, discards, flushes;
+};
+/* Reads the counters (absolute) into d. 0, or -1 when unreadable. */
+int it_diskstats_read(uint32_t dev, struct it_disk_delta *d);
+
 /* Are the given whole disks (every disk when ndevs is 0) idle, per their
  * sysfs inflight counters? 1 idle, 0 some I/O in flight, -1 unreadable. */
 int it_devices_idle(const uint32_t *devs, size_t ndevs);

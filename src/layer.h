@@ -19,11 +19,13 @@
 
 #include "hooks.h"
 #include "iotrail/event.h"
+#include "scope.h"
 
 struct bpf_map;
 struct ring_buffer;
 struct it_writer;
 struct it_device_rec;
+struct it_disk_delta;
 struct it_layer_rec;
 
 /* What `iotrail record` tells every layer: the options common to all of
@@ -32,7 +34,7 @@ struct it_session {
 	/* common options */
 	const uint32_t *devs;          /* --dev filter (whole disks), ndevs of them */
 	size_t ndevs;
-	pid_t pid;                     /* -p, 0: every process */
+	const struct it_scope *scope;  /* which processes (-p, --comm, --cgroup; scope.h) */
 	unsigned int ringbuf_mb;
 	enum it_hook_kind force_hook;  /* --hook; IT_HOOK_NONE: best available */
 	bool verbose;
@@ -44,7 +46,8 @@ struct it_session {
 	struct ring_buffer *rb;
 	/* The struct it_event stream (event.h): layers whose records are
 	 * it_event share one ring, drop counter and -p table, so that events
-	 * of one I/O stay in causal order. Set by the layer that creates it. */
+	 * of one I/O stay in causal order. Set by the layer that creates it.
+	 * tracked: the bios and requests of processes in scope. */
 	struct {
 		struct bpf_map *events, *drops, *tracked;
 		uint64_t wakeup_bytes;
@@ -54,6 +57,10 @@ struct it_session {
 	size_t ndevices;
 	uint64_t start_ns;             /* monotonic, when the trace file was opened */
 	uint64_t consumed;             /* records taken from any ring (quiet detection) */
+	/* In finish: the completed I/Os of the devices of the trace's device
+	 * table whose diskstats moved while recording (hostinfo.h). */
+	const struct it_disk_delta *disk;
+	size_t ndisk;
 	int err;                       /* first failure of a consumer (-errno); stops the loop */
 };
 
@@ -91,8 +98,6 @@ struct it_layer_ops {
 	int (*start)(struct it_session *s, char *hooks, size_t hlen, char *why, size_t wlen);
 	/* The trace file is open (s->w): side tables (zones), records from now on. */
 	void (*begin)(struct it_session *s);
-	/* Around the fork of COMMAND (whose process tree a layer may follow). */
-	void (*adopt)(bool on);
 	/* Every DROPS_EVERY_NS while recording: refresh loss counters. */
 	void (*tick)(struct it_session *s);
 	/* Stop the probes; what is in the rings is drained after. */
@@ -101,6 +106,9 @@ struct it_layer_ops {
 	int (*finish)(struct it_session *s);
 	/* Its part of the summary line (", 12 system calls (0 lost)"). */
 	void (*summary)(char *out, size_t len);
+	/* What it recorded (I/Os, calls): none while its devices were busy
+	 * (diskstats) gets a warning. NULL: not checked. */
+	uint64_t (*recorded)(void);
 	void (*free)(void);
 };
 

@@ -16,7 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,6 +31,7 @@
 #include "hooks.h"
 #include "hostinfo.h"
 #include "layer.h"
+#include "scope.h"
 #include "tracefile.h"
 
 #define MAX_DEVS 16           /* IT_MAX_DEVS in the BPF programs */
@@ -43,7 +46,7 @@ struct record_opts {
 	double duration_s;            /* 0: until COMMAND exits or a signal */
 	uint32_t devs[MAX_DEVS];
 	size_t ndevs;
-	pid_t pid;
+	struct it_scope scope;        /* -p, --comm, --cgroup */
 	unsigned int ringbuf_mb;
 	enum it_hook_kind force_hook; /* IT_HOOK_NONE: best available */
 	bool verbose;
@@ -91,21 +94,27 @@ static void usage(FILE *f)
 
 	layer_names(names, sizeof(names), ", ");
 	fprintf(f,
-		"usage: iotrail record [-o FILE] [-d SECONDS] [--dev DEV]... [-p PID]\n"
-		"                      [--ringbuf-mb N] [-v] [-- COMMAND [ARGS]]\n"
+		"usage: iotrail record [-o FILE] [-d SECONDS] [--dev DEV]... [-p PID[,PID...]]\n"
+		"                      [--comm NAME] [--cgroup DIR] [--ringbuf-mb N] [-v]\n"
+		"                      [-- COMMAND [ARGS]]\n"
 		"\n"
 		"Trace storage I/O, layer by layer (below), into a trace file. Stops\n"
 		"when COMMAND exits, after SECONDS, or on Ctrl-C / SIGTERM; the file is\n"
 		"complete in each case.\n"
-		"I/O of every process is recorded (COMMAND only bounds the recording);\n"
-		"use -p to keep one process's I/O.\n"
+		"Every layer records every process (COMMAND only bounds the recording in\n"
+		"time); -p, --comm and --cgroup restrict every layer alike, each with the\n"
+		"processes' descendants (given together, each must hold).\n"
 		"\n"
 		"  -o, --output FILE    trace file (default iotrail.trail)\n"
 		"  -d, --duration SECS  stop after SECS seconds\n"
 		"      --dev DEV        only this device: /dev/sda, sda or 8:0 (a partition\n"
 		"                       means its disk); repeat for up to %d devices\n"
-		"  -p, --pid PID        only I/O submitted by process PID (and the requests\n"
-		"                       its bios become)\n"
+		"  -p, --pid PID[,PID]  only these processes and their descendants (repeat -p,\n"
+		"                       or list: -p 12,13 or -p $(pidof postgres)); block\n"
+		"                       I/O: the bios they submit and the requests they become\n"
+		"      --comm NAME      only processes whose name starts with NAME (at most\n"
+		"                       15 characters), and their descendants\n"
+		"      --cgroup DIR     only tasks in this cgroup v2 directory or below it\n"
 		"      --ringbuf-mb N   ring buffer size in MiB, a power of two (default 64)\n"
 		"      --hook KIND      force tp_btf or raw_tp (default: best available;\n"
 		"                       see iotrail probe)\n"
@@ -188,6 +197,8 @@ static struct option *build_longopts(void)
 		{ "duration", required_argument, NULL, 'd' },
 		{ "dev", required_argument, NULL, 'D' },
 		{ "pid", required_argument, NULL, 'p' },
+		{ "comm", required_argument, NULL, 'C' },
+		{ "cgroup", required_argument, NULL, 'G' },
 		{ "ringbuf-mb", required_argument, NULL, 'R' },
 		{ "hook", required_argument, NULL, 'H' },
 		{ "layers", required_argument, NULL, 'L' },
@@ -220,6 +231,45 @@ static const struct it_layer_ops *option_layer(int code)
 	return NULL;
 }
 
+/* -p PID[,PID...]; the words after it that are PID lists too (the shell
+ * splits `-p $(pidof postgres)` into them). Every PID must be running. */
+static int parse_pids(struct record_opts *o, int argc, char **argv)
+{
+	char err[128];
+	size_t first = o->scope.npids;
+
+	if (it_scope_add_pids(optarg, &o->scope.pids, &o->scope.npids, err, sizeof(err)))
+		return it_fail(-1, "parse -p", err, "give process ids: -p 12,13 or -p 12 -p 13");
+	while (optind < argc && it_scope_is_pid_list(argv[optind]))
+		if (it_scope_add_pids(argv[optind++], &o->scope.pids, &o->scope.npids, err,
+				      sizeof(err)))
+			return it_fail(-1, "parse -p", err, NULL);
+	for (size_t i = first; i < o->scope.npids; i++) {
+		if (kill(o->scope.pids[i], 0) && errno == ESRCH) {
+			snprintf(err, sizeof(err), "%d", (int)o->scope.pids[i]);
+			return it_fail(-1, "find process", err, "no such process; give a running one");
+		}
+	}
+	return 0;
+}
+
+static int open_cgroup(struct record_opts *o, const char *dir)
+{
+	struct statfs sfs;
+
+	if (o->scope.cgroup_fd >= 0)
+		return it_fail(-1, "use --cgroup", dir, "give one --cgroup");
+	o->scope.cgroup_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (o->scope.cgroup_fd < 0)
+		return it_failf(-1, "failed to open cgroup %s: %s; give a cgroup v2 directory, e.g. "
+				"/sys/fs/cgroup/system.slice", dir, strerror(errno));
+	if (fstatfs(o->scope.cgroup_fd, &sfs) || sfs.f_type != CGROUP2_SUPER_MAGIC)
+		return it_failf(-1, "failed to use cgroup %s: not a cgroup v2 directory; give one "
+				"under the cgroup2 mount (see: mount -t cgroup2)", dir);
+	o->scope.cgroup = dir;
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct record_opts *o)
 {
 	struct option *longopts = build_longopts();
@@ -227,7 +277,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	char err[200], *end;
 	int c, rc = 0;
 
-	*o = (struct record_opts){ .output = "iotrail.trail", .ringbuf_mb = 64 };
+	*o = (struct record_opts){ .output = "iotrail.trail", .ringbuf_mb = 64,
+				   .scope.cgroup_fd = -1 };
 	if (!longopts)
 		return fail("parse the options", "out of memory", NULL);
 	/* '+': stop at COMMAND, so its own options are left alone */
@@ -251,11 +302,16 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 				o->ndevs++;
 			break;
 		case 'p':
-			o->pid = strtol(optarg, &end, 10);
-			if (*end || o->pid <= 0)
-				rc = it_fail(-1, "parse -p", optarg, "give a process id");
-			else if (kill(o->pid, 0) && errno == ESRCH)
-				rc = it_fail(-1, "find process", optarg, "no such process");
+			rc = parse_pids(o, argc, argv);
+			break;
+		case 'C':
+			if (!*optarg || strlen(optarg) > 15)
+				rc = it_fail(-1, "parse --comm", optarg,
+					     "give 1 to 15 characters (a comm is at most 15)");
+			o->scope.comm = optarg;
+			break;
+		case 'G':
+			rc = open_cgroup(o, optarg);
 			break;
 		case 'R':
 			o->ringbuf_mb = strtoul(optarg, &end, 10);
@@ -307,6 +363,10 @@ struct session {
 	pid_t child;
 	int status;          /* of COMMAND, when it ran */
 	uint64_t end_ns;
+	/* the devices of the trace's device table: diskstats at the start,
+	 * then the deltas of those that moved (s.disk) */
+	struct it_disk_delta *disk;
+	size_t ndisk;
 };
 
 #define FOR_STARTED(ss, i, l) \
@@ -528,6 +588,66 @@ static void record_loop(struct session *ss)
 		linger(ss);
 }
 
+/* What the kernel counted on the trace's devices: at the start... */
+static void disk_start(struct session *ss, const struct it_device_rec *devs, size_t n)
+{
+	ss->disk = calloc(n ? n : 1, sizeof(*ss->disk));
+	if (!ss->disk)
+		return; /* no warning then, nothing worse */
+	for (size_t i = 0; i < n; i++)
+		if (!it_diskstats_read(devs[i].dev, &ss->disk[ss->ndisk]))
+			ss->ndisk++;
+}
+
+/* ... and what moved since, for the layers' finish (the block layer
+ * stores it) and the warning of a layer that recorded nothing. */
+static void disk_deltas(struct session *ss)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < ss->ndisk; i++) {
+		struct it_disk_delta *d = &ss->disk[i], now;
+
+		if (it_diskstats_read(d->dev, &now))
+			continue;
+		*d = (struct it_disk_delta){ .dev = d->dev, .reads = now.reads - d->reads,
+					     .writes = now.writes - d->writes,
+					     .discards = now.discards - d->discards,
+					     .flushes = now.flushes - d->flushes };
+		if (d->reads || d->writes || d->discards || d->flushes)
+			ss->disk[k++] = *d;
+	}
+	ss->ndisk = k;
+	ss->s.disk = ss->disk;
+	ss->s.ndisk = k;
+}
+
+/* A layer that recorded nothing while its devices completed I/O: most
+ * likely the scope (or --dev) leaves out who did it; say so. */
+static void warn_silent_layers(const struct session *ss)
+{
+	uint64_t busy = 0;
+	char scope[96] = "";
+
+	for (size_t i = 0; i < ss->ndisk; i++)
+		busy += ss->disk[i].reads + ss->disk[i].writes + ss->disk[i].flushes +
+			ss->disk[i].discards;
+	if (!busy)
+		return;
+	if (it_scope_on(&ss->o->scope)) {
+		const struct it_scope *sc = &ss->o->scope;
+		int n = snprintf(scope, sizeof(scope), "the scope (%s%s%s", sc->npids ? "-p " : "",
+				 sc->comm ? "--comm " : "", sc->cgroup ? "--cgroup " : "");
+
+		snprintf(scope + n - 1, sizeof(scope) - (n - 1), ") may leave out who did them; ");
+	}
+	FOR_STARTED(ss, i, l)
+		if (l->recorded && !l->recorded())
+			fprintf(stderr, "iotrail record: warning: the %s layer recorded nothing while "
+				"its devices completed %llu I/Os (diskstats); %srecord without it "
+				"to compare\n", l->name, (unsigned long long)busy, scope);
+}
+
 /* Detach first, so nothing new arrives, then drain what is in the rings;
  * then each layer's losses go into the file, and it is closed. */
 static int finish(struct session *ss)
@@ -540,6 +660,7 @@ static int finish(struct session *ss)
 			l->detach();
 	while (ring_buffer__consume(s->rb) > 0)
 		;
+	disk_deltas(ss);
 	FOR_STARTED(ss, i, l)
 		if (l->finish && !err)
 			err = l->finish(s);
@@ -585,6 +706,7 @@ static void summary(const struct session *ss, bool ran_command)
 		snprintf(tail, sizeof(tail), "; stopped by %s", strsignal(stop_signal));
 	fprintf(stderr, "iotrail record: %s, %s in %s, %.2f s%s\n", counts, size, ss->o->output,
 		(ss->end_ns - ss->s.start_ns) / 1e9, tail);
+	warn_silent_layers(ss);
 }
 
 static struct it_writer *open_trace(struct session *ss, int argc, char **argv, const char *hooks)
@@ -617,6 +739,7 @@ static struct it_writer *open_trace(struct session *ss, int argc, char **argv, c
 	head.ndevs = ndevs;
 	w = it_writer_open(o->output, &head, err, sizeof(err));
 	if (w) {
+		disk_start(ss, devs, devs ? ndevs : 0);
 		ss->s.w = w;
 		ss->s.start_ns = host.start_monotonic_ns;
 		ss->s.devices = devs;
@@ -633,13 +756,6 @@ static struct it_writer *open_trace(struct session *ss, int argc, char **argv, c
 	return w;
 }
 
-static void adopt(struct session *ss, bool on)
-{
-	FOR_STARTED(ss, i, l)
-		if (l->adopt)
-			l->adopt(on);
-}
-
 /* Starts COMMAND once the probes and the trace header are in place. If it
  * cannot run, the trace file (which would hold nothing of it) is removed. */
 static int launch(struct session *ss)
@@ -647,10 +763,7 @@ static int launch(struct session *ss)
 	char what[128];
 	int exec_errno;
 
-	/* a layer may follow COMMAND's process tree from its fork on */
-	adopt(ss, true);
 	ss->child = start_command(ss->o->cmd, &exec_errno);
-	adopt(ss, false);
 	if (ss->child > 0)
 		return 0;
 	snprintf(what, sizeof(what), "run '%s'", ss->o->cmd[0]);
@@ -696,7 +809,7 @@ int cmd_record(int argc, char **argv)
 		return rc > 0 ? 0 : 2;
 	verbose = o.verbose;
 	*s = (struct it_session){
-		.devs = o.devs, .ndevs = o.ndevs, .pid = o.pid, .ringbuf_mb = o.ringbuf_mb,
+		.devs = o.devs, .ndevs = o.ndevs, .scope = &o.scope, .ringbuf_mb = o.ringbuf_mb,
 		.force_hook = o.force_hook, .verbose = o.verbose, .cmd = o.cmd != NULL,
 		.ncpu = libbpf_num_possible_cpus(),
 	};
@@ -737,5 +850,9 @@ out:
 	for (size_t i = it_nlayers; i-- > 0;)
 		if (ss.called[i] && it_layers[i]->free)
 			it_layers[i]->free();
+	free(o.scope.pids);
+	free(ss.disk);
+	if (o.scope.cgroup_fd >= 0)
+		close(o.scope.cgroup_fd);
 	return ret;
 }

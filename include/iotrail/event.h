@@ -65,6 +65,12 @@ enum it_event_type {
 	IT_EV_TCP_READY = 30,     /* initiator: data arrived on a queue's socket */
 	IT_EV_TCPT_READY = 31,    /* target: data arrived on a queue's socket */
 	IT_EV_TCPT_SEND = 32,     /* target: a command's PDU (C2H data, R2T, response) starts out */
+	/* side table written by record at the end (layer IT_LAYER_BLOCK), one
+	 * per device of the trace's device table whose counters moved while
+	 * recording: the I/Os the kernel itself counted as completed in
+	 * /sys/block/DEV/stat over the recording: dev, ts = the end, sector =
+	 * reads, aux = writes, id = flushes, bytes = discards */
+	IT_EV_DISKSTATS = 33,
 	IT_EV_TYPE_MAX
 };
 
@@ -154,6 +160,17 @@ enum it_op {
 #define IT_F_BACKGROUND (1u << 8)
 #define IT_F_NOWAIT    (1u << 9)
 #define IT_F_POLLED    (1u << 10)
+/* Not a REQ_* flag: the request is in the flush machinery's sequence
+ * (RQF_FLUSH_SEQ; block/blk-flush.c) when the event fires. Its data part
+ * (op write, bytes > 0) completes with this flag, then the request
+ * completes again without it, 0 bytes, when its POSTFLUSH is done; the
+ * flush command the machinery issues (op flush) carries it at I, D and C.
+ * Traces recorded before this flag have it clear everywhere. */
+#define IT_F_FLUSH_SEQ (1u << 15)
+/* Not a REQ_* flag either: on C, the completion covers less than what is
+ * left of the request (a partial completion; the request completes again).
+ * Traces recorded before this flag have it clear everywhere. */
+#define IT_F_PARTIAL   (1u << 14)
 
 /*
  * An NVMe driver event (layer IT_LAYER_NVME): the bytes of struct it_event
@@ -306,6 +323,21 @@ struct it_event {
 		struct it_tcp_event tcp;     /* layers IT_LAYER_NVME_TCP, IT_LAYER_NVMET_TCP */
 	};
 };
+
+#ifndef __VMLINUX_H__
+/* Whether a block event ends an I/O, as `iotrail record` counts them for
+ * its summary line; the analyzer's count agrees (src/analyze/stitch.c) but
+ * for completions of I/Os issued before the trace started. Not one: a
+ * partial completion, the data part of a flush sequence (its request
+ * completes again) and the flush machinery's own flush command (counted
+ * apart, as diskstats counts flushes apart); an -EAGAIN bio completion is
+ * a REQ_NOWAIT bounce its submitter retries. */
+static inline int it_event_ends_io(const struct it_event *e)
+{
+	return (e->type == IT_EV_RQ_COMPLETE && !(e->flags & (IT_F_FLUSH_SEQ | IT_F_PARTIAL))) ||
+	       (e->type == IT_EV_BIO_COMPLETE && e->error != -11 /* -EAGAIN */);
+}
+#endif
 
 #define IT_MINORBITS 20
 #define IT_DEV_MAJOR(d) ((__u32)(d) >> IT_MINORBITS)

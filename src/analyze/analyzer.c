@@ -96,6 +96,7 @@ struct it_analyzer *it_analyzer_new(const struct it_analyzer_opts *o)
 	a->ncomms = 1; /* id 0: unknown, "" */
 	if (!a->comms || it_map_init(&a->bios, 10) || it_map_init(&a->rqs, 10) ||
 	    it_map_init(&a->by_start, 10) || it_map_init(&a->by_end, 10) ||
+	    it_map_init(&a->fseq_done, 4) ||
 	    it_map_init(&a->devmap, 4) || it_map_init(&a->tids, 8) ||
 	    it_map_init(&a->commmap, 6) || it_map_init(&a->groupmap, 4)) {
 		it_analyzer_free(a);
@@ -163,6 +164,8 @@ void it_analyzer_finish(struct it_analyzer *a, uint64_t end_ns)
 	r->ngroups = a->ngroups;
 	r->devs = a->dst;
 	r->ndevs = a->ndevs;
+	r->disk = a->disk;
+	r->ndisk = a->ndisk;
 	memcpy(r->keys, a->o.keys, sizeof(r->keys));
 	r->nkeys = a->o.nkeys;
 }
@@ -206,6 +209,7 @@ void it_analyzer_free(struct it_analyzer *a)
 	for (uint32_t i = 0; i < a->ndevs; i++)
 		free(a->dst[i].timeline);
 	free(a->groups);
+	free(a->disk);
 	free(a->dst);
 	free(a->ds);
 	free(a->slots);
@@ -214,6 +218,7 @@ void it_analyzer_free(struct it_analyzer *a)
 	it_map_free(&a->rqs);
 	it_map_free(&a->by_start);
 	it_map_free(&a->by_end);
+	it_map_free(&a->fseq_done);
 	it_map_free(&a->devmap);
 	it_map_free(&a->tids);
 	it_map_free(&a->commmap);

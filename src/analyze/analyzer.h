@@ -178,6 +178,9 @@ struct it_dev_stats {
 	uint32_t qd_insert_max, qd_issue_max;
 	uint64_t sizes[IT_SIZE_CLASSES][IT_OPC_MAX];
 	uint64_t seq[IT_OPC_MAX], rnd[IT_OPC_MAX];
+	/* the flush machinery's flush commands (what diskstats counts as
+	 * flushes): how many, their D2C */
+	uint64_t flush_cmds, flush_cmd_ns, flush_cmd_max_ns;
 	struct it_timeline_point *timeline;  /* ntimeline intervals of interval_ns */
 	size_t ntimeline;
 };
@@ -200,6 +203,10 @@ struct it_stitch_stats {
 	uint64_t errors;              /* I/Os completed with an error */
 	uint64_t unknown_completions; /* completions of I/Os never seen queued or issued
 				       * (in flight before the trace started) */
+	/* The flush machinery (block/blk-flush.c), see stitch.c: */
+	uint64_t flush_cmds;          /* its own flush commands (flush_rq): not I/Os */
+	uint64_t flush_seq_ends;      /* second completions of PREFLUSH/FUA writes with
+				       * data, in traces without IT_F_FLUSH_SEQ */
 	uint64_t lost;                /* open trails given up because their request
 				       * pointer came back (a completion was lost) */
 	uint64_t bio_requeued;        /* bio queued again (stacked device remap) */
@@ -216,8 +223,17 @@ struct it_stitch_stats {
 	uint64_t first_ts, last_ts;   /* event time range */
 };
 
+/* What the kernel counted on a device while recording (IT_EV_DISKSTATS):
+ * completed I/Os from /sys/block/DEV/stat, for devices that were busy. */
+struct it_diskstats {
+	uint32_t dev;
+	uint64_t reads, writes, flushes, discards;
+};
+
 struct it_results {
 	uint64_t start_ns, end_ns;    /* analysed window (monotonic) */
+	struct it_diskstats *disk;    /* traces that carry them; ndisk of them */
+	size_t ndisk;
 	double duration_s;
 	uint64_t interval_ns;         /* timeline interval (1 s) */
 	struct it_stitch_stats stats;

@@ -31,6 +31,7 @@ struct slot {
 	uint8_t indexed;     /* in a->by_start / a->by_end (mergeable) */
 	uint8_t active;      /* counted in devstate.active */
 	uint8_t issued;      /* counted in devstate.issued */
+	uint8_t fseq_data;   /* its data part of a flush sequence completed */
 };
 
 /* Stitching state of one device. */
@@ -58,6 +59,7 @@ struct it_analyzer {
 	uint32_t nslots, free_head;
 	struct it_map bios, rqs;           /* bio / request pointer -> slot */
 	struct it_map by_start, by_end;    /* (device, sector) -> mergeable slot */
+	struct it_map fseq_done;           /* PREFLUSH/FUA request ended (old traces) -> 1 */
 
 	/* devices, by index in the order first seen */
 	struct it_map devmap;              /* dev -> index */
@@ -95,6 +97,8 @@ struct it_analyzer {
 	struct it_nvme_cmd *done_cmds;     /* free ones chained through their rq field */
 	uint32_t ndone, donecap, done_free;
 	struct it_zones *zones;            /* zoned devices (zones.c): at the first zone record */
+	struct it_diskstats *disk;         /* IT_EV_DISKSTATS, in file order */
+	size_t ndisk;
 };
 
 #define IT_NO_SLOT IT_MAP_NONE

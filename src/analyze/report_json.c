@@ -97,6 +97,8 @@ static void stats(struct it_json *j, const struct it_stitch_stats *s)
 	it_json_kv_uint(j, "partial_completions", s->partials);
 	it_json_kv_uint(j, "lost", s->lost);
 	it_json_kv_uint(j, "bio_requeued", s->bio_requeued);
+	it_json_kv_uint(j, "flush_commands", s->flush_cmds);
+	it_json_kv_uint(j, "flush_seq_ends", s->flush_seq_ends);
 	it_json_kv_uint(j, "ignored_events", s->ignored);
 	it_json_kv_uint(j, "task_events", s->tasks);
 	it_json_name(j, "incomplete");
@@ -237,6 +239,40 @@ static void per_device(struct it_json *j, const struct it_report_input *in, cons
 	it_json_object_end(j);
 }
 
+/* "diskstats": what the kernel counted on the busy devices while
+ * recording, keyed by device name (empty for traces without it). */
+static void diskstats(struct it_json *j, const struct it_report_input *in)
+{
+	const struct it_results *r = in->r;
+	char name[40];
+
+	it_json_name(j, "diskstats");
+	it_json_object_start(j);
+	for (size_t i = 0; i < r->ndisk; i++) {
+		const struct it_diskstats *d = &r->disk[i];
+
+		it_json_name(j, it_report_dev_name(in, d->dev, name, sizeof(name)));
+		it_json_object_start(j);
+		it_json_kv_uint(j, "reads", d->reads);
+		it_json_kv_uint(j, "writes", d->writes);
+		it_json_kv_uint(j, "flushes", d->flushes);
+		it_json_kv_uint(j, "discards", d->discards);
+		it_json_object_end(j);
+	}
+	it_json_object_end(j);
+}
+
+/* The flush machinery's flush commands (not I/Os; what diskstats counts
+ * as flushes). */
+static void flush_commands(struct it_json *j, const struct it_dev_stats *d)
+{
+	it_json_object_start(j);
+	it_json_kv_uint(j, "count", d->flush_cmds);
+	it_json_kv_uint(j, "avg_d2c_ns", d->flush_cmds ? d->flush_cmd_ns / d->flush_cmds : 0);
+	it_json_kv_uint(j, "max_d2c_ns", d->flush_cmd_max_ns);
+	it_json_object_end(j);
+}
+
 static void qd(struct it_json *j, const struct it_dev_stats *d)
 {
 	it_json_object_start(j);
@@ -373,6 +409,8 @@ void it_report_json_members(struct it_json *j, const struct it_report_input *in)
 	per_device(j, in, "qd", qd);
 	per_device(j, in, "sizes", sizes);
 	per_device(j, in, "pattern", pattern);
+	per_device(j, in, "flush_commands", flush_commands);
+	diskstats(j, in);
 	timeline(j, in);
 	it_nvme_report_json(j, in);
 	if (in->zones)

@@ -298,8 +298,8 @@ void it_nvme_report_text(FILE *f, const struct it_report_input *in)
 
 	if (!n)
 		return;
-	fprintf(f, "\nNVMe commands: %llu completed (%llu admin, %llu with error status), "
-		"%llu linked to block trails, %llu without one\n",
+	fprintf(f, "\nNVMe commands: %llu completed (%llu admin, %llu with error status),\n"
+		"  %llu linked to block trails, %llu without one\n",
 		(unsigned long long)n->commands, (unsigned long long)n->admin,
 		(unsigned long long)n->errors, (unsigned long long)s->nvme_linked,
 		(unsigned long long)s->nvme_unlinked);

@@ -15,8 +15,11 @@
 #include "analyze/zones.h"
 
 #define TIMELINE_ROWS 30 /* longer traces get coarser rows in text */
-#define KEY_MAX_WIDTH 26 /* wider keys go on their own line, */
-#define WRAP_INDENT 4    /* and the numbers on the next one, indented */
+#define LINE_MAX 100     /* every line of the text report fits this many columns: */
+#define WRAP_INDENT 4    /* keys that leave no room go on their own line, and the
+			  * numbers on the next one, indented */
+#define STAGE_COLS 66    /* a stage row after its keys */
+#define LAT_PCT_COLS 49  /* a latency row's seven durations, after its counts */
 
 /* Durations in at most 6 characters: 850ns 9.99us 99.9us 999us 1.23ms ... */
 static const char *fmt_ns(char *buf, size_t len, uint64_t ns)
@@ -104,6 +107,33 @@ static void header(FILE *f, const struct it_report_input *in)
 		(unsigned long long)s->splits, (unsigned long long)s->partials);
 }
 
+/* The block layer recorded nothing while the kernel counted I/O on its
+ * devices: say so first, with the kernel's counts. */
+static void silent_block_layer(FILE *f, const struct it_report_input *in)
+{
+	const struct it_results *r = in->r;
+	uint64_t busy = 0;
+	char name[40];
+
+	for (size_t i = 0; i < r->ndisk; i++)
+		busy += r->disk[i].reads + r->disk[i].writes + r->disk[i].flushes +
+			r->disk[i].discards;
+	if (!busy || r->stats.ios)
+		return;
+	fprintf(f, "\n*** WARNING: the block layer recorded no I/O while its devices completed %llu\n"
+		"*** (the kernel's count, /sys/block/DEV/stat):", (unsigned long long)busy);
+	for (size_t i = 0; i < r->ndisk; i++) {
+		const struct it_diskstats *d = &r->disk[i];
+
+		fprintf(f, "%s %s %llu reads, %llu writes, %llu flushes", i ? ";\n***" : "",
+			it_report_dev_name(in, d->dev, name, sizeof(name)),
+			(unsigned long long)d->reads, (unsigned long long)d->writes,
+			(unsigned long long)d->flushes);
+	}
+	fputs(".\n*** A scope (-p, --comm, --cgroup) keeps only the I/O its processes submit;\n"
+	      "*** record without it to compare.\n", f);
+}
+
 static void warnings(FILE *f, const struct it_report_input *in)
 {
 	const struct it_reader_status *st = in->status;
@@ -140,6 +170,7 @@ static void warnings(FILE *f, const struct it_report_input *in)
 		fprintf(f, "\n*** WARNING: %llu I/Os lost their completion event (their request was seen\n"
 			"*** again first) and are not counted: counts are lower bounds by that much.\n",
 			(unsigned long long)s->lost);
+	silent_block_layer(f, in);
 	if (s->incomplete || s->unknown_completions)
 		fprintf(f, "\nnot counted as I/Os: %llu still open at the end (queued %llu, inserted %llu, "
 			"issued %llu),\n  %llu completions of I/Os issued before the trace started\n",
@@ -166,14 +197,21 @@ static void device_table(FILE *f, const struct it_report_input *in)
 			snprintf(lbs, sizeof(lbs), "%u/%u", d->logical_block_size, d->physical_block_size);
 		else
 			snprintf(lbs, sizeof(lbs), "%u", d->logical_block_size);
-		fprintf(f, "  %-12.*s %-8s %-6s %-12.*s %6u %7s %7s %7s %9s %6s  %.*s%s%s\n",
+		char tail[112];
+		/* the columns take 93: the model and the flags go at the end when
+		 * they fit 100, else on a line of their own below */
+		int n = snprintf(tail, sizeof(tail), "%.*s%s%s", (int)sizeof(d->model), d->model,
+				 d->rotational ? " (rotational)" : "", d->zoned ? " (zoned)" : "");
+		bool fits = n <= 7;
+		fprintf(f, "  %-12.*s %-8s %-6s %-12.*s %6u %7s %7s %7s %9s %6s  %s\n",
 			(int)sizeof(d->name), d->name, dev, d->blk_mq ? "blk-mq" : "bio",
 			(int)sizeof(d->scheduler), d->scheduler[0] ? d->scheduler : "-", d->nr_requests,
 			fmt_bytes(b1, sizeof(b1), (uint64_t)d->max_sectors_kb * 1024),
 			fmt_bytes(b2, sizeof(b2), (uint64_t)d->max_hw_sectors_kb * 1024),
 			fmt_bytes(b4, sizeof(b4), d->optimal_io_size), lbs,
-			fmt_bytes(b3, sizeof(b3), d->size_sectors * 512), 18, d->model,
-			d->rotational ? " (rotational)" : "", d->zoned ? " (zoned)" : "");
+			fmt_bytes(b3, sizeof(b3), d->size_sectors * 512), fits ? tail : "");
+		if (!fits)
+			fprintf(f, "  %-12s %.85s\n", "", tail + (tail[0] == ' '));
 	}
 	for (size_t i = 0; i < r->ndevs; i++) {
 		if (it_report_dev_rec(in, r->devs[i].dev))
@@ -210,7 +248,47 @@ static const char *key_value(const struct it_report_input *in, const struct it_g
 struct keycols {
 	int width[IT_KEY_MAX];
 	int total; /* all columns with their separating spaces */
+	/* the latency table's I/Os, IOPS and MiB/s columns: 9, 9 and 8 wide,
+	 * narrower (to what the numbers need) when the keys would push a row
+	 * past LINE_MAX */
+	int w_ios, w_iops, w_mib;
+	bool wrap; /* the keys leave no room: they go on a line of their own */
 };
+
+static int num_width(double v, int decimals, int header)
+{
+	char buf[32];
+	int n = snprintf(buf, sizeof(buf), "%.*f", decimals, v);
+
+	return n > header ? n : header;
+}
+
+/* The latency table's count columns, and whether the keys must wrap. */
+static void count_widths(const struct it_report_input *in, struct keycols *kc)
+{
+	const struct it_results *r = in->r;
+	double dur = r->duration_s, ios = 0, iops = 0, mibs = 0;
+
+	kc->w_ios = 9;
+	kc->w_iops = 9;
+	kc->w_mib = 8;
+	if (kc->total + kc->w_ios + kc->w_iops + kc->w_mib + 3 + LAT_PCT_COLS - 1 <= LINE_MAX &&
+	    kc->total + STAGE_COLS <= LINE_MAX)
+		return;
+	for (size_t g = 0; g < r->ngroups; g++) {
+		const struct it_group *gr = &r->groups[g];
+		ios = gr->count > ios ? gr->count : ios;
+		if (dur > 0) {
+			iops = (double)gr->count / dur > iops ? (double)gr->count / dur : iops;
+			mibs = mib(gr->bytes) / dur > mibs ? mib(gr->bytes) / dur : mibs;
+		}
+	}
+	kc->w_ios = num_width(ios, 0, 4);
+	kc->w_iops = num_width(iops, 0, 4);
+	kc->w_mib = num_width(mibs, 1, 5);
+	kc->wrap = kc->total + kc->w_ios + kc->w_iops + kc->w_mib + 3 + LAT_PCT_COLS - 1 > LINE_MAX ||
+		   kc->total + STAGE_COLS > LINE_MAX;
+}
 
 static void key_widths(const struct it_report_input *in, struct keycols *kc)
 {
@@ -231,6 +309,7 @@ static void key_widths(const struct it_report_input *in, struct keycols *kc)
 	if (!r->nkeys) {
 		kc->total = 4;
 	}
+	count_widths(in, kc);
 }
 
 static void key_header(FILE *f, const struct it_report_input *in, const struct keycols *kc)
@@ -255,7 +334,7 @@ static bool key_cells(FILE *f, const struct it_report_input *in, const struct ke
 		fprintf(f, "%-4s", "all");
 	for (unsigned k = 0; k < r->nkeys; k++)
 		fprintf(f, "%-*s ", kc->width[k], key_value(in, g, r->keys[k], buf, sizeof(buf)));
-	if (kc->total > KEY_MAX_WIDTH) {
+	if (kc->wrap) {
 		fprintf(f, "\n%*s", WRAP_INDENT, "");
 		return true;
 	}
@@ -264,7 +343,7 @@ static bool key_cells(FILE *f, const struct it_report_input *in, const struct ke
 
 static int key_pad(const struct keycols *kc)
 {
-	return kc->total > KEY_MAX_WIDTH ? WRAP_INDENT : kc->total;
+	return kc->wrap ? WRAP_INDENT : kc->total;
 }
 
 static void key_list(FILE *f, const struct it_results *r)
@@ -285,18 +364,19 @@ static void latency_table(FILE *f, const struct it_report_input *in, const struc
 	key_list(f, r);
 	fputc('\n', f);
 	key_header(f, in, kc);
-	if (kc->total > KEY_MAX_WIDTH)
+	if (kc->wrap)
 		fprintf(f, "\n%*s", WRAP_INDENT, "");
-	fprintf(f, "%9s %9s %8s %6s %6s %6s %6s %6s %6s %6s\n", "I/Os", "IOPS", "MiB/s", "min",
-		"avg", "p50", "p90", "p99", "p99.9", "max");
+	fprintf(f, "%*s %*s %*s %6s %6s %6s %6s %6s %6s %6s\n", kc->w_ios, "I/Os", kc->w_iops, "IOPS",
+		kc->w_mib, "MiB/s", "min", "avg", "p50", "p90", "p99", "p99.9", "max");
 	for (size_t i = 0; i < r->ngroups; i++) {
 		const struct it_group *g = &r->groups[i];
 		const struct it_hist *h = &g->stage[IT_STAGE_Q2C];
 		uint64_t p[IT_NPCT];
 		it_hist_percentiles(h, it_report_pcts, IT_NPCT, p);
 		key_cells(f, in, kc, g);
-		fprintf(f, "%9llu %9.0f %8.1f %6s %6s %6s %6s %6s %6s %6s\n",
-			(unsigned long long)g->count, dur > 0 ? (double)g->count / dur : 0,
+		fprintf(f, "%*llu %*.0f %*.1f %6s %6s %6s %6s %6s %6s %6s\n",
+			kc->w_ios, (unsigned long long)g->count, kc->w_iops,
+			dur > 0 ? (double)g->count / dur : 0, kc->w_mib,
 			dur > 0 ? mib(g->bytes) / dur : 0, fmt_ns(b[0], 16, h->count ? h->min : 0),
 			fmt_ns(b[1], 16, it_hist_avg(h)), fmt_ns(b[2], 16, p[0]),
 			fmt_ns(b[3], 16, p[1]), fmt_ns(b[4], 16, p[2]), fmt_ns(b[5], 16, p[3]),
@@ -313,7 +393,7 @@ static void stage_table(FILE *f, const struct it_report_input *in, const struct 
 	key_list(f, r);
 	fputs(" (share: time in the stage / total Q2C time of the group)\n", f);
 	key_header(f, in, kc);
-	if (kc->total > KEY_MAX_WIDTH)
+	if (kc->wrap)
 		fprintf(f, "\n%*s", WRAP_INDENT, "");
 	fprintf(f, "%-5s %9s %6s %6s %6s %6s\n", "stage", "I/Os", "avg", "p50", "p99", "share");
 	for (size_t i = 0; i < r->ngroups; i++) {
@@ -459,6 +539,22 @@ static void device_sections(FILE *f, const struct it_report_input *in)
 			if (n)
 				fprintf(f, " (%.1f%% sequential)", 100.0 * (double)d->seq[o] / (double)n);
 			fputs(o + 1 < IT_OPC_MAX ? "," : "\n", f);
+		}
+		for (size_t k = 0; k < r->ndisk; k++)
+			if (r->disk[k].dev == d->dev)
+				fprintf(f, "  the kernel's count while recording (diskstats): read %llu, "
+					"write %llu, flush %llu, discard %llu\n",
+					(unsigned long long)r->disk[k].reads,
+					(unsigned long long)r->disk[k].writes,
+					(unsigned long long)r->disk[k].flushes,
+					(unsigned long long)r->disk[k].discards);
+		if (d->flush_cmds) {
+			char b1[16], b2[16];
+
+			fprintf(f, "  device flush commands %llu (the flush machinery's; not I/Os): "
+				"D2C avg %s, max %s\n", (unsigned long long)d->flush_cmds,
+				fmt_ns(b1, sizeof(b1), d->flush_cmd_ns / d->flush_cmds),
+				fmt_ns(b2, sizeof(b2), d->flush_cmd_max_ns));
 		}
 		qd_rows(f, d);
 		size_rows(f, d, ios);

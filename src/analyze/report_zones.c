@@ -180,8 +180,8 @@ void it_zones_report_text(FILE *f, const struct it_report_input *in)
 	char name[40];
 
 	if (!zs || !zs->ndevs) {
-		fputs("\nZones: no zoned device in this trace (the zone table is written by "
-		      "`iotrail record` for zoned devices)\n", f);
+		fputs("\nZones: no zoned device in this trace (`iotrail record` writes the zone table "
+		      "of zoned devices)\n", f);
 		return;
 	}
 	for (uint32_t i = 0; i < zs->ndevs; i++) {

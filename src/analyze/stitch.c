@@ -35,6 +35,27 @@
  *  RQ_MERGE  the request goes away into the adjacent pending request.
  *  BIO_COMPLETE  end of a bio trail (bio-based devices).
  *
+ * The flush machinery (block/blk-flush.c) on a device with a write cache
+ * turns a REQ_PREFLUSH/REQ_FUA request into a sequence (PREFLUSH, data,
+ * POSTFLUSH) and issues flushes with a request of its own (flush_rq: op
+ * flush, no bio):
+ *  - a data-less REQ_PREFLUSH write (fsync's, fdatasync's flush) is a
+ *    flush, not a write: its trail is op flush from Q on (flags keep
+ *    PREFLUSH), Q2C being what its submitter waited; the request is never
+ *    inserted or issued, only completed once its flush is done (C, aux =
+ *    its bio);
+ *  - the machinery's flush commands (op flush, no Q) are what the device
+ *    executes and diskstats counts as flushes; they are counted apart
+ *    (per device: count and D2C), not as I/Os, or every fdatasync would
+ *    be two I/Os; one command may serve several waiting requests;
+ *  - a write with data in a sequence completes twice: its data part
+ *    (with IT_F_FLUSH_SEQ), then the request again with 0 bytes when its
+ *    POSTFLUSH is done (the kernel ends the bio only then). The trail ends
+ *    at the second: its D2C includes the POSTFLUSH. Traces recorded
+ *    before IT_F_FLUSH_SEQ end it at the first; the second is then known
+ *    by its request (fseq_done) and counted as flush_seq_ends, not as a
+ *    completion of an I/O issued before the trace started.
+ *
  * In-flight counts, per device, maintained from the stream only:
  *   active  = requests inserted or issued (I or D seen) and neither
  *             completed nor merged away;
@@ -278,11 +299,37 @@ static void trail_drop(struct it_analyzer *a, uint32_t i)
 	a->free_head = i;
 }
 
+/* The flush machinery's own flush command: counted apart, not an I/O. */
+static void flush_cmd_end(struct it_analyzer *a, const struct slot *s)
+{
+	struct it_dev_stats *d = &a->dst[s->devidx];
+	int64_t d2c = it_stage_time(&s->t, IT_STAGE_D2C);
+
+	a->st.flush_cmds++;
+	d->flush_cmds++;
+	if (d2c > 0) {
+		d->flush_cmd_ns += (uint64_t)d2c;
+		if ((uint64_t)d2c > d->flush_cmd_max_ns)
+			d->flush_cmd_max_ns = (uint64_t)d2c;
+	}
+}
+
 static void trail_end(struct it_analyzer *a, uint32_t i, uint64_t ts)
 {
 	struct slot *s = &a->slots[i];
 
 	s->t.ts[IT_PT_C] = ts;
+	if (s->t.op == IT_OP_FLUSH && !s->t.ts[IT_PT_Q] && s->t.kind == IT_TRAIL_REQUEST) {
+		flush_cmd_end(a, s);
+		if (s->t.ts[IT_PT_N])
+			it_nvme_link_trail(a, &s->t, s->rq);
+		trail_drop(a, i);
+		return;
+	}
+	/* an old trace's PREFLUSH/FUA write with data: it may complete again */
+	if (s->t.bytes && (s->t.flags & (IT_F_PREFLUSH | IT_F_FUA)) &&
+	    !(s->t.flags & IT_F_FLUSH_SEQ) && s->rq && it_map_put(&a->fseq_done, s->rq, 1))
+		oom(a);
 	it_aggregate(a, &s->t, s->devidx);
 	if (s->t.ts[IT_PT_N])
 		it_nvme_link_trail(a, &s->t, s->rq);
@@ -317,6 +364,8 @@ static void on_queue(struct it_analyzer *a, const struct it_event *e, uint32_t d
 		return;
 	struct slot *s = &a->slots[i];
 	s->t.ts[IT_PT_Q] = e->ts_ns;
+	if (e->op == IT_OP_WRITE && !e->bytes && (e->flags & IT_F_PREFLUSH))
+		s->t.op = IT_OP_FLUSH; /* a flush request, not a write (see the top) */
 	if (e->aux) {
 		s->t.ino = e->aux;
 		s->t.fsdev = IT_EV_FILE_DEV(e);
@@ -558,13 +607,24 @@ static void on_complete(struct it_analyzer *a, const struct it_event *e)
 	if (i == IT_MAP_NONE && e->aux)
 		i = it_map_get(&a->bios, e->aux);
 	if (i == IT_MAP_NONE) {
-		a->st.unknown_completions++;
+		if (!e->bytes && it_map_del(&a->fseq_done, e->id))
+			a->st.flush_seq_ends++; /* the end of a sequence whose data part ended it */
+		else
+			a->st.unknown_completions++;
 		return;
 	}
 	struct slot *s = &a->slots[i];
 	s->t.kind = IT_TRAIL_REQUEST;
 	if (e->error)
 		s->t.error = e->error;
+	if ((e->flags & IT_F_FLUSH_SEQ) && e->op != IT_OP_FLUSH && e->bytes) {
+		/* the data part of a flush sequence: the request completes
+		 * again once its POSTFLUSH is done */
+		s->t.flags |= IT_F_FLUSH_SEQ;
+		s->fseq_data = 1;
+		s->remaining = 0;
+		return;
+	}
 	if (e->bytes < s->remaining) {
 		s->remaining -= e->bytes;
 		if (s->t.partial < UINT16_MAX)
@@ -605,6 +665,21 @@ static void on_rq_merge(struct it_analyzer *a, const struct it_event *e)
 	trail_drop(a, i);
 }
 
+/* The kernel's count of a busy device over the recording (event.h). */
+static void on_diskstats(struct it_analyzer *a, const struct it_event *e)
+{
+	struct it_diskstats *d = realloc(a->disk, (a->ndisk + 1) * sizeof(*d));
+
+	if (!d) {
+		oom(a);
+		return;
+	}
+	a->disk = d;
+	d[a->ndisk++] = (struct it_diskstats){ .dev = e->dev, .reads = e->sector,
+					       .writes = e->aux, .flushes = e->id,
+					       .discards = e->bytes };
+}
+
 void it_stitch_event(struct it_analyzer *a, const struct it_event *e)
 {
 	uint32_t di;
@@ -620,6 +695,10 @@ void it_stitch_event(struct it_analyzer *a, const struct it_event *e)
 	}
 	if (e->type == IT_EV_ZONE_INFO) {
 		it_zones_link_info(a, e);
+		return;
+	}
+	if (e->type == IT_EV_DISKSTATS) {
+		on_diskstats(a, e);
 		return;
 	}
 	if (e->layer && e->layer != IT_LAYER_BLOCK && e->type != IT_EV_TASK) {

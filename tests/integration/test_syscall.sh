@@ -43,7 +43,7 @@ else
 	pass "syscall_seq_exact ($(wc -l < "$TMP/seq.got") calls match the program's own list)"
 fi
 
-# ---- a process outside COMMAND's tree works in the same directory
+# ---- a process outside -p's tree works in the same directory
 DIR=$TMP/filt
 mkdir -p "$DIR"
 echo data > "$DIR/other.txt"
@@ -54,8 +54,12 @@ BG=$!
 "$IOTRAIL" record --layers syscall --path "$DIR" -d 0.5 -o "$TMP/all.trail" > /dev/null 2>&1
 n_all=$("$IOTRAIL" report --json --events "$TMP/all.trail" 2>/dev/null |
 	jq '[.events[] | select(.comm == "cat")] | length')
-"$IOTRAIL" record --layers syscall --path "$DIR" -o "$TMP/filt.trail" -- \
-	"$PROGS/syscall_seq" "$DIR" "$TMP/filt.manifest" > /dev/null 2>&1
+# the program runs as a child of the -p process, once the recorder is up;
+# COMMAND only bounds the recording
+bash -c 'sleep 1.5; "$0" "$@"' "$PROGS/syscall_seq" "$DIR" "$TMP/filt.manifest" > /dev/null 2>&1 &
+P=$!
+"$IOTRAIL" record --layers syscall --path "$DIR" -p $P -o "$TMP/filt.trail" -- \
+	sh -c "while kill -0 $P 2>/dev/null; do sleep 0.1; done" > /dev/null 2>&1
 kill "$BG" 2>/dev/null
 wait "$BG" 2>/dev/null
 others=$("$IOTRAIL" report --json --events "$TMP/filt.trail" 2>/dev/null |
@@ -64,11 +68,11 @@ ours=$("$IOTRAIL" report --json --events "$TMP/filt.trail" 2>/dev/null | jq '.ev
 if [ "${n_all:-0}" -lt 1 ]; then
 	fail syscall_filtered_out "control: a system-wide recording saw no read of the other process"
 elif [ "$others" != 0 ]; then
-	fail syscall_filtered_out "$others events of processes outside COMMAND's tree"
+	fail syscall_filtered_out "$others events of processes outside -p $P and its descendants"
 elif [ "$ours" != "$(wc -l < "$TMP/filt.manifest")" ]; then
-	fail syscall_filtered_out "$ours events, the program made $(wc -l < "$TMP/filt.manifest") calls"
+	fail syscall_filtered_out "$ours events, the program (a child of -p $P) made $(wc -l < "$TMP/filt.manifest") calls"
 else
-	pass "syscall_filtered_out (other process: $n_all calls system-wide, 0 under COMMAND; $ours of ours)"
+	pass "syscall_filtered_out (other process: $n_all calls system-wide, 0 under -p; $ours of the -p process's child)"
 fi
 
 # ---- --comm and --calls

@@ -342,6 +342,57 @@ TEST(report_text_warns_of_lost_completions)
 	it_analyzer_free(a);
 }
 
+/* The kernel counted 3 reads on DEV_A (IT_EV_DISKSTATS) while the block
+ * layer recorded none: the text says so first, the JSON carries the
+ * counts; with one I/O recorded there is no warning. */
+static struct it_event diskstats_ev(uint64_t reads)
+{
+	struct it_event e = ev_base(IT_EV_DISKSTATS, 9000, 0, DEV_A);
+
+	e.sector = reads;
+	e.aux = 1; /* writes */
+	e.id = 2;  /* flushes */
+	return e;
+}
+
+TEST(report_warns_of_a_silent_block_layer)
+{
+	struct it_event silent[] = { diskstats_ev(3) };
+	struct it_event busy[] = {
+		Q(1000, 0xb1, DEV_A, 0, K4, IT_OP_READ),
+		D(1100, 0x71, 0xb1, DEV_A, 0, K4, IT_OP_READ),
+		C(1600, 0x71, DEV_A, K4),
+		diskstats_ev(3),
+	};
+	struct capture c;
+	struct it_analyzer *a = run(silent, N(silent), NULL);
+	struct it_report_input in = { .a = a, .r = it_analyzer_results(a) };
+
+	it_report_text(cap_open(&c), &in);
+	char *out = cap_close(&c);
+	ASSERT_TRUE(strstr(out, "WARNING: the block layer recorded no I/O while its devices "
+			   "completed 6") != NULL, "warned, with the kernel's total");
+	ASSERT_TRUE(strstr(out, "3 reads, 1 writes, 2 flushes") != NULL, "the device's counts");
+	free(out);
+	it_report_json(cap_open(&c), &in, false);
+	out = cap_close(&c);
+	ASSERT_TRUE(strstr(out, "\"diskstats\":{\"7:0\":{\"reads\":3,\"writes\":1,"
+			   "\"flushes\":2,\"discards\":0}}") != NULL, "JSON diskstats");
+	free(out);
+	it_analyzer_free(a);
+
+	a = run(busy, N(busy), NULL);
+	in = (struct it_report_input){ .a = a, .r = it_analyzer_results(a) };
+	it_report_text(cap_open(&c), &in);
+	out = cap_close(&c);
+	ASSERT_TRUE(strstr(out, "WARNING: the block layer") == NULL, "no warning with an I/O");
+	ASSERT_TRUE(strstr(out, "diskstats): read 3, write 1, flush 2") != NULL,
+		    "the kernel's count beside the device's");
+	ASSERT_EQ(it_analyzer_results(a)->stats.ios, 1, "the event is not an I/O");
+	free(out);
+	it_analyzer_free(a);
+}
+
 /* The report's pipeline: events written with the trace file writer, read
  * back in batches and analysed, give the same JSON as the events analysed
  * from memory. */

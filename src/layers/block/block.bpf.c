@@ -34,6 +34,7 @@
 #include "iotrail/event.h"
 #include "core_fixes.bpf.h"
 #include "events.bpf.h"
+#include "scope.bpf.h"
 
 /* ---- tunables, set by user space before load ---- */
 const volatile bool tp_has_queue_arg = false; /* kernel < 5.11 argument layout */
@@ -225,7 +226,17 @@ static __always_inline void note_task(bool btf)
 	}
 }
 
-/* ---- -p: follow the filtered process's bios into their requests ---- */
+/* ---- the scope (-p, --comm, --cgroup): the submitter of a bio decides,
+ * and its bios are followed into their requests ---- */
+
+/* Whether the current task is in the recording's scope (scope.bpf.h). */
+static __always_inline bool submitter_wanted(bool btf)
+{
+	union comm16 comm = {};
+
+	current_comm(&comm, btf);
+	return scope_wanted(bpf_get_current_pid_tgid() >> 32, comm.c);
+}
 
 static __always_inline bool is_tracked(const void *p)
 {
@@ -356,9 +367,9 @@ static __always_inline int on_bio(struct bio *bio, __u8 type, __s16 error, bool 
 
 	if (!dev_wanted(dev))
 		return 0;
-	if (filter_tgid) {
+	if (scoped) {
 		if (type == IT_EV_BIO_QUEUE) {
-			if ((bpf_get_current_pid_tgid() >> 32) != filter_tgid)
+			if (!submitter_wanted(btf))
 				return 0;
 			track(bio);
 		} else if (!is_tracked(bio)) {
@@ -394,7 +405,7 @@ static __always_inline int on_split(struct bio *split, __u64 new_sector, bool bt
 
 	if (!dev_wanted(dev))
 		return 0;
-	if (filter_tgid) {
+	if (scoped) {
 		if (!is_tracked(parent))
 			return 0;
 		track(split);
@@ -429,7 +440,7 @@ static __always_inline int on_bio_complete(struct request_queue *q, struct bio *
 	if (!sts && KREAD(btf, q, mq_ops))
 		return 0;
 	on_bio(bio, IT_EV_BIO_COMPLETE, status_errno(sts), btf);
-	if (filter_tgid)
+	if (scoped)
 		untrack(bio);
 	return 0;
 }
@@ -443,25 +454,33 @@ static __always_inline int on_rq(struct request *rq, __u8 type, __u32 nr_bytes,
 	struct blk_mq_hw_ctx *hctx;
 	struct it_event *e;
 	bool last = false;
-	__u32 opf, len;
+	__u32 opf, len, fseq;
 	int tag;
 
 	if (!dev_wanted(dev))
 		return 0;
 	len = KREAD(btf, rq, __data_len);
-	if (filter_tgid) {
-		bool adopt = type == IT_EV_RQ_INSERT || type == IT_EV_RQ_ISSUE;
+	opf = KREAD(btf, rq, cmd_flags);
+	/* a request in the flush machinery's sequence (PREFLUSH, data,
+	 * POSTFLUSH; block/blk-flush.c): its data part completes once with
+	 * the flag, and the request again, without it, when the sequence ends */
+	fseq = KREAD(btf, rq, rq_flags) & IT_RQF_FLUSH_SEQ;
+	if (scoped) {
+		/* C adopts too: an empty REQ_PREFLUSH request is never inserted
+		 * or issued, only completed when its flush is done */
+		bool adopt = type == IT_EV_RQ_INSERT || type == IT_EV_RQ_ISSUE ||
+			     type == IT_EV_RQ_COMPLETE;
 
 		if (!rq_tracked(rq, btf, adopt))
 			return 0;
-		/* the last completion call covers what is left of the request */
+		/* the last completion call covers what is left of the request
+		 * (not the data part of a flush sequence: it completes again) */
 		last = type == IT_EV_RQ_MERGE ||
-		       (type == IT_EV_RQ_COMPLETE && nr_bytes >= len);
+		       (type == IT_EV_RQ_COMPLETE && nr_bytes >= len && !fseq);
 	}
 	e = ev_reserve(type, IT_LAYER_BLOCK, dev);
 	if (!e)
 		goto out;
-	opf = KREAD(btf, rq, cmd_flags);
 	e->id = (__u64)rq;
 	e->sector = KREAD(btf, rq, __sector);
 	/* first bio: links I/D to its Q, and at C also requests that never
@@ -470,7 +489,10 @@ static __always_inline int on_rq(struct request *rq, __u8 type, __u32 nr_bytes,
 	e->aux = (__u64)KREAD(btf, rq, bio);
 	e->bytes = type == IT_EV_RQ_COMPLETE ? nr_bytes : len;
 	e->op = norm_op(opf);
-	e->flags = norm_flags(opf);
+	e->flags = norm_flags(opf) | (fseq ? IT_F_FLUSH_SEQ : 0);
+	/* the tracepoint fires before the bytes are taken off __data_len */
+	if (type == IT_EV_RQ_COMPLETE && nr_bytes < len)
+		e->flags |= IT_F_PARTIAL;
 	tag = KREAD(btf, rq, tag);
 	e->tag = tag < 0 ? 0xffff : tag;
 	hctx = KREAD(btf, rq, mq_hctx);

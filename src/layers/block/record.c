@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -25,6 +26,7 @@
 IT_SKEL_OPS(block);
 
 /* Each tracepoint has a tp_btf program X_btf and a raw_tp twin X. */
+enum { H_FORK = 12, H_EXIT_TASK };
 #define BLOCK_HOOK(tp) { #tp, "block", NULL, false, { [IT_HOOK_TP_BTF] = #tp "_btf", [IT_HOOK_RAW_TP] = #tp } }
 static const struct it_hook_def block_hooks[] = {
 	BLOCK_HOOK(block_bio_queue),
@@ -40,6 +42,10 @@ static const struct it_hook_def block_hooks[] = {
 	/* v6.5+: I/O accounting start/done; informative, not used yet */
 	{ "block_io_start", "block", NULL, true, { 0 } },
 	{ "block_io_done", "block", NULL, true, { 0 } },
+	/* the scope's descendants (bpf/scope.bpf.h), with -p or --comm only */
+	[H_FORK] = { "sched_process_fork", "sched", NULL, true, { [IT_HOOK_RAW_TP] = "scope_fork" } },
+	[H_EXIT_TASK] = { "sched_process_exit", "sched", NULL, true,
+			  { [IT_HOOK_RAW_TP] = "scope_exit" } },
 };
 #define NHOOKS (sizeof(block_hooks) / sizeof(block_hooks[0]))
 
@@ -75,7 +81,6 @@ static int configure(void *skel, enum it_hook_kind *kinds, void *ctx)
 	const struct it_session *s = ctx;
 	int qarg = tp_has_queue_arg();
 
-	(void)kinds;
 	if (qarg < 0 && s->verbose)
 		fprintf(stderr, "iotrail record: cannot read btf_trace_block_rq_issue (%s); "
 			"assuming the v5.11+ tracepoint arguments\n", strerror(-qarg));
@@ -83,12 +88,17 @@ static int configure(void *skel, enum it_hook_kind *kinds, void *ctx)
 	k->rodata->filter_ndevs = s->ndevs;
 	for (size_t i = 0; i < s->ndevs; i++)
 		k->rodata->filter_devs[i] = s->devs[i];
-	k->rodata->filter_tgid = s->pid;
+	k->rodata->scoped = it_scope_on(s->scope);
+	IT_SCOPE_RODATA(k->rodata, s->scope);
+	it_scope_size_maps(s->scope, k->maps.scope_pid_bits, k->maps.scope_comm_bits);
 	/* wake the consumer early only when a quarter of the ring is used */
 	k->rodata->wakeup_bytes = ((__u64)s->ringbuf_mb << 20) / 4;
 	bpf_map__set_max_entries(k->maps.events, s->ringbuf_mb << 20);
-	if (!s->pid) /* the -p bookkeeping map stays unused: keep it small */
+	if (!k->rodata->scoped) /* the scope's bookkeeping map stays unused: keep it small */
 		bpf_map__set_max_entries(k->maps.tracked, 64);
+	/* descendants are followed only for -p and --comm */
+	if (!k->rodata->scope_pids && !k->rodata->scope_comm_len)
+		kinds[H_FORK] = kinds[H_EXIT_TASK] = IT_HOOK_NONE;
 	return 0;
 }
 
@@ -103,10 +113,7 @@ static int on_event(void *ctx, void *data, size_t size)
 		return 0;
 	b.events++;
 	s->consumed++;
-	/* an -EAGAIN bio completion is a NOWAIT bounce its submitter retries,
-	 * not an I/O */
-	b.ios += e->type == IT_EV_RQ_COMPLETE ||
-		 (e->type == IT_EV_BIO_COMPLETE && e->error != -EAGAIN);
+	b.ios += it_event_ends_io(e);
 	if (!s->err && s->w)
 		s->err = it_writer_add_record(s->w, 0, IT_LAYER_BLOCK, IT_CHUNK_EVENTS, e, sizeof(*e));
 	return s->err; /* a failing writer stops consumption */
@@ -148,6 +155,10 @@ static int start(struct it_session *s, char *hooks, size_t hlen, char *why, size
 	if (err)
 		return it_fail(-1, "attach the block probes", strerror(-err),
 			       "check `iotrail probe` for what this kernel supports");
+	err = it_scope_seed(s->scope, b.skel->maps.scope_pid_bits, b.skel->maps.scope_comm_bits,
+			    b.skel->maps.scope_cgroup_map, why, wlen);
+	if (err)
+		return it_fail(-1, "set up the block layer's process filter", why, NULL);
 	/* the shared event stream starts here; the NVMe layer joins it */
 	s->ev.events = b.skel->maps.events;
 	s->ev.drops = b.skel->maps.drops;
@@ -180,8 +191,31 @@ static void detach(void)
 	block_bpf__detach(b.skel);
 }
 
+/* The kernel's own counts of the devices that were busy (IT_EV_DISKSTATS):
+ * the report compares, and warns when the block layer recorded nothing. */
+static int write_diskstats(struct it_session *s)
+{
+	uint64_t now = it_clock_ns(CLOCK_MONOTONIC);
+	int err = 0;
+
+	for (size_t i = 0; i < s->ndisk && !err; i++) {
+		const struct it_disk_delta *d = &s->disk[i];
+		struct it_event e = { .ts_ns = now, .type = IT_EV_DISKSTATS, .layer = IT_LAYER_BLOCK,
+				      .dev = d->dev, .sector = d->reads, .aux = d->writes,
+				      .id = d->flushes, .bytes = (uint32_t)d->discards,
+				      .tag = 0xffff, .hwq = 0xffff, .op = IT_OP_OTHER };
+
+		err = it_writer_add_record(s->w, 0, IT_LAYER_BLOCK, IT_CHUNK_EVENTS, &e, sizeof(e));
+	}
+	return err;
+}
+
 static int finish(struct it_session *s)
 {
+	int err = write_diskstats(s);
+
+	if (err)
+		return err;
 	b.dropped = it_percpu_counter(b.skel->maps.drops, b.drops, b.s->ncpu);
 	b.missed = it_prog_misses(b.skel->obj);
 	return it_writer_set_missed(s->w, 0, IT_LAYER_BLOCK, b.missed) ?:
@@ -199,6 +233,11 @@ static void summary(char *out, size_t len)
 	if (b.dropped)
 		fprintf(stderr, "iotrail record: events were lost: the consumer fell behind; "
 			"try a larger --ringbuf-mb or --dev/-p filters\n");
+}
+
+static uint64_t recorded(void)
+{
+	return b.ios;
 }
 
 static void block_free(void)
@@ -223,5 +262,6 @@ const struct it_layer_ops it_block_layer = {
 	.detach = detach,
 	.finish = finish,
 	.summary = summary,
+	.recorded = recorded,
 	.free = block_free,
 };

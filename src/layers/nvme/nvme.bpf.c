@@ -105,7 +105,7 @@ static __always_inline bool wanted(struct request *rq, __u32 dev)
 {
 	__u64 key = (__u64)rq;
 
-	if (filter_tgid && !bpf_map_lookup_elem(&tracked, &key)) {
+	if (scoped && !bpf_map_lookup_elem(&tracked, &key)) {
 		/* set up before block_rq_issue adopts the request: its bios */
 		__u64 first = (__u64)BPF_CORE_READ(rq, bio), last = (__u64)BPF_CORE_READ(rq, biotail);
 

@@ -2,9 +2,9 @@
 /*
  * The syscall layer on the recording side: its options, and its records
  * into the trace file (the probes are loaded by record_loader.c). Which
- * processes: the `-- COMMAND` process and all its descendants, or -p PID
- * and its descendants, or every process but iotrail itself; the other
- * filters (--calls, --comm, --cgroup, --path, --tid) narrow that down in
+ * processes: the recording's scope (src/scope.h: every process but
+ * iotrail itself, or -p, --comm, --cgroup with descendants, as every
+ * layer); its own filters (--calls, --path, --tid) narrow that down in
  * the kernel.
  */
 #include <errno.h>
@@ -22,13 +22,11 @@
 #include "layers/syscall/record_loader.h"
 #include "tracefile.h"
 
-enum { OPT_CALLS = IT_LAYER_OPT(IT_LAYER_SYSCALL, 0), OPT_COMM, OPT_CGROUP, OPT_PATH, OPT_TID,
+enum { OPT_CALLS = IT_LAYER_OPT(IT_LAYER_SYSCALL, 0), OPT_PATH, OPT_TID,
        OPT_HOOK };
 
 static const struct option options[] = {
 	{ "calls", required_argument, NULL, OPT_CALLS },
-	{ "comm", required_argument, NULL, OPT_COMM },
-	{ "cgroup", required_argument, NULL, OPT_CGROUP },
 	{ "path", required_argument, NULL, OPT_PATH },
 	{ "tid", required_argument, NULL, OPT_TID },
 	{ "syscall-hook", required_argument, NULL, OPT_HOOK },
@@ -45,14 +43,12 @@ static struct {
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"  syscall layer (which processes: COMMAND and its descendants, else -p PID\n"
-		"  and its descendants, else every process but iotrail):\n"
+		"  syscall layer (which processes: those in scope, see -p, --comm, --cgroup;\n"
+		"  never iotrail itself):\n"
 		"      --calls LIST     only these calls: names (pread64,fsync,...) or groups\n"
 		"                       data, sync, open, meta, dir, xattr, aio, uring, all\n"
-		"      --comm PREFIX    only threads whose name starts with PREFIX\n"
-		"      --cgroup DIR     only tasks in this cgroup v2 directory (and below)\n"
 		"      --path PREFIX    only calls on files under PREFIX (up to 4)\n"
-		"      --tid TID        only this thread (repeatable), besides -p/COMMAND\n"
+		"      --tid TID        only this thread (repeatable), besides -p\n"
 		"      --syscall-hook KIND  tp_btf, raw_tp or tracepoint (default: tp_btf\n"
 		"                       if the kernel has it; see README for the costs)\n"
 		"      e.g. iotrail record --layers syscall --calls data,sync --path /var/lib/db -- ./db\n");
@@ -87,18 +83,6 @@ static int parse(int code, const char *arg)
 		if (it_syscall_parse_calls(arg, sys.o.calls, err, sizeof(err)))
 			return it_fail(-1, "parse --calls", err, NULL);
 		return 0;
-	case OPT_COMM:
-		if (!*arg || strlen(arg) > 15)
-			return it_fail(-1, "parse --comm", arg,
-				       "give 1 to 15 characters (a comm is at most 15)");
-		sys.o.comm = arg;
-		return 0;
-	case OPT_CGROUP:
-		if (stat(arg, &st) || !S_ISDIR(st.st_mode))
-			return it_fail(-1, "use --cgroup", arg, "give a cgroup v2 directory, "
-				       "e.g. /sys/fs/cgroup/system.slice");
-		sys.o.cgroup = arg;
-		return 0;
 	case OPT_PATH:
 		if (stat(arg, &st)) {
 			snprintf(err, sizeof(err), "%s: %s", arg, strerror(errno));
@@ -131,13 +115,7 @@ static int settle(const struct it_session *s, bool recorded)
 	if (!recorded && sys.filters_given)
 		return it_fail(-1, "use the syscall options", "the syscall layer is not recorded",
 			       "add syscall to --layers");
-	if (s->pid) {
-		sys.o.pids[sys.o.npids++] = s->pid;
-		sys.o.follow_forks = true;
-	} else if (s->cmd) {
-		sys.o.children = true;
-		sys.o.follow_forks = true;
-	}
+	sys.o.scope = s->scope;
 	return 0;
 }
 
@@ -189,11 +167,6 @@ static int start(struct it_session *s, char *hooks, size_t hlen, char *why, size
 	return 1;
 }
 
-static void adopt(bool on)
-{
-	it_syscall_adopt(sys.l, on);
-}
-
 static void detach(void)
 {
 	it_syscall_detach(sys.l);
@@ -212,6 +185,11 @@ static void summary(char *out, size_t len)
 {
 	snprintf(out, len, "%llu system calls (%llu lost)", (unsigned long long)sys.calls,
 		 (unsigned long long)sys.dropped);
+}
+
+static uint64_t recorded(void)
+{
+	return sys.calls;
 }
 
 static void sys_free(void)
@@ -236,9 +214,9 @@ const struct it_layer_ops it_syscall_layer = {
 	.available = available,
 	.settle = settle,
 	.start = start,
-	.adopt = adopt,
 	.detach = detach,
 	.finish = finish,
 	.summary = summary,
+	.recorded = recorded,
 	.free = sys_free,
 };

@@ -12,9 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/magic.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -39,7 +37,6 @@ struct it_syscall_layer {
 	char hooks_desc[128];
 	it_syscall_sink sink;
 	void *ctx;
-	int cgroup_fd;
 };
 
 /* __NR_x + 1 per call, 0 where this architecture has no such call. */
@@ -315,10 +312,10 @@ const struct it_hook_def it_syscall_hooks[] = {
 			     { [IT_HOOK_TP_BTF] = "uring_submit" } },
 	[H_URING_COMPLETE] = { "io_uring_complete", "io_uring", NULL, true,
 			       { [IT_HOOK_TP_BTF] = "uring_complete" } },
-	/* the pid filter follows forks and forgets exited processes */
-	[H_FORK] = { "sched_process_fork", "sched", NULL, true, { [IT_HOOK_RAW_TP] = "sys_fork" } },
+	/* the scope follows forks and forgets exited processes (scope.bpf.h) */
+	[H_FORK] = { "sched_process_fork", "sched", NULL, true, { [IT_HOOK_RAW_TP] = "scope_fork" } },
 	[H_EXIT_TASK] = { "sched_process_exit", "sched", NULL, true,
-			  { [IT_HOOK_RAW_TP] = "sys_exit_task" } },
+			  { [IT_HOOK_RAW_TP] = "scope_exit" } },
 };
 _Static_assert(sizeof(it_syscall_hooks) / sizeof(it_syscall_hooks[0]) == IT_SYSCALL_NHOOKS, "IT_SYSCALL_NHOOKS");
 
@@ -399,37 +396,11 @@ static int configure(struct it_syscall_layer *l, const struct it_syscall_opts *o
 	}
 	s->rodata->uring_on = uring; /* and hooked: see configure_attempt */
 	s->rodata->self_tgid = getpid();
-	s->rodata->filter_pids = o->npids || o->ntids || o->children;
 	s->rodata->filter_tids = o->ntids > 0;
-	s->rodata->follow_forks = o->follow_forks;
-	if (o->comm) {
-		size_t n = strlen(o->comm);
-
-		if (n > 15) {
-			snprintf(err, errlen, "failed to use comm filter '%s': a comm has at most 15 "
-				 "characters; give a shorter prefix", o->comm);
-			return -1;
-		}
-		memcpy((char *)s->rodata->comm_prefix, o->comm, n);
-		s->rodata->comm_len = n;
-	}
-	if (o->cgroup) {
-		struct statfs sfs;
-
-		l->cgroup_fd = open(o->cgroup, O_RDONLY | O_DIRECTORY);
-		if (l->cgroup_fd < 0) {
-			snprintf(err, errlen, "failed to open cgroup '%s': %s; give a cgroup v2 "
-				 "directory such as /sys/fs/cgroup/system.slice", o->cgroup,
-				 strerror(errno));
-			return -1;
-		}
-		if (fstatfs(l->cgroup_fd, &sfs) || sfs.f_type != CGROUP2_SUPER_MAGIC) {
-			snprintf(err, errlen, "failed to use cgroup '%s': not a cgroup v2 directory; "
-				 "give one under the cgroup2 mount (see: mount -t cgroup2)", o->cgroup);
-			return -1;
-		}
-		s->rodata->filter_cgroup = 1;
-	}
+	IT_SCOPE_RODATA(s->rodata, o->scope);
+	it_scope_size_maps(o->scope, s->maps.scope_pid_bits, s->maps.scope_comm_bits);
+	if (!o->ntids)
+		bpf_map__set_max_entries(s->maps.sys_tid_bits, 1);
 	if (o->npaths > IT_SYS_MAX_PREFIX) {
 		snprintf(err, errlen, "failed to use %zu path filters: at most %d; merge them into "
 			 "a common directory", o->npaths, IT_SYS_MAX_PREFIX);
@@ -496,19 +467,6 @@ static int attach(struct it_syscall_layer *l, char *err, size_t errlen)
 	return 0;
 }
 
-/* Sets a pid's bit. Not atomic against the fork program setting another
- * bit of the same word: callers add pids before the processes run. */
-static int set_bit(struct bpf_map *bits, pid_t id)
-{
-	uint32_t k = ((uint32_t)id >> 6) & 0xffff;
-	uint64_t w = 0;
-
-	if (bpf_map__lookup_elem(bits, &k, sizeof(k), &w, sizeof(w), 0))
-		return -errno;
-	w |= 1ull << (id & 63);
-	return bpf_map__update_elem(bits, &k, sizeof(k), &w, sizeof(w), 0) ? -errno : 0;
-}
-
 struct load_ctx {
 	struct it_syscall_layer *l;
 	const struct it_syscall_opts *o;
@@ -524,9 +482,6 @@ static int configure_attempt(void *skel, enum it_hook_kind *kinds, void *ctx)
 	struct it_syscall_layer *l = c->l;
 	struct syscall_bpf *s = skel;
 
-	if (l->cgroup_fd >= 0) /* from an attempt the kernel refused */
-		close(l->cgroup_fd);
-	l->cgroup_fd = -1;
 	l->skel = s;
 	if (configure(l, c->o, c->err, c->errlen))
 		return -EINVAL;
@@ -534,7 +489,7 @@ static int configure_attempt(void *skel, enum it_hook_kind *kinds, void *ctx)
 		s->rodata->uring_on = 0;
 	if (!s->rodata->uring_on)
 		kinds[H_URING_SUBMIT] = kinds[H_URING_COMPLETE] = IT_HOOK_NONE;
-	if (!s->rodata->filter_pids)
+	if (!s->rodata->scope_pids && !s->rodata->scope_comm_len)
 		kinds[H_FORK] = kinds[H_EXIT_TASK] = IT_HOOK_NONE;
 	return 0;
 }
@@ -571,38 +526,19 @@ struct it_syscall_layer *it_syscall_open(const struct it_syscall_opts *o, it_sys
 					 void *ctx, char *err, size_t errlen)
 {
 	struct it_syscall_layer *l = calloc(1, sizeof(*l));
-	int zero = 0;
+	char why[160];
 
 	if (!l) {
 		snprintf(err, errlen, "failed to allocate the syscall layer: out of memory");
 		return NULL;
 	}
-	for (size_t i = 0; i < o->npids; i++) {
-		if (kill(o->pids[i], 0) && errno == ESRCH) {
-			snprintf(err, errlen, "failed to trace pid %d: no such process; give the pid "
-				 "of a running process", o->pids[i]);
-			free(l);
-			return NULL;
-		}
-	}
-	l->cgroup_fd = -1;
 	l->sink = sink;
 	l->ctx = ctx;
 	if (load(l, o, err, errlen))
 		goto fail;
-	for (size_t i = 0; i < o->npids; i++)
-		if (it_syscall_add_pid(l, o->pids[i]))
-			goto fail_pid;
 	for (size_t i = 0; i < o->ntids; i++)
-		if (set_bit(l->skel->maps.sys_tid_bits, o->tids[i]))
+		if (it_scope_set_bit(l->skel->maps.sys_tid_bits, o->tids[i]))
 			goto fail_pid;
-	if (l->cgroup_fd >= 0 &&
-	    bpf_map__update_elem(l->skel->maps.sys_cgroup, &zero, sizeof(zero), &l->cgroup_fd,
-				 sizeof(l->cgroup_fd), 0)) {
-		snprintf(err, errlen, "failed to use the cgroup filter: %s; give a cgroup v2 "
-			 "directory", strerror(errno));
-		goto fail;
-	}
 	l->rb = ring_buffer__new(bpf_map__fd(l->skel->maps.sys_events), on_record, l, NULL);
 	if (!l->rb) {
 		snprintf(err, errlen, "failed to set up the syscall ring buffer: %s", strerror(errno));
@@ -610,23 +546,18 @@ struct it_syscall_layer *it_syscall_open(const struct it_syscall_opts *o, it_sys
 	}
 	if (attach(l, err, errlen))
 		goto fail;
+	/* after attach: the fork hook adds what is forked from now on */
+	if (it_scope_seed(o->scope, l->skel->maps.scope_pid_bits, l->skel->maps.scope_comm_bits,
+			  l->skel->maps.scope_cgroup_map, why, sizeof(why))) {
+		snprintf(err, errlen, "failed to set up the syscall layer's process filter: %s", why);
+		goto fail;
+	}
 	return l;
 fail_pid:
-	snprintf(err, errlen, "failed to add a pid to the syscall filter: %s", strerror(errno));
+	snprintf(err, errlen, "failed to add a thread to the syscall filter: %s", strerror(errno));
 fail:
 	it_syscall_close(l);
 	return NULL;
-}
-
-int it_syscall_add_pid(struct it_syscall_layer *l, pid_t pid)
-{
-	return set_bit(l->skel->maps.sys_pid_bits, pid);
-}
-
-void it_syscall_adopt(struct it_syscall_layer *l, bool on)
-{
-	/* .bss is mmapped: the BPF side sees the store at once */
-	__atomic_store_n(&l->skel->bss->adopt_tgid, on ? (uint32_t)getpid() : 0, __ATOMIC_SEQ_CST);
 }
 
 int it_syscall_share_ring(struct it_syscall_layer *l, struct ring_buffer *rb)
@@ -672,7 +603,5 @@ void it_syscall_close(struct it_syscall_layer *l)
 		bpf_link__destroy(l->links[i]);
 	free(l->links);
 	syscall_bpf__destroy(l->skel);
-	if (l->cgroup_fd >= 0)
-		close(l->cgroup_fd);
 	free(l);
 }

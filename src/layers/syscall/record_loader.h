@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "iotrail/syscall.h"
+#include "scope.h"
 
 struct ring_buffer;
 
@@ -32,17 +33,11 @@ struct it_syscall_opts {
 	enum it_hook_kind hook;     /* IT_HOOK_NONE: the best this kernel takes */
 	bool verbose;
 	uint8_t calls[IT_SYS_MAX];  /* 1 = trace; all zero = every call */
-	pid_t pids[IT_SYS_MAX_IDS]; /* only these processes (and, with */
-	size_t npids;               /* follow_forks, their descendants) */
-	bool follow_forks;
-	pid_t tids[IT_SYS_MAX_IDS]; /* ... or these threads */
+	const struct it_scope *scope; /* which processes (scope.h); NULL: all */
+	pid_t tids[IT_SYS_MAX_IDS]; /* ... or these threads too (--tid) */
 	size_t ntids;
-	const char *comm;           /* comm prefix, NULL = any */
-	const char *cgroup;         /* cgroup v2 directory, NULL = any */
 	const char *paths[IT_SYS_MAX_PREFIX]; /* path prefixes, existing */
 	size_t npaths;
-	bool children;              /* pid filter on, set by the children of this
-				     * process (it_syscall_adopt) instead of pids */
 	size_t ringbuf_bytes;       /* 0 = 16 MiB */
 };
 
@@ -66,14 +61,6 @@ const char *it_syscall_name(unsigned call);
  * reason in err (without the "iotrail record: " prefix). */
 struct it_syscall_layer *it_syscall_open(const struct it_syscall_opts *o, it_syscall_sink sink,
 					 void *ctx, char *err, size_t errlen);
-
-/* Adds a process to the pid set after load (the `-- COMMAND` child, held
- * before exec until this returns). */
-int it_syscall_add_pid(struct it_syscall_layer *l, pid_t pid);
-
-/* While on, every process this process forks joins the pid set (and its
- * descendants follow): call around the fork of `-- COMMAND`. */
-void it_syscall_adopt(struct it_syscall_layer *l, bool on);
 
 /* Moves the layer's ring buffer into rb (another layer's ring_buffer, one
  * poll for both): the sink is then called from rb's poll/consume. */

@@ -74,24 +74,35 @@ static void block_rows(FILE *f, const struct it_sysan_results *r, const struct i
 
 		if (!c->block_calls)
 			continue;
-		fprintf(f, "  %-14s %" PRIu64 " calls issued %" PRIu64 " I/Os (%s): block time avg %s, "
-			"above the block layer avg %s\n", it_sys_call_name(c->call), c->block_calls,
-			c->block_ios, bytes_str(b[0], 24, c->block_bytes),
-			ns_str(b[1], 24, it_hist_avg(&c->block)), ns_str(b[2], 24, it_hist_avg(&c->above)));
+		char fl[40] = "", line[256];
+		int n;
+
+		if (c->block_flushes)
+			snprintf(fl, sizeof(fl), ", %" PRIu64 " flush%s", c->block_flushes,
+				 c->block_flushes == 1 ? "" : "es");
+		n = snprintf(line, sizeof(line), "  %-14s %" PRIu64 " calls issued %" PRIu64
+			     " I/Os (%s%s): block time avg %s,", it_sys_call_name(c->call),
+			     c->block_calls, c->block_ios, bytes_str(b[0], 24, c->block_bytes), fl,
+			     ns_str(b[1], 24, it_hist_avg(&c->block)));
+		/* within 100 columns: the rest on a line of its own when it would not fit */
+		fprintf(f, "%s%s above the block layer avg %s\n", line,
+			n + 36 > 100 ? "\n                " : "",
+			ns_str(b[2], 24, it_hist_avg(&c->above)));
 	}
 	if (!r->background_ios)
 		return;
 	fprintf(f, "  background (block I/O no traced call issued): %" PRIu64 " I/Os, %s",
 		r->background_ios, bytes_str(b[0], 24, r->background_bytes));
 	if (r->background_ios > r->unattributed_ios)
-		fprintf(f, "; %" PRIu64 " I/Os, %s of it to files (writeback, readahead: below)",
+		fprintf(f, ";\n    %" PRIu64 " I/Os, %s of it to files (writeback, readahead: below)",
 			r->background_ios - r->unattributed_ios,
 			bytes_str(b[1], 24, r->background_bytes - r->unattributed_bytes));
 	fprintf(f, "\n");
 	if (!r->unattributed_ios)
 		return;
-	fprintf(f, "  background (unattributed: metadata, journal, raw device): %" PRIu64 " I/Os, %s:",
-		r->unattributed_ios, bytes_str(b[0], 24, r->unattributed_bytes));
+	fprintf(f, "  background (unattributed: metadata, journal, raw device): %" PRIu64 " I/Os, %s\n"
+		"    by comm:", r->unattributed_ios, bytes_str(b[0], 24, r->unattributed_bytes));
+	/* five comms of at most 15 characters and their counts fit 100 columns */
 	for (size_t i = 0; i < r->nunattributed && i < 5; i++)
 		fprintf(f, "%s %s %" PRIu64, i ? "," : "",
 			a ? it_analyzer_comm(a, r->unattributed[i].comm) : "?", r->unattributed[i].ios);
@@ -156,10 +167,11 @@ static void file_rows(FILE *f, const struct it_sysan_results *r)
 	}
 }
 
-/* Calls per second per thread: at most 8 columns, merging intervals. */
+/* Calls per second per thread: at most 7 columns (34 + 7 * 9 <= 100),
+ * merging intervals. */
 static void thread_rows(FILE *f, const struct it_sysan_results *r)
 {
-	size_t per = (r->nintervals + 7) / 8, cols = (r->nintervals + per - 1) / per;
+	size_t per = (r->nintervals + 6) / 7, cols = (r->nintervals + per - 1) / per;
 	double step_s = (double)r->interval_ns * (double)per / 1e9;
 
 	fprintf(f, "\nCalls per second per thread (top %d of %zu; columns of %.3g s from the start)\n",
@@ -252,6 +264,7 @@ static void json_calls(struct it_json *j, const struct it_sysan_results *r)
 		it_json_object_start(j);
 		it_json_kv_uint(j, "calls", c->block_calls);
 		it_json_kv_uint(j, "ios", c->block_ios);
+		it_json_kv_uint(j, "flushes", c->block_flushes);
 		it_json_kv_uint(j, "bytes", c->block_bytes);
 		it_json_latency(j, "block_ns", &c->block);
 		it_json_latency(j, "above_block_ns", &c->above);

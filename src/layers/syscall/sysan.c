@@ -616,12 +616,13 @@ static const struct comm_rec *comm_at(const struct it_sysan *s, uint32_t tid, ui
 /* The block time of a call: the union of its thread's trails queued
  * within the call, clipped to the call. */
 static uint64_t own_trails(struct it_sysan *s, const struct bcall *e, uint32_t *ios,
-			   uint64_t *bytes)
+			   uint32_t *flushes, uint64_t *bytes)
 {
 	struct tid_trails *tt = tid_of(s, e->tid);
 	uint64_t total = 0, cur_lo = 0, cur_hi = 0;
 
 	*ios = 0;
+	*flushes = 0;
 	*bytes = 0;
 	if (!tt)
 		return 0;
@@ -653,6 +654,7 @@ static uint64_t own_trails(struct it_sysan *s, const struct bcall *e, uint32_t *
 			break;
 		t->owned = 1;
 		(*ios)++;
+		*flushes += t->op == IT_OP_FLUSH; /* fsync's, fdatasync's device flush */
 		*bytes += t->bytes;
 		if (b < a)
 			continue;
@@ -872,12 +874,13 @@ static void add_block(struct it_sysan *s, const struct bcall *b)
 {
 	struct it_sysan_call *c = &s->calls[b->call];
 	uint64_t lat = b->ts_exit > b->ts_enter ? b->ts_exit - b->ts_enter : 0, bbytes;
-	uint32_t bios;
-	uint64_t block = own_trails(s, b, &bios, &bbytes);
+	uint32_t bios, flushes;
+	uint64_t block = own_trails(s, b, &bios, &flushes, &bbytes);
 
 	if (bios) {
 		c->block_calls++;
 		c->block_ios += bios;
+		c->block_flushes += flushes;
 		c->block_bytes += bbytes;
 		it_hist_add(&c->block, block);
 		it_hist_add(&c->above, lat > block ? lat - block : 0);

@@ -76,6 +76,7 @@ struct it_sysan_call {
 	struct it_hist lat;     /* exit - entry, ns */
 	uint64_t block_calls;   /* calls that issued block I/O in their thread */
 	uint64_t block_ios, block_bytes;
+	uint64_t block_flushes; /* of block_ios: flush requests (a data-less PREFLUSH) */
 	struct it_hist block;   /* per such call: time with its I/O in the block layer */
 	struct it_hist above;   /* per such call: the rest of its latency */
 };

@@ -14,7 +14,8 @@
  * hashing, freed with the task) until sys_exit emits the record.
  *
  * Filters, cheapest first: the call table (one byte of read-only data);
- * the pid/tid set (a bitmap in an array map: inlined loads); then, for a
+ * the pid/tid set (the scope's, bpf/scope.bpf.h, and --tid: bitmaps in
+ * array maps, inlined loads); then, for a
  * thread in the set, a per-thread verdict (comm, cgroup) computed once and
  * kept in its slot with the comm it was computed for, so a comm change
  * (exec, prctl) recomputes it. A thread the pid filter keeps out never
@@ -27,6 +28,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include "iotrail/syscall.h"
+#include "scope.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -53,23 +55,14 @@ extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
 const volatile __u8 call_of_nr[IT_SYS_NR_MAX];  /* syscall nr -> enum it_sys_call, 0 = not traced */
 const volatile __u8 uring_on;                   /* trace io_uring requests */
 const volatile __u32 self_tgid;                 /* the recorder: never traced */
-const volatile __u8 filter_pids;                /* only tgids in sys_pid_bits, tids in sys_tid_bits */
-const volatile __u8 filter_tids;                /* sys_tid_bits is not empty */
-const volatile __u8 follow_forks;               /* children of a tgid in the set join it */
-const volatile __u8 filter_cgroup;              /* only tasks under the cgroup in sys_cgroup */
-const volatile __u32 comm_len;                  /* > 0: comm must start with comm_prefix */
-const volatile char comm_prefix[16];
+const volatile __u8 filter_tids;                /* only tgids in the scope's pid set, or tids
+						 * in sys_tid_bits (--tid) */
 const volatile __u32 nprefix;                   /* --path prefixes */
 const volatile __u32 prefix_dev[IT_SYS_MAX_PREFIX];
 const volatile __u64 prefix_ino[IT_SYS_MAX_PREFIX];
 const volatile __u32 prefix_len[IT_SYS_MAX_PREFIX];
 const volatile char prefix_str[IT_SYS_MAX_PREFIX][IT_SYS_PREFIX_LEN];
 const volatile __u64 wakeup_bytes = 1 << 20;    /* wake the consumer past this much data */
-
-/* Set by user space while it forks the `-- COMMAND` child: a process this
- * tgid forks joins the pid set at once, before it can run a system call
- * (the pid is not known before the fork, and exec follows right after). */
-__u32 adopt_tgid;
 
 /* The decode table, generated from IT_SYS_CALLS. */
 #define DECODE_ROW(ID, V, nm, tp, grp, fd_, p, p2, off_, cnt, fl, md, wh, ax, knd) \
@@ -134,32 +127,18 @@ struct {
 } sys_tstate SEC(".maps");
 
 /*
- * The pid and tid sets as bitmaps over the pid space (PID_MAX_LIMIT is
- * 4M: 65536 words). An array lookup is inlined by the verifier, so the
- * filter costs a few loads, not a hash lookup; and a filtered-out thread
- * never gets a task-storage slot (see on_exit).
+ * The --tid set as a bitmap over the pid space (PID_MAX_LIMIT is 4M:
+ * 65536 words), like the scope's pid set (scope.bpf.h). An array lookup is
+ * inlined by the verifier, so the filter costs a few loads, not a hash
+ * lookup; and a filtered-out thread never gets a task-storage slot (see
+ * on_exit).
  */
-#define ID_WORDS 65536
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, ID_WORDS);
-	__type(key, __u32);
-	__type(value, __u64);
-} sys_pid_bits SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, ID_WORDS);
+	__uint(max_entries, IT_SCOPE_WORDS);
 	__type(key, __u32);
 	__type(value, __u64);
 } sys_tid_bits SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u32);
-} sys_cgroup SEC(".maps");
 
 /* File tags seen so far. i_generation is in the key so a reused inode
  * number (unlink, then create) is a new file. */
@@ -261,20 +240,13 @@ static __always_inline void count_drop(void)
 		*n += 1;
 }
 
-static __always_inline bool id_in(void *bits, __u32 id)
-{
-	__u32 k = (id >> 6) & (ID_WORDS - 1);
-	__u64 *w = bpf_map_lookup_elem(bits, &k);
-
-	return w && ((*w >> (id & 63)) & 1);
-}
-
 /* The pid/tid filter, before anything else is looked at. */
 static __always_inline bool id_wanted(struct task_struct *task)
 {
-	if (!filter_pids)
-		return true;
-	return id_in(&sys_pid_bits, task->tgid) || (filter_tids && id_in(&sys_tid_bits, task->pid));
+	if (!filter_tids)
+		return scope_pid_wanted(task->tgid);
+	return (scope_pids && scope_bit(&scope_pid_bits, task->tgid)) ||
+	       scope_bit(&sys_tid_bits, task->pid);
 }
 
 static __always_inline __u8 file_type(__u32 mode)
@@ -532,15 +504,8 @@ static __always_inline bool traced(struct task_struct *task, struct tstate *st)
 	st->known = 1;
 	if (task->tgid == self_tgid)
 		ok = false;
-	if (ok && comm_len) {
-		const char *c = (const char *)comm;
-
-		for (int i = 0; i < 16; i++)
-			if (i < comm_len && c[i] != comm_prefix[i])
-				ok = false;
-	}
-	if (ok && filter_cgroup)
-		ok = bpf_current_task_under_cgroup(&sys_cgroup, 0) == 1;
+	if (ok && (scope_comm_len || scope_cgroup))
+		ok = scope_rest_wanted(task->tgid, (const char *)comm);
 	st->traced = ok;
 	if (ok)
 		emit_task(task, st);
@@ -956,40 +921,7 @@ int sys_exit_tp(struct syscall_exit_ctx *ctx)
 	return on_exit(ctx->nr, ctx->ret);
 }
 
-/* ---- descendants of the traced pids ---- */
-
-SEC("raw_tp/sched_process_fork")
-int BPF_PROG(sys_fork, struct task_struct *parent, struct task_struct *child)
-{
-	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, tgid);
-	__u32 k = (ctgid >> 6) & (ID_WORDS - 1);
-	__u64 *w;
-
-	if (!filter_pids || ptgid == ctgid)
-		return 0;
-	if (!(adopt_tgid && ptgid == adopt_tgid) && !(follow_forks && id_in(&sys_pid_bits, ptgid)))
-		return 0;
-	w = bpf_map_lookup_elem(&sys_pid_bits, &k);
-	if (w)
-		__sync_fetch_and_or(w, 1ull << (ctgid & 63));
-	return 0;
-}
-
-/* A process that is gone leaves the set, so a reused pid is not traced. */
-SEC("raw_tp/sched_process_exit")
-int BPF_PROG(sys_exit_task, struct task_struct *task)
-{
-	__u32 tgid = BPF_CORE_READ(task, tgid), k = (tgid >> 6) & (ID_WORDS - 1);
-	__u64 *w;
-
-	if (!filter_pids || tgid != BPF_CORE_READ(task, pid) ||
-	    BPF_CORE_READ(task, signal, live.counter))
-		return 0;
-	w = bpf_map_lookup_elem(&sys_pid_bits, &k);
-	if (w)
-		__sync_fetch_and_and(w, ~(1ull << (tgid & 63)));
-	return 0;
-}
+/* ---- descendants of the processes in scope: scope.bpf.h ---- */
 
 /* ---- io_uring requests ---- */
 

@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * The recording's scope: which processes every layer records (`iotrail
+ * record -p PID[,PID...]`, `--comm NAME`, `--cgroup DIR`; none of them:
+ * every process). Each BPF object that filters by process includes this
+ * and gets the same rules; user space (src/scope.c) seeds the maps the
+ * same way in each, so the block and syscall layers agree.
+ *
+ * Descendants are followed in the kernel, not by polling /proc:
+ *   -p      a bitmap over the pid space (scope_pid_bits), seeded with the
+ *           PIDs and their descendants alive at start; sched_process_fork
+ *           adds a child whose parent is in it, before the child runs, so
+ *           a short-lived child (a backend, a `sh -c`) is never missed;
+ *           sched_process_exit removes a process whose last thread is
+ *           gone, so a reused pid is not recorded. An array lookup is
+ *           inlined by the verifier: the test costs a few loads.
+ *   --comm  processes whose name starts with NAME, and their descendants
+ *           (scope_comm_bits, filled the same way, and by the first call
+ *           or bio of a matching process, so one started later is in too):
+ *           a child keeps its parent's membership after exec.
+ *   --cgroup  tasks in the cgroup v2 directory or below it
+ *           (bpf_current_task_under_cgroup): the cgroup tree already holds
+ *           the descendants (unless moved out).
+ * Given together, each must hold. Included by BPF code only.
+ */
+#ifndef IOTRAIL_SCOPE_BPF_H
+#define IOTRAIL_SCOPE_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+/* ---- tunables, set by user space before load ---- */
+const volatile __u8 scope_pids;          /* -p: only tgids in scope_pid_bits */
+const volatile __u8 scope_comm_len;      /* --comm: > 0, the prefix's length */
+const volatile char scope_comm[16];
+const volatile __u8 scope_cgroup;        /* --cgroup: the cgroup in scope_cgroup_map */
+
+/* PID_MAX_LIMIT is 4M: 65536 words of 64 bits. */
+#define IT_SCOPE_WORDS 65536
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, IT_SCOPE_WORDS); /* 1 when the filter is off (user space) */
+	__type(key, __u32);
+	__type(value, __u64);
+} scope_pid_bits SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, IT_SCOPE_WORDS);
+	__type(key, __u32);
+	__type(value, __u64);
+} scope_comm_bits SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} scope_cgroup_map SEC(".maps");
+
+#define IT_SCOPE_ON (scope_pids || scope_comm_len || scope_cgroup)
+
+static __always_inline bool scope_bit(void *bits, __u32 id)
+{
+	__u32 k = (id >> 6) & (IT_SCOPE_WORDS - 1);
+	__u64 *w = bpf_map_lookup_elem(bits, &k);
+
+	return w && ((*w >> (id & 63)) & 1);
+}
+
+static __always_inline void scope_set(void *bits, __u32 id, bool on)
+{
+	__u32 k = (id >> 6) & (IT_SCOPE_WORDS - 1);
+	__u64 *w = bpf_map_lookup_elem(bits, &k);
+
+	if (!w)
+		return;
+	if (on)
+		__sync_fetch_and_or(w, 1ull << (id & 63));
+	else
+		__sync_fetch_and_and(w, ~(1ull << (id & 63)));
+}
+
+static __always_inline bool scope_comm_match(const char *c)
+{
+	bool ok = true;
+
+	for (int i = 0; i < 16; i++)
+		if (i < scope_comm_len && c[i] != scope_comm[i])
+			ok = false;
+	return ok;
+}
+
+/* Whether the current task (tgid, its comm) is in scope; scope_wanted()
+ * is both tests. Call only when IT_SCOPE_ON. A process that matches
+ * --comm joins scope_comm_bits here, so that its children follow it. */
+static __always_inline bool scope_pid_wanted(__u32 tgid)
+{
+	return !scope_pids || scope_bit(&scope_pid_bits, tgid);
+}
+
+/* --comm and --cgroup (the syscall layer tests the pid set apart: its
+ * --tid adds threads to it). */
+static __always_inline bool scope_rest_wanted(__u32 tgid, const char *comm)
+{
+	if (scope_comm_len && !scope_bit(&scope_comm_bits, tgid)) {
+		if (!scope_comm_match(comm))
+			return false;
+		scope_set(&scope_comm_bits, tgid, true);
+	}
+	if (scope_cgroup && bpf_current_task_under_cgroup(&scope_cgroup_map, 0) != 1)
+		return false;
+	return true;
+}
+
+static __always_inline bool scope_wanted(__u32 tgid, const char *comm)
+{
+	return scope_pid_wanted(tgid) && scope_rest_wanted(tgid, comm);
+}
+
+/* ---- descendants ---- */
+
+SEC("raw_tp/sched_process_fork")
+int BPF_PROG(scope_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, tgid);
+	char comm[16];
+
+	if (ptgid == ctgid) /* a thread */
+		return 0;
+	if (scope_pids && scope_bit(&scope_pid_bits, ptgid))
+		scope_set(&scope_pid_bits, ctgid, true);
+	if (scope_comm_len) {
+		bool in = scope_bit(&scope_comm_bits, ptgid);
+
+		if (!in) {
+			BPF_CORE_READ_STR_INTO(&comm, parent, comm);
+			in = scope_comm_match(comm);
+		}
+		if (in)
+			scope_set(&scope_comm_bits, ctgid, true);
+	}
+	return 0;
+}
+
+/* A process that is gone leaves both sets, so a reused pid is not recorded. */
+SEC("raw_tp/sched_process_exit")
+int BPF_PROG(scope_exit, struct task_struct *task)
+{
+	__u32 tgid = BPF_CORE_READ(task, tgid);
+
+	if (tgid != BPF_CORE_READ(task, pid) || BPF_CORE_READ(task, signal, live.counter))
+		return 0;
+	if (scope_pids)
+		scope_set(&scope_pid_bits, tgid, false);
+	if (scope_comm_len)
+		scope_set(&scope_comm_bits, tgid, false);
+	return 0;
+}
+
+#endif
