@@ -42,6 +42,8 @@ static const char *fabric_role(unsigned s, bool split)
 		return "out+target+in";
 	case IT_FS_HOST_OUT: case IT_FS_TARGET: case IT_FS_HOST_IN:
 		return split ? "split below" : NULL;
+	case IT_FS_TDEV_SUBMIT: case IT_FS_TDEV_Q2D: case IT_FS_TDEV_D2C: case IT_FS_TDEV_DONE:
+		return "part of target.dev"; /* the partition stops one level up */
 	default:
 		return it_fabric_stages[s].parent == s || split ? NULL : "not traced";
 	}

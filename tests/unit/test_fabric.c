@@ -498,3 +498,78 @@ TEST(fabric_transport_gaps_counted)
 	}
 	it_fabric_free(f);
 }
+
+TEST(fabric_backend_bios)
+{
+	/* two reads whose backends each queue a bio on the target's disk from
+	 * the executing thread (tid 44). The first read's trail reaches the
+	 * join before its Q event (both in one chunk: the block layer runs
+	 * first), the second's after (its C in a later chunk). A bio of
+	 * another thread at the same time is not theirs. */
+	struct it_fabric *f = it_fabric_new();
+	const uint32_t disk = IT_MKDEV(254, 0);
+	struct it_event bq1 = ev_base(IT_EV_BIO_QUEUE, 1860, 0xb01, disk);
+	struct it_event other = ev_base(IT_EV_BIO_QUEUE, 1870, 0xb09, disk);
+	struct it_event bq2 = ev_base(IT_EV_BIO_QUEUE, 11860, 0xb02, disk);
+	struct it_event x1 = TX(1850, 0xa1, 0x0001, IT_NVME_READ), x2 = TX(11850, 0xa2, 0x0002, IT_NVME_READ);
+	struct it_event c1[] = {
+		ctrl_ev(INST, CNTLID, IT_NVME_TR_TCP),
+		hsend(1100, 1300, 0x0001, IT_TCP_CMD_PDU, IT_TCP_CMD_PDU, true),
+		TREADY(1500),
+		TI(1800, 0xa1, 1, 0x0001, IT_NVME_READ),
+	};
+	struct it_event c1b[] = {
+		TC(3850, 0xa1, 1, 0x0001, IT_NVME_READ),
+		TSEND(4000, 0x0001, IT_TCPT_RESPONSE),
+		HREADY(4700),
+	};
+	struct it_event c2[] = {
+		hsend(11100, 11300, 0x0002, IT_TCP_CMD_PDU, IT_TCP_CMD_PDU, true),
+		TREADY(11500),
+		TI(11800, 0xa2, 1, 0x0002, IT_NVME_READ),
+	};
+	struct it_event c2b[] = {
+		TC(13850, 0xa2, 1, 0x0002, IT_NVME_READ),
+		TSEND(14000, 0x0002, IT_TCPT_RESPONSE),
+		HREADY(14700),
+	};
+	struct it_fabric_host h1 = host(1000, 5000, 1, 0x0001, IT_NVME_READ);
+	struct it_fabric_host h2 = host(11000, 15000, 1, 0x0002, IT_NVME_READ);
+
+	x1.tid = x2.tid = bq1.tid = bq2.tid = 44;
+	other.tid = 45;
+	/* chunk 1: the block layer's trails first (read 1's bio: Q 1860, D
+	 * 2000, C 3700; the other thread's), then the chunk's events */
+	it_fabric_trail(f, disk, 1860, 2000, 3700);
+	it_fabric_trail(f, disk, 1870, 1900, 1950);
+	events(f, c1, N(c1));
+	it_fabric_event(f, &x1);
+	it_fabric_event(f, &bq1);
+	it_fabric_event(f, &other);
+	events(f, c1b, N(c1b));
+	it_fabric_host(f, &h1);
+	it_fabric_settle(f);
+	/* chunk 2: read 2 runs its backend and queues its bio ... */
+	events(f, c2, N(c2));
+	it_fabric_event(f, &x2);
+	it_fabric_event(f, &bq2);
+	it_fabric_settle(f);
+	/* chunk 3: ... its trail completes (Q 11860, D 12860, C 13760) */
+	it_fabric_trail(f, disk, 11860, 12860, 13760);
+	events(f, c2b, N(c2b));
+	it_fabric_host(f, &h2);
+	it_fabric_settle(f);
+	it_fabric_finish(f);
+	const struct it_fabric_results *r = it_fabric_results(f);
+	ASSERT_EQ(r->detailed, 2, "split");
+	ASSERT_EQ(r->dev_split, 2, "backing device split");
+	ASSERT_EQ(r->dev_sum_ok, 2, "tdev parts add up");
+	const struct it_fabric_op *o = op_stats(r, false, IT_NVME_READ);
+	if (ASSERT_NOT_NULL(o, "reads")) {
+		ASSERT_U64_EQ(stage_sum(o, IT_FS_TDEV_SUBMIT), 10 + 10, "tdev.submit");
+		ASSERT_U64_EQ(stage_sum(o, IT_FS_TDEV_Q2D), 140 + 1000, "tdev.q2d: not the other thread's");
+		ASSERT_U64_EQ(stage_sum(o, IT_FS_TDEV_D2C), 1700 + 900, "tdev.d2c");
+		ASSERT_U64_EQ(stage_sum(o, IT_FS_TDEV_DONE), 150 + 90, "tdev.done");
+	}
+	it_fabric_free(f);
+}

@@ -8,8 +8,9 @@
 #    random reads (one C2H data PDU), 8K random writes (in-capsule data),
 #    128K sequential writes (R2T, then H2C data), 1M sequential reads (C2H
 #    data in many sends): every I/O fio made is matched, every one is split
-#    to the network, and its parts add up (per I/O: detail_sum_ok; in the
-#    sums: the parts' sum_ns == host.out + target + host.in);
+#    to the network and its target.dev to the backing disk's bios, and the
+#    parts add up (per I/O: detail_sum_ok, dev_sum_ok; in the sums: the
+#    parts' sum_ns == host.out + target + host.in);
 #  - cost: events and trace bytes per 4K read across both sides (the goal:
 #    at most 16 and 512);
 #  - ground truth, the device: reads at QD1 on namespace 2 alone: target.dev's
@@ -90,19 +91,20 @@ workload() { # TEST NAME OP
 	fio_ios=$(jq -r --arg op "$op" '.jobs[0][$op].total_ios' "$out/$n.fio.json" 2>/dev/null)
 	line=$(jq -r --arg op "$op" '.fabric as $f | $f.by_opcode[$op] as $o |
 		($o.stages | map({(.name): .sum_ns}) | add) as $s |
-		[$o.count, $f.detailed, $f.detail_sum_ok, $f.unmatched_io,
+		[$o.count, $f.detailed, $f.detail_sum_ok, $f.unmatched_io, $f.dev_split, $f.dev_sum_ok,
 		 ($s["host.queue"] + $s["host.send"] + $s["net.out"] + $s["target.recv"]) == $s["host.out"],
 		 ($s["target.queue"] + $s["target.dev"]) == $s.target,
 		 ($s["target.sendq"] + $s["target.send"] + $s["net.back"] + $s["host.complete"]) == $s["host.in"],
 		 ([$o.stages[] | select(.part_of) | "\(.name)=\(.ns.avg / 1000 | floor)"] | join(" "))] | @tsv' \
 		"$out/$n.json" 2>/dev/null)
-	read -r count detailed sumok uio s1 s2 s3 avgs <<< "$line"
+	read -r count detailed sumok uio dsplit dsumok s1 s2 s3 avgs <<< "$line"
 	if [ -n "$fio_ios" ] && [ "$fio_ios" -gt 0 ] && [ "$count" = "$fio_ios" ] &&
 	   [ "$detailed" = "$fio_ios" ] && [ "$sumok" = "$detailed" ] && [ "$uio" = 0 ] &&
+	   [ "$dsplit" = "$fio_ios" ] && [ "$dsumok" = "$dsplit" ] &&
 	   [ "$s1$s2$s3" = truetruetrue ]; then
-		pass "$t (fio total_ios $fio_ios = matched $count = split $detailed, parts add up on $sumok and in the sums; avg us: $avgs)"
+		pass "$t (fio total_ios $fio_ios = matched $count = split $detailed = with the backing disk's bios $dsplit, parts add up on $sumok and $dsumok and in the sums; avg us: $avgs)"
 	else
-		fail "$t" "fio total_ios '$fio_ios', matched '$count', split '$detailed', adding up '$sumok', unmatched on I/O queues '$uio', sums '$s1 $s2 $s3'; not split: $(jq -c '.fabric.not_detailed' "$out/$n.json" 2>/dev/null); record: $(head -c 200 "$out/$n.err")"
+		fail "$t" "fio total_ios '$fio_ios', matched '$count', split '$detailed', adding up '$sumok', with backend bios '$dsplit' adding up '$dsumok', unmatched on I/O queues '$uio', sums '$s1 $s2 $s3'; not split: $(jq -c '.fabric.not_detailed' "$out/$n.json" 2>/dev/null); record: $(head -c 200 "$out/$n.err")"
 	fi
 }
 workload vm_tcp_read4k read4k read
@@ -166,9 +168,11 @@ else
 fi
 
 # interference on the target's device: diff names target.dev
-read -r bn lad <<< "$(jq -r '[.bottleneck.stage, .bottleneck.lad_avg] | @tsv' "$out/diff.json" 2>/dev/null)"
+read -r bn lad q2d <<< "$(jq -r '[.bottleneck.stage, .bottleneck.lad_avg,
+	([.groups[] | select(.key.layer == "fabric" and .key.op == "read") | .stages[] |
+	  select(.name == "tdev.q2d") | .lad_avg] | first // "-")] | @tsv' "$out/diff.json" 2>/dev/null)"
 if [ "$bn" = target.dev ]; then
-	pass "vm_tcp_diff_target_dev (a second fio on the target's null_blk disk: bottleneck $bn, LAD $lad at avg)"
+	pass "vm_tcp_diff_target_dev (a second fio on the target's null_blk disk: bottleneck $bn, LAD $lad at avg; inside it tdev.q2d, the wait for the disk's one tag, LAD $q2d)"
 else
 	fail vm_tcp_diff_target_dev "bottleneck '$bn' (LAD '$lad'), want target.dev; diff: $(head -c 300 "$out/diff.err" 2>/dev/null) $(jq -c '.bottleneck' "$out/diff.json" 2>/dev/null)"
 fi

@@ -40,6 +40,14 @@ static void on_cmd(const void *msg, void *ctx)
 	it_fabric_host(x->f, &h);
 }
 
+static void on_trail(const void *msg, void *ctx)
+{
+	const struct it_trail *t = ((const struct it_bus_trail *)msg)->t;
+	struct fabric *x = ctx;
+
+	it_fabric_trail(x->f, t->dev, t->ts[IT_PT_Q], t->ts[IT_PT_D], t->ts[IT_PT_C]);
+}
+
 static void fabric_free(void *self)
 {
 	struct fabric *x = self;
@@ -56,7 +64,8 @@ static void *fabric_new(const struct it_pass_info *info)
 
 	if (!x)
 		return NULL;
-	if (!(x->f = it_fabric_new()) || it_bus_subscribe(info->bus, IT_BUS_NVME_CMD_DONE, on_cmd, x)) {
+	if (!(x->f = it_fabric_new()) || it_bus_subscribe(info->bus, IT_BUS_NVME_CMD_DONE, on_cmd, x) ||
+	    it_bus_subscribe(info->bus, IT_BUS_TRAIL_DONE, on_trail, x)) {
 		fabric_free(x);
 		return NULL;
 	}
@@ -72,7 +81,8 @@ static int fabric_feed(void *self, uint16_t type, const void *payload, size_t le
 	(void)len;
 	for (uint32_t i = 0; i < count; i++)
 		if (evs[i].layer == IT_LAYER_NVMET || evs[i].type == IT_EV_NVME_CTRL ||
-		    evs[i].layer == IT_LAYER_NVME_TCP || evs[i].layer == IT_LAYER_NVMET_TCP)
+		    evs[i].layer == IT_LAYER_NVME_TCP || evs[i].layer == IT_LAYER_NVMET_TCP ||
+		    evs[i].type == IT_EV_BIO_QUEUE)
 			it_fabric_event(x->f, &evs[i]);
 	/* the host commands of this chunk came from the block layer before
 	 * it: their target side is in this chunk or an earlier one */
@@ -134,6 +144,9 @@ static void fabric_text(void *self, FILE *out, const struct it_report_ctx *ctx)
 			if (r->gap[k])
 				fprintf(out, "    not split, %s: %llu\n", it_fabric_gap_names[k],
 					(unsigned long long)r->gap[k]);
+		if (r->dev_split)
+			fprintf(out, "  with the backing device's block stages: %llu, adding up on %llu\n",
+				(unsigned long long)r->dev_split, (unsigned long long)r->dev_sum_ok);
 	} else if (r->matched) {
 		fprintf(out, "  no NVMe/TCP transport events (nvme-tcp, nvmet-tcp): host.out, target, "
 			"host.in not split\n");
@@ -150,9 +163,11 @@ static void fabric_text(void *self, FILE *out, const struct it_report_ctx *ctx)
 			if (!h->count)
 				continue;
 			double sh = share(o, s);
-			bool part = it_fabric_stages[s].parent != s;
-			fprintf(out, "    %s%-*s %9llu %11.1f %11.1f %11.1f ", part ? "  " : "",
-				part ? 13 : 15, it_fabric_stages[s].name,
+			int depth = 0;
+			for (unsigned k = s; it_fabric_stages[k].parent != k; k = it_fabric_stages[k].parent)
+				depth++;
+			fprintf(out, "    %*s%-*s %9llu %11.1f %11.1f %11.1f ", 2 * depth, "",
+				15 - 2 * depth, it_fabric_stages[s].name,
 				(unsigned long long)h->count, it_hist_avg(h) / 1e3,
 				it_hist_percentile(h, 50) / 1e3, it_hist_percentile(h, 99) / 1e3);
 			if (sh < 0)
@@ -190,6 +205,8 @@ static void fabric_json(void *self, struct it_json *j, const struct it_report_ct
 	it_json_kv_bool(j, "transport", r->transport);
 	it_json_kv_uint(j, "detailed", r->detailed);
 	it_json_kv_uint(j, "detail_sum_ok", r->detail_sum_ok);
+	it_json_kv_uint(j, "dev_split", r->dev_split);
+	it_json_kv_uint(j, "dev_sum_ok", r->dev_sum_ok);
 	it_json_name(j, "not_detailed");
 	it_json_object_start(j);
 	for (int k = 0; k < IT_FG_MAX; k++)

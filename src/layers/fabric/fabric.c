@@ -43,6 +43,14 @@ const struct it_fabric_stage_def it_fabric_stages[IT_FS_MAX] = {
 	     "parsed -> backend started (a write's data: in-capsule, or R2T and H2C)"),
 	PART(IT_FS_TARGET_DEV, "target.dev", IT_FP_TX, IT_FP_TC, IT_FS_TARGET,
 	     "backend started -> completed (the backing device)"),
+	PART(IT_FS_TDEV_SUBMIT, "tdev.submit", IT_FP_TX, IT_FP_BQ, IT_FS_TARGET_DEV,
+	     "backend started -> its first bio queued"),
+	PART(IT_FS_TDEV_Q2D, "tdev.q2d", IT_FP_BQ, IT_FP_BD, IT_FS_TARGET_DEV,
+	     "bio queued -> request issued to the backing device (its block layer: tags, scheduler)"),
+	PART(IT_FS_TDEV_D2C, "tdev.d2c", IT_FP_BD, IT_FP_BC, IT_FS_TARGET_DEV,
+	     "issued -> completed by the backing device"),
+	PART(IT_FS_TDEV_DONE, "tdev.done", IT_FP_BC, IT_FP_TC, IT_FS_TARGET_DEV,
+	     "the device completed -> the target completed the command"),
 	TOP(IT_FS_HOST_IN, "host.in", IT_FP_TC, IT_FP_N, IT_FS_COMMAND,
 	    "target completed -> initiator completed the command (response back)"),
 	PART(IT_FS_TARGET_SENDQ, "target.sendq", IT_FP_TC, IT_FP_TS0, IT_FS_HOST_IN,
@@ -89,6 +97,7 @@ const char *const it_fabric_reason_names[IT_FR_MAX] = {
 struct tcmd {
 	uint64_t req;
 	uint64_t ti, tx, tc;      /* tx: backend started, 0 unseen */
+	uint64_t bq, bd, bc;      /* its backend bios: first Q, last D, last C; 0 unseen */
 	uint32_t next;            /* in its FIFO, or the free list */
 	uint16_t cntlid, qid, cid;
 	uint8_t opcode;
@@ -110,6 +119,13 @@ struct it_fabric {
 	struct it_map open;       /* struct nvmet_req * -> slot */
 	struct it_map fifo;       /* KEY -> first slot of its FIFO */
 	struct it_fabric_tcp *tcp; /* the transport events */
+	/* backend bios: the command each thread's backend is running (tid ->
+	 * slot), the Q events seen in it (Q time -> slot), the trails that
+	 * completed before their Q was fed (Q time -> index in early[]) */
+	struct it_map running, bound, early_q;
+	struct { uint32_t dev, next; uint64_t q, d, c; } *early; /* next: same Q (a split bio) */
+	size_t nearly, earlycap;
+	uint32_t bound_prune_at;
 	struct it_fabric_host *pending;
 	size_t npending, pcap;
 	struct it_fabric_op *op[2 * 256]; /* admin * 256 + opcode */
@@ -125,7 +141,9 @@ struct it_fabric *it_fabric_new(void)
 		return NULL;
 	f->tfree = NONE;
 	f->prune_at = PRUNE_MIN;
-	if (it_map_init(&f->open, 8) || it_map_init(&f->fifo, 8) || !(f->tcp = it_fabric_tcp_new())) {
+	f->bound_prune_at = PRUNE_MIN;
+	if (it_map_init(&f->open, 8) || it_map_init(&f->fifo, 8) || !(f->tcp = it_fabric_tcp_new()) ||
+	    it_map_init(&f->running, 4) || it_map_init(&f->bound, 8) || it_map_init(&f->early_q, 8)) {
 		it_fabric_free(f);
 		return NULL;
 	}
@@ -152,6 +170,10 @@ void it_fabric_free(struct it_fabric *f)
 	it_map_free(&f->open);
 	it_map_free(&f->fifo);
 	it_fabric_tcp_free(f->tcp);
+	it_map_free(&f->running);
+	it_map_free(&f->bound);
+	it_map_free(&f->early_q);
+	free(f->early);
 	free(f);
 }
 
@@ -213,8 +235,86 @@ static void target_execute(struct it_fabric *f, const struct it_event *e)
 {
 	uint32_t i = it_map_get(&f->open, e->nvmet.req);
 
-	if (i != NONE && !f->t[i].tx)
+	if (i == NONE)
+		return;
+	if (!f->t[i].tx)
 		f->t[i].tx = e->ts_ns;
+	if (e->tid && it_map_put(&f->running, e->tid, i))
+		f->err = -1;
+}
+
+/* A backend bio's points into its target command (still open: the bio
+ * completes before the command does). */
+static void bio_points(struct it_fabric *f, uint32_t i, uint64_t q, uint64_t d, uint64_t c)
+{
+	struct tcmd *t = &f->t[i];
+
+	if (!t->bq || q < t->bq)
+		t->bq = q;
+	if (d > t->bd)
+		t->bd = d;
+	if (c > t->bc)
+		t->bc = c;
+}
+
+/* Backend bios are bound to their command by their Q time until that is
+ * BIO_HORIZON_NS behind the latest event (a command that lasts longer
+ * keeps its target.dev unsplit): the map holds a few seconds of them. */
+#define BIO_HORIZON_NS (10ull * 1000000000ull)
+
+static void prune_bound(struct it_fabric *f)
+{
+	uint64_t before = f->latest > BIO_HORIZON_NS ? f->latest - BIO_HORIZON_NS : 0;
+
+	for (uint32_t k = 0; k <= f->bound.mask; k++)
+		while (f->bound.slots[k].key && f->bound.slots[k].key < before)
+			it_map_take(&f->bound, f->bound.slots[k].key);
+	f->bound_prune_at = f->bound.count * 2 > PRUNE_MIN ? f->bound.count * 2 : PRUNE_MIN;
+}
+
+/* A bio queued: by a thread whose backend runs a command, on its disk? */
+static void bio_queued(struct it_fabric *f, const struct it_event *e)
+{
+	uint32_t i = it_map_get(&f->running, e->tid), k;
+
+	if (i == NONE || f->t[i].tx > e->ts_ns || !f->t[i].req || it_map_get(&f->open, f->t[i].req) != i)
+		return;
+	/* its trails (a split bio has several, one Q) that came first: same chunk */
+	for (k = it_map_take(&f->early_q, e->ts_ns); k != NONE; k = f->early[k].next)
+		if (f->early[k].dev == e->dev)
+			bio_points(f, i, f->early[k].q, f->early[k].d, f->early[k].c);
+	/* and the ones to come */
+	if (it_map_put(&f->bound, e->ts_ns, i))
+		f->err = -1;
+	if (f->bound.count >= f->bound_prune_at)
+		prune_bound(f);
+}
+
+int it_fabric_trail(struct it_fabric *f, uint32_t dev, uint64_t q, uint64_t d, uint64_t c)
+{
+	uint32_t i;
+
+	if (!q || !d || !c)
+		return f->err;
+	i = it_map_get(&f->bound, q); /* kept: a split bio's other parts have its Q too */
+	/* the slot may serve a later command by now: it started after this Q */
+	if (i != NONE && f->t[i].tx && q >= f->t[i].tx) {
+		bio_points(f, i, q, d, c);
+		return f->err;
+	}
+	/* its Q may be in the chunk being read: kept until the chunk is settled */
+	if (f->nearly == f->earlycap) {
+		size_t cap = f->earlycap ? 2 * f->earlycap : 256;
+		void *p = realloc(f->early, cap * sizeof(*f->early));
+		if (!p)
+			return f->err = -1;
+		f->early = p;
+		f->earlycap = cap;
+	}
+	f->early[f->nearly] = (typeof(*f->early)){ dev, it_map_get(&f->early_q, q), q, d, c };
+	if (it_map_put(&f->early_q, q, (uint32_t)f->nearly++))
+		f->err = -1;
+	return f->err;
 }
 
 static void target_complete(struct it_fabric *f, const struct it_event *e)
@@ -284,6 +384,9 @@ int it_fabric_event(struct it_fabric *f, const struct it_event *e)
 			target_complete(f, e);
 		else if (e->type == IT_EV_NVMET_EXECUTE)
 			target_execute(f, e);
+	} else if (e->layer == IT_LAYER_BLOCK && e->type == IT_EV_BIO_QUEUE) {
+		if (f->running.count)
+			bio_queued(f, e);
 	} else if (e->layer == IT_LAYER_NVME_TCP || e->layer == IT_LAYER_NVMET_TCP) {
 		if (it_fabric_tcp_event(f->tcp, e))
 			f->err = -1;
@@ -363,6 +466,11 @@ static int transport_points(struct it_fabric *f, const struct it_fabric_host *h,
 	if (hr != IT_TCP_FOUND)
 		return IT_FG_HOST_ARRIVAL;
 	p[IT_FP_TX] = t->tx;
+	if (t->bq && t->bd && t->bc) {
+		p[IT_FP_BQ] = t->bq;
+		p[IT_FP_BD] = t->bd;
+		p[IT_FP_BC] = t->bc;
+	}
 	return -1;
 }
 
@@ -389,25 +497,31 @@ static void match(struct it_fabric *f, const struct it_fabric_host *h, const str
 				if (k != IT_FP_TI && k != IT_FP_TC)
 					p[k] = 0;
 		} else {
-			uint64_t sum[3] = { 0 };
+			uint64_t sum[IT_FS_MAX] = { 0 }, prev = p[IT_FP_S];
 			/* one clock, causal order: each point at or after the one
 			 * before. Only an arrival can come before the send call that
 			 * caused it returned (loopback delivers inside the call):
 			 * then the network took no time of its own. */
-			for (int k = IT_FP_S + 1; k <= IT_FP_N; k++)
-				if (p[k] < p[k - 1])
-					p[k] = p[k - 1];
+			for (int k = IT_FP_S + 1; k <= IT_FP_N; k++) {
+				if (p[k] && p[k] < prev)
+					p[k] = prev;
+				if (p[k])
+					prev = p[k];
+			}
 			for (int s = 0; s < IT_FS_MAX; s++) {
 				const struct it_fabric_stage_def *d = &it_fabric_stages[s];
-				if (d->parent != s)
-					sum[d->parent == IT_FS_HOST_OUT ? 0 : d->parent == IT_FS_TARGET ? 1 : 2] +=
-						p[d->to] - p[d->from];
+				if (d->parent != s && p[d->from] && p[d->to])
+					sum[d->parent] += p[d->to] - p[d->from];
 			}
 			detail = true;
 			f->r.detailed++;
-			f->r.detail_sum_ok += sum[0] == p[IT_FP_TI] - h->s &&
-					      sum[1] == p[IT_FP_TC] - p[IT_FP_TI] &&
-					      sum[2] == h->n - p[IT_FP_TC];
+			f->r.detail_sum_ok += sum[IT_FS_HOST_OUT] == p[IT_FP_TI] - h->s &&
+					      sum[IT_FS_TARGET] == p[IT_FP_TC] - p[IT_FP_TI] &&
+					      sum[IT_FS_HOST_IN] == h->n - p[IT_FP_TC];
+			if (p[IT_FP_BQ]) {
+				f->r.dev_split++;
+				f->r.dev_sum_ok += sum[IT_FS_TARGET_DEV] == p[IT_FP_TC] - p[IT_FP_TX];
+			}
 		}
 	}
 	if (!o)
@@ -515,6 +629,13 @@ static void prune(struct it_fabric *f)
 
 int it_fabric_settle(struct it_fabric *f)
 {
+	/* a trail whose Q was not in the chunks read so far is no backend bio */
+	if (f->nearly) {
+		it_map_free(&f->early_q);
+		if (it_map_init(&f->early_q, 8))
+			f->err = -1;
+		f->nearly = 0;
+	}
 	for (size_t k = 0; k < f->npending; k++)
 		host_one(f, &f->pending[k]);
 	f->npending = 0;

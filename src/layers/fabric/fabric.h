@@ -47,6 +47,9 @@ enum it_fabric_point {
 	IT_FP_TR,        /* target: data landed on its socket (first arrival after HS0) */
 	IT_FP_TI,        /* target: command parsed (nvmet_req_init) */
 	IT_FP_TX,        /* target: the backend started it (bdev or file execute) */
+	IT_FP_BQ,        /* target: its first bio queued on the backing device (block Q) */
+	IT_FP_BD,        /* target: its last request issued to the backing device (D) */
+	IT_FP_BC,        /* target: its last request completed by the backing device (C) */
 	IT_FP_TC,        /* target: command completed (nvmet_req_complete) */
 	IT_FP_TS0,       /* target: its first PDU after completion starts out (C2H data or response) */
 	IT_FP_TSR,       /* target: the response PDU starts out */
@@ -67,10 +70,13 @@ struct it_fabric_stage_def {
 /* Top stages, each followed by its parts where the transport was traced:
  * host.out = host.queue + host.send + net.out + target.recv, target =
  * target.queue + target.dev, host.in = target.sendq + target.send +
- * net.back + host.complete. */
+ * net.back + host.complete; and where the backend's bios were traced,
+ * target.dev = tdev.submit + tdev.q2d + tdev.d2c + tdev.done (the backing
+ * device's own block stages, inside the command). */
 enum { IT_FS_HOST_BLOCK,
        IT_FS_HOST_OUT, IT_FS_HOST_QUEUE, IT_FS_HOST_SEND, IT_FS_NET_OUT, IT_FS_TARGET_RECV,
        IT_FS_TARGET, IT_FS_TARGET_QUEUE, IT_FS_TARGET_DEV,
+       IT_FS_TDEV_SUBMIT, IT_FS_TDEV_Q2D, IT_FS_TDEV_D2C, IT_FS_TDEV_DONE,
        IT_FS_HOST_IN, IT_FS_TARGET_SENDQ, IT_FS_TARGET_SEND, IT_FS_NET_BACK, IT_FS_HOST_COMPLETE,
        IT_FS_HOST_DONE, IT_FS_COMMAND, IT_FS_IO, IT_FS_MAX };
 extern const struct it_fabric_stage_def it_fabric_stages[IT_FS_MAX];
@@ -131,6 +137,8 @@ struct it_fabric_results {
 	uint64_t detailed;        /* matched I/O commands with every transport point */
 	uint64_t detail_sum_ok;   /*   whose parts add up to host.out, target, host.in */
 	uint64_t gap[IT_FG_MAX];  /* matched I/O commands without them, by first missing point */
+	uint64_t dev_split;       /* split commands whose backend bios were traced too */
+	uint64_t dev_sum_ok;      /*   whose tdev.* parts add up to target.dev */
 	uint32_t controllers;     /* entries of the controllers' table */
 	uint64_t waiting_max;     /* most completed target commands kept for a host command */
 	struct it_fabric_op *ops; /* I/O opcodes, then admin ones, ascending */
@@ -143,6 +151,10 @@ struct it_fabric *it_fabric_new(void);
 int it_fabric_host(struct it_fabric *f, const struct it_fabric_host *h);
 /* Any event; the join reads IT_EV_NVME_CTRL and the nvmet layer's. 0 or -1. */
 int it_fabric_event(struct it_fabric *f, const struct it_event *e);
+/* A completed block trail (IT_BUS_TRAIL_DONE): a target command's backend
+ * bio when its Q came from the thread that was running the command's
+ * backend (nvmet_bdev_execute_rw submits them there). 0 or -1. */
+int it_fabric_trail(struct it_fabric *f, uint32_t dev, uint64_t q, uint64_t d, uint64_t c);
 /* Every event before the host commands given so far has been given. 0 or -1. */
 int it_fabric_settle(struct it_fabric *f);
 /* Matches what is left, counts the rest. 0, or -1 when memory ran out. */
