@@ -573,3 +573,34 @@ TEST(fabric_backend_bios)
 	}
 	it_fabric_free(f);
 }
+
+TEST(fabric_initiator_alone)
+{
+	/* the target is not in the trace (another machine): the initiator's
+	 * transport still splits the command: host.queue, host.send, remote */
+	struct it_fabric *f = it_fabric_new();
+	struct it_event evs[] = {
+		ctrl_ev(INST, CNTLID, IT_NVME_TR_TCP),
+		hsend(1100, 1300, 0x0005, IT_TCP_CMD_PDU, IT_TCP_CMD_PDU, true),
+		HREADY(4000),
+	};
+	struct it_fabric_host h = host(1000, 4500, 1, 0x0005, IT_NVME_READ);
+
+	events(f, evs, N(evs));
+	it_fabric_host(f, &h);
+	it_fabric_settle(f);
+	it_fabric_finish(f);
+	const struct it_fabric_results *r = it_fabric_results(f);
+	ASSERT_EQ(r->matched, 0, "nothing matched");
+	ASSERT_EQ(r->reason[IT_FR_NO_TARGET_SIDE], 1, "counted without a target side");
+	ASSERT_EQ(r->nalone, 1, "one opcode alone");
+	if (r->nalone == 1) {
+		const struct it_fabric_op *o = &r->alone[0];
+		ASSERT_EQ(o->count, 1, "one read");
+		ASSERT_U64_EQ(stage_sum(o, IT_FS_HOST_QUEUE), 100, "host.queue");
+		ASSERT_U64_EQ(stage_sum(o, IT_FS_HOST_SEND), 200, "host.send");
+		ASSERT_U64_EQ(stage_sum(o, IT_FS_REMOTE), 3200, "remote: sent -> completed");
+		ASSERT_U64_EQ(stage_sum(o, IT_FS_COMMAND), 3500, "command");
+	}
+	it_fabric_free(f);
+}

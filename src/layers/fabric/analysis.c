@@ -111,10 +111,41 @@ static double share(const struct it_fabric_op *o, unsigned s)
 	return of->sum ? (double)o->stage[s].sum / (double)of->sum : -1;
 }
 
+/* One opcode's table: each stage with count, avg, p50, p99 and share, a
+ * part indented under its stage. */
+static void op_text(FILE *out, const struct it_fabric_op *o, const char *what)
+{
+	char buf[32];
+
+	fprintf(out, "\n  %s: %llu %s (%llu with their request's block trail)\n"
+		"    %-15s %9s %11s %11s %11s %7s\n",
+		op_name(o, buf, sizeof(buf)), (unsigned long long)o->count, what,
+		(unsigned long long)o->with_trail, "stage", "count", "avg us", "p50 us", "p99 us",
+		"share");
+	for (unsigned s = 0; s < IT_FS_MAX; s++) {
+		const struct it_hist *h = &o->stage[s];
+		int depth = 0;
+		double sh;
+
+		if (!h->count)
+			continue;
+		for (unsigned k = s; it_fabric_stages[k].parent != k; k = it_fabric_stages[k].parent)
+			depth++;
+		sh = share(o, s);
+		fprintf(out, "    %*s%-*s %9llu %11.1f %11.1f %11.1f ", 2 * depth, "",
+			15 - 2 * depth, it_fabric_stages[s].name, (unsigned long long)h->count,
+			it_hist_avg(h) / 1e3, it_hist_percentile(h, 50) / 1e3,
+			it_hist_percentile(h, 99) / 1e3);
+		if (sh < 0)
+			fprintf(out, "%7s\n", "-");
+		else
+			fprintf(out, "%6.1f%%\n", 100 * sh);
+	}
+}
+
 static void fabric_text(void *self, FILE *out, const struct it_report_ctx *ctx)
 {
 	const struct it_fabric_results *r = it_fabric_results(((struct fabric *)self)->f);
-	char buf[32];
 
 	(void)ctx;
 	fprintf(out, "\nFabric (NVMe/TCP): host commands matched to target commands by (cntlid, qid, cid)\n");
@@ -151,71 +182,24 @@ static void fabric_text(void *self, FILE *out, const struct it_report_ctx *ctx)
 		fprintf(out, "  no NVMe/TCP transport events (nvme-tcp, nvmet-tcp): host.out, target, "
 			"host.in not split\n");
 	}
-	for (size_t i = 0; i < r->nops; i++) {
-		const struct it_fabric_op *o = &r->ops[i];
-		fprintf(out, "\n  %s: %llu matched (%llu with their request's block trail)\n"
-			"    %-15s %9s %11s %11s %11s %7s\n",
-			op_name(o, buf, sizeof(buf)), (unsigned long long)o->count,
-			(unsigned long long)o->with_trail, "stage", "count", "avg us", "p50 us", "p99 us",
-			"share");
-		for (int s = 0; s < IT_FS_MAX; s++) {
-			const struct it_hist *h = &o->stage[s];
-			if (!h->count)
-				continue;
-			double sh = share(o, s);
-			int depth = 0;
-			for (unsigned k = s; it_fabric_stages[k].parent != k; k = it_fabric_stages[k].parent)
-				depth++;
-			fprintf(out, "    %*s%-*s %9llu %11.1f %11.1f %11.1f ", 2 * depth, "",
-				15 - 2 * depth, it_fabric_stages[s].name,
-				(unsigned long long)h->count, it_hist_avg(h) / 1e3,
-				it_hist_percentile(h, 50) / 1e3, it_hist_percentile(h, 99) / 1e3);
-			if (sh < 0)
-				fprintf(out, "%7s\n", "-");
-			else
-				fprintf(out, "%6.1f%%\n", 100 * sh);
-		}
-	}
+	for (size_t i = 0; i < r->nops; i++)
+		op_text(out, &r->ops[i], "matched");
+	if (r->nalone)
+		fprintf(out, "\n  Initiator alone: I/O commands without a target side in the trace, "
+			"split by nvme-tcp\n");
+	for (size_t i = 0; i < r->nalone; i++)
+		op_text(out, &r->alone[i], "without a target side");
 }
 
-static void fabric_json(void *self, struct it_json *j, const struct it_report_ctx *ctx)
+/* "NAME": {opcode: {..., "stages": [...]}, ...} */
+static void ops_json(struct it_json *j, const char *name, const struct it_fabric_op *ops, size_t n)
 {
-	const struct it_fabric_results *r = it_fabric_results(((struct fabric *)self)->f);
 	char buf[32];
 
-	(void)ctx;
-	it_json_name(j, "fabric");
+	it_json_name(j, name);
 	it_json_object_start(j);
-	it_json_kv_uint(j, "controllers", r->controllers);
-	it_json_kv_uint(j, "host_commands", r->host_commands);
-	it_json_kv_uint(j, "not_fabric", r->not_fabric);
-	it_json_kv_uint(j, "target_commands", r->target_commands);
-	it_json_kv_uint(j, "matched", r->matched);
-	it_json_kv_uint(j, "unmatched_host", r->unmatched_host);
-	it_json_kv_uint(j, "unmatched_target", r->unmatched_target);
-	it_json_kv_uint(j, "unmatched_io", r->unmatched_io);
-	it_json_name(j, "unmatched");
-	it_json_object_start(j);
-	for (int k = 0; k < IT_FR_MAX; k++)
-		it_json_kv_uint(j, it_fabric_reason_names[k], r->reason[k]);
-	it_json_object_end(j);
-	it_json_kv_uint(j, "stage_sum_ok", r->stage_sum_ok);
-	it_json_kv_uint(j, "io_sum_ok", r->io_sum_ok);
-	it_json_kv_uint(j, "target_waiting_max", r->waiting_max);
-	it_json_kv_bool(j, "transport", r->transport);
-	it_json_kv_uint(j, "detailed", r->detailed);
-	it_json_kv_uint(j, "detail_sum_ok", r->detail_sum_ok);
-	it_json_kv_uint(j, "dev_split", r->dev_split);
-	it_json_kv_uint(j, "dev_sum_ok", r->dev_sum_ok);
-	it_json_name(j, "not_detailed");
-	it_json_object_start(j);
-	for (int k = 0; k < IT_FG_MAX; k++)
-		it_json_kv_uint(j, it_fabric_gap_names[k], r->gap[k]);
-	it_json_object_end(j);
-	it_json_name(j, "by_opcode");
-	it_json_object_start(j);
-	for (size_t i = 0; i < r->nops; i++) {
-		const struct it_fabric_op *o = &r->ops[i];
+	for (size_t i = 0; i < n; i++) {
+		const struct it_fabric_op *o = &ops[i];
 		it_json_name(j, op_name(o, buf, sizeof(buf)));
 		it_json_object_start(j);
 		it_json_kv_uint(j, "opcode", o->opcode);
@@ -249,6 +233,43 @@ static void fabric_json(void *self, struct it_json *j, const struct it_report_ct
 		it_json_object_end(j);
 	}
 	it_json_object_end(j);
+}
+
+static void fabric_json(void *self, struct it_json *j, const struct it_report_ctx *ctx)
+{
+	const struct it_fabric_results *r = it_fabric_results(((struct fabric *)self)->f);
+
+	(void)ctx;
+	it_json_name(j, "fabric");
+	it_json_object_start(j);
+	it_json_kv_uint(j, "controllers", r->controllers);
+	it_json_kv_uint(j, "host_commands", r->host_commands);
+	it_json_kv_uint(j, "not_fabric", r->not_fabric);
+	it_json_kv_uint(j, "target_commands", r->target_commands);
+	it_json_kv_uint(j, "matched", r->matched);
+	it_json_kv_uint(j, "unmatched_host", r->unmatched_host);
+	it_json_kv_uint(j, "unmatched_target", r->unmatched_target);
+	it_json_kv_uint(j, "unmatched_io", r->unmatched_io);
+	it_json_name(j, "unmatched");
+	it_json_object_start(j);
+	for (int k = 0; k < IT_FR_MAX; k++)
+		it_json_kv_uint(j, it_fabric_reason_names[k], r->reason[k]);
+	it_json_object_end(j);
+	it_json_kv_uint(j, "stage_sum_ok", r->stage_sum_ok);
+	it_json_kv_uint(j, "io_sum_ok", r->io_sum_ok);
+	it_json_kv_uint(j, "target_waiting_max", r->waiting_max);
+	it_json_kv_bool(j, "transport", r->transport);
+	it_json_kv_uint(j, "detailed", r->detailed);
+	it_json_kv_uint(j, "detail_sum_ok", r->detail_sum_ok);
+	it_json_kv_uint(j, "dev_split", r->dev_split);
+	it_json_kv_uint(j, "dev_sum_ok", r->dev_sum_ok);
+	it_json_name(j, "not_detailed");
+	it_json_object_start(j);
+	for (int k = 0; k < IT_FG_MAX; k++)
+		it_json_kv_uint(j, it_fabric_gap_names[k], r->gap[k]);
+	it_json_object_end(j);
+	ops_json(j, "by_opcode", r->ops, r->nops);
+	ops_json(j, "initiator_alone", r->alone, r->nalone);
 	it_json_object_end(j);
 }
 

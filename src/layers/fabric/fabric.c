@@ -67,6 +67,9 @@ const struct it_fabric_stage_def it_fabric_stages[IT_FS_MAX] = {
 	    "command set up -> completed on the initiator (host.out + target + host.in)"),
 	TOP(IT_FS_IO, "io", IT_FP_START, IT_FP_C, IT_FS_IO,
 	    "request queued -> completed on the initiator (host.block + command + host.done)"),
+	/* only where the target side is missing (it_fabric_results.alone) */
+	TOP(IT_FS_REMOTE, "remote", IT_FP_HS1, IT_FP_N, IT_FS_COMMAND,
+	    "capsule sent -> completed: the target, the network both ways, the receive"),
 };
 #undef TOP
 #undef PART
@@ -129,6 +132,7 @@ struct it_fabric {
 	struct it_fabric_host *pending;
 	size_t npending, pcap;
 	struct it_fabric_op *op[2 * 256]; /* admin * 256 + opcode */
+	struct it_fabric_op *alone[256];  /* initiator alone, I/O opcodes */
 	uint64_t latest;          /* the latest event's time */
 	uint32_t waiting, prune_at; /* completed target commands in the FIFOs; when to prune */
 };
@@ -160,10 +164,20 @@ void it_fabric_free(struct it_fabric *f)
 				it_hist_free(&f->op[k]->stage[s]);
 			free(f->op[k]);
 		}
+	for (int k = 0; k < 256; k++)
+		if (f->alone[k]) {
+			for (int s = 0; s < IT_FS_MAX; s++)
+				it_hist_free(&f->alone[k]->stage[s]);
+			free(f->alone[k]);
+		}
 	for (size_t k = 0; k < f->r.nops; k++)
 		for (int s = 0; s < IT_FS_MAX; s++)
 			it_hist_free(&f->r.ops[k].stage[s]);
+	for (size_t k = 0; k < f->r.nalone; k++)
+		for (int s = 0; s < IT_FS_MAX; s++)
+			it_hist_free(&f->r.alone[k].stage[s]);
 	free(f->r.ops);
+	free(f->r.alone);
 	free(f->ctrls);
 	free(f->t);
 	free(f->pending);
@@ -417,9 +431,10 @@ int it_fabric_host(struct it_fabric *f, const struct it_fabric_host *h)
 	return 0;
 }
 
-static struct it_fabric_op *op_of(struct it_fabric *f, bool admin, uint8_t opcode)
+static struct it_fabric_op *op_in(struct it_fabric *f, struct it_fabric_op **table, bool admin,
+				   uint8_t opcode)
 {
-	struct it_fabric_op *o = f->op[admin * 256 + opcode];
+	struct it_fabric_op *o = table[opcode];
 
 	if (o)
 		return o;
@@ -432,7 +447,44 @@ static struct it_fabric_op *op_of(struct it_fabric *f, bool admin, uint8_t opcod
 	o->admin = admin;
 	for (int s = 0; s < IT_FS_MAX; s++)
 		it_hist_init(&o->stage[s]);
-	return f->op[admin * 256 + opcode] = o;
+	return table[opcode] = o;
+}
+
+static struct it_fabric_op *op_of(struct it_fabric *f, bool admin, uint8_t opcode)
+{
+	return op_in(f, f->op + admin * 256, admin, opcode);
+}
+
+static void add_stage(struct it_fabric *f, struct it_fabric_op *o, int s, const uint64_t *p)
+{
+	const struct it_fabric_stage_def *d = &it_fabric_stages[s];
+
+	if (p[d->from] && p[d->to] && p[d->to] >= p[d->from] &&
+	    it_hist_add(&o->stage[s], p[d->to] - p[d->from]))
+		f->err = -1;
+}
+
+/* An I/O command whose target side is not in the trace: what the
+ * initiator's transport alone tells. */
+static void alone(struct it_fabric *f, const struct it_fabric_host *h)
+{
+	static const int stages[] = { IT_FS_HOST_BLOCK, IT_FS_HOST_QUEUE, IT_FS_HOST_SEND,
+				      IT_FS_REMOTE, IT_FS_HOST_DONE, IT_FS_COMMAND, IT_FS_IO };
+	uint64_t p[IT_FP_MAX] = { [IT_FP_START] = h->start, [IT_FP_S] = h->s, [IT_FP_N] = h->n,
+				  [IT_FP_C] = h->c };
+	struct it_fabric_op *o;
+
+	if (it_fabric_tcp_host_sent(f->tcp, h->ctrl, h->qid, h->cid, h->s, h->n, &p[IT_FP_HS0],
+				    &p[IT_FP_HS1]) != IT_TCP_FOUND ||
+	    !(o = op_in(f, f->alone, false, h->opcode)))
+		return;
+	if (p[IT_FP_HS0] < h->s || p[IT_FP_HS1] < p[IT_FP_HS0] || h->n < p[IT_FP_HS1])
+		return;
+	o->count++;
+	o->bytes += h->bytes;
+	o->with_trail += h->c != 0;
+	for (size_t k = 0; k < sizeof(stages) / sizeof(stages[0]); k++)
+		add_stage(f, o, stages[k], p);
 }
 
 /* The transport points of a matched I/O command (p[HS0 .. HR], TX is the
@@ -529,15 +581,9 @@ static void match(struct it_fabric *f, const struct it_fabric_host *h, const str
 	o->count++;
 	o->bytes += h->bytes;
 	o->with_trail += h->c != 0;
-	for (int s = 0; s < IT_FS_MAX; s++) {
-		const struct it_fabric_stage_def *d = &it_fabric_stages[s];
-		if (d->parent != s && !detail)
-			continue;
-		if (!p[d->from] || !p[d->to] || p[d->to] < p[d->from])
-			continue;
-		if (it_hist_add(&o->stage[s], p[d->to] - p[d->from]))
-			f->err = -1;
-	}
+	for (int s = 0; s < IT_FS_MAX; s++)
+		if ((it_fabric_stages[s].parent == s || detail) && s != IT_FS_REMOTE)
+			add_stage(f, o, s, p);
 }
 
 static const struct ctrl *ctrl_of(const struct it_fabric *f, uint16_t instance)
@@ -586,6 +632,8 @@ static void host_one(struct it_fabric *f, const struct it_fabric_host *h)
 		i = next;
 	} else {
 		unmatched(f, IT_FR_NO_TARGET_SIDE, true, h->qid);
+		if (f->r.transport && h->qid)
+			alone(f, h);
 	}
 	if (i == first)
 		return;
@@ -673,6 +721,17 @@ int it_fabric_finish(struct it_fabric *f)
 			f->r.ops[f->r.nops++] = *f->op[k]; /* the histograms move */
 			free(f->op[k]);
 			f->op[k] = NULL;
+		}
+	for (int k = n = 0; k < 256; k++)
+		n += f->alone[k] != NULL;
+	f->r.alone = n ? calloc(n, sizeof(*f->r.alone)) : NULL;
+	if (n && !f->r.alone)
+		return f->err = -1;
+	for (int k = 0; k < 256; k++)
+		if (f->alone[k]) {
+			f->r.alone[f->r.nalone++] = *f->alone[k];
+			free(f->alone[k]);
+			f->alone[k] = NULL;
 		}
 	return f->err;
 }

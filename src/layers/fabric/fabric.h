@@ -78,7 +78,9 @@ enum { IT_FS_HOST_BLOCK,
        IT_FS_TARGET, IT_FS_TARGET_QUEUE, IT_FS_TARGET_DEV,
        IT_FS_TDEV_SUBMIT, IT_FS_TDEV_Q2D, IT_FS_TDEV_D2C, IT_FS_TDEV_DONE,
        IT_FS_HOST_IN, IT_FS_TARGET_SENDQ, IT_FS_TARGET_SEND, IT_FS_NET_BACK, IT_FS_HOST_COMPLETE,
-       IT_FS_HOST_DONE, IT_FS_COMMAND, IT_FS_IO, IT_FS_MAX };
+       IT_FS_HOST_DONE, IT_FS_COMMAND, IT_FS_IO,
+       IT_FS_REMOTE, /* initiator alone: capsule sent -> completed (target, network, receive) */
+       IT_FS_MAX };
 extern const struct it_fabric_stage_def it_fabric_stages[IT_FS_MAX];
 
 /* Why a matched I/O has no transport stages. */
@@ -143,6 +145,11 @@ struct it_fabric_results {
 	uint64_t waiting_max;     /* most completed target commands kept for a host command */
 	struct it_fabric_op *ops; /* I/O opcodes, then admin ones, ascending */
 	size_t nops;
+	/* I/O commands without a target side, split by the initiator's
+	 * transport alone: host.block, host.queue, host.send, remote,
+	 * host.done (command, io); per opcode, ascending */
+	struct it_fabric_op *alone;
+	size_t nalone;
 };
 
 struct it_fabric;
