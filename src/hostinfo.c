@@ -6,6 +6,7 @@
  */
 #include <ctype.h>
 #include <dirent.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -148,10 +149,32 @@ static int dev_to_disk(unsigned int maj, unsigned int min, char *name, size_t le
 	return 0;
 }
 
+/* nvmeSnN with a hidden path disk nvmeScCnN beside it (native multipath):
+ * true, with the first path's name. */
+static bool multipath_head(const char *name, char *path, size_t len)
+{
+	unsigned int subsys, ns, s2, c, n2;
+	char tail;
+	struct dirent *de;
+	bool found = false;
+	DIR *d;
+
+	if (sscanf(name, "nvme%un%u%c", &subsys, &ns, &tail) != 2 || !(d = opendir("/sys/block")))
+		return false;
+	while (!found && (de = readdir(d)))
+		if (sscanf(de->d_name, "nvme%uc%un%u%c", &s2, &c, &n2, &tail) == 3 && s2 == subsys &&
+		    n2 == ns) {
+			set_str(path, len, de->d_name);
+			found = true;
+		}
+	closedir(d);
+	return found;
+}
+
 int it_dev_resolve(const char *spec, uint32_t *dev, char *err, size_t errlen)
 {
 	unsigned int maj, min;
-	char path[300], name[64], buf[32], extra;
+	char path[300], name[64], mpath[64], buf[32], extra;
 	struct stat st;
 	int rc;
 
@@ -179,6 +202,10 @@ int it_dev_resolve(const char *spec, uint32_t *dev, char *err, size_t errlen)
 	rc = dev_to_disk(maj, min, name, sizeof(name), dev);
 	if (rc)
 		snprintf(err, errlen, "no block device %u:%u", maj, min);
+	else if (multipath_head(name, mpath, sizeof(mpath)))
+		return snprintf(err, errlen, "%s is a native NVMe multipath head: its requests run on "
+				"the hidden path disk %s, which has no device number to filter on; record "
+				"without --dev", name, mpath), -EINVAL;
 	return rc;
 }
 
