@@ -604,3 +604,46 @@ TEST(fabric_initiator_alone)
 	}
 	it_fabric_free(f);
 }
+
+TEST(fabric_send_backlog)
+{
+	/* four reads on queue 1 set up at once (S 1000, 1010, 1020, 1030),
+	 * sent one after another (HS0 1100, 1200, 1300, 1400): when each was
+	 * set up 0, 1, 2 and 3 were set up before it and not out yet; a fifth,
+	 * set up at 5000 after all went out, has none ahead */
+	struct it_fabric *f = it_fabric_new();
+	struct it_event c = ctrl_ev(INST, CNTLID, IT_NVME_TR_TCP);
+
+	it_fabric_event(f, &c);
+	for (unsigned k = 0; k < 5; k++) {
+		uint64_t s = k < 4 ? 1000 + 10 * k : 5000, hs0 = k < 4 ? 1100 + 100 * k : 5100;
+		uint16_t cid = (uint16_t)(k + 1);
+		struct it_event evs[] = {
+			hsend(hs0, hs0 + 50, cid, IT_TCP_CMD_PDU, IT_TCP_CMD_PDU, true),
+			TREADY(hs0 + 60),
+			TI(hs0 + 70, 0xa0 + k, 1, cid, IT_NVME_READ),
+			TX(hs0 + 80, 0xa0 + k, cid, IT_NVME_READ),
+			TC(hs0 + 90, 0xa0 + k, 1, cid, IT_NVME_READ),
+			TSEND(hs0 + 95, cid, IT_TCPT_RESPONSE),
+			HREADY(hs0 + 97),
+		};
+		struct it_fabric_host h = host(s, hs0 + 99, 1, cid, IT_NVME_READ);
+
+		events(f, evs, N(evs));
+		it_fabric_host(f, &h);
+	}
+	it_fabric_settle(f);
+	it_fabric_finish(f);
+	const struct it_fabric_results *r = it_fabric_results(f);
+	ASSERT_EQ(r->detailed, 5, "split");
+	if (ASSERT_EQ(r->nqueues, 1, "one queue")) {
+		const struct it_fabric_queue *q = &r->queues[0];
+		ASSERT_EQ(q->qid, 1, "qid");
+		ASSERT_EQ(q->commands, 5, "commands");
+		ASSERT_U64_EQ(q->sum, 0 + 1 + 2 + 3 + 0, "backlog sum");
+		ASSERT_EQ(q->max, 3, "max");
+		ASSERT_EQ(q->depth[0], 2, "none ahead twice");
+		ASSERT_EQ(q->depth[3], 1, "three ahead once");
+	}
+	it_fabric_free(f);
+}

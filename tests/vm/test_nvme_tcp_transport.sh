@@ -13,6 +13,9 @@
 #    parts' sum_ns == host.out + target + host.in);
 #  - cost: events and trace bytes per 4K read across both sides (the goal:
 #    at most 16 and 512);
+#  - the send backlog (ntprof's S2): one I/O queue for two CPUs; 16 reads
+#    at once from the CPU that is not the queue's queue up behind each
+#    other: 1 to 15 ahead;
 #  - ground truth, the device: reads at QD1 on namespace 2 alone: target.dev's
 #    average is DELAY_NS + its average at QD1 on namespace 1, within 10%;
 #  - ground truth, the network: netem delays lo by NETEM_MS: net.out and
@@ -24,8 +27,8 @@ cd "$(dirname "$0")/../.." || exit 1
 . tests/vm/lib.sh
 
 DELAY_NS=20000000 # TCG fires a null_blk timer 0.3-1 ms late (more on a loaded host): under 5%
-NETEM_MS=40 # TCG adds 1-1.5 ms of timer and softirq latency each way: 3-4%
-names="vm_tcp_layers vm_tcp_read4k vm_tcp_write8k vm_tcp_write128k vm_tcp_read1m vm_tcp_cost
+NETEM_MS=80 # TCG adds 1-3 ms of timer, softirq and cross-CPU latency each way: under 4%
+names="vm_tcp_layers vm_tcp_read4k vm_tcp_write8k vm_tcp_write128k vm_tcp_read1m vm_tcp_cost vm_tcp_backlog
        vm_tcp_dev_delay vm_tcp_netem vm_tcp_diff_target_dev"
 why=$(vm_blocker)
 [ -z "$why" ] && ! command -v fio >/dev/null && why="fio is not installed (scripts/install-deps.sh)"
@@ -40,12 +43,14 @@ fi
 out=$TMP/out
 mkdir -p "$out"
 cat > "$TMP/transport.sh" <<GUEST
-tests/vm/nvme-tcp-loop 0 $DELAY_NS:1 > $out/setup 2> $out/setup.err || exit 0
+# one I/O queue for both CPUs: a request from the CPU that is not the
+# queue's goes to its io_work, so requests can queue up behind each other
+NVME_IO_QUEUES=1 tests/vm/nvme-tcp-loop 0 $DELAY_NS:1 > $out/setup 2> $out/setup.err || exit 0
 . $out/setup
-rec() { # NAME DISK RW BS DEPTH NIOS
+rec() { # NAME DISK RW BS DEPTH NIOS [FIO OPTION]
 	build/iotrail record --layers block -o $out/\$1.trail -- \
 		fio --name=\$1 --filename=/dev/\$2 --rw=\$3 --bs=\$4 --direct=1 --ioengine=libaio \
-		    --iodepth=\$5 --number_ios=\$6 --size=256M --randrepeat=1 \
+		    --iodepth=\$5 --number_ios=\$6 --size=256M --randrepeat=1 \${7:-} \
 		    --output-format=json --output=$out/\$1.fio.json 2> $out/\$1.err
 	build/iotrail report --json $out/\$1.trail > $out/\$1.json
 }
@@ -54,6 +59,8 @@ rec write8k \$ns1 randwrite 8k 4 200
 rec write128k \$ns1 write 128k 4 100
 rec read1m \$ns1 read 1m 2 40
 rec qd1 \$ns1 randread 4k 1 40
+# 16 at once from the CPU that is not the queue's (its io_cpu is CPU 0)
+rec qd16 \$ns1 randread 4k 16 400 --cpus_allowed=1
 rec base \$ns2 randread 4k 1 40
 # the network: every packet on lo waits NETEM_MS (both directions)
 modprobe sch_netem && tc qdisc add dev lo root netem delay ${NETEM_MS}ms &&
@@ -125,6 +132,18 @@ if [ "$ok" = ok ]; then
 	pass "vm_tcp_cost ($epi events and $bpi trace bytes per 4K read, both sides, fio's setup included: $events events, $bytes bytes, $fio_ios reads)"
 else
 	fail vm_tcp_cost "$epi events and $bpi bytes per 4K read (goal 16 and 512; $events events, $bytes bytes, $fio_ios reads)"
+fi
+
+# the send backlog: 16 reads at once on one queue from another CPU than
+# its io_work's: some wait behind others (at most 15 ahead)
+line=$(jq -r '[.fabric.queues[] | select(.qid > 0) | {c: .commands, m: .backlog_max, a: .backlog_avg}] |
+	[(map(.c) | add), (map(.m) | max), (map(.a) | max), length] | @tsv' "$out/qd16.json" 2>/dev/null)
+read -r bcmds bmax bavg bqueues <<< "$line"
+fio_ios=$(jq -r '.jobs[0].read.total_ios' "$out/qd16.fio.json" 2>/dev/null)
+if [ -n "$bmax" ] && [ "$bcmds" = "$fio_ios" ] && [ "$bmax" -ge 1 ] && [ "$bmax" -le 15 ]; then
+	pass "vm_tcp_backlog (QD16 from CPU 1 on the queue of CPU 0: $bcmds commands on $bqueues queue(s), up to $bmax ahead, avg $bavg)"
+else
+	fail vm_tcp_backlog "QD16: commands '$bcmds' (fio $fio_ios) on '$bqueues' queues, max ahead '$bmax' (want 1..15), avg '$bavg'"
 fi
 
 # the device: target.dev on namespace 2 = DELAY_NS + target.dev without delay

@@ -182,6 +182,17 @@ static void fabric_text(void *self, FILE *out, const struct it_report_ctx *ctx)
 		fprintf(out, "  no NVMe/TCP transport events (nvme-tcp, nvmet-tcp): host.out, target, "
 			"host.in not split\n");
 	}
+	if (r->nqueues)
+		fprintf(out, "  send backlog: I/O commands ahead on their queue when set up (nvme-tcp's "
+			"lists)\n");
+	for (size_t i = 0; i < r->nqueues; i++) {
+		const struct it_fabric_queue *q = &r->queues[i];
+		fprintf(out, "    nvme%u qid %-3u %9llu commands  avg %6.2f  max %3llu  none ahead %5.1f%%\n",
+			q->ctrl, q->qid, (unsigned long long)q->commands,
+			q->commands ? (double)q->sum / (double)q->commands : 0.0,
+			(unsigned long long)q->max,
+			q->commands ? 100.0 * (double)q->depth[0] / (double)q->commands : 0.0);
+	}
 	for (size_t i = 0; i < r->nops; i++)
 		op_text(out, &r->ops[i], "matched");
 	if (r->nalone)
@@ -268,6 +279,28 @@ static void fabric_json(void *self, struct it_json *j, const struct it_report_ct
 	for (int k = 0; k < IT_FG_MAX; k++)
 		it_json_kv_uint(j, it_fabric_gap_names[k], r->gap[k]);
 	it_json_object_end(j);
+	it_json_name(j, "queues");
+	it_json_array_start(j);
+	for (size_t i = 0; i < r->nqueues; i++) {
+		const struct it_fabric_queue *q = &r->queues[i];
+		char d[8];
+		it_json_object_start(j);
+		it_json_kv_uint(j, "ctrl", q->ctrl);
+		it_json_kv_uint(j, "qid", q->qid);
+		it_json_kv_uint(j, "commands", q->commands);
+		it_json_kv_double(j, "backlog_avg", q->commands ? (double)q->sum / (double)q->commands : 0);
+		it_json_kv_uint(j, "backlog_max", q->max);
+		it_json_name(j, "backlog_by_depth");
+		it_json_object_start(j);
+		for (int k = 0; k < IT_FABRIC_DEPTHS; k++)
+			if (q->depth[k]) {
+				snprintf(d, sizeof(d), "%d%s", k, k == IT_FABRIC_DEPTHS - 1 ? "+" : "");
+				it_json_kv_uint(j, d, q->depth[k]);
+			}
+		it_json_object_end(j);
+		it_json_object_end(j);
+	}
+	it_json_array_end(j);
 	ops_json(j, "by_opcode", r->ops, r->nops);
 	ops_json(j, "initiator_alone", r->alone, r->nalone);
 	it_json_object_end(j);

@@ -129,12 +129,25 @@ struct it_fabric {
 	struct { uint32_t dev, next; uint64_t q, d, c; } *early; /* next: same Q (a split bio) */
 	size_t nearly, earlycap;
 	uint32_t bound_prune_at;
+	struct backlog *bl;       /* per initiator queue */
+	size_t nbl;
 	struct it_fabric_host *pending;
 	size_t npending, pcap;
 	struct it_fabric_op *op[2 * 256]; /* admin * 256 + opcode */
 	struct it_fabric_op *alone[256];  /* initiator alone, I/O opcodes */
 	uint64_t latest;          /* the latest event's time */
 	uint32_t waiting, prune_at; /* completed target commands in the FIFOs; when to prune */
+};
+
+/* A queue's I/O commands in setup order, (S, HS0), until every later
+ * command's backlog is counted. Counted once S is BACKLOG_LAG_NS behind
+ * the latest event: a command set up before it and completed later than
+ * that is left out of its count. */
+#define BACKLOG_LAG_NS (1000000000ull)
+struct backlog {
+	struct it_fabric_queue q;
+	struct { uint64_t s, hs0; } *v;
+	uint32_t start, next, n, cap; /* kept [start, n), counted [start, next) */
 };
 
 struct it_fabric *it_fabric_new(void)
@@ -184,6 +197,10 @@ void it_fabric_free(struct it_fabric *f)
 	it_map_free(&f->open);
 	it_map_free(&f->fifo);
 	it_fabric_tcp_free(f->tcp);
+	for (size_t k = 0; k < f->nbl; k++)
+		free(f->bl[k].v);
+	free(f->bl);
+	free(f->r.queues);
 	it_map_free(&f->running);
 	it_map_free(&f->bound);
 	it_map_free(&f->early_q);
@@ -455,6 +472,75 @@ static struct it_fabric_op *op_of(struct it_fabric *f, bool admin, uint8_t opcod
 	return op_in(f, f->op + admin * 256, admin, opcode);
 }
 
+/* ---- send backlog per initiator queue ---- */
+
+static void backlog_add(struct it_fabric *f, uint16_t ctrl, uint16_t qid, uint64_t s, uint64_t hs0)
+{
+	struct backlog *b = NULL;
+	uint32_t k;
+
+	for (size_t i = 0; i < f->nbl && !b; i++)
+		if (f->bl[i].q.ctrl == ctrl && f->bl[i].q.qid == qid)
+			b = &f->bl[i];
+	if (!b) {
+		void *p = realloc(f->bl, (f->nbl + 1) * sizeof(*f->bl));
+		if (!p) {
+			f->err = -1;
+			return;
+		}
+		f->bl = p;
+		b = memset(&f->bl[f->nbl++], 0, sizeof(*b));
+		b->q.ctrl = ctrl;
+		b->q.qid = qid;
+	}
+	if (b->n == b->cap) {
+		if (b->start > b->cap / 2) { /* the counted ones no one needs: out */
+			memmove(b->v, b->v + b->start, (b->n - b->start) * sizeof(*b->v));
+			b->n -= b->start;
+			b->next -= b->start;
+			b->start = 0;
+		} else {
+			uint32_t cap = b->cap ? 2 * b->cap : 64;
+			void *p = realloc(b->v, cap * sizeof(*b->v));
+			if (!p) {
+				f->err = -1;
+				return;
+			}
+			b->v = p;
+			b->cap = cap;
+		}
+	}
+	/* in setup order: completions come nearly in it */
+	for (k = b->n++; k > b->next && b->v[k - 1].s > s; k--)
+		b->v[k] = b->v[k - 1];
+	b->v[k].s = s;
+	b->v[k].hs0 = hs0;
+}
+
+/* Counts the backlog of the commands set up before cut. */
+static void backlog_count(struct it_fabric *f, uint64_t cut)
+{
+	for (size_t i = 0; i < f->nbl; i++) {
+		struct backlog *b = &f->bl[i];
+
+		for (; b->next < b->n && b->v[b->next].s < cut; b->next++) {
+			uint64_t s = b->v[b->next].s, depth = 0;
+			for (uint32_t j = b->start; j < b->next; j++)
+				depth += b->v[j].hs0 > s;
+			b->q.commands++;
+			b->q.sum += depth;
+			if (depth > b->q.max)
+				b->q.max = depth;
+			b->q.depth[depth < IT_FABRIC_DEPTHS - 1 ? depth : IT_FABRIC_DEPTHS - 1]++;
+		}
+		/* one that started out before the next uncounted command was set
+		 * up is in no later command's backlog */
+		while (b->start < b->next &&
+		       b->v[b->start].hs0 <= (b->next < b->n ? b->v[b->next].s : cut))
+			b->start++;
+	}
+}
+
 static void add_stage(struct it_fabric *f, struct it_fabric_op *o, int s, const uint64_t *p)
 {
 	const struct it_fabric_stage_def *d = &it_fabric_stages[s];
@@ -480,6 +566,7 @@ static void alone(struct it_fabric *f, const struct it_fabric_host *h)
 		return;
 	if (p[IT_FP_HS0] < h->s || p[IT_FP_HS1] < p[IT_FP_HS0] || h->n < p[IT_FP_HS1])
 		return;
+	backlog_add(f, h->ctrl, h->qid, h->s, p[IT_FP_HS0]);
 	o->count++;
 	o->bytes += h->bytes;
 	o->with_trail += h->c != 0;
@@ -567,6 +654,7 @@ static void match(struct it_fabric *f, const struct it_fabric_host *h, const str
 			}
 			detail = true;
 			f->r.detailed++;
+			backlog_add(f, h->ctrl, h->qid, h->s, p[IT_FP_HS0]);
 			f->r.detail_sum_ok += sum[IT_FS_HOST_OUT] == p[IT_FP_TI] - h->s &&
 					      sum[IT_FS_TARGET] == p[IT_FP_TC] - p[IT_FP_TI] &&
 					      sum[IT_FS_HOST_IN] == h->n - p[IT_FP_TC];
@@ -687,6 +775,8 @@ int it_fabric_settle(struct it_fabric *f)
 	for (size_t k = 0; k < f->npending; k++)
 		host_one(f, &f->pending[k]);
 	f->npending = 0;
+	if (f->latest > BACKLOG_LAG_NS)
+		backlog_count(f, f->latest - BACKLOG_LAG_NS);
 	if (f->waiting >= f->prune_at) {
 		prune(f);
 		f->prune_at = f->waiting * 2 > PRUNE_MIN ? f->waiting * 2 : PRUNE_MIN;
@@ -722,6 +812,21 @@ int it_fabric_finish(struct it_fabric *f)
 			free(f->op[k]);
 			f->op[k] = NULL;
 		}
+	backlog_count(f, UINT64_MAX);
+	f->r.queues = f->nbl ? calloc(f->nbl, sizeof(*f->r.queues)) : NULL;
+	if (f->nbl && !f->r.queues)
+		return f->err = -1;
+	for (size_t k = 0; k < f->nbl; k++) {
+		size_t j = f->r.nqueues++;
+		/* by controller, then qid */
+		while (j > 0 && (f->r.queues[j - 1].ctrl > f->bl[k].q.ctrl ||
+				 (f->r.queues[j - 1].ctrl == f->bl[k].q.ctrl &&
+				  f->r.queues[j - 1].qid > f->bl[k].q.qid))) {
+			f->r.queues[j] = f->r.queues[j - 1];
+			j--;
+		}
+		f->r.queues[j] = f->bl[k].q;
+	}
 	for (int k = n = 0; k < 256; k++)
 		n += f->alone[k] != NULL;
 	f->r.alone = n ? calloc(n, sizeof(*f->r.alone)) : NULL;

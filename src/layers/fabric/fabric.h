@@ -124,6 +124,16 @@ struct it_fabric_op {
 	struct it_hist stage[IT_FS_MAX];
 };
 
+/* A connection's send backlog: for each I/O command, how many commands
+ * set up before it on its queue had not started out on the socket when it
+ * was set up (ntprof's S2 occupancy: nvme-tcp's request and send lists). */
+#define IT_FABRIC_DEPTHS 65 /* 0 .. 63, and 64 or more */
+struct it_fabric_queue {
+	uint16_t ctrl, qid;       /* the initiator's controller instance, queue */
+	uint64_t commands, sum, max;
+	uint64_t depth[IT_FABRIC_DEPTHS];
+};
+
 struct it_fabric_results {
 	uint64_t host_commands;   /* host commands on fabric controllers (I/O and admin) */
 	uint64_t not_fabric;      /* host commands on PCIe (or other local) controllers: left out */
@@ -150,6 +160,8 @@ struct it_fabric_results {
 	 * host.done (command, io); per opcode, ascending */
 	struct it_fabric_op *alone;
 	size_t nalone;
+	struct it_fabric_queue *queues; /* by controller, qid */
+	size_t nqueues;
 };
 
 struct it_fabric;
