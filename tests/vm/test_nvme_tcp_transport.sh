@@ -11,6 +11,9 @@
 #    to the network and its target.dev to the backing disk's bios, and the
 #    parts add up (per I/O: detail_sum_ok, dev_sum_ok; in the sums: the
 #    parts' sum_ns == host.out + target + host.in);
+#  - SQ head pointer updates disabled (a second controller, disable_sqflow):
+#    reads complete on their data PDU, no response PDU: matched and split
+#    all the same, target.send 0;
 #  - cost: events and trace bytes per 4K read across both sides (the goal:
 #    at most 16 and 512);
 #  - the send backlog (ntprof's S2): one I/O queue for two CPUs; 16 reads
@@ -28,7 +31,7 @@ cd "$(dirname "$0")/../.." || exit 1
 
 DELAY_NS=20000000 # TCG fires a null_blk timer 0.3-1 ms late (more on a loaded host): under 5%
 NETEM_MS=80 # TCG adds 1-3 ms of timer, softirq and cross-CPU latency each way: under 4%
-names="vm_tcp_layers vm_tcp_read4k vm_tcp_write8k vm_tcp_write128k vm_tcp_read1m vm_tcp_cost vm_tcp_backlog
+names="vm_tcp_layers vm_tcp_read4k vm_tcp_write8k vm_tcp_write128k vm_tcp_read1m vm_tcp_sqhd_disabled vm_tcp_cost vm_tcp_backlog
        vm_tcp_dev_delay vm_tcp_netem vm_tcp_diff_target_dev"
 why=$(vm_blocker)
 [ -z "$why" ] && ! command -v fio >/dev/null && why="fio is not installed (scripts/install-deps.sh)"
@@ -76,6 +79,18 @@ sleep 1
 rec loaded \$ns2 randread 4k 1 30
 kill \$hog; wait \$hog 2>/dev/null
 build/iotrail diff --json $out/base.trail $out/loaded.trail > $out/diff.json 2> $out/diff.err
+# a second controller that asks the target not to report SQ head pointers:
+# a successful read then has no response PDU, its C2H data carries success
+echo "transport=tcp,traddr=127.0.0.1,trsvcid=4420,nqn=nqn.2026-01.io.iotrail:fabric,disable_sqflow,duplicate_connect" \
+	> /dev/nvme-fabrics 2> $out/sqflow.err
+for t in \$(seq 50); do
+	d=\$(cd /sys/class/nvme && for c in nvme*; do [ \$c = \$ctrl ] && continue
+		for b in \$c/\${c}n*; do [ "\$(cat \$b/nsid 2>/dev/null)" = 1 ] && basename \$b; done; done | head -n1)
+	[ -n "\$d" ] && [ -b /dev/\$d ] && break
+	sleep 0.1
+done
+echo "sqflow_disk=\$d" >> $out/setup
+[ -n "\$d" ] && rec sqflow \$d randread 4k 4 200
 GUEST
 vm vm_tcp --out "$out" --timeout 400 -- bash "$TMP/transport.sh"
 
@@ -118,6 +133,24 @@ workload vm_tcp_read4k read4k read
 workload vm_tcp_write8k write8k write
 workload vm_tcp_write128k write128k write
 workload vm_tcp_read1m read1m read
+
+# SQ head pointer updates disabled: reads complete on their C2H data PDU
+# (no response PDU): matched and split all the same, target.send is 0
+# (the response point is the data's), while the reads with responses have
+# their data in target.send
+d=$(sed -n 's/^sqflow_disk=//p' "$out/setup" 2>/dev/null)
+if [ -z "$d" ] || [ ! -s "$out/sqflow.json" ]; then
+	fail vm_tcp_sqhd_disabled "no second controller with disable_sqflow: $(head -c 200 "$out/sqflow.err" 2>/dev/null)"
+else
+	workload vm_tcp_sqhd_disabled sqflow read
+	read -r s0 s1 <<< "$(jq -r --slurp '[.[] | .fabric.by_opcode.read.stages[] |
+		select(.name == "target.send") | .sum_ns] | @tsv' "$out/sqflow.json" "$out/read4k.json" 2>/dev/null)"
+	if [ "$s0" = 0 ] && [ -n "$s1" ] && [ "$s1" -gt 0 ]; then
+		pass "vm_tcp_sqhd_disabled_send (target.send sum 0 ns without response PDUs, $s1 ns with them)"
+	else
+		fail vm_tcp_sqhd_disabled_send "target.send sum without response PDUs '$s0' ns (want 0), with '$s1'"
+	fi
+fi
 
 # cost per 4K read, both sides: the whole trace over fio's I/Os (fio's
 # open and the keep-alives are in it too: an upper bound)
