@@ -17,6 +17,7 @@ struct nvmet_ctrl___it {
 struct nvmet_sq___it {
 	struct nvmet_ctrl___it *ctrl;
 	__u16 qid;
+	bool sqhd_disabled;       /* the host asked for no SQ head updates */
 } __attribute__((preserve_access_index));
 
 struct nvmet_ns___it {

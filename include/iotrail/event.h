@@ -255,7 +255,10 @@ struct it_nvmet_event {
  *              error (negative errno).
  *   TCP_READY, TCPT_READY: ts = data landed on the socket (sk_data_ready).
  *   TCPT_SEND: ts = the target starts a PDU of command cmd (its first
- *              byte); pdu = enum it_tcp_target_state.
+ *              byte); pdu = enum it_tcp_target_state; for a response that
+ *              follows C2H data, end_ns = the data PDU's start (0: none;
+ *              one event for both: a data PDU alone is an event only when
+ *              no response follows, SQ head updates disabled).
  */
 enum it_tcp_host_state {      /* the kernel's enum nvme_tcp_send_state */
 	IT_TCP_CMD_PDU = 0, IT_TCP_H2C_PDU = 1, IT_TCP_DATA = 2, IT_TCP_DDGST = 3,
@@ -272,7 +275,8 @@ struct it_tcp_event {
 	__u64 ts_ns;
 	__u64 cmd;                /* it_event.id: initiator: struct request *; target:
 				   * struct nvmet_req * (as the nvmet layer's); 0 for READY */
-	__u64 end_ns;             /* it_event.sector: TCP_SEND: the call's return */
+	__u64 end_ns;             /* it_event.sector: TCP_SEND: the call's return;
+				   * TCPT_SEND response: its C2H data's start */
 	__u64 queue;              /* it_event.aux: struct nvme_tcp_queue * / nvmet_tcp_queue * */
 	__u32 dev;                /* 0 */
 	__u32 bytes;

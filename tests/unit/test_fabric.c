@@ -647,3 +647,38 @@ TEST(fabric_send_backlog)
 	}
 	it_fabric_free(f);
 }
+
+TEST(fabric_transport_read_one_target_event)
+{
+	/* as fabric_transport_read, with the target's C2H data start carried
+	 * by its response event (the recorder joins them in the kernel) */
+	struct it_fabric *f = it_fabric_new();
+	struct it_event resp = TSEND(4300, 0x2001, IT_TCPT_RESPONSE);
+	struct it_event evs[] = {
+		ctrl_ev(INST, CNTLID, IT_NVME_TR_TCP),
+		hsend(1100, 1300, 0x2001, IT_TCP_CMD_PDU, IT_TCP_CMD_PDU, true),
+		TREADY(1500),
+		TI(1800, 0xa1, 1, 0x2001, IT_NVME_READ),
+		TX(1850, 0xa1, 0x2001, IT_NVME_READ),
+		TC(3850, 0xa1, 1, 0x2001, IT_NVME_READ),
+	};
+	struct it_event back = HREADY(4700);
+	struct it_fabric_host h = host(1000, 5000, 1, 0x2001, IT_NVME_READ);
+
+	resp.tcp.end_ns = 4000;
+	events(f, evs, N(evs));
+	it_fabric_event(f, &resp);
+	it_fabric_event(f, &back);
+	it_fabric_host(f, &h);
+	it_fabric_settle(f);
+	it_fabric_finish(f);
+	const struct it_fabric_results *r = it_fabric_results(f);
+	ASSERT_EQ(r->detailed, 1, "split");
+	const struct it_fabric_op *o = op_stats(r, false, IT_NVME_READ);
+	if (ASSERT_NOT_NULL(o, "reads")) {
+		ASSERT_U64_EQ(stage_sum(o, IT_FS_TARGET_SENDQ), 150, "target.sendq: to the data's start");
+		ASSERT_U64_EQ(stage_sum(o, IT_FS_TARGET_SEND), 300, "target.send: data -> response");
+		ASSERT_U64_EQ(stage_sum(o, IT_FS_NET_BACK), 400, "net.back");
+	}
+	it_fabric_free(f);
+}

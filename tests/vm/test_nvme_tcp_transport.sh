@@ -114,19 +114,22 @@ workload() { # TEST NAME OP
 	line=$(jq -r --arg op "$op" '.fabric as $f | $f.by_opcode[$op] as $o |
 		($o.stages | map({(.name): .sum_ns}) | add) as $s |
 		[$o.count, $f.detailed, $f.detail_sum_ok, $f.unmatched_io, $f.dev_split, $f.dev_sum_ok,
+		 $f.dev_unlinked,
 		 ($s["host.queue"] + $s["host.send"] + $s["net.out"] + $s["target.recv"]) == $s["host.out"],
 		 ($s["target.queue"] + $s["target.dev"]) == $s.target,
 		 ($s["target.sendq"] + $s["target.send"] + $s["net.back"] + $s["host.complete"]) == $s["host.in"],
 		 ([$o.stages[] | select(.part_of) | "\(.name)=\(.ns.avg / 1000 | floor)"] | join(" "))] | @tsv' \
 		"$out/$n.json" 2>/dev/null)
-	read -r count detailed sumok uio dsplit dsumok s1 s2 s3 avgs <<< "$line"
+	read -r count detailed sumok uio dsplit dsumok dunl s1 s2 s3 avgs <<< "$line"
+	# every split command has its backing bios, or is counted without them
+	# (a lost block event, flagged by the report: at most 2%)
 	if [ -n "$fio_ios" ] && [ "$fio_ios" -gt 0 ] && [ "$count" = "$fio_ios" ] &&
 	   [ "$detailed" = "$fio_ios" ] && [ "$sumok" = "$detailed" ] && [ "$uio" = 0 ] &&
-	   [ "$dsplit" = "$fio_ios" ] && [ "$dsumok" = "$dsplit" ] &&
-	   [ "$s1$s2$s3" = truetruetrue ]; then
-		pass "$t (fio total_ios $fio_ios = matched $count = split $detailed = with the backing disk's bios $dsplit, parts add up on $sumok and $dsumok and in the sums; avg us: $avgs)"
+	   [ $((dsplit + dunl)) = "$fio_ios" ] && [ $((dunl * 50)) -le "$fio_ios" ] &&
+	   [ "$dsumok" = "$dsplit" ] && [ "$s1$s2$s3" = truetruetrue ]; then
+		pass "$t (fio total_ios $fio_ios = matched $count = split $detailed = with the backing disk's bios $dsplit + without $dunl, parts add up on $sumok and $dsumok and in the sums; avg us: $avgs)"
 	else
-		fail "$t" "fio total_ios '$fio_ios', matched '$count', split '$detailed', adding up '$sumok', with backend bios '$dsplit' adding up '$dsumok', unmatched on I/O queues '$uio', sums '$s1 $s2 $s3'; not split: $(jq -c '.fabric.not_detailed' "$out/$n.json" 2>/dev/null); record: $(head -c 200 "$out/$n.err")"
+		fail "$t" "fio total_ios '$fio_ios', matched '$count', split '$detailed', adding up '$sumok', with backend bios '$dsplit' adding up '$dsumok', without '$dunl', unmatched on I/O queues '$uio', sums '$s1 $s2 $s3'; not split: $(jq -c '.fabric.not_detailed' "$out/$n.json" 2>/dev/null); record: $(head -c 200 "$out/$n.err")"
 	fi
 }
 workload vm_tcp_read4k read4k read
@@ -159,7 +162,7 @@ bytes=$(stat -c %s "$out/read4k.trail" 2>/dev/null)
 fio_ios=$(jq -r '.jobs[0].read.total_ios' "$out/read4k.fio.json" 2>/dev/null)
 verdict=$(awk -v e="$events" -v b="$bytes" -v n="$fio_ios" 'BEGIN {
 	if (n <= 0 || e == "" || b == "") { print "no"; exit }
-	printf "%s %.2f %.0f", (e / n <= 16.5 && b / n <= 512) ? "ok" : "no", e / n, b / n }')
+	printf "%s %.2f %.0f", (e / n <= 16 && b / n <= 512) ? "ok" : "no", e / n, b / n }')
 read -r ok epi bpi <<< "$verdict"
 if [ "$ok" = ok ]; then
 	pass "vm_tcp_cost ($epi events and $bpi trace bytes per 4K read, both sides, fio's setup included: $events events, $bytes bytes, $fio_ios reads)"

@@ -176,8 +176,9 @@ static void fabric_text(void *self, FILE *out, const struct it_report_ctx *ctx)
 				fprintf(out, "    not split, %s: %llu\n", it_fabric_gap_names[k],
 					(unsigned long long)r->gap[k]);
 		if (r->dev_split)
-			fprintf(out, "  with the backing device's block stages: %llu, adding up on %llu\n",
-				(unsigned long long)r->dev_split, (unsigned long long)r->dev_sum_ok);
+			fprintf(out, "  with the backing device's block stages: %llu, adding up on %llu; "
+				"%llu without their bios\n", (unsigned long long)r->dev_split,
+				(unsigned long long)r->dev_sum_ok, (unsigned long long)r->dev_unlinked);
 	} else if (r->matched) {
 		fprintf(out, "  no NVMe/TCP transport events (nvme-tcp, nvmet-tcp): host.out, target, "
 			"host.in not split\n");
@@ -274,6 +275,7 @@ static void fabric_json(void *self, struct it_json *j, const struct it_report_ct
 	it_json_kv_uint(j, "detail_sum_ok", r->detail_sum_ok);
 	it_json_kv_uint(j, "dev_split", r->dev_split);
 	it_json_kv_uint(j, "dev_sum_ok", r->dev_sum_ok);
+	it_json_kv_uint(j, "dev_unlinked", r->dev_unlinked);
 	it_json_name(j, "not_detailed");
 	it_json_object_start(j);
 	for (int k = 0; k < IT_FG_MAX; k++)

@@ -101,6 +101,7 @@ struct tcmd {
 	uint64_t req;
 	uint64_t ti, tx, tc;      /* tx: backend started, 0 unseen */
 	uint64_t bq, bd, bc;      /* its backend bios: first Q, last D, last C; 0 unseen */
+	uint8_t backend;          /* enum it_nvmet_backend at TX; 0 unseen */
 	uint32_t next;            /* in its FIFO, or the free list */
 	uint16_t cntlid, qid, cid;
 	uint8_t opcode;
@@ -129,6 +130,7 @@ struct it_fabric {
 	struct { uint32_t dev, next; uint64_t q, d, c; } *early; /* next: same Q (a split bio) */
 	size_t nearly, earlycap;
 	uint32_t bound_prune_at;
+	bool backend_bios;        /* a backend bio was seen: the target's disk is recorded */
 	struct backlog *bl;       /* per initiator queue */
 	size_t nbl;
 	struct it_fabric_host *pending;
@@ -268,8 +270,10 @@ static void target_execute(struct it_fabric *f, const struct it_event *e)
 
 	if (i == NONE)
 		return;
-	if (!f->t[i].tx)
+	if (!f->t[i].tx) {
 		f->t[i].tx = e->ts_ns;
+		f->t[i].backend = (uint8_t)e->nvmet.result;
+	}
 	if (e->tid && it_map_put(&f->running, e->tid, i))
 		f->err = -1;
 }
@@ -314,6 +318,7 @@ static void bio_queued(struct it_fabric *f, const struct it_event *e)
 	for (k = it_map_take(&f->early_q, e->ts_ns); k != NONE; k = f->early[k].next)
 		if (f->early[k].dev == e->dev)
 			bio_points(f, i, f->early[k].q, f->early[k].d, f->early[k].c);
+	f->backend_bios = true;
 	/* and the ones to come */
 	if (it_map_put(&f->bound, e->ts_ns, i))
 		f->err = -1;
@@ -661,6 +666,8 @@ static void match(struct it_fabric *f, const struct it_fabric_host *h, const str
 			if (p[IT_FP_BQ]) {
 				f->r.dev_split++;
 				f->r.dev_sum_ok += sum[IT_FS_TARGET_DEV] == p[IT_FP_TC] - p[IT_FP_TX];
+			} else if (t->backend == IT_NVMET_BDEV && f->backend_bios) {
+				f->r.dev_unlinked++;
 			}
 		}
 	}

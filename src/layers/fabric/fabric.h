@@ -151,6 +151,9 @@ struct it_fabric_results {
 	uint64_t gap[IT_FG_MAX];  /* matched I/O commands without them, by first missing point */
 	uint64_t dev_split;       /* split commands whose backend bios were traced too */
 	uint64_t dev_sum_ok;      /*   whose tdev.* parts add up to target.dev */
+	uint64_t dev_unlinked;    /* split commands of a bdev backend whose bios were not found
+				   * (a bio or completion event lost; none in a trace
+				   * without the block layer's target disk) */
 	uint32_t controllers;     /* entries of the controllers' table */
 	uint64_t waiting_max;     /* most completed target commands kept for a host command */
 	struct it_fabric_op *ops; /* I/O opcodes, then admin ones, ascending */

@@ -117,11 +117,22 @@ static void *list_push(struct list *l, size_t sz)
 static int add_send(struct it_fabric_tcp *t, enum it_tcp_side side, const struct it_event *e)
 {
 	struct list *l = list_of(t, &t->sends, SEND_KEY(side, e->tcp.ctrl, e->tcp.qid, e->tcp.cid), true);
-	struct send *s = l ? list_push(l, sizeof(*s)) : NULL;
+	struct send *s;
 
+	/* a target's response that carries its C2H data's start: the data
+	 * PDU went out first */
+	if (l && side == IT_TCP_TARGET && e->tcp.pdu == IT_TCPT_RESPONSE && e->tcp.end_ns &&
+	    e->tcp.end_ns <= e->ts_ns) {
+		if (!(s = list_push(l, sizeof(*s))))
+			return -1;
+		*s = (struct send){ .ts = e->tcp.end_ns, .end = e->tcp.end_ns, .pdu = IT_TCPT_DATA_PDU };
+		t->held++;
+	}
+	s = l ? list_push(l, sizeof(*s)) : NULL;
 	if (!s)
 		return -1;
-	*s = (struct send){ .ts = e->ts_ns, .end = e->tcp.end_ns ? e->tcp.end_ns : e->ts_ns,
+	*s = (struct send){ .ts = e->ts_ns,
+			    .end = side == IT_TCP_HOST && e->tcp.end_ns ? e->tcp.end_ns : e->ts_ns,
 			    .pdu = e->tcp.pdu, .after = IT_TCP_STATE_AFTER_OF(e->tcp.flags),
 			    .flags = e->tcp.flags & 0xff };
 	t->held++;

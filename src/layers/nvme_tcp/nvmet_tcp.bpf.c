@@ -13,7 +13,8 @@
  * to 6.4, sock_sendmsg from 6.5; both optional) reads the command being
  * sent (queue->snd_cmd) and its state. Only the first byte of a PDU makes
  * an event (the command's send offset is 0): a PDU that goes out in
- * several calls is one event.
+ * several calls is one event; a read's C2H data PDU and its response are
+ * one event, at the response, with the data's start in it.
  *
  * Arrival: nvmet_tcp_data_ready, the queue's sk_data_ready.
  */
@@ -52,6 +53,15 @@ struct {
 	__type(key, __u32);       /* tid inside nvmet_tcp_io_work */
 	__type(value, __u64);     /* its queue */
 } working SEC(".maps");
+
+/* A read's C2H data PDU start, until its response goes out (LRU: a
+ * response never sent, the connection torn down, ages out). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);       /* struct nvmet_tcp_cmd * */
+	__type(value, __u64);
+} data_start SEC(".maps");
 
 static __always_inline struct it_event *queue_ev(__u8 type, struct nvmet_tcp_queue___it *q)
 {
@@ -101,9 +111,26 @@ static __always_inline int on_sock_send(void)
 	state = BPF_CORE_READ(cmd, state);
 	if (state != IT_TCPT_DATA_PDU && state != IT_TCPT_R2T && state != IT_TCPT_RESPONSE)
 		return 0;
+	/* a read's C2H data PDU is followed by its response: one event for
+	 * both, at the response, the data's start kept till then (unless the
+	 * host disabled SQ head updates: then no response follows) */
+	if (state == IT_TCPT_DATA_PDU && !BPF_CORE_READ(q, nvme_sq.sqhd_disabled)) {
+		__u64 now = bpf_ktime_get_ns();
+
+		bpf_map_update_elem(&data_start, &cmd, &now, BPF_NOEXIST);
+		return 0;
+	}
 	e = queue_ev(IT_EV_TCPT_SEND, q);
 	if (!e)
 		return 0;
+	if (state == IT_TCPT_RESPONSE) {
+		__u64 *t = bpf_map_lookup_elem(&data_start, &cmd);
+
+		if (t) {
+			e->tcp.end_ns = *t;
+			bpf_map_delete_elem(&data_start, &cmd);
+		}
+	}
 	bpf_probe_read_kernel(&cid, sizeof(cid), (char *)BPF_CORE_READ(cmd, req.cmd) + 2);
 	e->tcp.cmd = (__u64)cmd + bpf_core_field_offset(struct nvmet_tcp_cmd___it, req);
 	e->tcp.cid = cid;
