@@ -73,15 +73,6 @@ enum req_flag_bits___x {
 	__REQ_HIPRI___x,
 };
 
-/* RQF_FLUSH_SEQ in request->rq_flags: a #define, (1 << 4), on older kernels
- * (no BTF for it); a bit number of enum rqf_flags on newer ones (6.18 has
- * __RQF_FLUSH_SEQ = 1), read from the kernel's BTF where it exists. */
-enum rqf_flags___x { __RQF_FLUSH_SEQ___x };
-#define IT_RQF_FLUSH_SEQ                                                           \
-	(bpf_core_enum_value_exists(enum rqf_flags___x, __RQF_FLUSH_SEQ___x)         \
-		 ? 1u << bpf_core_enum_value(enum rqf_flags___x, __RQF_FLUSH_SEQ___x) \
-		 : 1u << 4)
-
 /* REQ_OP_BITS: the operation is the low 8 bits of bi_opf/cmd_flags since
  * commit ef295ecf090d ("block: better op and flags encoding"), v4.10. */
 #define IT_REQ_OP_MASK 0xffu

@@ -38,6 +38,7 @@
 
 /* ---- tunables, set by user space before load ---- */
 const volatile bool tp_has_queue_arg = false; /* kernel < 5.11 argument layout */
+const volatile __u32 rqf_flush_seq = 1u << 4; /* RQF_FLUSH_SEQ on this kernel (record.c) */
 
 /* ---- maps (ring buffer, drop counters, -p tracking: events.bpf.h) ---- */
 
@@ -464,7 +465,7 @@ static __always_inline int on_rq(struct request *rq, __u8 type, __u32 nr_bytes,
 	/* a request in the flush machinery's sequence (PREFLUSH, data,
 	 * POSTFLUSH; block/blk-flush.c): its data part completes once with
 	 * the flag, and the request again, without it, when the sequence ends */
-	fseq = KREAD(btf, rq, rq_flags) & IT_RQF_FLUSH_SEQ;
+	fseq = KREAD(btf, rq, rq_flags) & rqf_flush_seq;
 	if (scoped) {
 		/* C adopts too: an empty REQ_PREFLUSH request is never inserted
 		 * or issued, only completed when its flush is done */

@@ -75,12 +75,36 @@ static int tp_has_queue_arg(void)
 	return id < 0 ? id : !t || !btf_is_func_proto(t) ? -EINVAL : btf_vlen(t) == 3;
 }
 
+/* RQF_FLUSH_SEQ of request->rq_flags: since the flags became bit numbers
+ * the kernel's BTF has the enumerator __RQF_FLUSH_SEQ, in an enum that is
+ * named (rqf_flags, 6.18) or not (6.12), so it is looked up by the
+ * enumerator's name; before, it was a #define, (1 << 4), with no BTF. */
+static uint32_t rqf_flush_seq(void)
+{
+	const struct btf *btf = it_vmlinux_btf();
+	uint32_t n = btf ? btf__type_cnt(btf) : 0;
+
+	for (uint32_t id = 1; id < n; id++) {
+		const struct btf_type *t = btf__type_by_id(btf, id);
+		const struct btf_enum *e;
+
+		if (!btf_is_enum(t))
+			continue;
+		e = btf_enum(t);
+		for (uint16_t i = 0; i < btf_vlen(t); i++, e++)
+			if (!strcmp(btf__name_by_offset(btf, e->name_off), "__RQF_FLUSH_SEQ"))
+				return e->val < 32 ? 1u << e->val : 0;
+	}
+	return 1u << 4;
+}
+
 static int configure(void *skel, enum it_hook_kind *kinds, void *ctx)
 {
 	struct block_bpf *k = skel;
 	const struct it_session *s = ctx;
 	int qarg = tp_has_queue_arg();
 
+	k->rodata->rqf_flush_seq = rqf_flush_seq();
 	if (qarg < 0 && s->verbose)
 		fprintf(stderr, "iotrail record: cannot read btf_trace_block_rq_issue (%s); "
 			"assuming the v5.11+ tracepoint arguments\n", strerror(-qarg));
