@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -225,6 +226,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	struct option *longopts = build_longopts();
 	const struct it_layer_ops *l;
 	char err[200], *end;
+	long num;
 	int c, rc = 0;
 
 	*o = (struct record_opts){ .output = "iotrail.trail", .ringbuf_mb = 64 };
@@ -238,9 +240,11 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			o->output = optarg;
 			break;
 		case 'd':
+			/* !(d <= max) also refuses nan; the bound keeps d * 1e9 in a uint64_t */
 			o->duration_s = strtod(optarg, &end);
-			if (*end || o->duration_s <= 0)
-				rc = it_fail(-1, "parse -d", optarg, "give a number of seconds > 0");
+			if (end == optarg || *end || o->duration_s <= 0 || !(o->duration_s <= 1e9))
+				rc = it_fail(-1, "parse -d", optarg,
+					     "give a number of seconds > 0 (at most 1e9)");
 			break;
 		case 'D':
 			if (o->ndevs == MAX_DEVS)
@@ -251,15 +255,19 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 				o->ndevs++;
 			break;
 		case 'p':
-			o->pid = strtol(optarg, &end, 10);
-			if (*end || o->pid <= 0)
+			errno = 0;
+			num = strtol(optarg, &end, 10);
+			o->pid = num > 0 && num <= INT_MAX ? (pid_t)num : 0;
+			if (end == optarg || *end || errno || o->pid <= 0)
 				rc = it_fail(-1, "parse -p", optarg, "give a process id");
 			else if (kill(o->pid, 0) && errno == ESRCH)
 				rc = it_fail(-1, "find process", optarg, "no such process");
 			break;
 		case 'R':
-			o->ringbuf_mb = strtoul(optarg, &end, 10);
-			if (*end || !o->ringbuf_mb || o->ringbuf_mb > 2048 ||
+			errno = 0;
+			num = strtol(optarg, &end, 10);
+			o->ringbuf_mb = num > 0 && num <= 2048 ? (unsigned int)num : 0;
+			if (end == optarg || *end || errno || !o->ringbuf_mb ||
 			    (o->ringbuf_mb & (o->ringbuf_mb - 1)))
 				rc = it_fail(-1, "parse --ringbuf-mb", optarg,
 					  "give a power of two from 1 to 2048");
@@ -295,6 +303,14 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	if (!rc && optind < argc)
 		o->cmd = argv + optind;
 	return rc;
+}
+
+int it_record_parse_only(int argc, char **argv)
+{
+	struct record_opts o;
+
+	optind = 0; /* glibc: start getopt afresh, as for a new process */
+	return parse_args(argc, argv, &o);
 }
 
 /* ---- layers ---- */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "analyze/internal.h"
+#include "analyze/sort.h"
 
 /* A timestamp far off the trace (a corrupt event) must not allocate
  * gigabytes of timeline: later intervals are folded into the last one. */
@@ -244,6 +245,6 @@ void it_aggregate_finish(struct it_analyzer *a)
 		d->ntimeline = window;
 	}
 	if (a->ndevs > 1)
-		qsort(a->dst, a->ndevs, sizeof(*a->dst), cmp_dev);
+		it_sort(a->dst, a->ndevs, sizeof(*a->dst), cmp_dev);
 	a->last_group = IT_MAP_NONE; /* indices changed; no more trails come */
 }

@@ -8,6 +8,7 @@
 
 #include "analyze/hashmap.h"
 #include "analyze/nvme.h"
+#include "analyze/sort.h"
 
 #define TID_KEY(tid) ((uint64_t)(tid) | (1ull << 32))
 
@@ -543,7 +544,7 @@ void it_nvme_finish(struct it_nvme *n, uint64_t end_ns)
 		n->r.queues[qi].nqd_time = n->r.ntimeline;
 	}
 	n->r.incomplete = n->open.count;
-	qsort(n->r.queues, n->r.nqueues, sizeof(*n->r.queues), queue_cmp);
+	it_sort(n->r.queues, n->r.nqueues, sizeof(*n->r.queues), queue_cmp);
 }
 
 const struct it_nvme_results *it_nvme_results(const struct it_nvme *n)

@@ -36,6 +36,12 @@ expect_error report_random_bytes "$IOTRAIL" report "$TMP/random.trail"
 expect_error report_bad_group_key "$IOTRAIL" report --group-by op,colour "$TMP/text.trail"
 expect_error report_no_file "$IOTRAIL" report
 expect_error record_bad_option "$IOTRAIL" record --frobnicate
+# values that once wrapped around or slipped through (found reading the
+# parsers for tests/fuzz/fuzz_args.c): refused before anything starts
+expect_error record_pid_too_large "$IOTRAIL" record -p 4294967297 -d 1
+expect_error record_ringbuf_too_large "$IOTRAIL" record --ringbuf-mb 4294967298 -d 1
+expect_error record_duration_nan "$IOTRAIL" record -d nan
+expect_error record_duration_inf "$IOTRAIL" record -d inf
 if [ "$(id -u)" -eq 0 ]; then
 	expect_error record_missing_dev "$IOTRAIL" record -o "$TMP/x.trail" --dev /dev/nonexistent -d 1
 	expect_error record_not_block_dev "$IOTRAIL" record -o "$TMP/x.trail" --dev /dev/null -d 1
