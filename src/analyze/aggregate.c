@@ -3,7 +3,8 @@
  * Aggregation of completed trails: the group-by table (count, bytes, one
  * histogram per stage) and per-device distributions (queue depth, sizes,
  * sequential/random, timeline). Fixed memory per group and per device,
- * except the timeline, which grows with the trace duration.
+ * except the timeline, which grows with the trace duration up to
+ * IT_TIMELINE_MAX intervals.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -11,9 +12,37 @@
 #include "analyze/internal.h"
 #include "analyze/sort.h"
 
-/* A timestamp far off the trace (a corrupt event) must not allocate
- * gigabytes of timeline: later intervals are folded into the last one. */
-#define IT_TIMELINE_MAX (1u << 22)
+/* At most this many timeline intervals per device (3 MiB; 18 h at 1 s):
+ * a longer trace, or a timestamp far off the trace (a damaged or forged
+ * file), doubles the interval instead (timeline_coarsen). 4M intervals,
+ * the bound before, made 192 MiB per device, every device of the trace
+ * padded to it at the end: a fuzzed file with 4 devices took 790 MB and
+ * 5 s (tests/fuzz/corpus/trace/timeline-far-completion). */
+#define IT_TIMELINE_MAX (1u << 16)
+
+/* Halves the timeline's resolution: each device's intervals are summed in
+ * pairs (in place: interval j takes 2j and 2j+1, both at or after j), the
+ * upper half is cleared, and the interval doubles. */
+static void timeline_coarsen(struct it_analyzer *a)
+{
+	for (uint32_t i = 0; i < a->ndevs; i++) {
+		struct it_dev_stats *d = &a->dst[i];
+		size_t n = d->ntimeline, half = (n + 1) / 2;
+
+		for (size_t j = 0; j < half; j++) {
+			struct it_timeline_point p = d->timeline[2 * j];
+
+			for (unsigned oc = 0; 2 * j + 1 < n && oc < IT_OPC_MAX; oc++) {
+				p.ios[oc] += d->timeline[2 * j + 1].ios[oc];
+				p.bytes[oc] += d->timeline[2 * j + 1].bytes[oc];
+			}
+			d->timeline[j] = p;
+		}
+		memset(d->timeline + half, 0, (n - half) * sizeof(*d->timeline));
+		a->ds[i].tl_lo = a->ds[i].tl_hi = 0; /* the cached interval is gone */
+	}
+	a->res.interval_ns *= 2;
+}
 
 static uint64_t key_hash(const struct it_group_key *k)
 {
@@ -72,13 +101,15 @@ static void add_timeline(struct it_analyzer *a, struct it_dev_stats *d, struct d
 		idx = ds->tl_idx;
 	} else {
 		idx = c > start ? (c - start) / a->res.interval_ns : 0;
+		while (idx >= IT_TIMELINE_MAX) {
+			timeline_coarsen(a);
+			idx = (c - start) / a->res.interval_ns;
+		}
 		ds->tl_idx = idx;
 		ds->tl_lo = c > start ? start + idx * a->res.interval_ns : 0;
 		ds->tl_hi = start + (idx + 1) * a->res.interval_ns;
 	}
 
-	if (idx >= IT_TIMELINE_MAX)
-		idx = IT_TIMELINE_MAX - 1;
 	if (idx >= d->ntimeline) {
 		size_t n = d->ntimeline ? d->ntimeline * 2 : 64;
 		while (n <= idx)
@@ -217,14 +248,22 @@ static int cmp_dev(const void *pa, const void *pb)
 	return (x > y) - (x < y);
 }
 
+/* Intervals of iv that cover span (no overflow near UINT64_MAX). */
+static uint64_t intervals(uint64_t span, uint64_t iv)
+{
+	return span / iv + (span % iv != 0);
+}
+
 void it_aggregate_finish(struct it_analyzer *a)
 {
 	const struct it_timeline_point zero = { 0 };
 	uint64_t span = a->res.end_ns > a->res.start_ns ? a->res.end_ns - a->res.start_ns : 0;
-	size_t window = (size_t)((span + a->res.interval_ns - 1) / a->res.interval_ns);
+	uint64_t window = intervals(span, a->res.interval_ns);
 
-	if (window > IT_TIMELINE_MAX)
-		window = IT_TIMELINE_MAX;
+	while (window > IT_TIMELINE_MAX) {
+		timeline_coarsen(a);
+		window = intervals(span, a->res.interval_ns);
+	}
 	if (a->ngroups > 1)
 		qsort_r(a->groups, a->ngroups, sizeof(*a->groups), cmp_group, a);
 	/* Every device's timeline covers the whole window, idle intervals

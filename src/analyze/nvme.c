@@ -163,13 +163,21 @@ static uint32_t queue_index(struct it_nvme *n, uint16_t ctrl, uint16_t qid)
 
 /* ---- timeline ---- */
 
+/* At most this many intervals (18 h at 1 s): a later timestamp (a longer
+ * trace, a clock jump, a damaged or forged file) counts in the last one.
+ * The depth integrals below walk the intervals between two events, so
+ * this also bounds their steps: with 1M intervals and no bound on the
+ * walk, a command completed 100 years after its submission took minutes
+ * (tests/fuzz). */
+#define NVME_TIMELINE_MAX 65536u
+
 static struct it_nvme_interval *interval(struct it_nvme *n, uint64_t ts)
 {
 	struct it_nvme_results *r = &n->r;
 	uint64_t k = ts > r->start_ns ? (ts - r->start_ns) / r->interval_ns : 0;
 
-	if (k > 1000000) /* a clock jump, not a 11-day trace */
-		k = 1000000;
+	if (k >= NVME_TIMELINE_MAX)
+		k = NVME_TIMELINE_MAX - 1;
 	if (k >= r->ntimeline) {
 		struct it_nvme_interval *t = realloc(r->timeline, (k + 1) * sizeof(*t));
 		if (!t) {
@@ -197,7 +205,7 @@ static void depth_advance(struct it_nvme *n, uint64_t ts)
 	while (t < ts && n->total_inflight) {
 		uint64_t k = t > s0 ? (t - s0) / iv : 0;
 		uint64_t end = s0 + (k + 1) * iv;
-		uint64_t to = end < ts ? end : ts;
+		uint64_t to = end < ts && k < NVME_TIMELINE_MAX - 1 ? end : ts;
 		struct it_nvme_interval *p = interval(n, t);
 		if (!p)
 			return;
@@ -212,8 +220,8 @@ static struct it_nvme_qd_interval *queue_interval(struct it_nvme *n, uint32_t qi
 {
 	struct it_nvme_queue_stats *q = &n->r.queues[qi];
 
-	if (k > 1000000)
-		k = 1000000;
+	if (k >= NVME_TIMELINE_MAX)
+		k = NVME_TIMELINE_MAX - 1;
 	if (k >= q->nqd_time) {
 		size_t len = k + 1 > 2 * q->nqd_time ? k + 1 : 2 * q->nqd_time;
 		struct it_nvme_qd_interval *t = realloc(q->qd_time, len * sizeof(*t));
@@ -242,7 +250,8 @@ static void queue_advance(struct it_nvme *n, uint32_t qi, uint64_t ts)
 	if (t && ts > t) {
 		while (t < ts && n->inflight[qi]) {
 			uint64_t k = interval_of(n, t);
-			uint64_t end = s0 + (k + 1) * iv, to = end < ts ? end : ts;
+			uint64_t end = s0 + (k + 1) * iv;
+			uint64_t to = end < ts && k < NVME_TIMELINE_MAX - 1 ? end : ts;
 			struct it_nvme_qd_interval *p = queue_interval(n, qi, k);
 			if (!p)
 				return;
