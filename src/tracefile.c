@@ -940,7 +940,7 @@ static int stop_at(struct it_reader *r, enum rd rc)
 		return -1;
 	if (rc == RD_EOF)
 		set_err(r, "file ends at offset %llu without an END chunk: the recording "
-			"did not finish (crash or kill?)", (unsigned long long)r->off);
+			"did not finish (killed, crashed or out of disk space?)", (unsigned long long)r->off);
 	r->truncated = true;
 	r->bad_offset = r->off;
 	return 0;
@@ -1573,6 +1573,7 @@ void it_reader_status(const struct it_reader *r, struct it_reader_status *st)
 	st->complete = r->complete;
 	st->truncated = r->truncated;
 	st->bad_offset = r->truncated ? r->bad_offset : 0;
+	st->reason = r->truncated ? r->err : NULL;
 	st->events = r->delivered;
 	st->chunks = r->chunks;
 	if (ev.known) {

@@ -147,6 +147,8 @@ struct it_reader_status {
 	bool     complete;        /* END chunk seen: the recorder closed the file */
 	bool     truncated;       /* stopped at an incomplete or damaged chunk */
 	uint64_t bad_offset;      /* file offset where reading stopped, if truncated */
+	const char *reason;       /* if truncated: why, one line (it_reader_error); valid
+				   * while the reader is open */
 	uint64_t events;          /* records handed out */
 	uint64_t chunks;
 	uint64_t dropped_total;   /* from END/DROPS, else the last chunk header */

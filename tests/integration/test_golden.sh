@@ -4,7 +4,8 @@
 # analysis (commit 6b0cbf9) wrote (nvme-tcp-loop's: the build that added
 # the fabric view; the trace is 200 fio reads and writes over NVMe/TCP
 # loopback in the test VM, tests/vm/nvme-tcp-loop, recorded with the block,
-# nvme and nvmet layers): a change to the analysis side that is meant to
+# nvme and nvmet layers; the truncation note of syscall-chunks-cut's: the
+# build that made it say why the file is cut): a change to the analysis side that is meant to
 # keep the output proves it here.
 #
 #   tests/integration/test_golden.sh                  compare (PASS/FAIL lines)
