@@ -538,6 +538,8 @@ static void record_loop(struct session *ss)
 		if (deadline && now >= deadline)
 			break;
 	}
+	if (s->err) /* writing failed: COMMAND is left alone (stopped_early) */
+		return;
 	if (ss->child > 0)
 		stop_command(ss->child, &ss->status, s->rb);
 	if (ss->o->cmd)
@@ -601,6 +603,42 @@ static void summary(const struct session *ss, bool ran_command)
 		snprintf(tail, sizeof(tail), "; stopped by %s", strsignal(stop_signal));
 	fprintf(stderr, "iotrail record: %s, %s in %s, %.2f s%s\n", counts, size, ss->o->output,
 		(ss->end_ns - ss->s.start_ns) / 1e9, tail);
+}
+
+/* The trace file could not be written (a full disk, most often) or the
+ * rings not read: tracing stops at once, the probes are detached, and the
+ * one line says why, what the file keeps and what to do. COMMAND is not
+ * disturbed: it runs on, untraced, and is waited for. Returns 1. */
+static int stopped_early(struct session *ss)
+{
+	struct it_session *s = &ss->s;
+	struct it_writer_stats ws;
+	char size[32], command[160] = "";
+
+	FOR_STARTED(ss, i, l)
+		if (l->detach)
+			l->detach();
+	it_writer_stats(s->w, &ws);
+	it_writer_abort(s->w);
+	s->w = NULL;
+	human_bytes(ws.bytes, size, sizeof(size));
+	if (ss->child > 0)
+		snprintf(command, sizeof(command), "; '%s' goes on untraced, iotrail waits for it",
+			 ss->o->cmd[0]);
+	if (ws.err)
+		it_failf(1, "failed to write %s: %s; recording stopped, the file keeps its first %s "
+			 "(%llu chunks, %llu records), up to its last complete chunk, which iotrail "
+			 "report reads%s; free space there or record elsewhere with -o", ss->o->output,
+			 strerror(-ws.err), size, (unsigned long long)ws.chunks,
+			 (unsigned long long)ws.records, command);
+	else
+		it_failf(1, "failed to read the ring buffers: %s; recording stopped, %s keeps its "
+			 "first %s (%llu records)%s; run again with -v and report it",
+			 strerror(-s->err), ss->o->output, size, (unsigned long long)ws.records,
+			 command);
+	while (ss->child > 0 && waitpid(ss->child, &ss->status, 0) < 0 && errno == EINTR)
+		;
+	return 1;
 }
 
 static struct it_writer *open_trace(struct session *ss, int argc, char **argv, const char *hooks)
@@ -736,6 +774,10 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "iotrail record: recording into %s; Ctrl-C to stop\n", o.output);
 	}
 	record_loop(&ss);
+	if (s->err) {
+		ret = stopped_early(&ss);
+		goto out;
+	}
 	rc = finish(&ss);
 	s->w = NULL;
 	if (rc || s->err) {

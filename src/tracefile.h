@@ -71,6 +71,15 @@ int it_writer_flush(struct it_writer *w);
 int it_writer_close(struct it_writer *w, uint64_t end_monotonic_ns);
 /* Bytes written so far (for the end-of-record summary). */
 uint64_t it_writer_bytes(const struct it_writer *w);
+/* What is in the file so far, up to its last complete chunk, and the
+ * writer's first error (-errno, sticky; 0 none). */
+struct it_writer_stats {
+	uint64_t bytes, chunks;
+	uint64_t records;               /* every layer's, events included */
+	uint64_t events;                /* struct it_event, in EVENTS chunks */
+	int err;
+};
+void it_writer_stats(const struct it_writer *w, struct it_writer_stats *st);
 /* Frees w without writing END (error paths). */
 void it_writer_abort(struct it_writer *w);
 
