@@ -108,7 +108,8 @@ $(BUILD)/tests/%: tests/progs/%.c
 # ---- fuzzing: libFuzzer targets with ASan and UBSan (tests/fuzz/) ----
 # build/fuzz/fuzz_NAME for each tests/fuzz/fuzz_NAME.c: the sources are
 # compiled again with clang and the sanitizers into build/fuzz/obj/.
-# `make fuzz` runs each target FUZZ_SECONDS; `make test` runs each a few
+# `make fuzz` runs each target (or FUZZ_TARGETS="trace args") FUZZ_SECONDS,
+# one at a time; `make test` runs each a few
 # seconds on its corpus (tests/fuzz/run-tests). Without libFuzzer's runtime
 # (libclang-rt-dev) the targets are not built and those tests say SKIP.
 FUZZ_SECONDS ?= 60
@@ -140,7 +141,7 @@ fuzz-build: | deps
 	else echo "make: fuzz targets not built: libFuzzer's runtime $(FUZZ_RT) is missing (Debian: libclang-rt-dev)"; fi
 
 fuzz: fuzz-build
-	@tests/fuzz/run $(FUZZ_SECONDS)
+	@tests/fuzz/run $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 # Every suite; prints one closing line "N passed, N failed, N skipped".
 test: all fuzz-build

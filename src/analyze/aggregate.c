@@ -14,34 +14,45 @@
 
 /* At most this many timeline intervals per device (3 MiB; 18 h at 1 s):
  * a longer trace, or a timestamp far off the trace (a damaged or forged
- * file), doubles the interval instead (timeline_coarsen). 4M intervals,
- * the bound before, made 192 MiB per device, every device of the trace
- * padded to it at the end: a fuzzed file with 4 devices took 790 MB and
- * 5 s (tests/fuzz/corpus/trace/timeline-far-completion). */
+ * file), makes the interval longer instead, by a power of two
+ * (timeline_coarsen). 4M intervals, the bound before, made 192 MiB per
+ * device, every device of the trace padded to it at the end: a fuzzed
+ * file with 4 devices took 790 MB and 5 s
+ * (tests/fuzz/corpus/trace/timeline-far-completion). */
 #define IT_TIMELINE_MAX (1u << 16)
 
-/* Halves the timeline's resolution: each device's intervals are summed in
- * pairs (in place: interval j takes 2j and 2j+1, both at or after j), the
- * upper half is cleared, and the interval doubles. */
-static void timeline_coarsen(struct it_analyzer *a)
+/* Makes the timeline's interval 2^shift times longer, so that idx
+ * intervals of the old one fit: each device's intervals are summed in runs
+ * of 2^shift (in place: interval j takes those from j << shift on, none
+ * before j), the rest is cleared. One pass, whatever the shift. */
+static void timeline_coarsen(struct it_analyzer *a, uint64_t idx)
 {
+	unsigned shift = 0;
+
+	while ((idx >> shift) >= IT_TIMELINE_MAX)
+		shift++;
 	for (uint32_t i = 0; i < a->ndevs; i++) {
 		struct it_dev_stats *d = &a->dst[i];
-		size_t n = d->ntimeline, half = (n + 1) / 2;
+		size_t n = d->ntimeline, kept = 0;
 
-		for (size_t j = 0; j < half; j++) {
-			struct it_timeline_point p = d->timeline[2 * j];
-
-			for (unsigned oc = 0; 2 * j + 1 < n && oc < IT_OPC_MAX; oc++) {
-				p.ios[oc] += d->timeline[2 * j + 1].ios[oc];
-				p.bytes[oc] += d->timeline[2 * j + 1].bytes[oc];
-			}
-			d->timeline[j] = p;
-		}
-		memset(d->timeline + half, 0, (n - half) * sizeof(*d->timeline));
 		a->ds[i].tl_lo = a->ds[i].tl_hi = 0; /* the cached interval is gone */
+		for (size_t k = 0; k < n; k++) {
+			struct it_timeline_point *to = &d->timeline[k >> shift];
+
+			if (!(k & ((1ull << shift) - 1))) { /* first of its run: a new interval */
+				*to = d->timeline[k];
+				kept = (k >> shift) + 1;
+				continue;
+			}
+			for (unsigned oc = 0; oc < IT_OPC_MAX; oc++) {
+				to->ios[oc] += d->timeline[k].ios[oc];
+				to->bytes[oc] += d->timeline[k].bytes[oc];
+			}
+		}
+		if (n)
+			memset(d->timeline + kept, 0, (n - kept) * sizeof(*d->timeline));
 	}
-	a->res.interval_ns *= 2;
+	a->res.interval_ns <<= shift;
 }
 
 static uint64_t key_hash(const struct it_group_key *k)
@@ -101,8 +112,8 @@ static void add_timeline(struct it_analyzer *a, struct it_dev_stats *d, struct d
 		idx = ds->tl_idx;
 	} else {
 		idx = c > start ? (c - start) / a->res.interval_ns : 0;
-		while (idx >= IT_TIMELINE_MAX) {
-			timeline_coarsen(a);
+		if (idx >= IT_TIMELINE_MAX) {
+			timeline_coarsen(a, idx);
 			idx = (c - start) / a->res.interval_ns;
 		}
 		ds->tl_idx = idx;
@@ -260,8 +271,8 @@ void it_aggregate_finish(struct it_analyzer *a)
 	uint64_t span = a->res.end_ns > a->res.start_ns ? a->res.end_ns - a->res.start_ns : 0;
 	uint64_t window = intervals(span, a->res.interval_ns);
 
-	while (window > IT_TIMELINE_MAX) {
-		timeline_coarsen(a);
+	if (window > IT_TIMELINE_MAX) {
+		timeline_coarsen(a, window - 1);
 		window = intervals(span, a->res.interval_ns);
 	}
 	if (a->ngroups > 1)
