@@ -12,14 +12,15 @@
 #include "analyze/internal.h"
 #include "analyze/sort.h"
 
-/* At most this many timeline intervals per device (3 MiB; 18 h at 1 s):
+/* At most this many timeline intervals per device (768 KiB; 4.5 h at 1 s;
+ * the JSON report lists them all, so this also bounds its size):
  * a longer trace, or a timestamp far off the trace (a damaged or forged
  * file), makes the interval longer instead, by a power of two
  * (timeline_coarsen). 4M intervals, the bound before, made 192 MiB per
  * device, every device of the trace padded to it at the end: a fuzzed
  * file with 4 devices took 790 MB and 5 s
  * (tests/fuzz/corpus/trace/timeline-far-completion). */
-#define IT_TIMELINE_MAX (1u << 16)
+#define IT_TIMELINE_MAX (1u << 14)
 
 /* Makes the timeline's interval 2^shift times longer, so that idx
  * intervals of the old one fit: each device's intervals are summed in runs

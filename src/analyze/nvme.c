@@ -35,6 +35,7 @@ struct it_nvme {
 	uint32_t total_inflight;  /* all queues: depth over time */
 	uint64_t last_change_ns;
 	uint64_t last_cmd_rq;     /* the last SUBMIT (DSM ranges follow it) */
+	size_t timeline_cap;      /* r.timeline's allocated intervals */
 };
 
 static const char *const io_names[256] = {
@@ -163,13 +164,14 @@ static uint32_t queue_index(struct it_nvme *n, uint16_t ctrl, uint16_t qid)
 
 /* ---- timeline ---- */
 
-/* At most this many intervals (18 h at 1 s): a later timestamp (a longer
- * trace, a clock jump, a damaged or forged file) counts in the last one.
+/* At most this many intervals (4.5 h at 1 s; the JSON report lists them
+ * all): a later timestamp (a longer trace, a clock jump, a damaged or
+ * forged file) counts in the last one.
  * The depth integrals below walk the intervals between two events, so
  * this also bounds their steps: with 1M intervals and no bound on the
  * walk, a command completed 100 years after its submission took minutes
  * (tests/fuzz). */
-#define NVME_TIMELINE_MAX 65536u
+#define NVME_TIMELINE_MAX 16384u
 
 static struct it_nvme_interval *interval(struct it_nvme *n, uint64_t ts)
 {
@@ -178,16 +180,25 @@ static struct it_nvme_interval *interval(struct it_nvme *n, uint64_t ts)
 
 	if (k >= NVME_TIMELINE_MAX)
 		k = NVME_TIMELINE_MAX - 1;
-	if (k >= r->ntimeline) {
-		struct it_nvme_interval *t = realloc(r->timeline, (k + 1) * sizeof(*t));
+	/* grown by doubling: the depth walk asks one interval further at a
+	 * time, and a realloc per interval that copies (ASan's always does)
+	 * made 65536 intervals a quadratic copy, minutes long (tests/fuzz) */
+	if (k >= n->timeline_cap) {
+		size_t cap = k + 1 > 2 * n->timeline_cap ? k + 1 : 2 * n->timeline_cap;
+
+		if (cap > NVME_TIMELINE_MAX)
+			cap = NVME_TIMELINE_MAX; /* k < NVME_TIMELINE_MAX */
+		struct it_nvme_interval *t = realloc(r->timeline, cap * sizeof(*t));
 		if (!t) {
 			n->err = -1;
 			return NULL;
 		}
-		memset(t + r->ntimeline, 0, (k + 1 - r->ntimeline) * sizeof(*t));
+		memset(t + n->timeline_cap, 0, (cap - n->timeline_cap) * sizeof(*t));
 		r->timeline = t;
-		r->ntimeline = k + 1;
+		n->timeline_cap = cap;
 	}
+	if (k >= r->ntimeline)
+		r->ntimeline = k + 1;
 	return &r->timeline[k];
 }
 
