@@ -135,9 +135,13 @@ $(BUILD)/fuzz/fuzz_trace: $(BUILD)/fuzz/obj/tests/fuzz/fuzz_trace.o $(FUZZ_CORE_
 $(BUILD)/fuzz/fuzz_args: $(BUILD)/fuzz/obj/tests/fuzz/fuzz_args.o $(FUZZ_APP_OBJS) $(FUZZ_CORE_OBJS)
 	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $^ -o $@ $(LDLIBS)
 
+# the generator of the seed tests/fuzz/corpus/trace/v3-two-machines (plain build)
+$(BUILD)/fuzz/seed_machines: $(BUILD)/obj/tests/fuzz/seed_machines.o $(BUILD)/libitcore.a
+	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS_CORE)
+
 # builds the targets where libFuzzer's runtime is installed, else says why not
 fuzz-build: | deps
-	@if [ -r "$(FUZZ_RT)" ]; then $(MAKE) --no-print-directory $(FUZZ_BINS); \
+	@if [ -r "$(FUZZ_RT)" ]; then $(MAKE) --no-print-directory $(FUZZ_BINS) $(BUILD)/fuzz/seed_machines; \
 	else echo "make: fuzz targets not built: libFuzzer's runtime $(FUZZ_RT) is missing (Debian: libclang-rt-dev)"; fi
 
 fuzz: fuzz-build
