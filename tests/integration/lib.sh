@@ -13,6 +13,8 @@ SLOWFS=${SLOWFS:-$PWD/build/tests/slowfs}
 SLOWFS_MNT=""
 SLOWFS_PID=""
 
+. tests/integration/lib_bpf.sh
+
 pass() { echo "PASS $1"; }
 fail() { echo "FAIL $1: $2"; FAILED=1; }
 skip() { echo "SKIP $1: $2"; }

@@ -56,18 +56,14 @@ fi
 
 # kill -9: no END chunk; the reader stops at the last complete chunk, the
 # report says the file is cut, and the kernel drops iotrail's programs and
-# links with its file descriptors (nothing is pinned): the ids seen while it
-# recorded are all gone after
-bpf_ids() { # prog|link: their ids, one a line
-	bpftool -j "$1" show 2>/dev/null | jq -r '.[].id' 2>/dev/null | sort -n
-}
+# links with its file descriptors (nothing is pinned): those the recorder
+# held (its /proc fdinfo) are all gone after
 load 6
-before_progs=$(bpf_ids prog) before_links=$(bpf_ids link)
 "$IOTRAIL" record -o "$TMP/kill.trail" --dev "$LOOPNAME" > "$TMP/kill.out" 2>&1 &
 rec=$!
 sleep 4
-during_progs=$(comm -13 <(echo "$before_progs") <(bpf_ids prog))
-during_links=$(comm -13 <(echo "$before_links") <(bpf_ids link))
+held=$(bpf_held_by $rec)
+unseen=$(comm -23 <(echo "$held") <(bpf_present)) # the check below sees what it checks
 kill -KILL $rec; wait $rec 2>/dev/null
 wait $FIO_PID
 r=$(jq_report "$TMP/kill.trail" '"\(.ios) \(.truncated) \(.complete)"' 2>&1)
@@ -83,18 +79,17 @@ else
 fi
 if ! command -v bpftool > /dev/null; then
 	skip record_kill9_bpf_gone "bpftool is not installed (scripts/install-deps.sh)"
-elif [ -z "$during_progs" ]; then
-	fail record_kill9_bpf_gone "no new BPF program seen while iotrail recorded (bpftool prog show)"
+elif ! echo "$held" | grep -q '^prog ' || [ -n "$unseen" ]; then
+	fail record_kill9_bpf_gone "the recorder's programs and links (${held:-none in its fdinfo}) not all listed by bpftool while it ran: ${unseen:-no program}"
 else
 	left=""
 	for i in $(seq 50); do # the kernel frees them once the fds are closed, soon after
-		left=$(comm -12 <(echo "$during_progs") <(bpf_ids prog) | tr '\n' ' ')
-		left="$left$(comm -12 <(echo "$during_links") <(bpf_ids link) | sed 's/^/link /' | tr '\n' ' ')"
+		left=$(comm -12 <(echo "$held") <(bpf_present) | tr '\n' ' ')
 		[ -z "${left// /}" ] && break
 		sleep 0.1
 	done
 	if [ -z "${left// /}" ]; then
-		pass "record_kill9_bpf_gone ($(echo $during_progs | wc -w) programs, $(echo $during_links | wc -w) links while recording; none left 0-5 s after kill -9)"
+		pass "record_kill9_bpf_gone ($(echo "$held" | grep -c '^prog') programs, $(echo "$held" | grep -c '^link') links held by the recorder; none left 0-5 s after kill -9)"
 	else
 		fail record_kill9_bpf_gone "left attached after kill -9: programs/links $left"
 	fi
