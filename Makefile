@@ -42,7 +42,7 @@ PROG_BINS := $(patsubst tests/progs/%.c,$(BUILD)/tests/%,$(wildcard tests/progs/
 # keep the BPF objects and bench objects make sees as intermediate
 .SECONDARY:
 
-.PHONY: all deps test test-unit test-host test-vm demo bench clean
+.PHONY: all deps test test-unit test-host test-vm demo bench clean fuzz fuzz-build
 all: deps $(BUILD)/iotrail $(BUILD)/unit-tests $(BENCH_BINS) $(PROG_BINS) $(BUILD)/tests/slowfs
 
 deps:
@@ -105,12 +105,54 @@ $(BUILD)/tests/%: tests/progs/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $< -o $@
 
+# ---- fuzzing: libFuzzer targets with ASan and UBSan (tests/fuzz/) ----
+# build/fuzz/fuzz_NAME for each tests/fuzz/fuzz_NAME.c: the sources are
+# compiled again with clang and the sanitizers into build/fuzz/obj/.
+# `make fuzz` runs each target (or FUZZ_TARGETS="trace args") FUZZ_SECONDS,
+# one at a time; `make test` runs each a few
+# seconds on its corpus (tests/fuzz/run-tests). Without libFuzzer's runtime
+# (libclang-rt-dev) the targets are not built and those tests say SKIP.
+FUZZ_SECONDS ?= 60
+FUZZ_CFLAGS := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
+	       -fno-sanitize-recover=undefined -fsanitize=fuzzer-no-link \
+	       -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -Isrc -I$(BUILD)
+FUZZ_RT   = $(shell $(CLANG) -print-resource-dir 2>/dev/null)/lib/linux/libclang_rt.fuzzer-$(shell uname -m).a
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_CORE_OBJS := $(patsubst %.c,$(BUILD)/fuzz/obj/%.o,$(CORE_SRCS))
+FUZZ_APP_OBJS  := $(patsubst %.c,$(BUILD)/fuzz/obj/%.o,$(filter-out src/main.c,$(APP_SRCS)))
+
+$(BUILD)/fuzz/obj/%.o: %.c | deps
+	@mkdir -p $(@D)
+	$(CLANG) $(FUZZ_CFLAGS) -MMD -MP -c $< -o $@
+
+$(FUZZ_APP_OBJS): $(SKELS)
+
+# the trace file and the analysis: pure C
+$(BUILD)/fuzz/fuzz_trace: $(BUILD)/fuzz/obj/tests/fuzz/fuzz_trace.o $(FUZZ_CORE_OBJS)
+	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $^ -o $@ $(LDLIBS_CORE)
+
+# record's options: the commands' objects (libbpf), main.c left out
+$(BUILD)/fuzz/fuzz_args: $(BUILD)/fuzz/obj/tests/fuzz/fuzz_args.o $(FUZZ_APP_OBJS) $(FUZZ_CORE_OBJS)
+	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $^ -o $@ $(LDLIBS)
+
+# the generator of the seed tests/fuzz/corpus/trace/v3-two-machines (plain build)
+$(BUILD)/fuzz/seed_machines: $(BUILD)/obj/tests/fuzz/seed_machines.o $(BUILD)/libitcore.a
+	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS_CORE)
+
+# builds the targets where libFuzzer's runtime is installed, else says why not
+fuzz-build: | deps
+	@if [ -r "$(FUZZ_RT)" ]; then $(MAKE) --no-print-directory $(FUZZ_BINS) $(BUILD)/fuzz/seed_machines; \
+	else echo "make: fuzz targets not built: libFuzzer's runtime $(FUZZ_RT) is missing (Debian: libclang-rt-dev)"; fi
+
+fuzz: fuzz-build
+	@tests/fuzz/run $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
 # Every suite; prints one closing line "N passed, N failed, N skipped".
-test: all
+test: all fuzz-build
 	@scripts/install-deps.sh --vm
 	@tests/run
 
-test-unit: all
+test-unit: all fuzz-build
 	@tests/run unit
 
 test-host: all
@@ -129,4 +171,4 @@ bench: all
 clean:
 	rm -rf $(BUILD)
 
--include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD)/obj $(BUILD)/fuzz/obj -name '*.d' 2>/dev/null)

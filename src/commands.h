@@ -8,6 +8,10 @@ int cmd_report(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+/* `iotrail record`'s option parsing alone (argv[0] is the verb), as
+ * cmd_record does it, starting nothing: 0 valid, 1 --help printed, -1 the
+ * error line printed. For the fuzz target tests/fuzz/fuzz_args.c. */
+int it_record_parse_only(int argc, char **argv);
 
 /* Shared by report and diff (report.c): open a trace and build the
  * analysis layers it has (it_analysis_new), then run the one pass over

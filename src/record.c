@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -275,6 +276,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	struct option *longopts = build_longopts();
 	const struct it_layer_ops *l;
 	char err[200], *end;
+	long num;
 	int c, rc = 0;
 
 	*o = (struct record_opts){ .output = "iotrail.trail", .ringbuf_mb = 64,
@@ -289,9 +291,11 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			o->output = optarg;
 			break;
 		case 'd':
+			/* !(d <= max) also refuses nan; the bound keeps d * 1e9 in a uint64_t */
 			o->duration_s = strtod(optarg, &end);
-			if (*end || o->duration_s <= 0)
-				rc = it_fail(-1, "parse -d", optarg, "give a number of seconds > 0");
+			if (end == optarg || *end || o->duration_s <= 0 || !(o->duration_s <= 1e9))
+				rc = it_fail(-1, "parse -d", optarg,
+					     "give a number of seconds > 0 (at most 1e9)");
 			break;
 		case 'D':
 			if (o->ndevs == MAX_DEVS)
@@ -314,8 +318,10 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			rc = open_cgroup(o, optarg);
 			break;
 		case 'R':
-			o->ringbuf_mb = strtoul(optarg, &end, 10);
-			if (*end || !o->ringbuf_mb || o->ringbuf_mb > 2048 ||
+			errno = 0;
+			num = strtol(optarg, &end, 10);
+			o->ringbuf_mb = num > 0 && num <= 2048 ? (unsigned int)num : 0;
+			if (end == optarg || *end || errno || !o->ringbuf_mb ||
 			    (o->ringbuf_mb & (o->ringbuf_mb - 1)))
 				rc = it_fail(-1, "parse --ringbuf-mb", optarg,
 					  "give a power of two from 1 to 2048");
@@ -351,6 +357,14 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	if (!rc && optind < argc)
 		o->cmd = argv + optind;
 	return rc;
+}
+
+int it_record_parse_only(int argc, char **argv)
+{
+	struct record_opts o;
+
+	optind = 0; /* glibc: start getopt afresh, as for a new process */
+	return parse_args(argc, argv, &o);
 }
 
 /* ---- layers ---- */
@@ -582,6 +596,8 @@ static void record_loop(struct session *ss)
 		if (deadline && now >= deadline)
 			break;
 	}
+	if (s->err) /* writing failed: COMMAND is left alone (stopped_early) */
+		return;
 	if (ss->child > 0)
 		stop_command(ss->child, &ss->status, s->rb);
 	if (ss->o->cmd)
@@ -709,6 +725,42 @@ static void summary(const struct session *ss, bool ran_command)
 	warn_silent_layers(ss);
 }
 
+/* The trace file could not be written (a full disk, most often) or the
+ * rings not read: tracing stops at once, the probes are detached, and the
+ * one line says why, what the file keeps and what to do. COMMAND is not
+ * disturbed: it runs on, untraced, and is waited for. Returns 1. */
+static int stopped_early(struct session *ss)
+{
+	struct it_session *s = &ss->s;
+	struct it_writer_stats ws;
+	char size[32], command[160] = "";
+
+	FOR_STARTED(ss, i, l)
+		if (l->detach)
+			l->detach();
+	it_writer_stats(s->w, &ws);
+	it_writer_abort(s->w);
+	s->w = NULL;
+	human_bytes(ws.bytes, size, sizeof(size));
+	if (ss->child > 0)
+		snprintf(command, sizeof(command), "; '%s' goes on untraced, iotrail waits for it",
+			 ss->o->cmd[0]);
+	if (ws.err)
+		it_failf(1, "failed to write %s: %s; recording stopped, the file keeps its first %s "
+			 "(%llu chunks, %llu records), up to its last complete chunk, which iotrail "
+			 "report reads%s; free space there or record elsewhere with -o", ss->o->output,
+			 strerror(-ws.err), size, (unsigned long long)ws.chunks,
+			 (unsigned long long)ws.records, command);
+	else
+		it_failf(1, "failed to read the ring buffers: %s; recording stopped, %s keeps its "
+			 "first %s (%llu records)%s; run again with -v and report it",
+			 strerror(-s->err), ss->o->output, size, (unsigned long long)ws.records,
+			 command);
+	while (ss->child > 0 && waitpid(ss->child, &ss->status, 0) < 0 && errno == EINTR)
+		;
+	return 1;
+}
+
 static struct it_writer *open_trace(struct session *ss, int argc, char **argv, const char *hooks)
 {
 	const struct record_opts *o = ss->o;
@@ -833,6 +885,10 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "iotrail record: recording into %s; Ctrl-C to stop\n", o.output);
 	}
 	record_loop(&ss);
+	if (s->err) {
+		ret = stopped_early(&ss);
+		goto out;
+	}
 	rc = finish(&ss);
 	s->w = NULL;
 	if (rc || s->err) {

@@ -265,6 +265,7 @@ struct it_writer {
 	ZSTD_CCtx *cctx;
 	struct buf out;           /* chunk header + payload, written at once */
 	uint64_t bytes, events, chunks;
+	uint64_t records;         /* of every stream, in chunks written */
 	struct it_layer_rec *layers; /* the manifest: the streams' registry */
 	size_t nlayers;
 	uint16_t ev_layer;        /* events_layer() */
@@ -316,8 +317,14 @@ static int put_chunk(struct it_writer *w, struct it_chunk_header *h, void *buf)
 	h->payload_crc = chunk_crc(h, sizeof(*h), (unsigned char *)buf + sizeof(*h), h->stored_len);
 	memcpy(buf, h, sizeof(*h));
 	err = write_all(w->fd, buf, sizeof(*h) + h->stored_len);
-	if (err)
+	if (err) {
+		/* a full disk: cut the part of this chunk that got out, so the
+		 * file ends on its last complete chunk and the space is free */
+		int cut = ftruncate(w->fd, (off_t)w->bytes);
+
+		(void)cut; /* if it fails, the reader stops at the cut chunk all the same */
 		return w->err = err;
+	}
 	w->bytes += sizeof(*h) + h->stored_len;
 	w->chunks++;
 	return 0;
@@ -386,6 +393,8 @@ static void flush_stream(struct it_writer *w, struct stream *s)
 			err = write_chunk(w, s->type, s->machine, s->layer, s->n, s->data.p, s->len);
 		if (!err && s->type == IT_CHUNK_EVENTS)
 			w->events += s->n;
+		if (!err)
+			w->records += s->n;
 		w->body = true;
 	}
 	s->n = 0;
@@ -571,6 +580,7 @@ struct it_writer *it_writer_open(const char *path, const struct it_trace_head *h
 		.header_size = sizeof(fh), .event_size = sizeof(struct it_event),
 	};
 	struct it_writer *w = calloc(1, sizeof(*w));
+	struct stat st;
 	char why[160];
 	int rc;
 
@@ -583,10 +593,19 @@ struct it_writer *it_writer_open(const char *path, const struct it_trace_head *h
 		goto fail_nofd;
 	}
 	ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, ZSTD_LEVEL);
-	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	/* 0600: a trace holds paths, commands and process names; an existing
+	 * file keeps its mode through O_TRUNC, so a regular one is set too */
+	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (w->fd < 0) {
 		snprintf(err, errlen, "cannot create %s: %s", path, strerror(errno));
 		goto fail_nofd;
+	}
+	if (!fstat(w->fd, &st) && S_ISREG(st.st_mode) && (st.st_mode & 077) &&
+	    fchmod(w->fd, st.st_mode & 0700)) {
+		snprintf(err, errlen, "cannot make %s private (mode 0600): %s", path,
+			 strerror(errno));
+		it_writer_abort(w);
+		return NULL;
 	}
 	rc = write_all(w->fd, &fh, sizeof(fh));
 	if (!rc) {
@@ -670,6 +689,12 @@ int it_writer_close(struct it_writer *w, uint64_t end_monotonic_ns)
 uint64_t it_writer_bytes(const struct it_writer *w)
 {
 	return w->bytes;
+}
+
+void it_writer_stats(const struct it_writer *w, struct it_writer_stats *st)
+{
+	*st = (struct it_writer_stats){ .bytes = w->bytes, .chunks = w->chunks,
+					.records = w->records, .events = w->events, .err = w->err };
 }
 
 void it_writer_abort(struct it_writer *w)
@@ -940,7 +965,7 @@ static int stop_at(struct it_reader *r, enum rd rc)
 		return -1;
 	if (rc == RD_EOF)
 		set_err(r, "file ends at offset %llu without an END chunk: the recording "
-			"did not finish (crash or kill?)", (unsigned long long)r->off);
+			"did not finish (killed, crashed or out of disk space?)", (unsigned long long)r->off);
 	r->truncated = true;
 	r->bad_offset = r->off;
 	return 0;
@@ -1573,6 +1598,7 @@ void it_reader_status(const struct it_reader *r, struct it_reader_status *st)
 	st->complete = r->complete;
 	st->truncated = r->truncated;
 	st->bad_offset = r->truncated ? r->bad_offset : 0;
+	st->reason = r->truncated ? r->err : NULL;
 	st->events = r->delivered;
 	st->chunks = r->chunks;
 	if (ev.known) {

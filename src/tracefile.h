@@ -71,6 +71,15 @@ int it_writer_flush(struct it_writer *w);
 int it_writer_close(struct it_writer *w, uint64_t end_monotonic_ns);
 /* Bytes written so far (for the end-of-record summary). */
 uint64_t it_writer_bytes(const struct it_writer *w);
+/* What is in the file so far, up to its last complete chunk, and the
+ * writer's first error (-errno, sticky; 0 none). */
+struct it_writer_stats {
+	uint64_t bytes, chunks;
+	uint64_t records;               /* every layer's, events included */
+	uint64_t events;                /* struct it_event, in EVENTS chunks */
+	int err;
+};
+void it_writer_stats(const struct it_writer *w, struct it_writer_stats *st);
 /* Frees w without writing END (error paths). */
 void it_writer_abort(struct it_writer *w);
 
@@ -147,6 +156,8 @@ struct it_reader_status {
 	bool     complete;        /* END chunk seen: the recorder closed the file */
 	bool     truncated;       /* stopped at an incomplete or damaged chunk */
 	uint64_t bad_offset;      /* file offset where reading stopped, if truncated */
+	const char *reason;       /* if truncated: why, one line (it_reader_error); valid
+				   * while the reader is open */
 	uint64_t events;          /* records handed out */
 	uint64_t chunks;
 	uint64_t dropped_total;   /* from END/DROPS, else the last chunk header */

@@ -3,16 +3,58 @@
  * Aggregation of completed trails: the group-by table (count, bytes, one
  * histogram per stage) and per-device distributions (queue depth, sizes,
  * sequential/random, timeline). Fixed memory per group and per device,
- * except the timeline, which grows with the trace duration.
+ * except the timeline, which grows with the trace duration up to
+ * IT_TIMELINE_MAX intervals.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "analyze/internal.h"
+#include "analyze/sort.h"
 
-/* A timestamp far off the trace (a corrupt event) must not allocate
- * gigabytes of timeline: later intervals are folded into the last one. */
-#define IT_TIMELINE_MAX (1u << 22)
+/* At most this many timeline intervals per device (768 KiB; 4.5 h at 1 s;
+ * the JSON report lists them all, so this also bounds its size):
+ * a longer trace, or a timestamp far off the trace (a damaged or forged
+ * file), makes the interval longer instead, by a power of two
+ * (timeline_coarsen). 4M intervals, the bound before, made 192 MiB per
+ * device, every device of the trace padded to it at the end: a fuzzed
+ * file with 4 devices took 790 MB and 5 s
+ * (tests/fuzz/corpus/trace/timeline-far-completion). */
+#define IT_TIMELINE_MAX (1u << 14)
+
+/* Makes the timeline's interval 2^shift times longer, so that idx
+ * intervals of the old one fit: each device's intervals are summed in runs
+ * of 2^shift (in place: interval j takes those from j << shift on, none
+ * before j), the rest is cleared. One pass, whatever the shift. */
+static void timeline_coarsen(struct it_analyzer *a, uint64_t idx)
+{
+	unsigned shift = 0;
+
+	while ((idx >> shift) >= IT_TIMELINE_MAX)
+		shift++;
+	for (uint32_t i = 0; i < a->ndevs; i++) {
+		struct it_dev_stats *d = &a->dst[i];
+		size_t n = d->ntimeline, kept = 0;
+
+		a->ds[i].tl_lo = a->ds[i].tl_hi = 0; /* the cached interval is gone */
+		for (size_t k = 0; k < n; k++) {
+			struct it_timeline_point *to = &d->timeline[k >> shift];
+
+			if (!(k & ((1ull << shift) - 1))) { /* first of its run: a new interval */
+				*to = d->timeline[k];
+				kept = (k >> shift) + 1;
+				continue;
+			}
+			for (unsigned oc = 0; oc < IT_OPC_MAX; oc++) {
+				to->ios[oc] += d->timeline[k].ios[oc];
+				to->bytes[oc] += d->timeline[k].bytes[oc];
+			}
+		}
+		if (n)
+			memset(d->timeline + kept, 0, (n - kept) * sizeof(*d->timeline));
+	}
+	a->res.interval_ns <<= shift;
+}
 
 static uint64_t key_hash(const struct it_group_key *k)
 {
@@ -71,13 +113,15 @@ static void add_timeline(struct it_analyzer *a, struct it_dev_stats *d, struct d
 		idx = ds->tl_idx;
 	} else {
 		idx = c > start ? (c - start) / a->res.interval_ns : 0;
+		if (idx >= IT_TIMELINE_MAX) {
+			timeline_coarsen(a, idx);
+			idx = (c - start) / a->res.interval_ns;
+		}
 		ds->tl_idx = idx;
 		ds->tl_lo = c > start ? start + idx * a->res.interval_ns : 0;
 		ds->tl_hi = start + (idx + 1) * a->res.interval_ns;
 	}
 
-	if (idx >= IT_TIMELINE_MAX)
-		idx = IT_TIMELINE_MAX - 1;
 	if (idx >= d->ntimeline) {
 		size_t n = d->ntimeline ? d->ntimeline * 2 : 64;
 		while (n <= idx)
@@ -216,14 +260,22 @@ static int cmp_dev(const void *pa, const void *pb)
 	return (x > y) - (x < y);
 }
 
+/* Intervals of iv that cover span (no overflow near UINT64_MAX). */
+static uint64_t intervals(uint64_t span, uint64_t iv)
+{
+	return span / iv + (span % iv != 0);
+}
+
 void it_aggregate_finish(struct it_analyzer *a)
 {
 	const struct it_timeline_point zero = { 0 };
 	uint64_t span = a->res.end_ns > a->res.start_ns ? a->res.end_ns - a->res.start_ns : 0;
-	size_t window = (size_t)((span + a->res.interval_ns - 1) / a->res.interval_ns);
+	uint64_t window = intervals(span, a->res.interval_ns);
 
-	if (window > IT_TIMELINE_MAX)
-		window = IT_TIMELINE_MAX;
+	if (window > IT_TIMELINE_MAX) {
+		timeline_coarsen(a, window - 1);
+		window = intervals(span, a->res.interval_ns);
+	}
 	if (a->ngroups > 1)
 		qsort_r(a->groups, a->ngroups, sizeof(*a->groups), cmp_group, a);
 	/* Every device's timeline covers the whole window, idle intervals
@@ -244,6 +296,6 @@ void it_aggregate_finish(struct it_analyzer *a)
 		d->ntimeline = window;
 	}
 	if (a->ndevs > 1)
-		qsort(a->dst, a->ndevs, sizeof(*a->dst), cmp_dev);
+		it_sort(a->dst, a->ndevs, sizeof(*a->dst), cmp_dev);
 	a->last_group = IT_MAP_NONE; /* indices changed; no more trails come */
 }

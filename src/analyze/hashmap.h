@@ -3,9 +3,15 @@
  * A u64 -> u32 open-addressing hash table (linear probing, backward-shift
  * deletion, no tombstones) for the stitcher's hot path: bio and request
  * pointers, (device, sector) adjacency keys, thread ids. Key 0 means an
- * empty slot, so callers never store key 0 (kernel pointers are never 0;
- * the other keys are built nonzero). The table only holds what is in
- * flight, so it stays small and cache-resident; it doubles at half load.
+ * empty slot. Kernel pointers are never 0 and the other keys are built
+ * nonzero, but a damaged or forged trace may hold an id of 0: get, put and
+ * find take it as ~0 (it_map_key), so any key is safe. Before, key 0
+ * matched the first empty slot and handed out its stale value, an index
+ * the caller trusted (tests/fuzz: a bio merge event with id 0 led to a
+ * SEGV in the NVMe join,
+ * tests/fuzz/corpus/trace/bio-merge-id-0). The table only holds what
+ * is in flight, so it stays small and cache-resident; it doubles at half
+ * load.
  */
 #ifndef IOTRAIL_ANALYZE_HASHMAP_H
 #define IOTRAIL_ANALYZE_HASHMAP_H
@@ -28,6 +34,13 @@ struct it_map {
 	uint32_t shift; /* 64 - log2(capacity) */
 	uint32_t count;
 };
+
+/* The key as stored: 0 marks empty slots, so 0 is stored as ~0 (the two
+ * become one key, which only a damaged trace can tell apart). */
+static inline uint64_t it_map_key(uint64_t key)
+{
+	return key ? key : ~0ull;
+}
 
 static inline uint32_t it_map_home(const struct it_map *m, uint64_t key)
 {
@@ -56,6 +69,7 @@ static inline void it_map_free(struct it_map *m)
 
 static inline uint32_t it_map_get(const struct it_map *m, uint64_t key)
 {
+	key = it_map_key(key);
 	for (uint32_t i = it_map_home(m, key);; i = (i + 1) & m->mask) {
 		const struct it_map_slot *s = &m->slots[i];
 		if (s->key == key)
@@ -72,6 +86,7 @@ static inline int it_map_put(struct it_map *m, uint64_t key, uint32_t val)
 {
 	if ((m->count + 1) * 2 > m->mask + 1 && it_map_grow(m))
 		return -1;
+	key = it_map_key(key);
 	for (uint32_t i = it_map_home(m, key);; i = (i + 1) & m->mask) {
 		struct it_map_slot *s = &m->slots[i];
 		if (s->key == key) {
@@ -109,6 +124,7 @@ static inline void it_map_del_at(struct it_map *m, uint32_t i)
 /* Slot of key, or UINT32_MAX. */
 static inline uint32_t it_map_find(const struct it_map *m, uint64_t key)
 {
+	key = it_map_key(key);
 	for (uint32_t i = it_map_home(m, key);; i = (i + 1) & m->mask) {
 		if (m->slots[i].key == key)
 			return i;

@@ -8,6 +8,7 @@
 
 #include "analyze/hashmap.h"
 #include "analyze/nvme.h"
+#include "analyze/sort.h"
 
 #define TID_KEY(tid) ((uint64_t)(tid) | (1ull << 32))
 
@@ -34,6 +35,7 @@ struct it_nvme {
 	uint32_t total_inflight;  /* all queues: depth over time */
 	uint64_t last_change_ns;
 	uint64_t last_cmd_rq;     /* the last SUBMIT (DSM ranges follow it) */
+	size_t timeline_cap;      /* r.timeline's allocated intervals */
 };
 
 static const char *const io_names[256] = {
@@ -162,23 +164,41 @@ static uint32_t queue_index(struct it_nvme *n, uint16_t ctrl, uint16_t qid)
 
 /* ---- timeline ---- */
 
+/* At most this many intervals (4.5 h at 1 s; the JSON report lists them
+ * all): a later timestamp (a longer trace, a clock jump, a damaged or
+ * forged file) counts in the last one.
+ * The depth integrals below walk the intervals between two events, so
+ * this also bounds their steps: with 1M intervals and no bound on the
+ * walk, a command completed 100 years after its submission took minutes
+ * (tests/fuzz). */
+#define NVME_TIMELINE_MAX 16384u
+
 static struct it_nvme_interval *interval(struct it_nvme *n, uint64_t ts)
 {
 	struct it_nvme_results *r = &n->r;
 	uint64_t k = ts > r->start_ns ? (ts - r->start_ns) / r->interval_ns : 0;
 
-	if (k > 1000000) /* a clock jump, not a 11-day trace */
-		k = 1000000;
-	if (k >= r->ntimeline) {
-		struct it_nvme_interval *t = realloc(r->timeline, (k + 1) * sizeof(*t));
+	if (k >= NVME_TIMELINE_MAX)
+		k = NVME_TIMELINE_MAX - 1;
+	/* grown by doubling: the depth walk asks one interval further at a
+	 * time, and a realloc per interval that copies (ASan's always does)
+	 * made 65536 intervals a quadratic copy, minutes long (tests/fuzz) */
+	if (k >= n->timeline_cap) {
+		size_t cap = k + 1 > 2 * n->timeline_cap ? k + 1 : 2 * n->timeline_cap;
+
+		if (cap > NVME_TIMELINE_MAX)
+			cap = NVME_TIMELINE_MAX; /* k < NVME_TIMELINE_MAX */
+		struct it_nvme_interval *t = realloc(r->timeline, cap * sizeof(*t));
 		if (!t) {
 			n->err = -1;
 			return NULL;
 		}
-		memset(t + r->ntimeline, 0, (k + 1 - r->ntimeline) * sizeof(*t));
+		memset(t + n->timeline_cap, 0, (cap - n->timeline_cap) * sizeof(*t));
 		r->timeline = t;
-		r->ntimeline = k + 1;
+		n->timeline_cap = cap;
 	}
+	if (k >= r->ntimeline)
+		r->ntimeline = k + 1;
 	return &r->timeline[k];
 }
 
@@ -196,7 +216,7 @@ static void depth_advance(struct it_nvme *n, uint64_t ts)
 	while (t < ts && n->total_inflight) {
 		uint64_t k = t > s0 ? (t - s0) / iv : 0;
 		uint64_t end = s0 + (k + 1) * iv;
-		uint64_t to = end < ts ? end : ts;
+		uint64_t to = end < ts && k < NVME_TIMELINE_MAX - 1 ? end : ts;
 		struct it_nvme_interval *p = interval(n, t);
 		if (!p)
 			return;
@@ -211,8 +231,8 @@ static struct it_nvme_qd_interval *queue_interval(struct it_nvme *n, uint32_t qi
 {
 	struct it_nvme_queue_stats *q = &n->r.queues[qi];
 
-	if (k > 1000000)
-		k = 1000000;
+	if (k >= NVME_TIMELINE_MAX)
+		k = NVME_TIMELINE_MAX - 1;
 	if (k >= q->nqd_time) {
 		size_t len = k + 1 > 2 * q->nqd_time ? k + 1 : 2 * q->nqd_time;
 		struct it_nvme_qd_interval *t = realloc(q->qd_time, len * sizeof(*t));
@@ -241,7 +261,8 @@ static void queue_advance(struct it_nvme *n, uint32_t qi, uint64_t ts)
 	if (t && ts > t) {
 		while (t < ts && n->inflight[qi]) {
 			uint64_t k = interval_of(n, t);
-			uint64_t end = s0 + (k + 1) * iv, to = end < ts ? end : ts;
+			uint64_t end = s0 + (k + 1) * iv;
+			uint64_t to = end < ts && k < NVME_TIMELINE_MAX - 1 ? end : ts;
 			struct it_nvme_qd_interval *p = queue_interval(n, qi, k);
 			if (!p)
 				return;
@@ -543,7 +564,7 @@ void it_nvme_finish(struct it_nvme *n, uint64_t end_ns)
 		n->r.queues[qi].nqd_time = n->r.ntimeline;
 	}
 	n->r.incomplete = n->open.count;
-	qsort(n->r.queues, n->r.nqueues, sizeof(*n->r.queues), queue_cmp);
+	it_sort(n->r.queues, n->r.nqueues, sizeof(*n->r.queues), queue_cmp);
 }
 
 const struct it_nvme_results *it_nvme_results(const struct it_nvme *n)

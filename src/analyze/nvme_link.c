@@ -18,6 +18,7 @@
  */
 #include "analyze/internal.h"
 #include "analyze/nvme.h"
+#include "analyze/sort.h"
 
 static void oom(struct it_analyzer *a)
 {
@@ -194,7 +195,7 @@ void it_nvme_link_finish(struct it_analyzer *a)
 	for (uint32_t k = 0; k <= a->nvme_done.mask; k++)
 		if (a->nvme_done.slots[k].key)
 			left[n++] = a->done_cmds[a->nvme_done.slots[k].val];
-	qsort(left, n, sizeof(*left), by_completion);
+	it_sort(left, n, sizeof(*left), by_completion);
 	for (uint32_t k = 0; k < n; k++)
 		a->on_nvme_cmd(&left[k], NULL, a->nvme_cmd_ctx);
 	free(left);

@@ -383,8 +383,11 @@ void it_report_json_members(struct it_json *j, const struct it_report_input *in)
 		it_json_kv_string(j, "file", in->path);
 	it_json_kv_bool(j, "complete", st ? st->complete : true);
 	it_json_kv_bool(j, "truncated", st ? st->truncated : false);
-	if (st && st->truncated)
+	if (st && st->truncated) {
 		it_json_kv_uint(j, "truncated_at", st->bad_offset);
+		if (st->reason && *st->reason)
+			it_json_kv_string(j, "truncated_reason", st->reason);
+	}
 	it_json_kv_uint(j, "events", r->stats.events);
 	it_json_kv_uint(j, "bytes", r->stats.bytes);
 	it_json_kv_uint(j, "incomplete", r->stats.incomplete);

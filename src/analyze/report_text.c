@@ -160,9 +160,10 @@ static void warnings(FILE *f, const struct it_report_input *in)
 			"*** events are missing, and I/Os they belong to are incomplete or not counted.\n",
 			(unsigned long long)st->missed);
 	if (st && st->truncated)
-		fprintf(f, "\n*** WARNING: the file is cut short at byte %llu (incomplete or damaged chunk);\n"
-			"*** this report covers only the events before it.\n",
-			(unsigned long long)st->bad_offset);
+		fprintf(f, "\n*** WARNING: the file is cut short at byte %llu: this report covers only what\n"
+			"*** comes before it, up to its last complete chunk.\n*** Why: %s.\n",
+			(unsigned long long)st->bad_offset,
+			st->reason && *st->reason ? st->reason : "incomplete or damaged chunk");
 	else if (st && !st->complete)
 		fputs("\nNOTE: the recording did not end cleanly (no end record); the end time is the\n"
 		      "      last event's.\n", f);

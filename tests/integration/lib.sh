@@ -2,12 +2,18 @@
 # Each test prints "PASS name", "FAIL name: why" or "SKIP name: why".
 
 IOTRAIL=${IOTRAIL:-$PWD/build/iotrail}
-TMP=$(mktemp -d /tmp/iotrail-it.XXXXXX)
+# run-tests sets IOTRAIL_TEST_RUN: what a test makes carries it in its name
+# (and its processes in their environment), so the suite's leak check finds
+# what this run left, and not what another run beside it has in use
+RUNTAG=${IOTRAIL_TEST_RUN:+$IOTRAIL_TEST_RUN.}
+TMP=$(mktemp -d /tmp/iotrail-it.${RUNTAG}XXXXXX)
 LOOPDEV=""
 LOOPIMG=""
 SLOWFS=${SLOWFS:-$PWD/build/tests/slowfs}
 SLOWFS_MNT=""
 SLOWFS_PID=""
+
+. tests/integration/lib_bpf.sh
 
 pass() { echo "PASS $1"; }
 fail() { echo "FAIL $1: $2"; FAILED=1; }
@@ -16,7 +22,7 @@ skip() { echo "SKIP $1: $2"; }
 cleanup() {
 	[ -n "$LOOPDEV" ] && losetup -d "$LOOPDEV" 2>/dev/null
 	drop_slow_loop
-	[ -n "$LOOPIMG" ] && rm -f "$LOOPIMG"
+	drop_loop
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -35,7 +41,8 @@ host_blocker() {
 # make_loop SIZE_MB [SCHEDULER]: a loop device over a tmpfs file (blk-mq,
 # direct I/O to the backing file) in $LOOPDEV, $LOOPNAME.
 make_loop() {
-	LOOPIMG=$(mktemp /dev/shm/iotrail-it.XXXXXX)
+	drop_loop # the one made before, if any: a test may make several in turn
+	LOOPIMG=$(mktemp /dev/shm/iotrail-it.${RUNTAG}XXXXXX)
 	truncate -s "${1}M" "$LOOPIMG"
 	LOOPDEV=$(losetup -f --show --direct-io=on "$LOOPIMG") || return 1
 	LOOPNAME=${LOOPDEV#/dev/}
@@ -43,6 +50,17 @@ make_loop() {
 	# let udev's probe reads (if any) finish before anything is traced
 	command -v udevadm >/dev/null && udevadm settle 2>/dev/null
 	return 0
+}
+
+# drop_loop: make_loop's device (if still attached) and its image in /dev/shm.
+drop_loop() {
+	[ -n "$LOOPIMG" ] || return 0
+	if [ -n "$LOOPDEV" ] && losetup -n -O BACK-FILE "$LOOPDEV" 2>/dev/null | grep -qF "$LOOPIMG"; then
+		losetup -d "$LOOPDEV" 2>/dev/null
+		LOOPDEV=""
+	fi
+	rm -f "$LOOPIMG"
+	LOOPIMG=""
 }
 
 # Prints why make_slow_loop cannot work here, or nothing when it can.

@@ -36,12 +36,44 @@ expect_error report_random_bytes "$IOTRAIL" report "$TMP/random.trail"
 expect_error report_bad_group_key "$IOTRAIL" report --group-by op,colour "$TMP/text.trail"
 expect_error report_no_file "$IOTRAIL" report
 expect_error record_bad_option "$IOTRAIL" record --frobnicate
+# values that once wrapped around or slipped through (found reading the
+# parsers for tests/fuzz/fuzz_args.c): refused before anything starts
+expect_error record_pid_too_large "$IOTRAIL" record -p 4294967297 -d 1
+expect_error record_ringbuf_too_large "$IOTRAIL" record --ringbuf-mb 4294967298 -d 1
+expect_error record_duration_nan "$IOTRAIL" record -d nan
+expect_error record_duration_inf "$IOTRAIL" record -d inf
 if [ "$(id -u)" -eq 0 ]; then
+	unheld_before=$(bpf_unheld)
 	expect_error record_missing_dev "$IOTRAIL" record -o "$TMP/x.trail" --dev /dev/nonexistent -d 1
 	expect_error record_not_block_dev "$IOTRAIL" record -o "$TMP/x.trail" --dev /dev/null -d 1
 	expect_error record_bad_command "$IOTRAIL" record -o "$TMP/x.trail" -- /nonexistent/program
 	expect_error record_unwritable_output "$IOTRAIL" record -o /proc/iotrail.trail -d 1
 	expect_error record_bad_duration "$IOTRAIL" record -o "$TMP/x.trail" -d soon
+	# without privileges: the line names the capabilities (a copy of the
+	# binary nobody can run: $TMP is private)
+	if command -v runuser > /dev/null && id nobody > /dev/null 2>&1; then
+		pub=$(mktemp -d /tmp/iotrail-it.${RUNTAG}pub.XXXXXX)
+		chmod 755 "$pub" && cp "$IOTRAIL" "$pub/iotrail" && chmod 755 "$pub/iotrail"
+		for verb in record probe; do
+			args=(); [ $verb = record ] && args=(-d 1 -o "$pub/x.trail")
+			expect_error "${verb}_unprivileged" runuser -u nobody -- "$pub/iotrail" $verb "${args[@]}"
+			grep -q 'CAP_BPF' "$TMP/err" || fail "error_${verb}_unprivileged_names_caps" \
+				"the line does not name CAP_BPF: $(cat "$TMP/err")"
+		done
+		rm -rf "$pub"
+	else
+		skip error_record_unprivileged "runuser or the user nobody is missing"
+	fi
+	# every failure above came after nothing, or after the probes were
+	# attached (the bad COMMAND): with the failing processes gone, no new
+	# program or link may be left that no process holds
+	if command -v bpftool > /dev/null; then
+		left=$(comm -13 <(echo "$unheld_before") <(bpf_unheld) | tr '\n' ' ')
+		[ -z "${left// /}" ] && pass "error_paths_leave_no_bpf (no BPF program or link left that no process holds)" \
+			|| fail error_paths_leave_no_bpf "left attached after the failures: $left"
+	else
+		skip error_paths_leave_no_bpf "bpftool is not installed"
+	fi
 else
 	skip error_record "record's checks need root"
 fi

@@ -6,8 +6,9 @@
 # loopback in the test VM, tests/vm/nvme-tcp-loop, recorded with the block,
 # nvme and nvmet layers; nvme-tcp-r2t's: the build that added the NVMe/TCP
 # transport layers, 100 fio 128K sequential writes over the same loopback,
-# with the nvme-tcp and nvmet-tcp layers, tests/vm/test_nvme_tcp_transport.sh):
-# a change to the analysis side that is meant to
+# with the nvme-tcp and nvmet-tcp layers, tests/vm/test_nvme_tcp_transport.sh;
+# the truncation note of syscall-chunks-cut's: the build that made it say
+# why the file is cut): a change to the analysis side that is meant to
 # keep the output proves it here.
 #
 #   tests/integration/test_golden.sh                  compare (PASS/FAIL lines)

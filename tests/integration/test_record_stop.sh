@@ -7,7 +7,7 @@ cd "$(dirname "$0")/../.."
 
 why=$(host_blocker)
 if [ -n "$why" ]; then
-	for t in sigint duration kill9; do skip "record_stop_$t" "$why"; done
+	for t in stop_sigint stop_duration stop_kill9 kill9_bpf_gone; do skip "record_$t" "$why"; done
 	exit 0
 fi
 make_loop 128 none || { fail record_stop_setup "cannot set up a loop device"; exit 1; }
@@ -54,18 +54,44 @@ else
 	fail record_stop_duration "rc=$rc wall=${elapsed_ms}ms report: $r"
 fi
 
-# kill -9: no END chunk; the reader stops at the last complete chunk
+# kill -9: no END chunk; the reader stops at the last complete chunk, the
+# report says the file is cut, and the kernel drops iotrail's programs and
+# links with its file descriptors (nothing is pinned): those the recorder
+# held (its /proc fdinfo) are all gone after
 load 6
 "$IOTRAIL" record -o "$TMP/kill.trail" --dev "$LOOPNAME" > "$TMP/kill.out" 2>&1 &
 rec=$!
 sleep 4
+held=$(bpf_held_by $rec)
+unseen=$(comm -23 <(echo "$held") <(bpf_present)) # the check below sees what it checks
 kill -KILL $rec; wait $rec 2>/dev/null
 wait $FIO_PID
 r=$(jq_report "$TMP/kill.trail" '"\(.ios) \(.truncated) \(.complete)"' 2>&1)
+"$IOTRAIL" report "$TMP/kill.trail" > "$TMP/kill.report" 2>&1
+note=$(grep -A2 'WARNING: the file is cut short' "$TMP/kill.report" | tr '\n' ' ')
+reason=$(jq_report "$TMP/kill.trail" '.truncated_reason' 2>&1)
 set -- $r
-if [ "${1:-0}" -gt 0 ] 2>/dev/null && [ "$3" = false ]; then
-	pass "record_stop_kill9 ($1 I/Os read back from a file without its end)"
+if [ "${1:-0}" -gt 0 ] 2>/dev/null && [ "$2" = true ] && [ "$3" = false ] \
+	&& echo "$note" | grep -q 'without an END chunk'; then
+	pass "record_stop_kill9 ($1 I/Os read back from a file without its end; the report says it is cut: $reason)"
 else
-	fail record_stop_kill9 "report of a killed recording gave: $r"
+	fail record_stop_kill9 "report of a killed recording gave: $r; note: ${note:-none}"
+fi
+if ! command -v bpftool > /dev/null; then
+	skip record_kill9_bpf_gone "bpftool is not installed (scripts/install-deps.sh)"
+elif ! echo "$held" | grep -q '^prog ' || [ -n "$unseen" ]; then
+	fail record_kill9_bpf_gone "the recorder's programs and links (${held:-none in its fdinfo}) not all listed by bpftool while it ran: ${unseen:-no program}"
+else
+	left=""
+	for i in $(seq 50); do # the kernel frees them once the fds are closed, soon after
+		left=$(comm -12 <(echo "$held") <(bpf_present) | tr '\n' ' ')
+		[ -z "${left// /}" ] && break
+		sleep 0.1
+	done
+	if [ -z "${left// /}" ]; then
+		pass "record_kill9_bpf_gone ($(echo "$held" | grep -c '^prog') programs, $(echo "$held" | grep -c '^link') links held by the recorder; none left 0-5 s after kill -9)"
+	else
+		fail record_kill9_bpf_gone "left attached after kill -9: programs/links $left"
+	fi
 fi
 exit ${FAILED:-0}

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "analyze/hashmap.h"
+#include "analyze/sort.h"
 #include "layers/syscall/sysan.h"
 
 /* A trail of a thread that queued bios, while a call of the thread may
@@ -1205,7 +1206,7 @@ static void background(struct it_sysan *s)
 	size_t fcap = 0;
 	struct tagref *by = s->ntags ? malloc(s->ntags * sizeof(*by)) : NULL;
 
-	qsort(s->tidv, s->ntids, sizeof(*s->tidv), cmp_tid);
+	it_sort(s->tidv, s->ntids, sizeof(*s->tidv), cmp_tid);
 	s->last_tidx = IT_MAP_NONE;
 	for (size_t i = 0; i < s->ntids; i++) {
 		struct tid_trails *tt = &s->tidv[i];
@@ -1221,7 +1222,7 @@ static void background(struct it_sysan *s)
 		by[i] = (struct tagref){ .dev = s->tagv[i].dev, .idx = (uint32_t)i,
 					 .ino = s->tagv[i].ino, .ts = s->tagv[i].ts };
 	if (by)
-		qsort(by, s->ntags, sizeof(*by), cmp_tagref);
+		it_sort(by, s->ntags, sizeof(*by), cmp_tagref);
 	for (size_t i = 0; i < s->ninos; i++) {
 		const struct inode_trails *in = &s->inov[i];
 		struct it_sysan_bfile *f = NULL;
@@ -1236,9 +1237,9 @@ static void background(struct it_sysan *s)
 				by_file(f, &in->v[j]);
 		}
 	}
-	qsort(r->background, r->nbackground, sizeof(*r->background), cmp_bg);
-	qsort(r->unattributed, r->nunattributed, sizeof(*r->unattributed), cmp_bg);
-	qsort(r->bfiles, r->nbfiles, sizeof(*r->bfiles), cmp_bfile);
+	it_sort(r->background, r->nbackground, sizeof(*r->background), cmp_bg);
+	it_sort(r->unattributed, r->nunattributed, sizeof(*r->unattributed), cmp_bg);
+	it_sort(r->bfiles, r->nbfiles, sizeof(*r->bfiles), cmp_bfile);
 out:
 	free(by);
 	it_map_free(&files);
@@ -1277,7 +1278,7 @@ void it_sysan_finish(struct it_sysan *s, uint64_t end_ns)
 	r->interval_ns = s->o.interval_ns ? s->o.interval_ns : pick_interval(r->end_ns - start_ns);
 	r->nintervals = (r->end_ns - start_ns) / r->interval_ns + 1;
 	timelines(s);
-	qsort(s->comms, s->ncomms, sizeof(*s->comms), cmp_comm);
+	it_sort(s->comms, s->ncomms, sizeof(*s->comms), cmp_comm);
 	for (size_t i = 0; i < r->nevents; i++) {
 		const struct comm_rec *cr = comm_at(s, r->events[i].e.tid, r->events[i].e.ts_exit);
 		r->events[i].comm = cr ? cr->comm : "";
@@ -1297,15 +1298,15 @@ void it_sysan_finish(struct it_sysan *s, uint64_t end_ns)
 	for (unsigned c = 1; c < IT_SYS_MAX; c++)
 		if (s->calls[c].count)
 			memset(&s->calls[c], 0, sizeof(s->calls[c]));
-	qsort(r->per_call, r->ncalls, sizeof(*r->per_call), cmp_call);
-	qsort(r->files, r->nfiles, sizeof(*r->files), cmp_file);
+	it_sort(r->per_call, r->ncalls, sizeof(*r->per_call), cmp_call);
+	it_sort(r->files, r->nfiles, sizeof(*r->files), cmp_file);
 	for (size_t i = 0; i < r->nthreads; i++) {
 		const struct comm_rec *cr = comm_at(s, r->threads[i].tid, UINT64_MAX);
 		if (cr)
 			memcpy(r->threads[i].comm, cr->comm, 16);
 	}
-	qsort(r->threads, r->nthreads, sizeof(*r->threads), cmp_thread);
-	qsort(r->events, r->nevents, sizeof(*r->events), cmp_event);
+	it_sort(r->threads, r->nthreads, sizeof(*r->threads), cmp_thread);
+	it_sort(r->events, r->nevents, sizeof(*r->events), cmp_event);
 	background(s);
 	for (size_t i = 0; i < s->nnames; i++)
 		r->unmatched_names += !s->namev[i].used;
