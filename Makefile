@@ -13,7 +13,7 @@ CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -Isrc -I$(B
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	      -I$(BUILD) -Iinclude -Ibpf
 LDLIBS_CORE := -lzstd -lz -lpthread -lm
-LDLIBS   := -lbpf -lelf $(LDLIBS_CORE)
+LDLIBS   := -lbpf -lelf -lssl -lcrypto $(LDLIBS_CORE)
 
 # A layer's folder, src/layers/NAME/: NAME.bpf.c (its BPF program, a
 # skeleton), record.c and record_*.c (its recording side: libbpf), every
@@ -25,10 +25,11 @@ SKELS     := $(patsubst %.bpf.c,$(BUILD)/%.skel.h,$(notdir $(BPF_SRCS)))
 LAYER_RECORD := $(wildcard src/layers/*/record.c src/layers/*/record_*.c)
 # pure C: trace file, analysis, exporters (no libbpf; unit-tested)
 CORE_SRCS := src/tracefile.c src/evpack.c src/layer_table.c src/scope_ids.c \
+	     src/trace_merge.c src/agent/proto.c \
 	     $(filter-out %.bpf.c $(LAYER_RECORD),$(wildcard src/layers/*/*.c)) \
 	     $(wildcard src/analyze/*.c) $(wildcard src/export/*.c)
 # user space that needs libbpf: the commands, the hook engine, recording
-APP_SRCS  := $(filter-out $(CORE_SRCS),$(wildcard src/*.c)) $(LAYER_RECORD)
+APP_SRCS  := $(filter-out $(CORE_SRCS),$(wildcard src/*.c src/agent/*.c)) $(LAYER_RECORD)
 APP_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(APP_SRCS))
 CORE_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(CORE_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/*.c)

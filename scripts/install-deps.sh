@@ -5,7 +5,8 @@
 set -euo pipefail
 
 # build: compiler for user space and BPF, libbpf, skeleton generator, libs
-build_pkgs="make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libzstd-dev pkg-config"
+# libssl-dev: OpenSSL 3, the agent channel's TLS 1.3 with a pre-shared key
+build_pkgs="make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libzstd-dev pkg-config libssl-dev"
 # tests, demo and benchmarks: the workload and its reference, loop devices;
 # fuse3, libfuse3-dev: tests/tools/slowfs (a disk with a known delay);
 # e2fsprogs: mkfs.ext4 (a file system on a loop device: writeback, readahead)

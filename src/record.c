@@ -26,12 +26,14 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "agent/remote.h"
 #include "cli.h"
 #include "commands.h"
 #include "hooks.h"
 #include "hostinfo.h"
 #include "layer.h"
 #include "scope.h"
+#include "trace_merge.h"
 #include "tracefile.h"
 
 #define MAX_DEVS 16           /* IT_MAX_DEVS in the BPF programs */
@@ -53,6 +55,10 @@ struct record_opts {
 	char **cmd;                   /* NULL: no COMMAND */
 	bool want[MAX_LAYERS];        /* by index in it_layers[] */
 	bool layers_given;            /* --layers: a layer that cannot load is an error */
+	double flush_every_s;         /* --flush-every: the agent's recorder */
+	const char *target;           /* --target HOST:PORT: also record that machine */
+	const char *keyfile;
+	const char *target_layers, *target_devs;
 };
 
 static volatile sig_atomic_t stop_signal, nsignals;
@@ -121,6 +127,13 @@ static void usage(FILE *f)
 		"  -v, --verbose        show libbpf's messages and hook decisions\n"
 		"      --layers LIST    comma-separated from: %s (default: every layer this\n"
 		"                       kernel supports; see iotrail probe)\n"
+		"      --target HOST:PORT  also record that machine through its `iotrail agent`\n"
+		"                       (machine 1 of the file; the clock offset measured)\n"
+		"      --key FILE       the agent's shared key (default /etc/iotrail/agent.key)\n"
+		"      --target-layers LIST, --target-dev DEV[,DEV]  what the target records\n"
+		"                       (default: what `iotrail record` records there)\n"
+		"      --flush-every SECS  write buffered records to the file every SECS\n"
+		"                       (the agent's recorder uses it)\n"
 		"\n"
 		"layers:\n",
 		MAX_DEVS, names);
@@ -204,6 +217,11 @@ static struct option *build_longopts(void)
 		{ "layers", required_argument, NULL, 'L' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "target", required_argument, NULL, 'T' },
+		{ "key", required_argument, NULL, 'K' },
+		{ "target-layers", required_argument, NULL, 'Y' },
+		{ "target-dev", required_argument, NULL, 'Z' },
+		{ "flush-every", required_argument, NULL, 'F' },
 	};
 	size_t n = sizeof(common) / sizeof(common[0]), k = 0;
 	struct option *all;
@@ -332,6 +350,24 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		case 'v':
 			o->verbose = true;
 			break;
+		case 'T':
+			o->target = optarg;
+			break;
+		case 'K':
+			o->keyfile = optarg;
+			break;
+		case 'Y':
+			o->target_layers = optarg;
+			break;
+		case 'Z':
+			o->target_devs = optarg;
+			break;
+		case 'F':
+			o->flush_every_s = strtod(optarg, &end);
+			if (*end || o->flush_every_s <= 0)
+				rc = it_fail(-1, "parse --flush-every", optarg,
+					     "give a number of seconds > 0");
+			break;
 		case 'h':
 			usage(stdout);
 			rc = 1;
@@ -350,6 +386,9 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	free(longopts);
 	if (!rc && optind < argc)
 		o->cmd = argv + optind;
+	if (!rc && !o->target && (o->keyfile || o->target_layers || o->target_devs))
+		rc = it_fail(-1, "parse the options", "--key, --target-layers and --target-dev go "
+			     "with --target", "give --target HOST:PORT");
 	return rc;
 }
 
@@ -367,6 +406,7 @@ struct session {
 	 * then the deltas of those that moved (s.disk) */
 	struct it_disk_delta *disk;
 	size_t ndisk;
+	struct it_remote *remote;     /* --target: the agent's session */
 };
 
 #define FOR_STARTED(ss, i, l) \
@@ -557,7 +597,7 @@ static void linger(struct session *ss)
 static void record_loop(struct session *ss)
 {
 	struct it_session *s = &ss->s;
-	uint64_t deadline = 0, next_tick = 0, now;
+	uint64_t deadline = 0, next_tick = 0, next_flush = 0, now;
 	int err;
 
 	if (ss->o->duration_s > 0)
@@ -575,6 +615,13 @@ static void record_loop(struct session *ss)
 					l->tick(s);
 			next_tick = now + DROPS_EVERY_NS;
 		}
+		if (ss->o->flush_every_s > 0 && now >= next_flush) {
+			if (it_writer_flush(s->w) && !s->err)
+				s->err = it_writer_flush(s->w);
+			next_flush = now + (uint64_t)(ss->o->flush_every_s * 1e9);
+		}
+		if (ss->remote)
+			it_remote_tick(ss->remote, now);
 		if (ss->child > 0 && waitpid(ss->child, &ss->status, WNOHANG) == ss->child) {
 			ss->child = 0;
 			break;
@@ -783,6 +830,64 @@ static void catch_signals(void)
 	sigaction(SIGTERM, &sa, NULL);
 }
 
+/* --target: the agent's session starts before the local probes, so a
+ * target that cannot record stops everything before anything ran. The
+ * local recording goes to OUTPUT.local, the target's chunks to
+ * OUTPUT.target; both become OUTPUT at the end (target_merge). */
+static int target_start(struct session *ss, struct record_opts *o, char *local, char *spool,
+			size_t len)
+{
+	struct it_remote_opts ro = { .target = o->target, .keyfile = o->keyfile,
+				     .layers = o->target_layers, .devs = o->target_devs,
+				     .spool = spool, .pull_every_ns = 1000000000ull };
+	char err[600];
+
+	snprintf(local, len, "%s.local", o->output);
+	snprintf(spool, len, "%s.target", o->output);
+	if (!(ss->remote = it_remote_start(&ro, err, sizeof(err))))
+		return it_failf(1, "%s", err);
+	o->output = local;
+	return 0;
+}
+
+/* The last pulls, then one file: machine 0 (ours) and machine 1 (the
+ * target) with the clock offset, and a NOTE when the agent was lost. A
+ * merge that fails leaves our own recording at OUTPUT and says so. */
+static int target_merge(struct session *ss, struct record_opts *o, const char *output)
+{
+	struct it_merge_target t = { .path = NULL };
+	struct it_merge_result res;
+	const char *local = o->output;
+	char spool[4096], err[600];
+	uint64_t rtt;
+	int rc = 0;
+
+	snprintf(spool, sizeof(spool), "%s.target", output);
+	it_remote_finish(ss->remote);
+	it_remote_clock(ss->remote, &t.clock, &rtt);
+	t.path = spool;
+	t.lost = it_remote_lost(ss->remote, &t.lost_at_ns);
+	o->output = output;
+	fprintf(stderr, "iotrail record: target %s: clock offset %+lld ns +- %llu ns (best round "
+		"trip %llu ns; %s)\n", it_remote_target(ss->remote), (long long)t.clock.offset_ns,
+		(unsigned long long)t.clock.uncertainty_ns, (unsigned long long)rtt,
+		t.clock.method);
+	if (it_trace_merge(output, local, &t, &res, err, sizeof(err))) {
+		rc = it_failf(1, "failed to merge the target's recording into %s: %s; %s holds "
+			      "this machine's recording only", output, err, output);
+		if (rename(local, output))
+			unlink(local);
+	} else {
+		fprintf(stderr, "iotrail record: target %s: %llu events in %llu chunks (machine 1)%s\n",
+			it_remote_target(ss->remote), (unsigned long long)res.target_events,
+			(unsigned long long)res.target_chunks,
+			res.target_complete ? "" : "; incomplete: its agent was lost");
+		unlink(local);
+	}
+	unlink(spool);
+	return rc;
+}
+
 static int check_kernel(void)
 {
 	char why[160];
@@ -801,6 +906,8 @@ int cmd_record(int argc, char **argv)
 	struct session ss = { .o = &o };
 	struct it_session *s = &ss.s;
 	char hooks[sizeof(((struct it_host_rec *)0)->hooks)] = "";
+	char local[4096], spool[4096];
+	const char *output;
 	int rc, ret = 1;
 	bool ran_command = false;
 
@@ -817,6 +924,9 @@ int cmd_record(int argc, char **argv)
 		return 2;
 	libbpf_set_print(libbpf_log);
 	if (check_kernel())
+		return 1;
+	output = o.output;
+	if (o.target && target_start(&ss, &o, local, spool, sizeof(local)))
 		return 1;
 	if (start_layers(&ss, hooks, sizeof(hooks)))
 		goto out;
@@ -840,6 +950,8 @@ int cmd_record(int argc, char **argv)
 		     "check free space on its file system");
 		goto out;
 	}
+	if (ss.remote && target_merge(&ss, &o, output))
+		goto out;
 	summary(&ss, ran_command);
 	ret = ran_command ? exit_code(ss.status) : 0;
 out:
@@ -850,6 +962,12 @@ out:
 	for (size_t i = it_nlayers; i-- > 0;)
 		if (ss.called[i] && it_layers[i]->free)
 			it_layers[i]->free();
+	if (ss.remote && o.output != output) {
+		/* stopped before the end: nothing half-written is left */
+		unlink(local);
+		unlink(spool);
+	}
+	it_remote_free(ss.remote);
 	free(o.scope.pids);
 	free(ss.disk);
 	if (o.scope.cgroup_fd >= 0)

@@ -99,6 +99,8 @@ struct it_pass_info {
 	uint32_t layers;                  /* 1u << enum it_layer: layers the trace has */
 	const struct it_layer_opts *opts;
 	struct it_bus *bus;
+	uint16_t machine;                 /* whose chunks the pass reads (report --machine) */
+	int64_t clock_offset_ns;          /* its CLOCK offset to machine 0 (0 for machine 0) */
 };
 
 /* The trace's span at the end of the pass. */
