@@ -43,7 +43,7 @@ PROG_BINS := $(patsubst tests/progs/%.c,$(BUILD)/tests/%,$(wildcard tests/progs/
 # keep the BPF objects and bench objects make sees as intermediate
 .SECONDARY:
 
-.PHONY: all deps test test-unit test-host test-vm demo bench clean
+.PHONY: all deps test test-unit test-host test-vm demo bench clean fuzz-agent
 all: deps $(BUILD)/iotrail $(BUILD)/unit-tests $(BENCH_BINS) $(PROG_BINS) $(BUILD)/tests/slowfs
 
 deps:
@@ -123,6 +123,23 @@ test-vm: all
 
 demo: all
 	@scripts/demo.sh
+
+# The agent protocol's parser under libFuzzer with ASan and UBSan, from the
+# seeds in tests/fuzz/corpus/agent_msg (copied: the run adds to its copy).
+# FUZZ_SECONDS bounds the run; the host suite runs it for 10 s
+# (tests/integration/test_agent_fuzz.sh).
+FUZZ_SECONDS ?= 60
+FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	      -std=gnu11 -D_GNU_SOURCE -Iinclude -Isrc
+$(BUILD)/fuzz/fuzz_agent_msg: tests/fuzz/fuzz_agent_msg.c src/agent/proto.c src/agent/proto.h | deps
+	@mkdir -p $(@D)
+	$(CLANG) $(FUZZ_FLAGS) tests/fuzz/fuzz_agent_msg.c src/agent/proto.c -o $@
+
+fuzz-agent: $(BUILD)/fuzz/fuzz_agent_msg
+	@rm -rf $(BUILD)/fuzz/corpus-agent && mkdir -p $(BUILD)/fuzz/corpus-agent
+	@cp tests/fuzz/corpus/agent_msg/* $(BUILD)/fuzz/corpus-agent/
+	cd $(BUILD)/fuzz && ./fuzz_agent_msg -max_total_time=$(FUZZ_SECONDS) -max_len=20000 \
+		corpus-agent
 
 bench: all
 	@bench/run

@@ -514,6 +514,7 @@ static pid_t start_command(char **cmd, int *exec_errno)
 	}
 	if (pid == 0) {
 		close(pfd[0]);
+		signal(SIGPIPE, SIG_DFL); /* ignored here with --target, not in COMMAND */
 		execvp(cmd[0], cmd);
 		e = errno;
 		if (write(pfd[1], &e, sizeof(e)) < 0)
@@ -926,6 +927,9 @@ int cmd_record(int argc, char **argv)
 	if (check_kernel())
 		return 1;
 	output = o.output;
+	/* a dropped agent is an error to handle, not a SIGPIPE that kills us */
+	if (o.target)
+		signal(SIGPIPE, SIG_IGN);
 	if (o.target && target_start(&ss, &o, local, spool, sizeof(local)))
 		return 1;
 	if (start_layers(&ss, hooks, sizeof(hooks)))

@@ -161,7 +161,7 @@ static void report_machines(const char *path, struct it_reader *rd, uint16_t sho
 				(long long)c->offset_ns, c->ref_machine,
 				(unsigned long long)c->uncertainty_ns, 50, c->method);
 		if (ms[i].id != shown)
-			fprintf(f, "      %llu events of machine %u (%s) not analysed yet (see "
+			fprintf(f, "      %llu records of machine %u (%s) not analysed yet (see "
 				"iotrail report --machine %u)\n", (unsigned long long)records[i],
 				ms[i].id, ms[i].id ? "target" : "initiator", ms[i].id);
 	}

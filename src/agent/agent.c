@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -178,6 +179,8 @@ static int start_recorder(struct session *s, const struct it_agent_msg *m, char 
 	if (!s->recorder) {
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGINT, SIG_DFL);
+		/* a session killed outright must not leave its recorder running */
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
 		if (lfd >= 0)
 			dup2(lfd, 2);
 		execv("/proc/self/exe", argv);
@@ -387,7 +390,8 @@ static int serve(struct session *s)
 			rc = send_error(s->c, IT_AERR_STATE, "unexpected message");
 		}
 		if (rc) {
-			logf_("%s: session ended: %s", it_chan_peer(s->c), err);
+			if (m.type != IT_MSG_START) /* on_start said why */
+				logf_("%s: session ended: %s", it_chan_peer(s->c), err);
 			return -1;
 		}
 	}
@@ -475,12 +479,25 @@ static int run(const char *addr, const uint8_t *key)
 		fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 		if (fd < 0)
 			continue;
+		/* a session that just ended may still be cleaning up: give it a moment,
+		 * so the initiator that ends it and starts another is not refused */
+		for (int i = 0; session && i < 100; i++) {
+			if (waitpid(session, &st, WNOHANG) == session) {
+				for (size_t k = 0; k < nkids; k++)
+					if (kids[k] == session)
+						kids[k] = kids[--nkids];
+				session = 0;
+				break;
+			}
+			usleep(10000);
+		}
 		if (nkids == sizeof(kids) / sizeof(*kids)) {
 			close(fd); /* a flood of connections: the ones being served go on */
 			continue;
 		}
 		pid = fork();
 		if (pid == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGTERM);
 			close(lfd);
 			_exit(connection(fd, key, session != 0));
 		}

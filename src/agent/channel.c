@@ -155,6 +155,10 @@ static void tls_reason(char *out, size_t len, bool server)
 	if (strstr(r, "binder") || strstr(r, "decrypt error") || strstr(r, "bad record mac"))
 		snprintf(out, len, "the keys differ (TLS: %s); use the same key file on both "
 			 "machines", r);
+	else if (!server && strstr(r, "illegal parameter"))
+		/* what OpenSSL's server answers to a PSK binder made with another key */
+		snprintf(out, len, "the agent refused our key (TLS: %s): the keys differ; use the "
+			 "same key file on both machines", r);
 	else if (server && (strstr(r, "no shared cipher") || strstr(r, "certificate") ||
 			    strstr(r, "wrong version") || strstr(r, "http")))
 		snprintf(out, len, "the peer is not an iotrail initiator with a key (TLS: %s)", r);
@@ -318,6 +322,8 @@ static int io_fail(struct it_chan *c, int rc, const char *what, char *err, size_
 	else if (e == SSL_ERROR_SYSCALL)
 		snprintf(err, errlen, "%s: %s", what, errno ? strerror(errno) :
 			 "the connection was cut");
+	else if (ERR_GET_REASON(ERR_peek_last_error()) == SSL_R_UNEXPECTED_EOF_WHILE_READING)
+		snprintf(err, errlen, "%s: the connection was cut (the peer died?)", what);
 	else
 		snprintf(err, errlen, "%s: TLS error %s", what,
 			 ERR_reason_error_string(ERR_peek_last_error()) ?: "(unknown)");

@@ -92,13 +92,17 @@ static size_t put_text(uint8_t *p, size_t cap, const char *s)
 	return n + 2;
 }
 
-/* A fixed-size NUL-padded field: must end in a NUL and hold no control byte. */
+/* A fixed-size field: a string padded with NULs to the end (one at least),
+ * no control byte: one encoding per value. */
 static bool get_field(const uint8_t *p, size_t n, char *out)
 {
 	size_t l = strnlen((const char *)p, n);
 
 	if (l == n)
 		return false;
+	for (size_t i = l; i < n; i++)
+		if (p[i])
+			return false;
 	for (size_t i = 0; i < l; i++)
 		if (p[i] < 0x20 || p[i] == 0x7f)
 			return false;
@@ -120,8 +124,6 @@ static bool parse_payload(struct it_agent_msg *m, const uint8_t *p, size_t n)
 		return get_field(p + 4, 32, m->u.hello.software) &&
 		       get_field(p + 36, 64, m->u.hello.host);
 	case IT_MSG_START:
-		if (!n) /* the agent's answer may be empty */
-			return true;
 		a = get_text(p, n, m->u.start.layers, sizeof(m->u.start.layers));
 		b = a ? get_text(p + a, n - a, m->u.start.devs, sizeof(m->u.start.devs)) : 0;
 		return a && b && a + b == n;
