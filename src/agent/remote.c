@@ -154,8 +154,8 @@ struct it_remote *it_remote_start(const struct it_remote_opts *o, char *err, siz
 			 why);
 		goto fail;
 	}
-	fprintf(stderr, "iotrail record: target %s (%s) recording, hooks %s\n", o->target,
-		it_chan_peer(r->c), a.u.start.layers[0] ? a.u.start.layers : "?");
+	fprintf(stderr, "iotrail record: target %s recording, hooks %s\n", o->target,
+		a.u.start.layers[0] ? a.u.start.layers : "?");
 	r->next_pull = now_ns() + o->pull_every_ns;
 	return r;
 fail:
