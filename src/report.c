@@ -135,6 +135,53 @@ static void count_machines(const char *path, const struct it_machine *ms, size_t
 	it_reader_close(r);
 }
 
+struct machines_arg {
+	const char *path;
+	struct it_reader *rd;
+	uint16_t shown;
+};
+
+/* "machines": [...] of a file of several, as the text's Machines section. */
+static void machines_json(struct it_json *j, const void *arg)
+{
+	const struct machines_arg *a = arg;
+	size_t n, nnotes;
+	const struct it_machine *ms = it_reader_machines(a->rd, &n);
+	const struct it_note_rec *notes = it_reader_notes(a->rd, &nnotes);
+
+	if (n < 2)
+		return;
+	uint64_t records[n];
+	count_machines(a->path, ms, n, records);
+	it_json_name(j, "machines");
+	it_json_array_start(j);
+	for (size_t i = 0; i < n; i++) {
+		const struct it_clock_rec *c = it_reader_clock(a->rd, ms[i].id);
+
+		it_json_object_start(j);
+		it_json_kv_uint(j, "id", ms[i].id);
+		it_json_kv_string(j, "hostname", ms[i].host.hostname);
+		it_json_kv_string(j, "kernel", ms[i].host.kernel);
+		it_json_kv_uint(j, "ncpus", ms[i].host.ncpus);
+		it_json_kv_bool(j, "analysed", ms[i].id == a->shown);
+		it_json_kv_uint(j, "records", records[i]);
+		if (c) {
+			it_json_name(j, "clock");
+			it_json_object_start(j);
+			it_json_kv_uint(j, "ref_machine", c->ref_machine);
+			it_json_kv_int(j, "offset_ns", c->offset_ns);
+			it_json_kv_uint(j, "uncertainty_ns", c->uncertainty_ns);
+			it_json_kv_string(j, "method", c->method);
+			it_json_object_end(j);
+		}
+		for (size_t k = 0; k < nnotes; k++)
+			if (notes[k].machine == ms[i].id && notes[k].kind == IT_NOTE_LOST)
+				it_json_kv_string(j, "incomplete", notes[k].text);
+		it_json_object_end(j);
+	}
+	it_json_array_end(j);
+}
+
 /* A file of several machines (record --target): each one, its clock
  * against machine 0's, what the analysis above left out, and a warning
  * for a machine whose data ends early. Text only; nothing for one machine. */
@@ -259,8 +306,10 @@ int cmd_report(int argc, char **argv)
 	struct it_reader_status st;
 	rc = it_trace_analysis_run(an, rd, path);
 	it_reader_status(rd, &st);
+	struct machines_arg marg = { .path = path, .rd = rd, .shown = (uint16_t)machine };
 	struct it_report_ctx ctx = { .path = path, .host = info.host, .devs = info.devs,
-				     .ndevs = info.ndevs, .status = &st, .opts = &o };
+				     .ndevs = info.ndevs, .status = &st, .opts = &o,
+				     .json_tail = machines_json, .json_tail_arg = &marg };
 	if (!rc && o.log)
 		it_analysis_report_log(an, stdout, &ctx);
 	else if (!rc && json)

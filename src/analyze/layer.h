@@ -118,6 +118,10 @@ struct it_report_ctx {
 	size_t ndevs;
 	const struct it_reader_status *status;
 	const struct it_layer_opts *opts;
+	/* the report's own last members of the JSON object (e.g. the machines
+	 * of a file of several); NULL: none */
+	void (*json_tail)(struct it_json *j, const void *arg);
+	const void *json_tail_arg;
 };
 
 /* ---- an analysis layer ---- */

@@ -181,6 +181,8 @@ void it_analysis_report_json(struct it_analysis *an, FILE *f, const struct it_re
 	it_json_kv_uint(&j, "version", 1);
 	for (size_t i = 0; i < an->n; i++)
 		an->l[i].ops->report_json(an->l[i].self, &j, ctx);
+	if (ctx->json_tail)
+		ctx->json_tail(&j, ctx->json_tail_arg);
 	it_json_object_end(&j);
 }
 

@@ -10,7 +10,8 @@ cd "$(dirname "$0")/../.."
 . tests/integration/lib.sh
 
 ALL="agent_no_key agent_key_mode agent_new_key agent_merged agent_clock agent_machine0_alone
-agent_wrong_key agent_version agent_unreachable agent_target_fails agent_killed agent_sigterm"
+agent_wrong_key agent_version agent_unreachable agent_target_fails agent_busy agent_killed
+agent_sigterm"
 why=$(host_blocker)
 if [ -n "$why" ]; then
 	for t in $ALL; do skip "$t" "$why"; done
@@ -154,6 +155,22 @@ if one_line_fail agent_target_fails $rc "$TMP/t.err" "failed to start recording 
 	fi
 fi
 
+# one session at a time: a second initiator is told the agent is busy
+: > "$TMP/b1.err"
+"$IOTRAIL" record -o "$TMP/b1.trail" --layers block "${TARGET[@]}" -- sleep 4 2> "$TMP/b1.err" &
+FIRST=$!
+for i in $(seq 100); do grep -q "recording, hooks" "$TMP/b1.err" && break; sleep 0.1; done
+"$IOTRAIL" record -o "$TMP/b2.trail" --layers block "${TARGET[@]}" -- true 2> "$TMP/b2.err"; rc=$?
+wait $FIRST; rc1=$?
+if one_line_fail agent_busy $rc "$TMP/b2.err" "busy.*wait until it ends"; then
+	if [ $rc1 -eq 0 ] && [ -e "$TMP/b1.trail" ] && [ ! -e "$TMP/b2.trail" ] \
+		&& grep -q "refused: a recording session is running" "$TMP/agent.log"; then
+		pass "agent_busy (the first session went on and wrote its file)"
+	else
+		fail agent_busy "first exit $rc1, files: $(ls "$TMP"/b?.trail 2>/dev/null | tr '\n' ' ')"
+	fi
+fi
+
 # the agent's session killed outright mid-run: the initiator's file is
 # whole, with the target's data up to its last pull and a warning
 ( sleep 2.5; kill -9 $(pgrep -P $AGENT) 2>/dev/null ) &
@@ -165,11 +182,13 @@ wait $KILLER
 trunc=$(jq_report "$TMP/k.trail" '.truncated' 2>/dev/null)
 ios1=$("$IOTRAIL" report --machine 1 --json "$TMP/k.trail" 2>/dev/null | jq '.ios')
 warn=$("$IOTRAIL" report "$TMP/k.trail" 2>/dev/null | grep -c "WARNING: machine 1's data is incomplete")
+jwarn=$(jq_report "$TMP/k.trail" '.machines[1].incomplete // empty' 2>/dev/null | grep -c lost)
 if [ $rc -eq 0 ] && [ "$trunc" = false ] && [ "${ios1:-0}" -gt 0 ] && [ "$warn" = 1 ] \
+	&& [ "$jwarn" = 1 ] \
 	&& grep -q "warning: agent .* lost" "$TMP/k.err"; then
 	pass "agent_killed (file whole, machine 1 has $ios1 I/Os up to its last pull, report warns)"
 else
-	fail agent_killed "rc=$rc truncated=$trunc machine 1 I/Os=$ios1 warning=$warn: $(grep -m2 -E 'warning|failed' "$TMP/k.err" | tr '\n' '|')"
+	fail agent_killed "rc=$rc truncated=$trunc machine 1 I/Os=$ios1 warning=$warn json=$jwarn: $(grep -m2 -E 'warning|failed' "$TMP/k.err" | tr '\n' '|')"
 fi
 
 # SIGTERM: the agent stops cleanly, no recorder or spool left behind
