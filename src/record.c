@@ -26,6 +26,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "agent/channel.h"
 #include "agent/remote.h"
 #include "cli.h"
 #include "commands.h"
@@ -288,6 +289,17 @@ static int open_cgroup(struct record_opts *o, const char *dir)
 	return 0;
 }
 
+/* --target HOST:PORT, checked before anything connects */
+static int parse_target(const char *arg)
+{
+	char host[256], port[8], why[320];
+
+	if (it_hostport_split(arg, host, sizeof(host), port, sizeof(port), why, sizeof(why)))
+		return it_fail(-1, "parse --target", why,
+			       "give the agent's address, e.g. 10.0.0.2:4790");
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct record_opts *o)
 {
 	struct option *longopts = build_longopts();
@@ -352,6 +364,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			break;
 		case 'T':
 			o->target = optarg;
+			rc = parse_target(optarg);
 			break;
 		case 'K':
 			o->keyfile = optarg;

@@ -25,6 +25,7 @@ struct it_remote {
 	struct it_chan *c;
 	int spool;
 	uint64_t bytes, next_pull;
+	size_t last_len;          /* bytes of the last DATA */
 	struct it_clock_sample best;
 	unsigned samples;
 	char lost[160];
@@ -204,6 +205,7 @@ static int pull(struct it_remote *r)
 		n -= (size_t)w;
 	}
 	r->bytes += a.u.data.len;
+	r->last_len = a.u.data.len;
 	r->final = a.u.data.flags & IT_DATA_FINAL;
 	return 0;
 }
@@ -212,7 +214,9 @@ void it_remote_tick(struct it_remote *r, uint64_t now)
 {
 	if (!r->c || now < r->next_pull)
 		return;
-	pull(r);
+	/* a busy target may have more than one DATA holds: keep up */
+	for (int i = 0; i < 8 && !pull(r) && r->last_len > IT_AGENT_MAX_DATA / 2; i++)
+		;
 	r->next_pull = now + r->o.pull_every_ns;
 }
 
