@@ -13,7 +13,7 @@ CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -Isrc -I$(B
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	      -I$(BUILD) -Iinclude -Ibpf
 LDLIBS_CORE := -lzstd -lz -lpthread -lm
-LDLIBS   := -lbpf -lelf $(LDLIBS_CORE)
+LDLIBS   := -lbpf -lelf -lssl -lcrypto $(LDLIBS_CORE)
 
 # A layer's folder, src/layers/NAME/: NAME.bpf.c (its BPF program, a
 # skeleton), record.c and record_*.c (its recording side: libbpf), every
@@ -25,10 +25,11 @@ SKELS     := $(patsubst %.bpf.c,$(BUILD)/%.skel.h,$(notdir $(BPF_SRCS)))
 LAYER_RECORD := $(wildcard src/layers/*/record.c src/layers/*/record_*.c)
 # pure C: trace file, analysis, exporters (no libbpf; unit-tested)
 CORE_SRCS := src/tracefile.c src/evpack.c src/layer_table.c src/scope_ids.c \
+	     src/trace_merge.c src/agent/proto.c \
 	     $(filter-out %.bpf.c $(LAYER_RECORD),$(wildcard src/layers/*/*.c)) \
 	     $(wildcard src/analyze/*.c) $(wildcard src/export/*.c)
 # user space that needs libbpf: the commands, the hook engine, recording
-APP_SRCS  := $(filter-out $(CORE_SRCS),$(wildcard src/*.c)) $(LAYER_RECORD)
+APP_SRCS  := $(filter-out $(CORE_SRCS),$(wildcard src/*.c src/agent/*.c)) $(LAYER_RECORD)
 APP_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(APP_SRCS))
 CORE_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(CORE_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/*.c)
@@ -42,7 +43,7 @@ PROG_BINS := $(patsubst tests/progs/%.c,$(BUILD)/tests/%,$(wildcard tests/progs/
 # keep the BPF objects and bench objects make sees as intermediate
 .SECONDARY:
 
-.PHONY: all deps test test-unit test-host test-vm demo bench clean fuzz fuzz-build
+.PHONY: all deps test test-unit test-host test-vm demo bench clean fuzz fuzz-build fuzz-agent
 all: deps $(BUILD)/iotrail $(BUILD)/unit-tests $(BENCH_BINS) $(PROG_BINS) $(BUILD)/tests/slowfs
 
 deps:
@@ -164,6 +165,23 @@ test-vm: all
 
 demo: all
 	@scripts/demo.sh
+
+# The agent protocol's parser under libFuzzer with ASan and UBSan, from the
+# seeds in tests/fuzz/corpus/agent_msg (copied: the run adds to its copy).
+# FUZZ_SECONDS bounds the run; the host suite runs it for 10 s
+# (tests/integration/test_agent_fuzz.sh).
+FUZZ_SECONDS ?= 60
+FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	      -std=gnu11 -D_GNU_SOURCE -Iinclude -Isrc
+$(BUILD)/fuzz/fuzz_agent_msg: tests/fuzz/fuzz_agent_msg.c src/agent/proto.c src/agent/proto.h | deps
+	@mkdir -p $(@D)
+	$(CLANG) $(FUZZ_FLAGS) tests/fuzz/fuzz_agent_msg.c src/agent/proto.c -o $@
+
+fuzz-agent: $(BUILD)/fuzz/fuzz_agent_msg
+	@rm -rf $(BUILD)/fuzz/corpus-agent && mkdir -p $(BUILD)/fuzz/corpus-agent
+	@cp tests/fuzz/corpus/agent_msg/* $(BUILD)/fuzz/corpus-agent/
+	cd $(BUILD)/fuzz && ./fuzz_agent_msg -max_total_time=$(FUZZ_SECONDS) -max_len=20000 \
+		corpus-agent
 
 bench: all
 	@bench/run

@@ -5,7 +5,8 @@
 set -euo pipefail
 
 # build: compiler for user space and BPF, libbpf, skeleton generator, libs
-build_pkgs="make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libzstd-dev pkg-config"
+# libssl-dev: OpenSSL 3, the agent channel's TLS 1.3 with a pre-shared key
+build_pkgs="make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libzstd-dev pkg-config libssl-dev"
 # fuzzing (make fuzz, tests/fuzz): libFuzzer and the sanitizers' runtimes
 # for Debian's default clang (clang only recommends them)
 build_pkgs="$build_pkgs libclang-rt-dev"

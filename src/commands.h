@@ -3,6 +3,8 @@
 #ifndef IOTRAIL_COMMANDS_H
 #define IOTRAIL_COMMANDS_H
 
+#include <stdint.h>
+
 int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
@@ -12,6 +14,7 @@ int cmd_diff(int argc, char **argv);
  * cmd_record does it, starting nothing: 0 valid, 1 --help printed, -1 the
  * error line printed. For the fuzz target tests/fuzz/fuzz_args.c. */
 int it_record_parse_only(int argc, char **argv);
+int cmd_agent(int argc, char **argv);
 
 /* Shared by report and diff (report.c): open a trace and build the
  * analysis layers it has (it_analysis_new), then run the one pass over
@@ -21,8 +24,8 @@ struct it_reader;
 struct it_analysis;
 struct it_layer_opts;
 struct it_pass_info;
-int it_trace_analysis_open(const char *path, const struct it_layer_opts *o, struct it_reader **rd,
-			   struct it_analysis **an, struct it_pass_info *info);
+int it_trace_analysis_open(const char *path, const struct it_layer_opts *o, uint16_t machine,
+			   struct it_reader **rd, struct it_analysis **an, struct it_pass_info *info);
 int it_trace_analysis_run(struct it_analysis *an, struct it_reader *rd, const char *path);
 
 #endif

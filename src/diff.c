@@ -60,7 +60,7 @@ static void side_free(struct side *s)
 static int side_load(struct side *s, const char *path, const struct it_layer_opts *o)
 {
 	struct it_pass_info info;
-	int rc = it_trace_analysis_open(path, o, &s->rd, &s->an, &info);
+	int rc = it_trace_analysis_open(path, o, 0, &s->rd, &s->an, &info);
 
 	if (rc || (rc = it_trace_analysis_run(s->an, s->rd, path)))
 		return rc;

@@ -26,6 +26,7 @@ static const struct command commands[] = {
 	{ "probe",  cmd_probe,  "tell which layers this kernel can trace, and with which hooks" },
 	{ "export", cmd_export, "write a trace file in another format (export --help lists them)" },
 	{ "diff",   cmd_diff,   "compare two trace files: each stage's slowdown under load, the bottleneck" },
+	{ "agent",  cmd_agent,  "serve `record --target` on a target machine (TLS, shared key)" },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 

@@ -27,12 +27,15 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "agent/channel.h"
+#include "agent/remote.h"
 #include "cli.h"
 #include "commands.h"
 #include "hooks.h"
 #include "hostinfo.h"
 #include "layer.h"
 #include "scope.h"
+#include "trace_merge.h"
 #include "tracefile.h"
 
 #define MAX_DEVS 16           /* IT_MAX_DEVS in the BPF programs */
@@ -54,6 +57,10 @@ struct record_opts {
 	char **cmd;                   /* NULL: no COMMAND */
 	bool want[MAX_LAYERS];        /* by index in it_layers[] */
 	bool layers_given;            /* --layers: a layer that cannot load is an error */
+	double flush_every_s;         /* --flush-every: the agent's recorder */
+	const char *target;           /* --target HOST:PORT: also record that machine */
+	const char *keyfile;
+	const char *target_layers, *target_devs;
 };
 
 static volatile sig_atomic_t stop_signal, nsignals;
@@ -122,6 +129,13 @@ static void usage(FILE *f)
 		"  -v, --verbose        show libbpf's messages and hook decisions\n"
 		"      --layers LIST    comma-separated from: %s (default: every layer this\n"
 		"                       kernel supports; see iotrail probe)\n"
+		"      --target HOST:PORT  also record that machine through its `iotrail agent`\n"
+		"                       (machine 1 of the file; the clock offset measured)\n"
+		"      --key FILE       the agent's shared key (default /etc/iotrail/agent.key)\n"
+		"      --target-layers LIST, --target-dev DEV[,DEV]  what the target records\n"
+		"                       (default: what `iotrail record` records there)\n"
+		"      --flush-every SECS  write buffered records to the file every SECS\n"
+		"                       (the agent's recorder uses it)\n"
 		"\n"
 		"layers:\n",
 		MAX_DEVS, names);
@@ -205,6 +219,11 @@ static struct option *build_longopts(void)
 		{ "layers", required_argument, NULL, 'L' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "target", required_argument, NULL, 'T' },
+		{ "key", required_argument, NULL, 'K' },
+		{ "target-layers", required_argument, NULL, 'Y' },
+		{ "target-dev", required_argument, NULL, 'Z' },
+		{ "flush-every", required_argument, NULL, 'F' },
 	};
 	size_t n = sizeof(common) / sizeof(common[0]), k = 0;
 	struct option *all;
@@ -268,6 +287,17 @@ static int open_cgroup(struct record_opts *o, const char *dir)
 		return it_failf(-1, "failed to use cgroup %s: not a cgroup v2 directory; give one "
 				"under the cgroup2 mount (see: mount -t cgroup2)", dir);
 	o->scope.cgroup = dir;
+	return 0;
+}
+
+/* --target HOST:PORT, checked before anything connects */
+static int parse_target(const char *arg)
+{
+	char host[256], port[8], why[320];
+
+	if (it_hostport_split(arg, host, sizeof(host), port, sizeof(port), why, sizeof(why)))
+		return it_fail(-1, "parse --target", why,
+			       "give the agent's address, e.g. 10.0.0.2:4790");
 	return 0;
 }
 
@@ -338,6 +368,25 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		case 'v':
 			o->verbose = true;
 			break;
+		case 'T':
+			o->target = optarg;
+			rc = parse_target(optarg);
+			break;
+		case 'K':
+			o->keyfile = optarg;
+			break;
+		case 'Y':
+			o->target_layers = optarg;
+			break;
+		case 'Z':
+			o->target_devs = optarg;
+			break;
+		case 'F':
+			o->flush_every_s = strtod(optarg, &end);
+			if (*end || o->flush_every_s <= 0)
+				rc = it_fail(-1, "parse --flush-every", optarg,
+					     "give a number of seconds > 0");
+			break;
 		case 'h':
 			usage(stdout);
 			rc = 1;
@@ -356,6 +405,9 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	free(longopts);
 	if (!rc && optind < argc)
 		o->cmd = argv + optind;
+	if (!rc && !o->target && (o->keyfile || o->target_layers || o->target_devs))
+		rc = it_fail(-1, "parse the options", "--key, --target-layers and --target-dev go "
+			     "with --target", "give --target HOST:PORT");
 	return rc;
 }
 
@@ -381,6 +433,7 @@ struct session {
 	 * then the deltas of those that moved (s.disk) */
 	struct it_disk_delta *disk;
 	size_t ndisk;
+	struct it_remote *remote;     /* --target: the agent's session */
 };
 
 #define FOR_STARTED(ss, i, l) \
@@ -488,6 +541,7 @@ static pid_t start_command(char **cmd, int *exec_errno)
 	}
 	if (pid == 0) {
 		close(pfd[0]);
+		signal(SIGPIPE, SIG_DFL); /* ignored here with --target, not in COMMAND */
 		execvp(cmd[0], cmd);
 		e = errno;
 		if (write(pfd[1], &e, sizeof(e)) < 0)
@@ -571,7 +625,7 @@ static void linger(struct session *ss)
 static void record_loop(struct session *ss)
 {
 	struct it_session *s = &ss->s;
-	uint64_t deadline = 0, next_tick = 0, now;
+	uint64_t deadline = 0, next_tick = 0, next_flush = 0, now;
 	int err;
 
 	if (ss->o->duration_s > 0)
@@ -589,6 +643,13 @@ static void record_loop(struct session *ss)
 					l->tick(s);
 			next_tick = now + DROPS_EVERY_NS;
 		}
+		if (ss->o->flush_every_s > 0 && now >= next_flush) {
+			if (it_writer_flush(s->w) && !s->err)
+				s->err = it_writer_flush(s->w);
+			next_flush = now + (uint64_t)(ss->o->flush_every_s * 1e9);
+		}
+		if (ss->remote)
+			it_remote_tick(ss->remote, now);
 		if (ss->child > 0 && waitpid(ss->child, &ss->status, WNOHANG) == ss->child) {
 			ss->child = 0;
 			break;
@@ -835,6 +896,64 @@ static void catch_signals(void)
 	sigaction(SIGTERM, &sa, NULL);
 }
 
+/* --target: the agent's session starts before the local probes, so a
+ * target that cannot record stops everything before anything ran. The
+ * local recording goes to OUTPUT.local, the target's chunks to
+ * OUTPUT.target; both become OUTPUT at the end (target_merge). */
+static int target_start(struct session *ss, struct record_opts *o, char *local, char *spool,
+			size_t len)
+{
+	struct it_remote_opts ro = { .target = o->target, .keyfile = o->keyfile,
+				     .layers = o->target_layers, .devs = o->target_devs,
+				     .spool = spool, .pull_every_ns = 1000000000ull };
+	char err[600];
+
+	snprintf(local, len, "%s.local", o->output);
+	snprintf(spool, len, "%s.target", o->output);
+	if (!(ss->remote = it_remote_start(&ro, err, sizeof(err))))
+		return it_failf(1, "%s", err);
+	o->output = local;
+	return 0;
+}
+
+/* The last pulls, then one file: machine 0 (ours) and machine 1 (the
+ * target) with the clock offset, and a NOTE when the agent was lost. A
+ * merge that fails leaves our own recording at OUTPUT and says so. */
+static int target_merge(struct session *ss, struct record_opts *o, const char *output)
+{
+	struct it_merge_target t = { .path = NULL };
+	struct it_merge_result res;
+	const char *local = o->output;
+	char spool[4096], err[600];
+	uint64_t rtt;
+	int rc = 0;
+
+	snprintf(spool, sizeof(spool), "%s.target", output);
+	it_remote_finish(ss->remote);
+	it_remote_clock(ss->remote, &t.clock, &rtt);
+	t.path = spool;
+	t.lost = it_remote_lost(ss->remote, &t.lost_at_ns);
+	o->output = output;
+	fprintf(stderr, "iotrail record: target %s: clock offset %+lld ns +- %llu ns (best round "
+		"trip %llu ns; %s)\n", it_remote_target(ss->remote), (long long)t.clock.offset_ns,
+		(unsigned long long)t.clock.uncertainty_ns, (unsigned long long)rtt,
+		t.clock.method);
+	if (it_trace_merge(output, local, &t, &res, err, sizeof(err))) {
+		rc = it_failf(1, "failed to merge the target's recording into %s: %s; %s holds "
+			      "this machine's recording only", output, err, output);
+		if (rename(local, output))
+			unlink(local);
+	} else {
+		fprintf(stderr, "iotrail record: target %s: %llu events in %llu chunks (machine 1)%s\n",
+			it_remote_target(ss->remote), (unsigned long long)res.target_events,
+			(unsigned long long)res.target_chunks,
+			res.target_complete ? "" : "; incomplete: its agent was lost");
+		unlink(local);
+	}
+	unlink(spool);
+	return rc;
+}
+
 static int check_kernel(void)
 {
 	char why[160];
@@ -853,6 +972,8 @@ int cmd_record(int argc, char **argv)
 	struct session ss = { .o = &o };
 	struct it_session *s = &ss.s;
 	char hooks[sizeof(((struct it_host_rec *)0)->hooks)] = "";
+	char local[4096], spool[4096];
+	const char *output;
 	int rc, ret = 1;
 	bool ran_command = false;
 
@@ -869,6 +990,12 @@ int cmd_record(int argc, char **argv)
 		return 2;
 	libbpf_set_print(libbpf_log);
 	if (check_kernel())
+		return 1;
+	output = o.output;
+	/* a dropped agent is an error to handle, not a SIGPIPE that kills us */
+	if (o.target)
+		signal(SIGPIPE, SIG_IGN);
+	if (o.target && target_start(&ss, &o, local, spool, sizeof(local)))
 		return 1;
 	if (start_layers(&ss, hooks, sizeof(hooks)))
 		goto out;
@@ -896,6 +1023,8 @@ int cmd_record(int argc, char **argv)
 		     "check free space on its file system");
 		goto out;
 	}
+	if (ss.remote && target_merge(&ss, &o, output))
+		goto out;
 	summary(&ss, ran_command);
 	ret = ran_command ? exit_code(ss.status) : 0;
 out:
@@ -906,6 +1035,12 @@ out:
 	for (size_t i = it_nlayers; i-- > 0;)
 		if (ss.called[i] && it_layers[i]->free)
 			it_layers[i]->free();
+	if (ss.remote && o.output != output) {
+		/* stopped before the end: nothing half-written is left */
+		unlink(local);
+		unlink(spool);
+	}
+	it_remote_free(ss.remote);
 	free(o.scope.pids);
 	free(ss.disk);
 	if (o.scope.cgroup_fd >= 0)

@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "tracefile.h"
+#include <stdlib.h>
 
 static void usage(FILE *f)
 {
@@ -36,6 +37,8 @@ static void usage(FILE *f)
 	      "  -e, --events         with --json: the system calls, one object each (\"events\")\n"
 	      "  -l, --log            the system calls as a list, one a line (time, pid, tid,\n"
 	      "                       comm, call, fd, offset, count, return, file type, path)\n"
+	      "  -m, --machine N      analyse machine N of a file of several (record --target:\n"
+	      "                       0 the initiator, the default; 1 its target)\n"
 	      "  -h, --help           this text\n"
 	      "\n"
 	      "examples:\n"
@@ -46,21 +49,48 @@ static void usage(FILE *f)
 	      f);
 }
 
-int it_trace_analysis_open(const char *path, const struct it_layer_opts *o, struct it_reader **rd,
-			   struct it_analysis **an, struct it_pass_info *info)
+/* One machine's record chunks of the types the analysis layers read. */
+static struct it_reader *open_machine(const char *path, uint16_t machine, char *err, size_t len)
 {
 	uint16_t types[16];
+	struct it_select sel[16];
 	size_t ntypes = it_analysis_chunk_types(types, 16);
+
+	for (size_t i = 0; i < ntypes; i++)
+		sel[i] = (struct it_select){ machine, IT_ANY, types[i] };
+	return it_reader_open_select(path, sel, ntypes, err, len);
+}
+
+int it_trace_analysis_open(const char *path, const struct it_layer_opts *o, uint16_t machine,
+			   struct it_reader **rd, struct it_analysis **an, struct it_pass_info *info)
+{
+	const struct it_machine *m = NULL, *ms;
+	const struct it_clock_rec *clock;
 	char err[256];
+	size_t n;
 
 	*an = NULL;
-	*rd = it_reader_open_records(path, types, ntypes, err, sizeof(err));
+	*rd = open_machine(path, machine, err, sizeof(err));
 	if (!*rd)
 		return it_failf(1, "failed to read %s: %s; give a trace file written by "
 			    "'iotrail record -o FILE'", path, err);
-	*info = (struct it_pass_info){ .path = path, .host = it_reader_host(*rd), .opts = o,
-				       .layers = it_pass_layers(*rd) };
-	info->devs = it_reader_devices(*rd, &info->ndevs);
+	ms = it_reader_machines(*rd, &n);
+	for (size_t i = 0; i < n; i++)
+		if (ms[i].id == machine)
+			m = &ms[i];
+	if (!m) {
+		it_reader_close(*rd);
+		*rd = NULL;
+		return it_failf(2, "failed to report machine %u of %s: the file has %zu machine%s "
+				"(ids 0 to %u); give one of them", machine, path, n, n == 1 ? "" : "s",
+				ms[n - 1].id);
+	}
+	clock = it_reader_clock(*rd, machine);
+	*info = (struct it_pass_info){ .path = path, .host = &m->host, .opts = o,
+				       .layers = it_pass_layers(*rd), .machine = machine,
+				       .clock_offset_ns = clock ? clock->offset_ns : 0 };
+	info->devs = m->devs;
+	info->ndevs = m->ndevs;
 	if (!(*an = it_analysis_new(info))) {
 		it_reader_close(*rd);
 		*rd = NULL;
@@ -82,6 +112,119 @@ int it_trace_analysis_run(struct it_analysis *an, struct it_reader *rd, const ch
 	return 0;
 }
 
+/* Records of each other machine: the pass reads one machine's chunks. */
+static void count_machines(const char *path, const struct it_machine *ms, size_t n,
+			   uint64_t *records)
+{
+	uint16_t types[16];
+	struct it_select sel[16];
+	size_t ntypes = it_analysis_chunk_types(types, 16);
+	struct it_chunk c;
+	char err[256];
+	struct it_reader *r;
+
+	for (size_t i = 0; i < ntypes; i++)
+		sel[i] = (struct it_select){ IT_ANY, IT_ANY, types[i] };
+	memset(records, 0, n * sizeof(*records));
+	if (!(r = it_reader_open_select(path, sel, ntypes, err, sizeof(err))))
+		return;
+	while (it_reader_next_chunk(r, &c) == 1)
+		for (size_t i = 0; i < n; i++)
+			if (ms[i].id == c.machine)
+				records[i] += c.count;
+	it_reader_close(r);
+}
+
+struct machines_arg {
+	const char *path;
+	struct it_reader *rd;
+	uint16_t shown;
+};
+
+/* "machines": [...] of a file of several, as the text's Machines section. */
+static void machines_json(struct it_json *j, const void *arg)
+{
+	const struct machines_arg *a = arg;
+	size_t n, nnotes;
+	const struct it_machine *ms = it_reader_machines(a->rd, &n);
+	const struct it_note_rec *notes = it_reader_notes(a->rd, &nnotes);
+
+	if (n < 2)
+		return;
+	uint64_t records[n];
+	count_machines(a->path, ms, n, records);
+	it_json_name(j, "machines");
+	it_json_array_start(j);
+	for (size_t i = 0; i < n; i++) {
+		const struct it_clock_rec *c = it_reader_clock(a->rd, ms[i].id);
+
+		it_json_object_start(j);
+		it_json_kv_uint(j, "id", ms[i].id);
+		it_json_kv_string(j, "hostname", ms[i].host.hostname);
+		it_json_kv_string(j, "kernel", ms[i].host.kernel);
+		it_json_kv_uint(j, "ncpus", ms[i].host.ncpus);
+		it_json_kv_bool(j, "analysed", ms[i].id == a->shown);
+		it_json_kv_uint(j, "records", records[i]);
+		if (c) {
+			it_json_name(j, "clock");
+			it_json_object_start(j);
+			it_json_kv_uint(j, "ref_machine", c->ref_machine);
+			it_json_kv_int(j, "offset_ns", c->offset_ns);
+			it_json_kv_uint(j, "uncertainty_ns", c->uncertainty_ns);
+			it_json_kv_string(j, "method", c->method);
+			it_json_object_end(j);
+		}
+		for (size_t k = 0; k < nnotes; k++)
+			if (notes[k].machine == ms[i].id && notes[k].kind == IT_NOTE_LOST)
+				it_json_kv_string(j, "incomplete", notes[k].text);
+		it_json_object_end(j);
+	}
+	it_json_array_end(j);
+}
+
+/* A file of several machines (record --target): each one, its clock
+ * against machine 0's, what the analysis above left out, and a warning
+ * for a machine whose data ends early. Text only; nothing for one machine. */
+static void report_machines(const char *path, struct it_reader *rd, uint16_t shown, FILE *f)
+{
+	size_t n, nnotes;
+	const struct it_machine *ms = it_reader_machines(rd, &n);
+	const struct it_note_rec *notes = it_reader_notes(rd, &nnotes);
+	const uint64_t start = ms[0].host.start_monotonic_ns;
+
+	if (n < 2)
+		return;
+	uint64_t records[n];
+	count_machines(path, ms, n, records);
+	fprintf(f, "\nMachines (%zu in the file; the analysis above is machine %u's)\n", n, shown);
+	for (size_t i = 0; i < n; i++) {
+		const struct it_clock_rec *c = it_reader_clock(rd, ms[i].id);
+
+		fprintf(f, "  %-3u %s%.*s, kernel %.*s, %u CPUs\n", ms[i].id,
+			ms[i].id ? "target " : "initiator ", 40, ms[i].host.hostname, 40,
+			ms[i].host.kernel, ms[i].host.ncpus);
+		if (c)
+			fprintf(f, "      clock: its time %+lld ns is machine %u's, +- %llu ns (%.*s)\n",
+				(long long)c->offset_ns, c->ref_machine,
+				(unsigned long long)c->uncertainty_ns, 50, c->method);
+		if (ms[i].id != shown)
+			fprintf(f, "      %llu records of machine %u (%s) not analysed yet (see "
+				"iotrail report --machine %u)\n", (unsigned long long)records[i],
+				ms[i].id, ms[i].id ? "target" : "initiator", ms[i].id);
+	}
+	for (size_t i = 0; i < nnotes; i++) {
+		if (notes[i].kind != IT_NOTE_LOST)
+			continue;
+		fprintf(f, "\n*** WARNING: machine %u's data is incomplete: %.*s;\n", notes[i].machine,
+			80, notes[i].text);
+		if (notes[i].at_ns > start)
+			fprintf(f, "*** it ends at the last pull before %.3f s into the recording.\n",
+				(notes[i].at_ns - start) / 1e9);
+		else
+			fprintf(f, "*** it ends at its agent's last pull.\n");
+	}
+}
+
 int cmd_report(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -91,18 +234,20 @@ int cmd_report(int argc, char **argv)
 		{ "zones", no_argument, NULL, 'z' },
 		{ "events", no_argument, NULL, 'e' },
 		{ "log", no_argument, NULL, 'l' },
+		{ "machine", required_argument, NULL, 'm' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct it_layer_opts o = { .analyzer = IT_ANALYZER_OPTS_DEFAULT };
 	bool json = false, pretty = false;
-	char err[256];
+	char err[256], *end;
+	unsigned long machine = 0;
 	int c;
 
 	optind = 1;
 	opterr = 0;
 	it_cli_json_from_args(argc, argv); /* errors in JSON too */
-	while ((c = getopt_long(argc, argv, "jpg:zelh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "jpg:zelhm:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			o.events = true;
@@ -123,11 +268,17 @@ int cmd_report(int argc, char **argv)
 			if (it_parse_group_keys(optarg, &o.analyzer, err, sizeof(err)))
 				return it_failf(2, "%s", err);
 			break;
+		case 'm':
+			machine = strtoul(optarg, &end, 10);
+			if (*end || !*optarg || machine >= IT_ANY)
+				return it_failf(2, "failed to parse --machine %s: not a machine id; give "
+						"0 (the initiator) or 1 (its target)", optarg);
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
 		default:
-			return it_fail_option("report", "g", argv);
+			return it_fail_option("report", "gm", argv);
 		}
 	}
 	if (optind + 1 != argc)
@@ -138,7 +289,7 @@ int cmd_report(int argc, char **argv)
 	struct it_reader *rd;
 	struct it_analysis *an;
 	struct it_pass_info info;
-	int rc = it_trace_analysis_open(path, &o, &rd, &an, &info);
+	int rc = it_trace_analysis_open(path, &o, (uint16_t)machine, &rd, &an, &info);
 	if (rc)
 		return rc;
 	/* --events, --log: a layer that lists its events */
@@ -155,14 +306,18 @@ int cmd_report(int argc, char **argv)
 	struct it_reader_status st;
 	rc = it_trace_analysis_run(an, rd, path);
 	it_reader_status(rd, &st);
+	struct machines_arg marg = { .path = path, .rd = rd, .shown = (uint16_t)machine };
 	struct it_report_ctx ctx = { .path = path, .host = info.host, .devs = info.devs,
-				     .ndevs = info.ndevs, .status = &st, .opts = &o };
+				     .ndevs = info.ndevs, .status = &st, .opts = &o,
+				     .json_tail = machines_json, .json_tail_arg = &marg };
 	if (!rc && o.log)
 		it_analysis_report_log(an, stdout, &ctx);
 	else if (!rc && json)
 		it_analysis_report_json(an, stdout, &ctx, pretty);
-	else if (!rc)
+	else if (!rc) {
 		it_analysis_report_text(an, stdout, &ctx);
+		report_machines(path, rd, (uint16_t)machine, stdout);
+	}
 	if (!rc && (fflush(stdout) || ferror(stdout))) {
 		fprintf(stderr, "iotrail report: failed to write the report: %s; check where "
 			"stdout goes\n", strerror(errno));

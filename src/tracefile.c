@@ -58,6 +58,7 @@ _Static_assert(sizeof(struct it_layer_rec) == 224, "manifest layer layout");
 _Static_assert(offsetof(struct it_layer_rec, records) == 32, "manifest layer layout");
 _Static_assert(sizeof(struct it_clock_rec) == 96, "clock record layout");
 _Static_assert(offsetof(struct it_clock_rec, offset_ns) == 8, "clock record layout");
+_Static_assert(sizeof(struct it_note_rec) == 128, "note record layout");
 
 #define CHUNK_RAW    (1u << 20)    /* raw bytes of records per chunk at most */
 #define CHUNK_EVENTS (CHUNK_RAW / sizeof(struct it_event)) /* 16384 */
@@ -78,6 +79,7 @@ static size_t own_size(uint16_t type)
 	case IT_CHUNK_MISSED:  return sizeof(uint64_t);
 	case IT_CHUNK_CLOCK:   return sizeof(struct it_clock_rec);
 	case IT_CHUNK_LAYERS:  return sizeof(struct it_layer_rec);
+	case IT_CHUNK_NOTE:    return sizeof(struct it_note_rec);
 	default:               return 0;
 	}
 }
@@ -521,7 +523,8 @@ int it_writer_set_missed(struct it_writer *w, uint16_t machine, uint16_t layer, 
 
 /* Copies the device table with the padding zeroed (LP64 has 4 bytes before
  * size_sectors): the file must not carry stray memory. */
-static int write_devices(struct it_writer *w, const struct it_device_rec *devs, size_t n)
+static int write_devices(struct it_writer *w, uint16_t machine, const struct it_device_rec *devs,
+			 size_t n)
 {
 	const size_t pad_at = offsetof(struct it_device_rec, blk_mq) + sizeof(devs->blk_mq);
 	const size_t pad = offsetof(struct it_device_rec, size_sectors) - pad_at;
@@ -537,7 +540,7 @@ static int write_devices(struct it_writer *w, const struct it_device_rec *devs, 
 		copy[i] = devs[i];
 		memset((char *)&copy[i] + pad_at, 0, pad);
 	}
-	err = write_chunk(w, IT_CHUNK_DEVICES, 0, 0, (uint32_t)n, copy, n * sizeof(*copy));
+	err = write_chunk(w, IT_CHUNK_DEVICES, machine, 0, (uint32_t)n, copy, n * sizeof(*copy));
 	free(copy);
 	return err;
 }
@@ -613,7 +616,7 @@ struct it_writer *it_writer_open(const char *path, const struct it_trace_head *h
 		rc = write_chunk(w, IT_CHUNK_HOST, 0, 0, 1, head->host, sizeof(*head->host));
 	}
 	if (!rc)
-		rc = write_devices(w, head->devs, head->ndevs);
+		rc = write_devices(w, 0, head->devs, head->ndevs);
 	if (!rc)
 		rc = write_chunk(w, IT_CHUNK_LAYERS, 0, 0, (uint32_t)w->nlayers, w->layers,
 				 w->nlayers * sizeof(*w->layers));
@@ -647,6 +650,53 @@ int it_writer_add_clock(struct it_writer *w, const struct it_clock_rec *clock)
 		return -EINVAL;
 	c.reserved = 0;
 	return write_chunk(w, IT_CHUNK_CLOCK, c.machine, 0, 1, &c, sizeof(c));
+}
+
+int it_writer_add_devices(struct it_writer *w, uint16_t machine, const struct it_device_rec *devs,
+			  size_t n)
+{
+	if (w->body || !machine || machine == IT_ANY)
+		return -EINVAL;
+	return write_devices(w, machine, devs, n);
+}
+
+int it_writer_add_note(struct it_writer *w, const struct it_note_rec *note)
+{
+	struct it_note_rec c = *note;
+
+	if (w->body || c.machine == IT_ANY || !memchr(c.text, '\0', sizeof(c.text)))
+		return -EINVAL;
+	c.reserved = 0;
+	return write_chunk(w, IT_CHUNK_NOTE, c.machine, 0, 1, &c, sizeof(c));
+}
+
+int it_writer_copy_chunk(struct it_writer *w, uint16_t machine, const struct it_chunk_header *h,
+			 const void *stored)
+{
+	struct it_chunk_header c = *h;
+
+	if (w->err)
+		return w->err;
+	switch (h->type) {
+	case IT_CHUNK_HOST: case IT_CHUNK_DEVICES: case IT_CHUNK_LAYERS: case IT_CHUNK_CLOCK:
+	case IT_CHUNK_NOTE: case IT_CHUNK_END:
+		return -EINVAL;
+	}
+	if (!own_type(h->type) && !find_record_type(w->layers, w->nlayers, h->layer, h->type))
+		return -ENOENT;
+	if (it_writer_flush(w))
+		return w->err;
+	c.machine = machine;
+	c.reserved = 0;
+	if (buf_reserve(&w->out, sizeof(c) + h->stored_len))
+		return w->err = -ENOMEM;
+	memcpy((unsigned char *)w->out.p + sizeof(c), stored, h->stored_len);
+	if (put_chunk(w, &c, w->out.p))
+		return w->err;
+	if (h->type == IT_CHUNK_EVENTS)
+		w->events += h->count;
+	w->body = true;
+	return 0;
 }
 
 int it_writer_flush(struct it_writer *w)
@@ -757,6 +807,10 @@ struct it_reader {
 	size_t nmachines;
 	struct it_clock_rec *clocks;
 	size_t nclocks;
+	struct it_note_rec *notes;
+	size_t nnotes;
+	struct it_device_rec **mdevs; /* other machines' device tables */
+	size_t nmdevs;
 
 	/* producer state: the read-ahead thread's once it runs */
 	uint64_t off;               /* next chunk */
@@ -835,7 +889,8 @@ static const struct it_record_type *record_type(const struct it_reader *r, uint1
 static const char *type_name(uint16_t type)
 {
 	static const char *names[] = { "?", "HOST", "DEVICES", "EVENTS", "DROPS", "END",
-				       "unknown", "unknown", "DROPS", "MISSED", "CLOCK", "LAYERS" };
+				       "unknown", "unknown", "DROPS", "MISSED", "CLOCK", "LAYERS",
+				       "NOTE" };
 
 	return type < sizeof(names) / sizeof(*names) ? names[type] : "unknown";
 }
@@ -893,7 +948,7 @@ static enum rd read_header(struct it_reader *r, struct hdr *x)
 	if ((rs && (uint64_t)h->count * rs != h->raw_len) ||
 	    (x->rt && !rs && h->count > h->raw_len / 8) ||
 	    ((x->type == IT_CHUNK_HOST || x->type == IT_CHUNK_END || x->type == IT_CHUNK_MISSED ||
-	      x->type == IT_CHUNK_CLOCK) && h->count != 1)) {
+	      x->type == IT_CHUNK_CLOCK || x->type == IT_CHUNK_NOTE) && h->count != 1)) {
 		set_err(r, "%s chunk at offset %llu: %u records do not fill %u bytes",
 			chunk_name(x), (unsigned long long)r->off, h->count, h->raw_len);
 		return RD_BAD;
@@ -1296,7 +1351,51 @@ static int read_layers(struct it_reader *r, char *err, size_t errlen)
 	return 0;
 }
 
-/* Other machines' HOST and CLOCK chunks, up to the first other chunk. */
+/* A machine's entry; NULL if its HOST has not been read. */
+static struct it_machine *machine_of(struct it_reader *r, uint16_t id)
+{
+	for (size_t i = 0; i < r->nmachines; i++)
+		if (r->machines[i].id == id)
+			return &r->machines[i];
+	return NULL;
+}
+
+/* Another machine's DEVICES (after its HOST; a second one, or one of an
+ * unknown machine, is ignored) or a NOTE. 0, or -1 out of memory. */
+static int read_machine_extra(struct it_reader *r, const struct hdr *x)
+{
+	struct it_machine *m = machine_of(r, x->machine);
+	void *p;
+
+	if (x->type == IT_CHUNK_NOTE) {
+		if (!(p = realloc(r->notes, (r->nnotes + 1) * sizeof(*r->notes))))
+			return -1;
+		r->notes = p;
+		memcpy(&r->notes[r->nnotes], r->tmp.p, sizeof(*r->notes));
+		r->notes[r->nnotes].machine = x->machine;
+		TERMINATE(r->notes[r->nnotes++].text);
+		return 0;
+	}
+	if (!x->machine || !m || m->devs)
+		return 0;
+	if (!(p = realloc(r->mdevs, (r->nmdevs + 1) * sizeof(*r->mdevs))))
+		return -1;
+	r->mdevs = p;
+	if (!(r->mdevs[r->nmdevs] = malloc(x->h.count ? x->h.raw_len : 1)))
+		return -1;
+	memcpy(r->mdevs[r->nmdevs], r->tmp.p, x->h.raw_len);
+	for (size_t i = 0; i < x->h.count; i++) {
+		TERMINATE(r->mdevs[r->nmdevs][i].name);
+		TERMINATE(r->mdevs[r->nmdevs][i].model);
+		TERMINATE(r->mdevs[r->nmdevs][i].scheduler);
+	}
+	m->devs = r->mdevs[r->nmdevs++];
+	m->ndevs = x->h.count;
+	return 0;
+}
+
+/* Other machines' HOST, DEVICES, CLOCK and NOTE chunks, up to the first
+ * other chunk. */
 static int read_machines(struct it_reader *r, char *err, size_t errlen)
 {
 	for (;;) {
@@ -1305,10 +1404,17 @@ static int read_machines(struct it_reader *r, char *err, size_t errlen)
 		enum rd rc = read_header(r, &x);
 		void *p;
 
-		if (rc != RD_OK || (x.type != IT_CHUNK_HOST && x.type != IT_CHUNK_CLOCK))
+		if (rc != RD_OK || (x.type != IT_CHUNK_HOST && x.type != IT_CHUNK_CLOCK &&
+				    x.type != IT_CHUNK_NOTE &&
+				    (x.type != IT_CHUNK_DEVICES || !x.machine)))
 			return 0; /* the records start here (or the damage reading will meet) */
 		if (read_head_payload(r, &x, at, rc, err, errlen))
 			return -1;
+		if (x.type == IT_CHUNK_DEVICES || x.type == IT_CHUNK_NOTE) {
+			if (read_machine_extra(r, &x))
+				goto oom;
+			continue;
+		}
 		if (x.type == IT_CHUNK_HOST) {
 			bool seen = false;
 
@@ -1320,7 +1426,7 @@ static int read_machines(struct it_reader *r, char *err, size_t errlen)
 			if (!p)
 				goto oom;
 			r->machines = p;
-			r->machines[r->nmachines].id = x.machine;
+			r->machines[r->nmachines] = (struct it_machine){ .id = x.machine };
 			memcpy(&r->machines[r->nmachines].host, r->tmp.p, sizeof(struct it_host_rec));
 			terminate_host(&r->machines[r->nmachines++].host);
 			continue;
@@ -1359,8 +1465,7 @@ static int read_start(struct it_reader *r, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	r->machines[0].id = 0;
-	r->machines[0].host = r->host;
+	r->machines[0] = (struct it_machine){ .id = 0, .host = r->host };
 	r->nmachines = 1;
 
 	if (read_start_chunk(r, IT_CHUNK_DEVICES, &x, err, errlen))
@@ -1372,6 +1477,8 @@ static int read_start(struct it_reader *r, char *err, size_t errlen)
 	}
 	memcpy(r->devs, r->tmp.p, x.h.raw_len);
 	r->ndevs = x.h.count;
+	r->machines[0].devs = r->devs;
+	r->machines[0].ndevs = r->ndevs;
 	for (size_t i = 0; i < r->ndevs; i++) {
 		TERMINATE(r->devs[i].name);
 		TERMINATE(r->devs[i].model);
@@ -1559,6 +1666,37 @@ const struct it_machine *it_reader_machines(const struct it_reader *r, size_t *n
 	return r->machines;
 }
 
+const struct it_note_rec *it_reader_notes(const struct it_reader *r, size_t *n)
+{
+	*n = r->nnotes;
+	return r->notes;
+}
+
+int it_chunk_scan(int fd, uint64_t *off, struct it_chunk_header *h, void **buf, size_t *cap)
+{
+	struct buf b = { *buf, *cap };
+	ssize_t n = pread_full(fd, h, sizeof(*h), *off);
+
+	if (n < 0)
+		return -1;
+	if ((size_t)n < sizeof(*h) || h->magic != IT_CHUNK_MAGIC || h->stored_len > MAX_PAYLOAD ||
+	    h->raw_len > MAX_PAYLOAD)
+		return 0;
+	if (buf_reserve(&b, h->stored_len ? h->stored_len : 1)) {
+		errno = ENOMEM;
+		return -1;
+	}
+	*buf = b.p;
+	*cap = b.cap;
+	n = pread_full(fd, b.p, h->stored_len, *off + sizeof(*h));
+	if (n < 0)
+		return -1;
+	if ((size_t)n < h->stored_len || chunk_crc(h, sizeof(*h), b.p, h->stored_len) != h->payload_crc)
+		return 0;
+	*off += sizeof(*h) + h->stored_len;
+	return 1;
+}
+
 const struct it_clock_rec *it_reader_clock(const struct it_reader *r, uint16_t machine)
 {
 	for (size_t i = 0; i < r->nclocks; i++)
@@ -1654,5 +1792,9 @@ void it_reader_close(struct it_reader *r)
 	free(r->layers);
 	free(r->machines);
 	free(r->clocks);
+	free(r->notes);
+	for (size_t i = 0; i < r->nmdevs; i++)
+		free(r->mdevs[i]);
+	free(r->mdevs);
 	free(r);
 }

@@ -39,6 +39,19 @@ struct it_writer *it_writer_open(const char *path, const struct it_trace_head *h
  * the first record chunk is written: -EINVAL after, or for machine 0. */
 int it_writer_add_machine(struct it_writer *w, uint16_t machine, const struct it_host_rec *host);
 int it_writer_add_clock(struct it_writer *w, const struct it_clock_rec *clock);
+/* Another machine's device table, and a warning about a machine's data
+ * (NOTE): head chunks too, after its HOST. */
+int it_writer_add_devices(struct it_writer *w, uint16_t machine, const struct it_device_rec *devs,
+			  size_t n);
+int it_writer_add_note(struct it_writer *w, const struct it_note_rec *note);
+/* Copies a chunk as it is in another file (header h, then stored_len
+ * payload bytes, CRC checked by the caller: it_chunk_scan) as a chunk of
+ * machine: the CRC is made anew, the rest is kept. A layer's chunk needs
+ * its (layer, type) in this writer's manifest (-ENOENT); the file's own
+ * types HOST, DEVICES, LAYERS, CLOCK, NOTE and END are refused (-EINVAL).
+ * Buffered records are flushed first, so order is kept. */
+int it_writer_copy_chunk(struct it_writer *w, uint16_t machine, const struct it_chunk_header *h,
+			 const void *stored);
 
 /*
  * Records. A stream is the records of one (machine, layer, chunk type);
@@ -101,15 +114,30 @@ const struct it_device_rec *it_reader_device(const struct it_reader *r, uint32_t
  * file). */
 const struct it_layer_rec *it_reader_layers(const struct it_reader *r, size_t *n);
 const struct it_layer_rec *it_reader_layer(const struct it_reader *r, uint16_t id);
-/* The machines in the file, machine 0 first, each with its host facts. */
+/* The machines in the file, machine 0 first, each with its host facts and
+ * (machine 0 always, others when the file has them) its devices. */
 struct it_machine {
 	uint16_t id;
 	struct it_host_rec host;
+	const struct it_device_rec *devs;
+	size_t ndevs;
 };
 const struct it_machine *it_reader_machines(const struct it_reader *r, size_t *n);
 /* How machine's clock relates to another's; NULL when the file has no
  * CLOCK chunk for it (machine 0 has none: it is the reference). */
 const struct it_clock_rec *it_reader_clock(const struct it_reader *r, uint16_t machine);
+/* The warnings (NOTE chunks) of the head, in file order. */
+const struct it_note_rec *it_reader_notes(const struct it_reader *r, size_t *n);
+
+/*
+ * Raw chunks of a version-3 file, for copying and for shipping whole
+ * chunks: the chunk at *off (the first one is at 32, after the file
+ * header) is read into *buf (grown as needed) if it is whole, its lengths
+ * sane and its CRC right. Returns 1 with *h and *off moved past it, 0 at
+ * the end of the whole chunks (the file ends, or the next chunk is cut or
+ * damaged: it is not handed out), -1 on a read error (errno).
+ */
+int it_chunk_scan(int fd, uint64_t *off, struct it_chunk_header *h, void **buf, size_t *cap);
 
 /* Next batch of events in file order. Returns 1 with *evs and *n set (valid
  * until the next call), 0 at the end of the readable data, -1 on an I/O

@@ -48,6 +48,7 @@ enum it_chunk_type {
 	IT_CHUNK_MISSED = 9,    /* one uint64_t: probe runs of the chunk's layer the kernel skipped */
 	IT_CHUNK_CLOCK = 10,    /* one struct it_clock_rec (version 3) */
 	IT_CHUNK_LAYERS = 11,   /* array of struct it_layer_rec: the layers manifest (version 3) */
+	IT_CHUNK_NOTE = 12,     /* one struct it_note_rec: a warning about a machine's data (head) */
 };
 
 enum it_compression {
@@ -141,6 +142,22 @@ struct it_clock_rec {
 	int64_t  offset_ns;
 	uint64_t uncertainty_ns;
 	char     method[72];        /* e.g. "ntp-like 4-timestamp exchange, 16 samples" */
+};
+
+/*
+ * A warning about one machine's data that a report must show (NOTE chunk,
+ * in the head): e.g. the target's agent was lost mid-run, so its records
+ * end at its last pull.
+ */
+enum it_note_kind {
+	IT_NOTE_LOST = 1,           /* the machine's data ends early: its agent was lost */
+};
+struct it_note_rec {
+	uint16_t machine;
+	uint16_t kind;              /* enum it_note_kind */
+	uint32_t reserved;          /* 0 */
+	uint64_t at_ns;             /* IT_NOTE_LOST: when it was lost, machine 0's clock */
+	char     text[112];         /* one line, e.g. "agent 10.0.0.2:4790 lost: connection reset" */
 };
 
 struct it_end_rec {

@@ -99,6 +99,8 @@ struct it_pass_info {
 	uint32_t layers;                  /* 1u << enum it_layer: layers the trace has */
 	const struct it_layer_opts *opts;
 	struct it_bus *bus;
+	uint16_t machine;                 /* whose chunks the pass reads (report --machine) */
+	int64_t clock_offset_ns;          /* its CLOCK offset to machine 0 (0 for machine 0) */
 };
 
 /* The trace's span at the end of the pass. */
@@ -116,6 +118,10 @@ struct it_report_ctx {
 	size_t ndevs;
 	const struct it_reader_status *status;
 	const struct it_layer_opts *opts;
+	/* the report's own last members of the JSON object (e.g. the machines
+	 * of a file of several); NULL: none */
+	void (*json_tail)(struct it_json *j, const void *arg);
+	const void *json_tail_arg;
 };
 
 /* ---- an analysis layer ---- */

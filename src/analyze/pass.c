@@ -152,11 +152,12 @@ int it_analysis_run(struct it_analysis *an, struct it_reader *rd, char *err, siz
 		return rc;
 	it_reader_status(rd, &st);
 	span.start_ns = an->info.host->start_monotonic_ns;
-	span.end_ns = st.complete ? st.end_monotonic_ns : 0;
+	/* END is machine 0's time: another machine's is that on its own clock */
+	span.end_ns = st.complete ? st.end_monotonic_ns - (uint64_t)an->info.clock_offset_ns : 0;
 	for (size_t i = 0; i < an->n; i++) {
 		struct it_losses lost;
 
-		it_reader_losses(rd, 0, an->l[i].ops->layer, &lost);
+		it_reader_losses(rd, an->info.machine, an->l[i].ops->layer, &lost);
 		span.lost = lost.known ? lost.total : 0;
 		if (an->l[i].ops->finish(an->l[i].self, &span))
 			return -2;
@@ -180,6 +181,8 @@ void it_analysis_report_json(struct it_analysis *an, FILE *f, const struct it_re
 	it_json_kv_uint(&j, "version", 1);
 	for (size_t i = 0; i < an->n; i++)
 		an->l[i].ops->report_json(an->l[i].self, &j, ctx);
+	if (ctx->json_tail)
+		ctx->json_tail(&j, ctx->json_tail_arg);
 	it_json_object_end(&j);
 }
 
