@@ -414,9 +414,15 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 int it_record_parse_only(int argc, char **argv)
 {
 	struct record_opts o;
+	int rc;
 
 	optind = 0; /* glibc: start getopt afresh, as for a new process */
-	return parse_args(argc, argv, &o);
+	rc = parse_args(argc, argv, &o);
+	/* what parsing took, as cmd_record gives it back */
+	free(o.scope.pids);
+	if (o.scope.cgroup_fd >= 0)
+		close(o.scope.cgroup_fd);
+	return rc;
 }
 
 /* ---- layers ---- */
