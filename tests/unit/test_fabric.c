@@ -682,3 +682,36 @@ TEST(fabric_transport_read_one_target_event)
 	}
 	it_fabric_free(f);
 }
+
+TEST(fabric_target_alone)
+{
+	/* the initiator is not in the trace (another machine): two reads
+	 * from cntlid 7 on the target, split by its side alone */
+	struct it_fabric *f = it_fabric_new();
+	struct it_event evs[] = {
+		TI(1000, 0xa1, 1, 0x0001, IT_NVME_READ),
+		TX(1100, 0xa1, 0x0001, IT_NVME_READ),
+		TC(3100, 0xa1, 1, 0x0001, IT_NVME_READ),
+		TSEND(3300, 0x0001, IT_TCPT_RESPONSE),
+		TI(5000, 0xa2, 1, 0x0002, IT_NVME_READ),
+		TX(5050, 0xa2, 0x0002, IT_NVME_READ),
+		TC(6050, 0xa2, 1, 0x0002, IT_NVME_READ),
+		TSEND(6100, 0x0002, IT_TCPT_RESPONSE),
+	};
+
+	events(f, evs, N(evs));
+	it_fabric_settle(f);
+	it_fabric_finish(f);
+	const struct it_fabric_results *r = it_fabric_results(f);
+	ASSERT_EQ(r->reason[IT_FR_NO_HOST_SIDE], 2, "counted without a host side");
+	if (ASSERT_EQ(r->ntarget_alone, 1, "one (cntlid, opcode)")) {
+		const struct it_fabric_op *o = &r->target_alone[0];
+		ASSERT_EQ(o->cntlid, CNTLID, "per initiator controller");
+		ASSERT_EQ(o->count, 2, "two reads");
+		ASSERT_U64_EQ(stage_sum(o, IT_FS_TARGET_QUEUE), 100 + 50, "target.queue");
+		ASSERT_U64_EQ(stage_sum(o, IT_FS_TARGET_DEV), 2000 + 1000, "target.dev");
+		ASSERT_U64_EQ(stage_sum(o, IT_FS_TARGET_SENDQ), 200 + 50, "target.sendq");
+		ASSERT_U64_EQ(stage_sum(o, IT_FS_TARGET), 2100 + 1050, "target");
+	}
+	it_fabric_free(f);
+}

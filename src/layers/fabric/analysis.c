@@ -7,6 +7,7 @@
  * joins them (fabric.h). Report: the text section "Fabric (NVMe/TCP)" and
  * the JSON member "fabric" (doc/report.md).
  */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "analyze/json_writer.h"
@@ -117,11 +118,15 @@ static void op_text(FILE *out, const struct it_fabric_op *o, const char *what)
 {
 	char buf[32];
 
-	fprintf(out, "\n  %s: %llu %s (%llu with their request's block trail)\n"
-		"    %-15s %9s %11s %11s %11s %7s\n",
-		op_name(o, buf, sizeof(buf)), (unsigned long long)o->count, what,
-		(unsigned long long)o->with_trail, "stage", "count", "avg us", "p50 us", "p99 us",
-		"share");
+	if (o->cntlid)
+		fprintf(out, "\n  %s from cntlid %u: %llu %s\n", op_name(o, buf, sizeof(buf)),
+			o->cntlid, (unsigned long long)o->count, what);
+	else
+		fprintf(out, "\n  %s: %llu %s (%llu with their request's block trail)\n",
+			op_name(o, buf, sizeof(buf)), (unsigned long long)o->count, what,
+			(unsigned long long)o->with_trail);
+	fprintf(out, "    %-15s %9s %11s %11s %11s %7s\n", "stage", "count", "avg us", "p50 us",
+		"p99 us", "share");
 	for (unsigned s = 0; s < IT_FS_MAX; s++) {
 		const struct it_hist *h = &o->stage[s];
 		int depth = 0;
@@ -201,6 +206,11 @@ static void fabric_text(void *self, FILE *out, const struct it_report_ctx *ctx)
 			"split by nvme-tcp\n");
 	for (size_t i = 0; i < r->nalone; i++)
 		op_text(out, &r->alone[i], "without a target side");
+	if (r->ntarget_alone)
+		fprintf(out, "\n  Target alone: I/O commands without a host side in the trace, per "
+			"initiator controller\n");
+	for (size_t i = 0; i < r->ntarget_alone; i++)
+		op_text(out, &r->target_alone[i], "without a host side");
 }
 
 /* "NAME": {opcode: {..., "stages": [...]}, ...} */
@@ -212,9 +222,17 @@ static void ops_json(struct it_json *j, const char *name, const struct it_fabric
 	it_json_object_start(j);
 	for (size_t i = 0; i < n; i++) {
 		const struct it_fabric_op *o = &ops[i];
-		it_json_name(j, op_name(o, buf, sizeof(buf)));
+		if (o->cntlid) { /* target alone: "read@CNTLID" */
+			char key[48];
+			snprintf(key, sizeof(key), "%s@%u", op_name(o, buf, sizeof(buf)), o->cntlid);
+			it_json_name(j, key);
+		} else {
+			it_json_name(j, op_name(o, buf, sizeof(buf)));
+		}
 		it_json_object_start(j);
 		it_json_kv_uint(j, "opcode", o->opcode);
+		if (o->cntlid)
+			it_json_kv_uint(j, "cntlid", o->cntlid);
 		it_json_kv_bool(j, "admin", o->admin);
 		it_json_kv_uint(j, "count", o->count);
 		it_json_kv_uint(j, "bytes", o->bytes);
@@ -305,6 +323,7 @@ static void fabric_json(void *self, struct it_json *j, const struct it_report_ct
 	it_json_array_end(j);
 	ops_json(j, "by_opcode", r->ops, r->nops);
 	ops_json(j, "initiator_alone", r->alone, r->nalone);
+	ops_json(j, "target_alone", r->target_alone, r->ntarget_alone);
 	it_json_object_end(j);
 }
 

@@ -137,6 +137,8 @@ struct it_fabric {
 	size_t npending, pcap;
 	struct it_fabric_op *op[2 * 256]; /* admin * 256 + opcode */
 	struct it_fabric_op *alone[256];  /* initiator alone, I/O opcodes */
+	struct it_fabric_op **talone;     /* target alone, by (cntlid, opcode) */
+	size_t ntalone;
 	uint64_t latest;          /* the latest event's time */
 	uint32_t waiting, prune_at; /* completed target commands in the FIFOs; when to prune */
 };
@@ -191,6 +193,16 @@ void it_fabric_free(struct it_fabric *f)
 	for (size_t k = 0; k < f->r.nalone; k++)
 		for (int s = 0; s < IT_FS_MAX; s++)
 			it_hist_free(&f->r.alone[k].stage[s]);
+	for (size_t k = 0; k < f->ntalone; k++) {
+		for (int s = 0; s < IT_FS_MAX; s++)
+			it_hist_free(&f->talone[k]->stage[s]);
+		free(f->talone[k]);
+	}
+	free(f->talone);
+	for (size_t k = 0; k < f->r.ntarget_alone; k++)
+		for (int s = 0; s < IT_FS_MAX; s++)
+			it_hist_free(&f->r.target_alone[k].stage[s]);
+	free(f->r.target_alone);
 	free(f->r.ops);
 	free(f->r.alone);
 	free(f->ctrls);
@@ -681,6 +693,48 @@ static void match(struct it_fabric *f, const struct it_fabric_host *h, const str
 			add_stage(f, o, s, p);
 }
 
+/* A target I/O command no host command claimed (its initiator is another
+ * machine, or not traced): what the target's side alone tells. */
+static void target_alone(struct it_fabric *f, const struct tcmd *t)
+{
+	static const int stages[] = { IT_FS_TARGET, IT_FS_TARGET_QUEUE, IT_FS_TARGET_DEV,
+				      IT_FS_TDEV_SUBMIT, IT_FS_TDEV_Q2D, IT_FS_TDEV_D2C,
+				      IT_FS_TDEV_DONE, IT_FS_TARGET_SENDQ, IT_FS_TARGET_SEND };
+	uint64_t p[IT_FP_MAX] = { [IT_FP_TI] = t->ti, [IT_FP_TX] = t->tx, [IT_FP_TC] = t->tc };
+	struct it_fabric_op *o = NULL;
+
+	if (!t->qid || !t->ti || !t->tc)
+		return;
+	if (t->bq && t->bd && t->bc) {
+		p[IT_FP_BQ] = t->bq;
+		p[IT_FP_BD] = t->bd;
+		p[IT_FP_BC] = t->bc;
+	}
+	it_fabric_tcp_target_sent(f->tcp, t->cntlid, t->qid, t->cid, t->ti, t->tc, UINT64_MAX,
+				  &p[IT_FP_TS0], &p[IT_FP_TSR]);
+	for (size_t k = 0; k < f->ntalone && !o; k++)
+		if (f->talone[k]->cntlid == t->cntlid && f->talone[k]->opcode == t->opcode)
+			o = f->talone[k];
+	if (!o) {
+		void *v = realloc(f->talone, (f->ntalone + 1) * sizeof(*f->talone));
+		if (!v || !(o = calloc(1, sizeof(*o)))) {
+			if (v)
+				f->talone = v;
+			f->err = -1;
+			return;
+		}
+		f->talone = v;
+		o->opcode = t->opcode;
+		o->cntlid = t->cntlid;
+		for (int s = 0; s < IT_FS_MAX; s++)
+			it_hist_init(&o->stage[s]);
+		f->talone[f->ntalone++] = o;
+	}
+	o->count++;
+	for (size_t k = 0; k < sizeof(stages) / sizeof(stages[0]); k++)
+		add_stage(f, o, stages[k], p);
+}
+
 static const struct ctrl *ctrl_of(const struct it_fabric *f, uint16_t instance)
 {
 	for (uint32_t k = 0; k < f->nctrls; k++)
@@ -710,6 +764,7 @@ static void host_one(struct it_fabric *f, const struct it_fabric_host *h)
 	while (i != NONE && f->t[i].tc < h->s) {
 		uint32_t next = f->t[i].next;
 		unmatched(f, IT_FR_NO_HOST_SIDE, false, f->t[i].qid);
+		target_alone(f, &f->t[i]);
 		tcmd_free(f, i);
 		f->waiting--;
 		i = next;
@@ -755,6 +810,7 @@ static void prune(struct it_fabric *f)
 		while (i != NONE && f->t[i].tc < before) {
 			uint32_t next = f->t[i].next;
 			unmatched(f, IT_FR_NO_HOST_SIDE, false, f->t[i].qid);
+			target_alone(f, &f->t[i]);
 			tcmd_free(f, i);
 			f->waiting--;
 			i = next;
@@ -803,8 +859,10 @@ int it_fabric_finish(struct it_fabric *f)
 	it_fabric_settle(f);
 	for (uint32_t k = 0; k <= f->fifo.mask; k++)
 		for (uint32_t i = f->fifo.slots[k].key ? f->fifo.slots[k].val : NONE; i != NONE;
-		     i = f->t[i].next)
+		     i = f->t[i].next) {
 			unmatched(f, IT_FR_NO_HOST_SIDE, false, f->t[i].qid);
+			target_alone(f, &f->t[i]);
+		}
 	for (uint32_t k = 0; k <= f->open.mask; k++)
 		if (f->open.slots[k].key)
 			unmatched(f, IT_FR_TARGET_INCOMPLETE, false, f->t[f->open.slots[k].val].qid);
@@ -820,6 +878,24 @@ int it_fabric_finish(struct it_fabric *f)
 			f->op[k] = NULL;
 		}
 	backlog_count(f, UINT64_MAX);
+	f->r.target_alone = f->ntalone ? calloc(f->ntalone, sizeof(*f->r.target_alone)) : NULL;
+	if (f->ntalone && !f->r.target_alone)
+		return f->err = -1;
+	for (size_t k = 0; k < f->ntalone; k++) {
+		size_t j = f->r.ntarget_alone++;
+		const struct it_fabric_op *o = f->talone[k];
+		while (j > 0 && (f->r.target_alone[j - 1].cntlid > o->cntlid ||
+				 (f->r.target_alone[j - 1].cntlid == o->cntlid &&
+				  f->r.target_alone[j - 1].opcode > o->opcode))) {
+			f->r.target_alone[j] = f->r.target_alone[j - 1];
+			j--;
+		}
+		f->r.target_alone[j] = *o; /* the histograms move */
+		free(f->talone[k]);
+	}
+	free(f->talone);
+	f->talone = NULL;
+	f->ntalone = 0;
 	f->r.queues = f->nbl ? calloc(f->nbl, sizeof(*f->r.queues)) : NULL;
 	if (f->nbl && !f->r.queues)
 		return f->err = -1;

@@ -118,6 +118,7 @@ struct it_fabric_host {
 struct it_fabric_op {
 	uint8_t opcode;
 	bool admin;               /* admin queue (qid 0): admin opcodes */
+	uint16_t cntlid;          /* target alone: the initiator's controller; else 0 */
 	uint64_t count, bytes;
 	uint64_t with_trail;      /* of which with their request's completed trail (host.done);
 				   * host.block and io need its first point (Q or I) too */
@@ -163,6 +164,11 @@ struct it_fabric_results {
 	 * host.done (command, io); per opcode, ascending */
 	struct it_fabric_op *alone;
 	size_t nalone;
+	/* I/O commands without a host side, per initiator controller (cntlid)
+	 * and opcode: target, target.queue, target.dev (tdev.*), target.sendq,
+	 * target.send */
+	struct it_fabric_op *target_alone;
+	size_t ntarget_alone;
 	struct it_fabric_queue *queues; /* by controller, qid */
 	size_t nqueues;
 };
