@@ -265,6 +265,17 @@ static void ops_json(struct it_json *j, const char *name, const struct it_fabric
 	it_json_object_end(j);
 }
 
+/* "NAME": {names[k]: counts[k], ...}: counts by reason */
+static void counts_json(struct it_json *j, const char *name, const char *const *names,
+			const uint64_t *counts, int n)
+{
+	it_json_name(j, name);
+	it_json_object_start(j);
+	for (int k = 0; k < n; k++)
+		it_json_kv_uint(j, names[k], counts[k]);
+	it_json_object_end(j);
+}
+
 static void fabric_json(void *self, struct it_json *j, const struct it_report_ctx *ctx)
 {
 	const struct it_fabric_results *r = it_fabric_results(((struct fabric *)self)->f);
@@ -280,11 +291,7 @@ static void fabric_json(void *self, struct it_json *j, const struct it_report_ct
 	it_json_kv_uint(j, "unmatched_host", r->unmatched_host);
 	it_json_kv_uint(j, "unmatched_target", r->unmatched_target);
 	it_json_kv_uint(j, "unmatched_io", r->unmatched_io);
-	it_json_name(j, "unmatched");
-	it_json_object_start(j);
-	for (int k = 0; k < IT_FR_MAX; k++)
-		it_json_kv_uint(j, it_fabric_reason_names[k], r->reason[k]);
-	it_json_object_end(j);
+	counts_json(j, "unmatched", it_fabric_reason_names, r->reason, IT_FR_MAX);
 	it_json_kv_uint(j, "stage_sum_ok", r->stage_sum_ok);
 	it_json_kv_uint(j, "io_sum_ok", r->io_sum_ok);
 	it_json_kv_uint(j, "target_waiting_max", r->waiting_max);
@@ -294,11 +301,7 @@ static void fabric_json(void *self, struct it_json *j, const struct it_report_ct
 	it_json_kv_uint(j, "dev_split", r->dev_split);
 	it_json_kv_uint(j, "dev_sum_ok", r->dev_sum_ok);
 	it_json_kv_uint(j, "dev_unlinked", r->dev_unlinked);
-	it_json_name(j, "not_detailed");
-	it_json_object_start(j);
-	for (int k = 0; k < IT_FG_MAX; k++)
-		it_json_kv_uint(j, it_fabric_gap_names[k], r->gap[k]);
-	it_json_object_end(j);
+	counts_json(j, "not_detailed", it_fabric_gap_names, r->gap, IT_FG_MAX);
 	it_json_name(j, "queues");
 	it_json_array_start(j);
 	for (size_t i = 0; i < r->nqueues; i++) {

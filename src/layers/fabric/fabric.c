@@ -465,23 +465,30 @@ int it_fabric_host(struct it_fabric *f, const struct it_fabric_host *h)
 	return 0;
 }
 
-static struct it_fabric_op *op_in(struct it_fabric *f, struct it_fabric_op **table, bool admin,
-				   uint8_t opcode)
+/* A new, empty opcode entry; NULL (the error kept) when memory ran out. */
+static struct it_fabric_op *op_new(struct it_fabric *f, bool admin, uint8_t opcode,
+				   uint16_t cntlid)
 {
-	struct it_fabric_op *o = table[opcode];
+	struct it_fabric_op *o = calloc(1, sizeof(*o));
 
-	if (o)
-		return o;
-	o = calloc(1, sizeof(*o));
 	if (!o) {
 		f->err = -1;
 		return NULL;
 	}
 	o->opcode = opcode;
 	o->admin = admin;
+	o->cntlid = cntlid;
 	for (int s = 0; s < IT_FS_MAX; s++)
 		it_hist_init(&o->stage[s]);
-	return table[opcode] = o;
+	return o;
+}
+
+static struct it_fabric_op *op_in(struct it_fabric *f, struct it_fabric_op **table, bool admin,
+				   uint8_t opcode)
+{
+	if (!table[opcode])
+		table[opcode] = op_new(f, admin, opcode, 0);
+	return table[opcode];
 }
 
 static struct it_fabric_op *op_of(struct it_fabric *f, bool admin, uint8_t opcode)
@@ -717,17 +724,13 @@ static void target_alone(struct it_fabric *f, const struct tcmd *t)
 			o = f->talone[k];
 	if (!o) {
 		void *v = realloc(f->talone, (f->ntalone + 1) * sizeof(*f->talone));
-		if (!v || !(o = calloc(1, sizeof(*o)))) {
-			if (v)
-				f->talone = v;
+		if (!v) {
 			f->err = -1;
 			return;
 		}
 		f->talone = v;
-		o->opcode = t->opcode;
-		o->cntlid = t->cntlid;
-		for (int s = 0; s < IT_FS_MAX; s++)
-			it_hist_init(&o->stage[s]);
+		if (!(o = op_new(f, false, t->opcode, t->cntlid)))
+			return;
 		f->talone[f->ntalone++] = o;
 	}
 	o->count++;

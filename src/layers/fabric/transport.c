@@ -38,7 +38,6 @@ struct it_fabric_tcp {
 	struct list *lists;
 	uint32_t nlists, cap;
 	uint64_t latest, held, prune_at;
-	bool seen;
 };
 
 struct it_fabric_tcp *it_fabric_tcp_new(void)
@@ -65,11 +64,6 @@ void it_fabric_tcp_free(struct it_fabric_tcp *t)
 	it_map_free(&t->sends);
 	it_map_free(&t->arrivals);
 	free(t);
-}
-
-bool it_fabric_tcp_seen(const struct it_fabric_tcp *t)
-{
-	return t->seen;
 }
 
 static struct list *list_of(struct it_fabric_tcp *t, struct it_map *m, uint64_t key, bool make)
@@ -163,7 +157,6 @@ int it_fabric_tcp_event(struct it_fabric_tcp *t, const struct it_event *e)
 
 	if (e->layer != IT_LAYER_NVME_TCP && e->layer != IT_LAYER_NVMET_TCP)
 		return 0;
-	t->seen = true;
 	if (e->ts_ns > t->latest)
 		t->latest = e->ts_ns;
 	switch (e->type) {
@@ -193,20 +186,40 @@ static void drop_through(struct it_fabric_tcp *t, struct list *l, uint32_t last)
 		l->start = l->n = 0;
 }
 
+/* A key's sends up to time `to` (older uses of the cid included), taken
+ * off its list: *count of them from the returned pointer, valid until the
+ * next event is added; *gone: sends before this time were let go. */
+static const struct send *take_sends(struct it_fabric_tcp *t, uint64_t key, uint64_t to,
+				     uint32_t *count, uint64_t *gone)
+{
+	struct list *l = list_of(t, &t->sends, key, false);
+	const struct send *v;
+	uint32_t k;
+
+	*count = 0;
+	*gone = l ? l->gone_before : 0;
+	if (!l)
+		return NULL;
+	v = (const struct send *)l->v + l->start;
+	for (k = l->start; k < l->n && ((const struct send *)l->v)[k].ts <= to; k++)
+		;
+	*count = k - l->start;
+	if (*count)
+		drop_through(t, l, k - 1);
+	return v;
+}
+
 enum it_tcp_found it_fabric_tcp_host_sent(struct it_fabric_tcp *t, uint16_t instance,
 					  uint16_t qid, uint16_t cid, uint64_t s, uint64_t n,
 					  uint64_t *first, uint64_t *capsule)
 {
-	struct list *l = list_of(t, &t->sends, SEND_KEY(IT_TCP_HOST, instance, qid, cid), false);
-	const struct send *v;
-	uint32_t last = UINT32_MAX;
+	uint32_t count;
+	uint64_t gone;
+	const struct send *v = take_sends(t, SEND_KEY(IT_TCP_HOST, instance, qid, cid), n, &count,
+					  &gone);
 
 	*first = *capsule = 0;
-	if (!l)
-		return IT_TCP_NONE;
-	v = l->v;
-	for (uint32_t k = l->start; k < l->n && v[k].ts <= n; k++) {
-		last = k;
+	for (uint32_t k = 0; k < count; k++) {
 		if (v[k].ts < s)
 			continue;
 		if (!*first)
@@ -216,27 +229,22 @@ enum it_tcp_found it_fabric_tcp_host_sent(struct it_fabric_tcp *t, uint16_t inst
 		if (!*capsule && v[k].pdu != IT_TCP_H2C_PDU && (v[k].flags & IT_TCP_SENT_ALL))
 			*capsule = v[k].end;
 	}
-	if (last != UINT32_MAX)
-		drop_through(t, l, last);
 	if (*first && *capsule)
 		return IT_TCP_FOUND;
-	return l->gone_before > s ? IT_TCP_GONE : IT_TCP_NONE;
+	return gone > s ? IT_TCP_GONE : IT_TCP_NONE;
 }
 
 enum it_tcp_found it_fabric_tcp_target_sent(struct it_fabric_tcp *t, uint16_t cntlid,
 					    uint16_t qid, uint16_t cid, uint64_t ti, uint64_t tc,
 					    uint64_t n, uint64_t *first, uint64_t *response)
 {
-	struct list *l = list_of(t, &t->sends, SEND_KEY(IT_TCP_TARGET, cntlid, qid, cid), false);
-	const struct send *v;
-	uint32_t last = UINT32_MAX;
+	uint32_t count;
+	uint64_t gone;
+	const struct send *v = take_sends(t, SEND_KEY(IT_TCP_TARGET, cntlid, qid, cid), n, &count,
+					  &gone);
 
 	*first = *response = 0;
-	if (!l)
-		return IT_TCP_NONE;
-	v = l->v;
-	for (uint32_t k = l->start; k < l->n && v[k].ts <= n; k++) {
-		last = k;
+	for (uint32_t k = 0; k < count; k++) {
 		if (v[k].ts < ti || v[k].ts < tc || v[k].pdu == IT_TCPT_R2T)
 			continue;
 		if (!*first)
@@ -244,13 +252,11 @@ enum it_tcp_found it_fabric_tcp_target_sent(struct it_fabric_tcp *t, uint16_t cn
 		if (!*response && v[k].pdu == IT_TCPT_RESPONSE)
 			*response = v[k].ts;
 	}
-	if (last != UINT32_MAX)
-		drop_through(t, l, last);
 	if (*first && !*response)
 		*response = *first;
 	if (*first)
 		return IT_TCP_FOUND;
-	return l->gone_before > ti ? IT_TCP_GONE : IT_TCP_NONE;
+	return gone > ti ? IT_TCP_GONE : IT_TCP_NONE;
 }
 
 enum it_tcp_found it_fabric_tcp_arrival(const struct it_fabric_tcp *t, enum it_tcp_side side,

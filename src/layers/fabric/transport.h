@@ -35,8 +35,6 @@ void it_fabric_tcp_free(struct it_fabric_tcp *t);
 /* An event of the nvme-tcp or nvmet-tcp layer (others are ignored). 0 or -1
  * (no memory). */
 int it_fabric_tcp_event(struct it_fabric_tcp *t, const struct it_event *e);
-/* Whether any transport event was seen (the trace has these layers). */
-bool it_fabric_tcp_seen(const struct it_fabric_tcp *t);
 
 /* The host's sends of command (instance, qid, cid) set up at s and
  * completed at n: *first = the first byte of its capsule handed to TCP,
