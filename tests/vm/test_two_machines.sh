@@ -34,16 +34,7 @@ DELAY_NS=20000000
 NETEM_MS=40
 names="two_agent_no_key two_merged two_matched two_clock two_dev_delay two_netem two_wrong_key
        two_agent_killed"
-why=$(vm_blocker)
-[ -z "$why" ] && ! command -v fio >/dev/null && why="fio is not installed (scripts/install-deps.sh)"
-[ -z "$why" ] && ! command -v jq >/dev/null && why="jq is not installed (scripts/install-deps.sh)"
-[ -z "$why" ] && ! command -v tc >/dev/null && why="tc is not installed (iproute2; scripts/install-deps.sh)"
-[ -z "$why" ] && ! command -v python3 >/dev/null && why="python3 is not installed (tests/vm/run --pair picks its ports with it)"
-[ -z "$why" ] && [ ! -x build/iotrail ] && why="build/iotrail is not built (make)"
-if [ -n "$why" ]; then
-	skip_all "$why" $names
-	exit 0
-fi
+vm_skip_unless fio jq tc python3 -- $names
 
 out=$TMP/out
 mkdir -p "$out"
