@@ -259,7 +259,7 @@ static void cross_text(const struct fabric *x, const struct it_fabric_results *r
 		it_clock_method_name(e->method), x->target, (double)e->offset_ns / 1e9,
 		(double)e->uncertainty_ns / 1e3);
 	if (e->drift_known)
-		fprintf(out, ", drift %+.2f ppm\n", it_clock_drift_ppm(e));
+		fprintf(out, ", drift %+.2f ppm +- %.2f\n", it_clock_drift_ppm(e), e->drift_bound_ppm);
 	else
 		fprintf(out, ", drift not estimated (%s)\n",
 			e->method == IT_CLOCK_IO ? "one window" : "no matched I/O");
@@ -436,10 +436,12 @@ static void cross_json(const struct fabric *x, const struct it_fabric_results *r
 	it_json_kv_uint(j, "uncertainty_ns", e->uncertainty_ns);
 	if (e->drift_known) {
 		it_json_kv_double(j, "drift_ppm", it_clock_drift_ppm(e));
+		it_json_kv_double(j, "drift_bound_ppm", e->drift_bound_ppm);
 	} else {
 		it_json_name(j, "drift_ppm");
 		it_json_null(j);
 	}
+	it_json_kv_bool(j, "every_io_bound_met", e->all_bounds_meet);
 	it_json_kv_uint(j, "samples", e->samples);
 	it_json_kv_uint(j, "rejected", e->rejected);
 	it_json_kv_uint(j, "windows", e->windows);
