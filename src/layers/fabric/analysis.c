@@ -255,14 +255,19 @@ static void cross_text(const struct fabric *x, const struct it_fabric_results *r
 			"taken\n");
 		return;
 	}
-	fprintf(out, "  clock (%s): machine %u's time %+.9f s is machine 0's, +- %.3f us",
-		it_clock_method_name(e->method), x->target, (double)e->offset_ns / 1e9,
+	fprintf(out, "  clock (%s): machine 0's time = machine %u's %+.9f s (at machine %u's %.6f s),\n"
+		"    +- %.1f us anywhere in the trace", it_clock_method_name(e->method), x->target,
+		(double)e->offset_ns / 1e9, x->target, (double)e->ref_ns / 1e9,
 		(double)e->uncertainty_ns / 1e3);
+	if (e->uncertainty_mid_ns)
+		fprintf(out, " (+- %.1f us at its middle I/O)", (double)e->uncertainty_mid_ns / 1e3);
 	if (e->drift_known)
-		fprintf(out, ", drift %+.2f ppm +- %.2f\n", it_clock_drift_ppm(e), e->drift_bound_ppm);
+		fprintf(out, ",\n    drift %+.2f ppm +- %.2f (machine %u's clock gains)\n",
+			it_clock_drift_ppm(e), e->drift_bound_ppm, x->target);
 	else
-		fprintf(out, ", drift not estimated (%s)\n",
-			e->method == IT_CLOCK_IO ? "one window" : "no matched I/O");
+		fprintf(out, ",\n    drift not estimated (%s)\n",
+			e->method == IT_CLOCK_IO ? "the trace is too short to bound it" :
+						   "no matched I/O");
 	if (e->method == IT_CLOCK_IO)
 		fprintf(out, "    from %llu matched I/Os (%llu rejected) in %llu windows of %.0f s, "
 			"round trip min %.1f us,\n    max of the windows' kept %.1f us\n",
@@ -434,6 +439,7 @@ static void cross_json(const struct fabric *x, const struct it_fabric_results *r
 	it_json_kv_int(j, "offset_ns", e->offset_ns);
 	it_json_kv_uint(j, "at_target_ns", e->ref_ns);
 	it_json_kv_uint(j, "uncertainty_ns", e->uncertainty_ns);
+	it_json_kv_uint(j, "uncertainty_mid_ns", e->uncertainty_mid_ns);
 	if (e->drift_known) {
 		it_json_kv_double(j, "drift_ppm", it_clock_drift_ppm(e));
 		it_json_kv_double(j, "drift_bound_ppm", e->drift_bound_ppm);

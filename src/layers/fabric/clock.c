@@ -144,22 +144,35 @@ static bool meet_all(const struct win *v, size_t n, struct it_clock_est *e)
 	e->ref_ns = l.ref;
 	e->offset_ns = l.base + (int64_t)llround((lo + hi) / 2);
 	/* how far another line meeting every bound can be from this one,
-	 * anywhere in the trace: at its ends, over the slopes (a grid) */
+	 * anywhere in the trace: at its ends, over the slopes (a grid; a
+	 * drift the trace leaves open taken as at most IT_CLOCK_PHI_PPM); and
+	 * at the middle I/O (the samples come in about time order) */
 	for (size_t i = 0; i < n; i++) {
 		if ((int64_t)(v[i].x - xmin) < 0)
 			xmin = v[i].x;
 		if ((int64_t)(v[i].x - xmax) > 0)
 			xmax = v[i].x;
 	}
+	if (!e->drift_known) {
+		slo = fmax(slo, -IT_CLOCK_PHI_PPM * 1e-6);
+		shi = fmin(shi, IT_CLOCK_PHI_PPM * 1e-6);
+	}
+	double um = 0;
 	for (int k = 0; k <= 32; k++) {
-		double s = e->drift_known ? slo + (shi - slo) * k / 32 : best;
+		double s = slo + (shi - slo) * k / 32;
+		const uint64_t at[3] = { xmin, xmax, v[n / 2].x };
 		room(&l, s, &lo, &hi);
-		for (int end = 0; end < 2; end++) {
-			double dx = (double)(int64_t)((end ? xmax : xmin) - l.ref);
+		for (int i = 0; i < 3; i++) {
+			double dx = (double)(int64_t)(at[i] - l.ref);
 			double mine = (double)(e->offset_ns - l.base) + best * dx;
-			u = fmax(u, fmax(fabs(lo + s * dx - mine), fabs(hi + s * dx - mine)));
+			double d = fmax(fabs(lo + s * dx - mine), fabs(hi + s * dx - mine));
+			if (i < 2)
+				u = fmax(u, d);
+			else
+				um = fmax(um, d);
 		}
 	}
+	e->uncertainty_mid_ns = (uint64_t)ceil(um);
 	e->uncertainty_ns = (uint64_t)ceil(u);
 	return true;
 }

@@ -54,7 +54,9 @@ struct it_clock_est {
 	bool drift_known;       /* two windows or more, a second apart */
 	double drift_bound_ppm; /* how far the drift can be off (NAN: unknown) */
 	bool all_bounds_meet;   /* one line meets every sample's bound: all causal */
-	uint64_t uncertainty_ns;
+	uint64_t uncertainty_ns; /* anywhere in the trace */
+	uint64_t uncertainty_mid_ns; /* at its middle I/O (where most are, usually);
+				  * 0: not known apart (not from matched I/Os) */
 	uint64_t samples;       /* samples given */
 	uint64_t rejected;      /* with a negative round trip: no I/O can do that (kept out) */
 	uint64_t windows;       /* windows with a sample */
