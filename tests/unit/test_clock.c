@@ -84,6 +84,7 @@ TEST(clock_noise_asymmetry_drift)
 	ASSERT_LE(e.uncertainty_ns, e.min_rtt_ns, "uncertainty below the smallest round trip");
 	for (size_t i = 0; i < n; i += 997)
 		holds_at(&e, s[i].t2, "the truth within the uncertainty");
+	it_clock_free(&e);
 	free(s);
 }
 
@@ -106,6 +107,12 @@ TEST(clock_windows_without_io)
 	holds_at(&e, tclock(H0 + 2 * S), "in the first windows");
 	holds_at(&e, tclock(H0 + 52 * S), "in the last windows");
 	ASSERT_NEAR(it_clock_drift_ppm(&e), PPM, e.drift_bound_ppm, "drift within its bound");
+	for (uint64_t i = 0; i < e.windows; i++) {
+		ASSERT_NEAR((double)e.window[i].offset_ns, true_offset(e.window[i].at_ns),
+			    (double)e.window[i].rtt_ns / 2, "each window's offset within its bound");
+		ASSERT_TRUE(!i || e.window[i].at_ns > e.window[i - 1].at_ns, "windows in time order");
+	}
+	it_clock_free(&e);
 }
 
 TEST(clock_exchange_fallback_and_impossible)
@@ -136,6 +143,7 @@ TEST(clock_rejects_impossible_sample)
 	ASSERT_EQ(e.rejected, 1, "rejected");
 	ASSERT_EQ(e.method, IT_CLOCK_IO, "the others used");
 	holds_at(&e, s[0].t2, "the truth within the uncertainty");
+	it_clock_free(&e);
 }
 
 TEST(clock_step_no_line_meets_all)
@@ -154,6 +162,7 @@ TEST(clock_step_no_line_meets_all)
 	ASSERT_EQ(e.method, IT_CLOCK_IO, "the windows' fastest I/Os instead");
 	ASSERT_NEAR((double)(int64_t)(it_clock_map(&e, s[100].t2) - s[100].t2),
 		    true_offset(s[100].t2), 100 * US, "still near the truth");
+	it_clock_free(&e);
 	free(s);
 }
 

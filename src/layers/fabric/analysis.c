@@ -454,6 +454,19 @@ static void cross_json(const struct fabric *x, const struct it_fabric_results *r
 	it_json_kv_uint(j, "window_ns", IT_CLOCK_WINDOW_NS);
 	it_json_kv_uint(j, "min_rtt_ns", e->min_rtt_ns);
 	it_json_kv_uint(j, "max_window_rtt_ns", e->max_rtt_ns);
+	it_json_name(j, "by_window");
+	it_json_array_start(j);
+	for (uint64_t i = 0; i < e->windows; i++) {
+		const struct it_clock_window *w = &e->window[i];
+		it_json_object_start(j);
+		it_json_kv_uint(j, "at_target_ns", w->at_ns);
+		it_json_kv_int(j, "offset_ns", w->offset_ns);
+		it_json_kv_uint(j, "rtt_ns", w->rtt_ns);
+		it_json_kv_int(j, "from_estimate_ns",
+			       w->offset_ns - (int64_t)(it_clock_map(e, w->at_ns) - w->at_ns));
+		it_json_object_end(j);
+	}
+	it_json_array_end(j);
 	it_json_kv_int(j, "first_guess_ns", x->coarse);
 	it_json_kv_uint(j, "first_guess_slack_ns", x->slack);
 	it_json_kv_string(j, "first_guess_from", x->coarse_from_io ? "commands" : "exchange");

@@ -273,8 +273,18 @@ int it_clock_estimate(const struct it_clock_sample *s, size_t n, bool have_excha
 		e->drift_bound_ppm = IT_CLOCK_PHI_PPM;
 		e->uncertainty_ns = uncertainty(w, kept, e);
 	}
+	/* the windows' own offsets, for the report: the drift over time */
+	if ((e->window = malloc(kept * sizeof(*e->window))))
+		for (size_t i = 0; i < kept; i++)
+			e->window[i] = (struct it_clock_window){ w[i].x, w[i].o, w[i].rtt };
 	free(w);
-	return 0;
+	return e->window ? 0 : -1;
+}
+
+void it_clock_free(struct it_clock_est *e)
+{
+	free(e->window);
+	e->window = NULL;
 }
 
 uint64_t it_clock_map(const struct it_clock_est *e, uint64_t t)

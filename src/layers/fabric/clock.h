@@ -10,16 +10,19 @@
  *     rtt = (t4 - t1) - (t3 - t2)
  *
  * the true offset lies within rtt / 2 of o whatever the asymmetry of the
- * two directions. Per window of WINDOW_NS (initiator's t1) the sample with
- * the smallest round trip is kept (the min-RTT filter: queueing only adds
- * delay, so the fastest exchange is the least asymmetric one); a line fit
- * by least squares through the windows' offsets gives the offset at any
- * time and its drift; the uncertainty is the largest distance, over the
- * windows, from the line to the edge of a window's bound (|line - o| +
- * rtt / 2), so the true offset of every window with I/O is within it.
- * A window without I/O is covered by the line; with no sample at all the
- * agent channel's exchange (the CLOCK chunk) is the estimate, and without
- * that there is none.
+ * two directions: in [t1 - t2, t4 - t3]. A line (offset and drift) that
+ * meets every sample's bound makes every matched I/O causal; the one that
+ * leaves the most room is the estimate, the slopes that still meet every
+ * bound bound its drift, and how far any such line can be from it over the
+ * trace is its uncertainty (the intersection of the bounds: tighter than
+ * any one round trip). When no line meets them all (a clock step, a wrong
+ * match), the min-RTT filter takes over: per window of IT_CLOCK_WINDOW_NS
+ * (initiator's t1) the sample with the smallest round trip (queueing only
+ * adds delay, so the fastest exchange is the least asymmetric one), a
+ * least-squares line through them (weighted by 1 / rtt^2), the uncertainty
+ * the widest window bound around it. Windows without I/O are covered by
+ * the line; with no sample at all the agent channel's exchange (the CLOCK
+ * chunk) is the estimate, and without that there is none.
  *
  * Pure C; it_clock_map() is what the cross-machine join applies.
  */
@@ -46,6 +49,13 @@ enum it_clock_method {
 	IT_CLOCK_EXCHANGE,      /* the agent channel's exchange alone (no matched I/O) */
 };
 
+/* One window's fastest matched I/O: the offset it says, give or take rtt / 2. */
+struct it_clock_window {
+	uint64_t at_ns;         /* target clock: the middle of its target side */
+	int64_t offset_ns;
+	uint64_t rtt_ns;
+};
+
 struct it_clock_est {
 	enum it_clock_method method;
 	int64_t offset_ns;      /* at the target's time ref_ns: initiator = target + offset */
@@ -62,6 +72,7 @@ struct it_clock_est {
 	uint64_t windows;       /* windows with a sample */
 	uint64_t min_rtt_ns;    /* smallest round trip of all */
 	uint64_t max_rtt_ns;    /* largest of the windows' kept ones */
+	struct it_clock_window *window; /* windows[] of them, in time order (malloc'd) */
 	/* the exchange (CLOCK chunk) against the estimate: is it inside? */
 	bool exchange;          /* a CLOCK chunk was given */
 	int64_t exchange_offset_ns;
@@ -99,6 +110,9 @@ struct it_clock_cmd {
 };
 int it_clock_coarse(const struct it_clock_cmd *host, size_t nh, const struct it_clock_cmd *target,
 		    size_t nt, int64_t guess_ns, int64_t *offset_ns, uint64_t *slack_ns);
+
+/* Frees what an estimate holds (its windows). */
+void it_clock_free(struct it_clock_est *e);
 
 /* A target time on the initiator's clock (identity for IT_CLOCK_NONE). */
 uint64_t it_clock_map(const struct it_clock_est *est, uint64_t target_ns);

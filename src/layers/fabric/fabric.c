@@ -242,6 +242,7 @@ void it_fabric_free(struct it_fabric *f)
 	it_map_free(&f->early_q);
 	free(f->early);
 	free(f->kept);
+	it_clock_free(&f->r.clock);
 	free(f);
 }
 
