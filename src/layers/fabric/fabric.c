@@ -686,10 +686,24 @@ static int transport_points(struct it_fabric *f, const struct it_fabric_host *h,
 	return -1;
 }
 
+/* The target's points of a matched I/O (the rest are the initiator's). */
+static const uint8_t target_points[] = { IT_FP_TR, IT_FP_TI, IT_FP_TX, IT_FP_BQ, IT_FP_BD,
+					 IT_FP_BC, IT_FP_TC, IT_FP_TS0, IT_FP_TSR };
+
+static bool on_target(int point)
+{
+	for (size_t k = 0; k < sizeof(target_points); k++)
+		if (target_points[k] == point)
+			return true;
+	return false;
+}
+
 /* A matched I/O's stages, its points on one timeline (p[] as match()
- * made it; gap as transport_points() gave it, -2: not tried). */
+ * made it; gap as transport_points() gave it, -2: not tried), or, when
+ * one_clock (two machines, no clock estimate), each machine's points on
+ * its own clock: only the stages within one machine are taken. */
 static void account(struct it_fabric *f, const struct it_fabric_host *h, uint64_t *p, int gap,
-		    uint8_t backend)
+		    uint8_t backend, bool one_clock)
 {
 	struct it_fabric_op *o = op_of(f, h->qid == 0, h->opcode);
 	uint64_t ti = p[IT_FP_TI], tc = p[IT_FP_TC];
@@ -706,6 +720,8 @@ static void account(struct it_fabric *f, const struct it_fabric_host *h, uint64_
 		for (int k = IT_FP_HS0; k <= IT_FP_HR; k++)
 			if (k != IT_FP_TI && k != IT_FP_TC)
 				p[k] = 0;
+	} else if (gap == -1 && one_clock) {
+		detail = true; /* its parts within each machine */
 	} else if (gap == -1) {
 		uint64_t sum[IT_FS_MAX] = { 0 }, prev = p[IT_FP_S];
 		/* one clock, causal order: each point at or after the one
@@ -740,9 +756,13 @@ static void account(struct it_fabric *f, const struct it_fabric_host *h, uint64_
 	o->count++;
 	o->bytes += h->bytes;
 	o->with_trail += h->c != 0;
-	for (int s = 0; s < IT_FS_MAX; s++)
-		if ((it_fabric_stages[s].parent == s || detail) && s != IT_FS_REMOTE)
+	for (int s = 0; s < IT_FS_MAX; s++) {
+		const struct it_fabric_stage_def *d = &it_fabric_stages[s];
+		if (one_clock && on_target(d->from) != on_target(d->to))
+			continue;
+		if ((d->parent == s || detail) && s != IT_FS_REMOTE)
 			add_stage(f, o, s, p);
+	}
 }
 
 static void match(struct it_fabric *f, const struct it_fabric_host *h, const struct tcmd *t)
@@ -759,7 +779,7 @@ static void match(struct it_fabric *f, const struct it_fabric_host *h, const str
 			backlog_add(f, h->ctrl, h->qid, h->s, p[IT_FP_HS0]);
 	}
 	if (!f->r.cross) {
-		account(f, h, p, gap, t->backend);
+		account(f, h, p, gap, t->backend, false);
 		return;
 	}
 	if (f->nkept == f->keptcap) {
@@ -937,9 +957,6 @@ int it_fabric_settle(struct it_fabric *f)
 
 /* ---- the end ---- */
 
-static const uint8_t target_points[] = { IT_FP_TR, IT_FP_TI, IT_FP_TX, IT_FP_BQ, IT_FP_BD,
-					 IT_FP_BC, IT_FP_TC, IT_FP_TS0, IT_FP_TSR };
-
 /* A kept I/O's clock sample: the transport's points where it was split
  * (the capsule's first byte out, its arrival, the response out, its
  * arrival), else the commands' (S, TI, TC, N); the target's on its own
@@ -996,7 +1013,7 @@ static void place_kept(struct it_fabric *f)
 				f->r.noncausal_within += c.t3 - c.t4 <= e->uncertainty_ns;
 			}
 		}
-		account(f, &k->h, k->p, k->gap, k->backend);
+		account(f, &k->h, k->p, k->gap, k->backend, e->method == IT_CLOCK_NONE);
 	}
 	f->nkept = 0;
 }
