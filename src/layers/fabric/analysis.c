@@ -103,13 +103,13 @@ static int cross_setup(struct fabric *x, const struct it_pass_info *info)
 	if (!m)
 		goto out;
 	x->target = m->id;
-	if (!(x->tape = it_fabric_tape_read(info, m, err, sizeof(err)))) {
+	if (!(x->tape = it_fabric_tape_open(info, m, err, sizeof(err)))) {
 		x->cross_error = "its records could not be read";
 		rc = strstr(err, "memory") ? -1 : 0;
 		goto out;
 	}
 	clock = it_reader_clock(rd, m->id);
-	target = it_fabric_tape_commands(x->tape, &nt);
+	target = it_fabric_target_commands(info->path, m->id, &nt);
 	host = it_fabric_host_commands(info->path, &nh);
 	if ((!target && nt) || (!host && nh)) {
 		rc = -1;
@@ -249,6 +249,9 @@ static void cross_text(const struct fabric *x, const struct it_fabric_results *r
 	}
 	fprintf(out, "  target side: machine %u (nvmet, nvmet-tcp, its disks' block trails), its times\n"
 		"  placed on machine 0's clock\n", x->target);
+	if (it_fabric_tape_error(x->tape))
+		fprintf(out, "  *** machine %u's side ends early: %s\n", x->target,
+			it_fabric_tape_error(x->tape));
 	if (e->method == IT_CLOCK_NONE) {
 		fprintf(out, "  clock: no estimate (no matched I/O, no agent exchange): stages stay on one "
 			"clock,\n  the ones across both (host.out, host.in, net.out, net.back) are not "
@@ -433,6 +436,8 @@ static void cross_json(const struct fabric *x, const struct it_fabric_results *r
 	it_json_kv_bool(j, "joined", r->cross);
 	if (!r->cross)
 		it_json_kv_string(j, "not_joined", x->cross_error);
+	if (x->tape && it_fabric_tape_error(x->tape))
+		it_json_kv_string(j, "target_read_error", it_fabric_tape_error(x->tape));
 	it_json_name(j, "clock");
 	it_json_object_start(j);
 	it_json_kv_string(j, "method", it_clock_method_name(e->method));

@@ -23,18 +23,20 @@ struct item {
 	};
 };
 
-struct tchunk {
-	size_t first, end;      /* items [first, end) */
-	uint64_t earliest;      /* its earliest time */
-};
-
 struct it_fabric_tape {
 	uint16_t machine;
-	struct item *it;
+	struct it_reader *rd;
+	void *block;              /* the target's block layer (its trails) */
+	struct it_bus bus;
+	struct it_pass_info info; /* the target machine's */
+	struct item *it;          /* the chunk read ahead */
 	size_t n, cap;
-	struct tchunk *ch;
-	size_t nch, chcap, played;
+	uint64_t earliest;        /* its earliest time (moved) */
+	bool ahead;               /* a chunk is read ahead */
+	bool done;                /* the records are all read */
 	bool nomem;
+	int64_t shift;
+	char error[160];          /* why the records end early, or "" */
 };
 
 static struct item *item_new(struct it_fabric_tape *t)
@@ -50,32 +52,6 @@ static struct item *item_new(struct it_fabric_tape *t)
 		t->cap = cap;
 	}
 	return &t->it[t->n++];
-}
-
-/* The items since the last mark are a chunk. */
-static void mark(struct it_fabric_tape *t)
-{
-	size_t first = t->nch ? t->ch[t->nch - 1].end : 0;
-	uint64_t earliest = UINT64_MAX;
-
-	if (first == t->n)
-		return;
-	if (t->nch == t->chcap) {
-		size_t cap = t->chcap ? 2 * t->chcap : 64;
-		void *v = realloc(t->ch, cap * sizeof(*t->ch));
-		if (!v) {
-			t->nomem = true;
-			return;
-		}
-		t->ch = v;
-		t->chcap = cap;
-	}
-	for (size_t i = first; i < t->n; i++) {
-		uint64_t at = t->it[i].kind == ITEM_EVENT ? t->it[i].e.ts_ns : t->it[i].t.q;
-		if (at && at < earliest)
-			earliest = at;
-	}
-	t->ch[t->nch++] = (struct tchunk){ first, t->n, earliest };
 }
 
 static void on_trail(const void *msg, void *ctx)
@@ -100,65 +76,32 @@ static bool wanted(const struct it_event *e)
 	       (e->layer == IT_LAYER_BLOCK && e->type == IT_EV_BIO_QUEUE);
 }
 
-struct it_fabric_tape *it_fabric_tape_read(const struct it_pass_info *info,
+struct it_fabric_tape *it_fabric_tape_open(const struct it_pass_info *info,
 					   const struct it_machine *m, char *err, size_t errlen)
 {
 	const struct it_select sel = { m->id, IT_ANY, IT_CHUNK_EVENTS };
 	struct it_fabric_tape *t = calloc(1, sizeof(*t));
-	struct it_pass_info mi = *info;
-	struct it_bus bus = { 0 };
-	struct it_reader *rd = NULL;
-	void *block = NULL;
-	struct it_chunk c;
-	int rc = 0;
 
-	if (!t)
-		goto nomem;
+	if (!t) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
 	t->machine = m->id;
-	mi.machine = m->id;
-	mi.host = &m->host;
-	mi.devs = m->devs;
-	mi.ndevs = m->ndevs;
-	mi.bus = &bus;
-	if (!(rd = it_reader_open_select(info->path, &sel, 1, err, errlen)))
+	t->info = *info;
+	t->info.machine = m->id;
+	t->info.host = &m->host;
+	t->info.devs = m->devs;
+	t->info.ndevs = m->ndevs;
+	t->info.bus = &t->bus;
+	if (!(t->rd = it_reader_open_select(info->path, &sel, 1, err, errlen)))
 		goto fail;
-	if (!(block = it_layer_block.new(&mi)) || it_bus_subscribe(&bus, IT_BUS_TRAIL_DONE, on_trail, t))
-		goto nomem;
-	while ((rc = it_reader_next_chunk(rd, &c)) == 1) {
-		const struct it_event *evs = c.data;
-
-		if (it_layer_block.feed(block, c.type, c.data, c.len, c.count))
-			goto nomem;
-		for (uint32_t k = 0; k < c.count; k++) {
-			struct item *i;
-			if (!wanted(&evs[k]))
-				continue;
-			if (!(i = item_new(t)))
-				goto nomem;
-			i->kind = ITEM_EVENT;
-			i->e = evs[k];
-		}
-		mark(t);
-	}
-	if (rc < 0) {
-		snprintf(err, errlen, "%s", it_reader_error(rd));
+	if (!(t->block = it_layer_block.new(&t->info)) ||
+	    it_bus_subscribe(&t->bus, IT_BUS_TRAIL_DONE, on_trail, t)) {
+		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
-	/* the trails still open at the end complete (or are given up) now */
-	if (it_layer_block.finish(block, &(struct it_span){ .start_ns = m->host.start_monotonic_ns }))
-		goto nomem;
-	mark(t);
-	if (t->nomem)
-		goto nomem;
-	it_layer_block.free(block);
-	it_reader_close(rd);
 	return t;
-nomem:
-	snprintf(err, errlen, "out of memory");
 fail:
-	if (block)
-		it_layer_block.free(block);
-	it_reader_close(rd);
 	it_fabric_tape_free(t);
 	return NULL;
 }
@@ -167,14 +110,80 @@ void it_fabric_tape_free(struct it_fabric_tape *t)
 {
 	if (!t)
 		return;
+	if (t->block)
+		it_layer_block.free(t->block);
+	it_reader_close(t->rd);
 	free(t->it);
-	free(t->ch);
 	free(t);
 }
 
 uint16_t it_fabric_tape_machine(const struct it_fabric_tape *t)
 {
 	return t->machine;
+}
+
+const char *it_fabric_tape_error(const struct it_fabric_tape *t)
+{
+	return t->error[0] ? t->error : NULL;
+}
+
+static uint64_t moved(uint64_t t, int64_t ns)
+{
+	return t ? t + (uint64_t)ns : 0;
+}
+
+/* The next chunk's items (its block layer's trails first, as a pass
+ * meets them, then its events), their times moved; at the end, the
+ * trails still open. false when nothing is left. */
+static bool read_ahead(struct it_fabric_tape *t)
+{
+	struct it_chunk c;
+	int rc;
+
+	t->n = 0;
+	while (!t->n && !t->done) {
+		rc = it_reader_next_chunk(t->rd, &c);
+		if (rc == 1) {
+			const struct it_event *evs = c.data;
+			if (it_layer_block.feed(t->block, c.type, c.data, c.len, c.count))
+				t->nomem = true;
+			for (uint32_t k = 0; k < c.count; k++) {
+				struct item *i;
+				if (!wanted(&evs[k]) || !(i = item_new(t)))
+					continue;
+				i->kind = ITEM_EVENT;
+				i->e = evs[k];
+			}
+			continue;
+		}
+		if (rc < 0)
+			snprintf(t->error, sizeof(t->error), "cannot read machine %u's records: %s",
+				 t->machine, it_reader_error(t->rd));
+		/* the trails still open complete (or are given up) now */
+		if (it_layer_block.finish(t->block,
+					  &(struct it_span){ .start_ns = t->info.host->start_monotonic_ns }))
+			t->nomem = true;
+		t->done = true;
+	}
+	t->earliest = UINT64_MAX;
+	for (size_t k = 0; k < t->n; k++) {
+		struct item *i = &t->it[k];
+		uint64_t at;
+		if (i->kind == ITEM_TRAIL) {
+			i->t.q = moved(i->t.q, t->shift);
+			i->t.d = moved(i->t.d, t->shift);
+			i->t.c = moved(i->t.c, t->shift);
+			at = i->t.q;
+		} else {
+			i->e.ts_ns = moved(i->e.ts_ns, t->shift);
+			if (i->e.layer == IT_LAYER_NVMET_TCP) /* a response's C2H data start */
+				i->e.tcp.end_ns = moved(i->e.tcp.end_ns, t->shift);
+			at = i->e.ts_ns;
+		}
+		if (at && at < t->earliest)
+			t->earliest = at;
+	}
+	return t->ahead = t->n > 0;
 }
 
 #define CMD_KEY(cntlid, qid, cid) ((uint64_t)(cntlid) << 32 | (uint64_t)(qid) << 16 | (cid))
@@ -187,38 +196,50 @@ static struct it_clock_cmd *grow(struct it_clock_cmd *v, size_t n, size_t *cap)
 	return realloc(v, *cap * sizeof(*v));
 }
 
-struct it_clock_cmd *it_fabric_tape_commands(const struct it_fabric_tape *t, size_t *n)
+struct it_clock_cmd *it_fabric_target_commands(const char *path, uint16_t machine, size_t *n)
 {
+	const struct it_select sel = { machine, IT_ANY, IT_CHUNK_EVENTS };
 	struct it_clock_cmd *v = NULL, *g;
+	struct it_reader *rd;
 	struct it_map open;
+	struct it_chunk c;
 	size_t cap = 0;
+	char err[256];
 
 	*n = 0;
+	if (!(rd = it_reader_open_select(path, &sel, 1, err, sizeof(err))))
+		return NULL; /* the pass reads it too and says why */
 	if (it_map_init(&open, 8))
 		goto nomem;
-	for (size_t k = 0; k < t->n; k++) {
-		const struct it_event *e = &t->it[k].e;
-		uint32_t i;
+	while (it_reader_next_chunk(rd, &c) == 1) {
+		const struct it_event *evs = c.data;
 
-		if (t->it[k].kind != ITEM_EVENT || e->layer != IT_LAYER_NVMET)
-			continue;
-		if (e->type == IT_EV_NVMET_INIT) {
-			if (!(g = grow(v, *n, &cap)))
-				goto nomem;
-			v = g;
-			v[*n] = (struct it_clock_cmd){ .start = e->ts_ns };
-			if (it_map_put(&open, e->nvmet.req, (uint32_t)(*n)++))
-				goto nomem;
-		} else if (e->type == IT_EV_NVMET_COMPLETE &&
-			   (i = it_map_take(&open, e->nvmet.req)) != IT_MAP_NONE) {
-			v[i].key = CMD_KEY(e->nvmet.cntlid, e->nvmet.qid, e->nvmet.cid);
-			v[i].end = e->ts_ns;
+		for (uint32_t k = 0; k < c.count; k++) {
+			const struct it_event *e = &evs[k];
+			uint32_t i;
+
+			if (e->layer != IT_LAYER_NVMET)
+				continue;
+			if (e->type == IT_EV_NVMET_INIT) {
+				if (!(g = grow(v, *n, &cap)))
+					goto nomem;
+				v = g;
+				v[*n] = (struct it_clock_cmd){ .start = e->ts_ns };
+				if (it_map_put(&open, e->nvmet.req, (uint32_t)(*n)++))
+					goto nomem;
+			} else if (e->type == IT_EV_NVMET_COMPLETE &&
+				   (i = it_map_take(&open, e->nvmet.req)) != IT_MAP_NONE) {
+				v[i].key = CMD_KEY(e->nvmet.cntlid, e->nvmet.qid, e->nvmet.cid);
+				v[i].end = e->ts_ns;
+			}
 		}
 	}
 	it_map_free(&open);
+	it_reader_close(rd);
 	return v;
 nomem:
 	it_map_free(&open);
+	it_reader_close(rd);
 	free(v);
 	*n = 1;
 	return NULL;
@@ -284,29 +305,9 @@ nomem:
 	return NULL;
 }
 
-static uint64_t moved(uint64_t t, int64_t ns)
-{
-	return t ? t + (uint64_t)ns : 0;
-}
-
 void it_fabric_tape_shift(struct it_fabric_tape *t, int64_t ns)
 {
-	for (size_t k = 0; k < t->n; k++) {
-		struct item *i = &t->it[k];
-
-		if (i->kind == ITEM_TRAIL) {
-			i->t.q = moved(i->t.q, ns);
-			i->t.d = moved(i->t.d, ns);
-			i->t.c = moved(i->t.c, ns);
-			continue;
-		}
-		i->e.ts_ns = moved(i->e.ts_ns, ns);
-		if (i->e.layer == IT_LAYER_NVMET_TCP) /* a response's C2H data start */
-			i->e.tcp.end_ns = moved(i->e.tcp.end_ns, ns);
-	}
-	for (size_t k = 0; k < t->nch; k++)
-		if (t->ch[k].earliest != UINT64_MAX)
-			t->ch[k].earliest = moved(t->ch[k].earliest, ns);
+	t->shift = ns;
 }
 
 int it_fabric_tape_play(struct it_fabric_tape *t, struct it_fabric *f, uint64_t until)
@@ -314,17 +315,16 @@ int it_fabric_tape_play(struct it_fabric_tape *t, struct it_fabric *f, uint64_t 
 	int rc = 0;
 
 	it_fabric_feeding(f, t->machine);
-	for (; t->played < t->nch && t->ch[t->played].earliest <= until && !rc; t->played++) {
-		const struct tchunk *ch = &t->ch[t->played];
-
-		for (size_t k = ch->first; k < ch->end && !rc; k++)
+	while (!rc && (t->ahead || read_ahead(t)) && t->earliest <= until) {
+		for (size_t k = 0; k < t->n && !rc; k++)
 			rc = t->it[k].kind == ITEM_EVENT ?
 				     it_fabric_event(f, &t->it[k].e) :
 				     it_fabric_trail(f, t->it[k].t.dev, t->it[k].t.q, t->it[k].t.d,
 						     t->it[k].t.c);
 		if (!rc)
 			rc = it_fabric_settle_target(f);
+		t->ahead = false;
 	}
 	it_fabric_feeding(f, 0);
-	return rc;
+	return rc || t->nomem ? -1 : 0;
 }
