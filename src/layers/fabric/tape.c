@@ -29,6 +29,8 @@ struct it_fabric_tape {
 	void *block;              /* the target's block layer (its trails) */
 	struct it_bus bus;
 	struct it_pass_info info; /* the target machine's */
+	struct it_host_rec host;  /* its facts and devices, copied: the reader */
+	struct it_device_rec *devs; /* that gave them is gone */
 	struct item *it;          /* the chunk read ahead */
 	size_t n, cap;
 	uint64_t earliest;        /* its earliest time (moved) */
@@ -87,10 +89,17 @@ struct it_fabric_tape *it_fabric_tape_open(const struct it_pass_info *info,
 		return NULL;
 	}
 	t->machine = m->id;
+	t->host = m->host;
+	if (m->ndevs && !(t->devs = malloc(m->ndevs * sizeof(*t->devs)))) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	if (m->ndevs)
+		memcpy(t->devs, m->devs, m->ndevs * sizeof(*t->devs));
 	t->info = *info;
 	t->info.machine = m->id;
-	t->info.host = &m->host;
-	t->info.devs = m->devs;
+	t->info.host = &t->host;
+	t->info.devs = t->devs;
 	t->info.ndevs = m->ndevs;
 	t->info.bus = &t->bus;
 	if (!(t->rd = it_reader_open_select(info->path, &sel, 1, err, errlen)))
@@ -114,6 +123,7 @@ void it_fabric_tape_free(struct it_fabric_tape *t)
 		it_layer_block.free(t->block);
 	it_reader_close(t->rd);
 	free(t->it);
+	free(t->devs);
 	free(t);
 }
 
