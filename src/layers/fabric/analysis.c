@@ -27,6 +27,7 @@ struct fabric {
 	uint64_t latest;          /* machine 0's latest event */
 	const char *cross_error;  /* why the target's side is not joined, or NULL */
 	uint16_t target;          /* its machine */
+	uint16_t others;          /* more machines in the file, not joined */
 	int64_t coarse;           /* the first guess (0 when none) */
 	bool coarse_from_io;      /* from the commands' times; else the exchange */
 };
@@ -77,7 +78,7 @@ static void fabric_free(void *self)
  * Machine 0 of a file of several: the first other machine is the target
  * its fabric controllers reach (`record --target` merges one; with more,
  * the others' commands stay out and the report says so). Its side is read
- * ahead (tape.h), a first guess of its clock placed on it (clock.h:
+ * alongside (tape.h), a first guess of its clock placed on it (clock.h:
  * it_clock_coarse, from the commands' times; the CLOCK chunk's exchange
  * when no command pairs up), and the join told to keep its matched I/Os
  * for the estimate at the end. 0, or -1 when memory ran out; a file that
@@ -97,9 +98,11 @@ static int cross_setup(struct fabric *x, const struct it_pass_info *info)
 	if (!rd)
 		return 0; /* the pass says why */
 	ms = it_reader_machines(rd, &n);
-	for (size_t i = 0; i < n && !m; i++)
-		if (ms[i].id != 0)
+	for (size_t i = 0; i < n; i++)
+		if (ms[i].id != 0 && !m)
 			m = &ms[i];
+		else if (ms[i].id != 0)
+			x->others++;
 	if (!m)
 		goto out;
 	x->target = m->id;
@@ -249,6 +252,9 @@ static void cross_text(const struct fabric *x, const struct it_fabric_results *r
 	}
 	fprintf(out, "  target side: machine %u (nvmet, nvmet-tcp, its disks' block trails), its times\n"
 		"  placed on machine 0's clock\n", x->target);
+	if (x->others)
+		fprintf(out, "  %u more machine%s in the file not joined: one target per report "
+			"(iotrail report --machine N shows each)\n", x->others, x->others == 1 ? "" : "s");
 	if (it_fabric_tape_error(x->tape))
 		fprintf(out, "  *** machine %u's side ends early: %s\n", x->target,
 			it_fabric_tape_error(x->tape));
@@ -433,6 +439,7 @@ static void cross_json(const struct fabric *x, const struct it_fabric_results *r
 	it_json_name(j, "cross");
 	it_json_object_start(j);
 	it_json_kv_uint(j, "target_machine", x->target);
+	it_json_kv_uint(j, "machines_not_joined", x->others);
 	it_json_kv_bool(j, "joined", r->cross);
 	if (!r->cross)
 		it_json_kv_string(j, "not_joined", x->cross_error);

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * The target's side read ahead (tape.h): items in the order the join
- * would have met them in a pass over the target's machine (a chunk's
- * trails, published while its block layer read it, then the chunk's
- * events), with a mark at each chunk's end.
+ * The target's side read alongside (tape.h): one chunk at a time, its
+ * items in the order the join would have met them in a pass over the
+ * target's machine (the trails its block layer published while reading
+ * it, then the chunk's events).
  */
 #include <stdio.h>
 #include <stdlib.h>
