@@ -28,7 +28,7 @@ struct fabric {
 	const char *cross_error;  /* why the target's side is not joined, or NULL */
 	uint16_t target;          /* its machine */
 	uint16_t others;          /* more machines in the file, not joined */
-	int64_t coarse;           /* the first guess (0 when none) */
+	struct it_clock_guess guess; /* the first guess */
 	bool coarse_from_io;      /* from the commands' times; else the exchange */
 };
 
@@ -92,7 +92,6 @@ static int cross_setup(struct fabric *x, const struct it_pass_info *info)
 	const struct it_clock_rec *clock;
 	struct it_clock_cmd *host = NULL, *target = NULL;
 	size_t n, nh = 0, nt = 0;
-	uint64_t slack = 0;
 	int rc = 0;
 
 	if (!rd)
@@ -118,20 +117,18 @@ static int cross_setup(struct fabric *x, const struct it_pass_info *info)
 		rc = -1;
 		goto out;
 	}
-	int found = it_clock_coarse(host, nh, target, nt, clock ? clock->offset_ns : 0, &x->coarse,
-				    &slack);
+	int found = it_clock_coarse(host, nh, target, nt, clock ? clock->offset_ns : 0, &x->guess);
 	if (found < 0) {
 		rc = -1;
 		goto out;
 	}
 	x->coarse_from_io = found == 1;
-	if (!found) {
-		x->coarse = clock ? clock->offset_ns : 0;
-		slack = clock ? clock->uncertainty_ns : 0;
-	}
-	x->slack = slack;
-	it_fabric_tape_shift(x->tape, x->coarse);
-	it_fabric_cross(x->f, m->id, x->coarse, slack, clock != NULL, clock ? clock->offset_ns : 0,
+	if (!found)
+		x->guess = (struct it_clock_guess){ .offset_ns = clock ? clock->offset_ns : 0,
+						    .slack_ns = clock ? clock->uncertainty_ns : 0 };
+	x->slack = x->guess.slack_ns;
+	it_fabric_tape_shift(x->tape, &x->guess);
+	it_fabric_cross(x->f, m->id, &x->guess, clock != NULL, clock ? clock->offset_ns : 0,
 			clock ? clock->uncertainty_ns : 0);
 out:
 	free(host);
@@ -479,7 +476,9 @@ static void cross_json(const struct fabric *x, const struct it_fabric_results *r
 		it_json_object_end(j);
 	}
 	it_json_array_end(j);
-	it_json_kv_int(j, "first_guess_ns", x->coarse);
+	it_json_kv_int(j, "first_guess_ns", x->guess.offset_ns);
+	it_json_kv_uint(j, "first_guess_at_target_ns", x->guess.ref_ns);
+	it_json_kv_double(j, "first_guess_drift_ppm", -x->guess.slope * 1e6);
 	it_json_kv_uint(j, "first_guess_slack_ns", x->slack);
 	it_json_kv_string(j, "first_guess_from", x->coarse_from_io ? "commands" : "exchange");
 	if (e->exchange) {

@@ -155,7 +155,7 @@ struct it_fabric {
 	/* two machines (it_fabric_cross) */
 	uint16_t feeding;         /* the machine of the events being given */
 	uint16_t target_machine;  /* the machine serving the host's controllers */
-	int64_t coarse;           /* what the target events' times were moved by */
+	struct it_clock_guess guess; /* what the target events' times were moved by */
 	uint64_t slack;           /* how far that can be off: the join's windows allow it */
 	bool have_exchange;
 	int64_t exchange_offset;
@@ -246,14 +246,14 @@ void it_fabric_free(struct it_fabric *f)
 	free(f);
 }
 
-void it_fabric_cross(struct it_fabric *f, uint16_t target_machine, int64_t coarse_ns,
-		     uint64_t slack_ns, bool have_exchange, int64_t exchange_offset_ns,
-		     uint64_t exchange_uncertainty_ns)
+void it_fabric_cross(struct it_fabric *f, uint16_t target_machine,
+		     const struct it_clock_guess *guess, bool have_exchange,
+		     int64_t exchange_offset_ns, uint64_t exchange_uncertainty_ns)
 {
 	f->r.cross = true;
 	f->target_machine = target_machine;
-	f->coarse = coarse_ns;
-	f->slack = slack_ns;
+	f->guess = *guess;
+	f->slack = guess->slack_ns;
 	f->have_exchange = have_exchange;
 	f->exchange_offset = exchange_offset_ns;
 	f->exchange_uncertainty = exchange_uncertainty_ns;
@@ -659,10 +659,17 @@ static int transport_points(struct it_fabric *f, const struct it_fabric_host *h,
 	 * is good to the slack */
 	ts = it_fabric_tcp_target_sent(f->tcp, t->cntlid, t->qid, t->cid, t->ti, t->tc,
 				       h->n + f->slack, &p[IT_FP_TS0], &p[IT_FP_TSR]);
-	if (hs == IT_TCP_FOUND)
+	/* an arrival on the other side's clock: the first after the send as
+	 * the guess places it, else the first within the slack before (an
+	 * earlier one may be another command's data: only then looked at) */
+	if (hs == IT_TCP_FOUND &&
+	    (tr = it_fabric_tcp_arrival(f->tcp, IT_TCP_TARGET, t->cntlid, t->qid, p[IT_FP_HS0], t->ti,
+					&p[IT_FP_TR])) == IT_TCP_NONE && f->slack)
 		tr = it_fabric_tcp_arrival(f->tcp, IT_TCP_TARGET, t->cntlid, t->qid,
 					   sub_slack(f, p[IT_FP_HS0]), t->ti, &p[IT_FP_TR]);
-	if (ts == IT_TCP_FOUND)
+	if (ts == IT_TCP_FOUND &&
+	    (hr = it_fabric_tcp_arrival(f->tcp, IT_TCP_HOST, h->ctrl, h->qid, p[IT_FP_TSR], h->n,
+					&p[IT_FP_HR])) == IT_TCP_NONE && f->slack)
 		hr = it_fabric_tcp_arrival(f->tcp, IT_TCP_HOST, h->ctrl, h->qid,
 					   sub_slack(f, p[IT_FP_TSR]), h->n, &p[IT_FP_HR]);
 	if (hs == IT_TCP_GONE || ts == IT_TCP_GONE || tr == IT_TCP_GONE || hr == IT_TCP_GONE)
@@ -960,14 +967,20 @@ int it_fabric_settle(struct it_fabric *f)
 /* A kept I/O's clock sample: the transport's points where it was split
  * (the capsule's first byte out, its arrival, the response out, its
  * arrival), else the commands' (S, TI, TC, N); the target's on its own
- * clock (its points as kept, less moved). false when a point is missing. */
-static bool sample_of(const struct kept *k, int64_t moved, struct it_clock_sample *c)
+ * clock (its points as kept, moved back by moved; NULL: as kept). false
+ * when a point is missing. */
+static bool sample_of(const struct kept *k, const struct it_clock_guess *moved,
+		      struct it_clock_sample *c)
 {
 	bool split = k->gap == -1;
 
 	c->t1 = k->p[split ? IT_FP_HS0 : IT_FP_S];
-	c->t2 = k->p[split ? IT_FP_TR : IT_FP_TI] - (uint64_t)moved;
-	c->t3 = k->p[split ? IT_FP_TSR : IT_FP_TC] - (uint64_t)moved;
+	c->t2 = k->p[split ? IT_FP_TR : IT_FP_TI];
+	c->t3 = k->p[split ? IT_FP_TSR : IT_FP_TC];
+	if (moved) {
+		c->t2 = it_clock_guess_unmap(moved, c->t2);
+		c->t3 = it_clock_guess_unmap(moved, c->t3);
+	}
 	c->t4 = k->p[split ? IT_FP_HR : IT_FP_N];
 	return c->t1 && k->p[split ? IT_FP_TR : IT_FP_TI] && k->p[split ? IT_FP_TSR : IT_FP_TC] &&
 	       c->t4;
@@ -987,7 +1000,7 @@ static void place_kept(struct it_fabric *f)
 		return;
 	}
 	for (size_t i = 0; i < f->nkept; i++)
-		n += sample_of(&f->kept[i], f->coarse, &smp[n]);
+		n += sample_of(&f->kept[i], &f->guess, &smp[n]);
 
 	if (it_clock_estimate(smp, n, f->have_exchange, f->exchange_offset, f->exchange_uncertainty,
 			      e))
@@ -1000,9 +1013,9 @@ static void place_kept(struct it_fabric *f)
 		for (size_t j = 0; j < sizeof(target_points); j++)
 			if (k->p[target_points[j]] && e->method != IT_CLOCK_NONE)
 				k->p[target_points[j]] = it_clock_map(
-					e, k->p[target_points[j]] - (uint64_t)f->coarse);
+					e, it_clock_guess_unmap(&f->guess, k->p[target_points[j]]));
 		/* on the merged timeline now: t2, t3 are the initiator's */
-		if (sample_of(k, 0, &c)) {
+		if (sample_of(k, NULL, &c)) {
 			f->r.causal_checked++;
 			if (c.t2 < c.t1) {
 				f->r.noncausal_out++;
