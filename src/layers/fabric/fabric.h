@@ -10,7 +10,10 @@
  * connection and copies the cid unchanged. A cid comes back within 16 uses
  * of its tag, so commands are matched by (cntlid, qid, cid) in order: the
  * target command with that key whose TI..TC lies inside the host's S..N
- * (one clock: both sides in one trace on one machine, e.g. loopback).
+ * (one clock: both sides on one machine, e.g. loopback; or two machines,
+ * it_fabric_cross: the target's times moved onto the initiator's clock by
+ * a first guess, the window widened by its slack, the stages taken once
+ * the clock is estimated from the matched I/Os, clock.h).
  *
  * Then each matched I/O splits into stages (a table, it_fabric_stages[]):
  * host.out + target + host.in == command (S -> N) exactly; with its
