@@ -138,6 +138,7 @@ TEST(fabric_cross_no_estimate_one_clock)
 	ASSERT_EQ(r->matched, 3, "matched within the slack");
 	ASSERT_EQ(r->clock.method, IT_CLOCK_NONE, "no estimate");
 	ASSERT_EQ(r->clock.rejected, 3, "every sample impossible");
+	ASSERT_EQ(r->causal_checked, 0, "no merged timeline to be causal on");
 	const struct it_fabric_op *o = read_op(r);
 	if (ASSERT_NOT_NULL(o, "reads")) {
 		ASSERT_EQ(o->stage[IT_FS_TARGET].count, 3, "target: within one machine");

@@ -1001,7 +1001,6 @@ static void place_kept(struct it_fabric *f)
 	}
 	for (size_t i = 0; i < f->nkept; i++)
 		n += sample_of(&f->kept[i], &f->guess, &smp[n]);
-
 	if (it_clock_estimate(smp, n, f->have_exchange, f->exchange_offset, f->exchange_uncertainty,
 			      e))
 		f->err = -1;
@@ -1010,12 +1009,14 @@ static void place_kept(struct it_fabric *f)
 		struct kept *k = &f->kept[i];
 		struct it_clock_sample c;
 
-		for (size_t j = 0; j < sizeof(target_points); j++)
-			if (k->p[target_points[j]] && e->method != IT_CLOCK_NONE)
-				k->p[target_points[j]] = it_clock_map(
-					e, it_clock_guess_unmap(&f->guess, k->p[target_points[j]]));
-		/* on the merged timeline now: t2, t3 are the initiator's */
-		if (sample_of(k, NULL, &c)) {
+		/* on the merged timeline (no estimate: back on the target's own
+		 * clock, for its stages alone) */
+		for (size_t j = 0; j < sizeof(target_points); j++) {
+			uint64_t *at = &k->p[target_points[j]];
+			if (*at)
+				*at = it_clock_map(e, it_clock_guess_unmap(&f->guess, *at));
+		}
+		if (e->method != IT_CLOCK_NONE && sample_of(k, NULL, &c)) {
 			f->r.causal_checked++;
 			if (c.t2 < c.t1) {
 				f->r.noncausal_out++;
