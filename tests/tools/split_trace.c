@@ -209,8 +209,8 @@ int main(int argc, char **argv)
 						head.host->start_monotonic_ns);
 	clock.offset_ns = -o.offset + o.exchange_error;
 	clock.uncertainty_ns = o.exchange_uncertainty;
-	snprintf(clock.method, sizeof(clock.method), "split_trace: offset %lld ns, drift %g ppm",
-		 (long long)o.offset, o.ppm);
+	snprintf(clock.method, sizeof(clock.method), "split_trace %+.3f s %+g ppm",
+		 (double)o.offset / 1e9, o.ppm);
 	rc = it_writer_add_machine(w, 1, &target);
 	if (!rc)
 		rc = it_writer_add_devices(w, 1, head.devs, head.ndevs);

@@ -290,8 +290,8 @@ static void cross_text(const struct fabric *x, const struct it_fabric_results *r
 	}
 	if (r->causal_checked)
 		fprintf(out, "  causal on the merged timeline: %llu of %llu matched I/Os; not: %llu "
-			"out (target received before\n  the initiator sent), %llu back (initiator "
-			"received before the target sent), %llu within +- the uncertainty\n",
+			"out (target received\n  before the initiator sent), %llu back (initiator "
+			"received before the target sent),\n  %llu of those within +- the uncertainty\n",
 			(unsigned long long)(r->causal_checked -
 					     (r->noncausal_out + r->noncausal_back)),
 			(unsigned long long)r->causal_checked, (unsigned long long)r->noncausal_out,
