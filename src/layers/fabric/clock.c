@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * The clock estimate from matched I/Os (clock.h): min-RTT per window, a
- * least-squares line through the windows' offsets, the uncertainty as the
- * widest window bound around that line.
+ * The clock from matched I/Os (clock.h): the line that meets every I/O's
+ * bound with the most room (meet_all), else the windows' fastest I/Os and a
+ * weighted least-squares line (fit, uncertainty); and the first guess the
+ * join matches with, from command times alone (it_clock_coarse).
  */
 #include <math.h>
 #include <stdlib.h>
