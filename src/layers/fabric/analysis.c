@@ -7,6 +7,7 @@
  * joins them (fabric.h). Report: the text section "Fabric (NVMe/TCP)" and
  * the JSON member "fabric" (doc/report.md).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -281,11 +282,15 @@ static void cross_text(const struct fabric *x, const struct it_fabric_results *r
 			(unsigned long long)e->windows, IT_CLOCK_WINDOW_NS / 1e9, e->min_rtt_ns / 1e3,
 			e->max_rtt_ns / 1e3);
 	if (e->exchange && e->method == IT_CLOCK_IO) {
+		/* the exchange was made at the ends of the recording: within both
+		 * uncertainties and what the drift moves over the I/Os' span */
 		int64_t d = e->exchange_offset_ns - e->offset_ns;
 		uint64_t ad = d < 0 ? (uint64_t)-d : (uint64_t)d;
+		double moved = e->windows ? fabs(e->slope) * (double)(e->window[e->windows - 1].at_ns -
+								       e->window[0].at_ns) : 0;
 		fprintf(out, "    agent exchange: %+.9f s +- %.3f us, %s\n",
 			(double)e->exchange_offset_ns / 1e9, e->exchange_uncertainty_ns / 1e3,
-			ad <= e->uncertainty_ns + e->exchange_uncertainty_ns ?
+			(double)ad <= (double)(e->uncertainty_ns + e->exchange_uncertainty_ns) + moved ?
 				"agrees" : "disagrees: the matched I/Os' estimate is used");
 	}
 	if (r->causal_checked)
