@@ -21,7 +21,12 @@
 #     one line, exit 0; no target command with a CLOCK: the exchange is the
 #     estimate;
 #   - report --machine 1 shows the target alone; iotrail diff reads the
-#     merged file (one file twice: every LAD 1).
+#     merged file (one file twice: every LAD 1);
+#   - a long trace (the r2t recording 300 times over, 27 minutes) whose
+#     target clock drifts -200 ppm, 2 s from its CLOCK chunk: every I/O
+#     matched and causal, the drift within its bound.
+# The drift is the estimate's: how fast the target's clock gains per
+# second of its own, PPM / (1 + PPM / 1e6) for split_trace's PPM.
 cd "$(dirname "$0")/../.."
 . tests/integration/lib.sh
 
@@ -37,10 +42,13 @@ command -v jq > /dev/null || { skip clock_split "jq is not installed (scripts/in
 # within GOT WANT TOL: |GOT - WANT| <= TOL (decimals)
 within() { awk -v g="$1" -v w="$2" -v t="$3" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(d <= t) }'; }
 
+# The drift the estimate names for split_trace's PPM (per second of the target).
+drift_of() { awk -v p="$1" 'BEGIN { printf "%.6f\n", p / (1 + p * 1e-6) }'; }
+
 # The true offset (machine 0 = machine 1 + offset) at target time T: the
 # target reads h + OFFSET + PPM * (h - start) / 1e6 at machine 0's time h.
-true_offset() {
-	awk -v T="$1" -v s="$2" -v o="$OFFSET" -v p="$PPM" \
+true_offset() { # T START [PPM]
+	awk -v T="$1" -v s="$2" -v o="$OFFSET" -v p="${3:-$PPM}" \
 		'BEGIN { h = (T - o + p * 1e-6 * s) / (1 + p * 1e-6); printf "%.0f\n", h - T }'
 }
 
@@ -63,7 +71,7 @@ check_trace() {
 	fi
 	if [ "$drift" = yes ]; then
 		if jq -e '.drift_ppm != null' <<< "$c" > /dev/null &&
-		   within "$(jq -r .drift_ppm <<< "$c")" "$PPM" "$(jq -r .drift_bound_ppm <<< "$c")"; then
+		   within "$(jq -r .drift_ppm <<< "$c")" "$(drift_of "$PPM")" "$(jq -r .drift_bound_ppm <<< "$c")"; then
 			pass "clock_split_${name}_drift ($(jq -r .drift_ppm <<< "$c") ppm +- $(jq -r .drift_bound_ppm <<< "$c"), injected $PPM)"
 		else
 			fail "clock_split_${name}_drift" "injected $PPM ppm, estimate $c"
@@ -184,6 +192,24 @@ check_trace nvme-tcp-r2t yes
 wrong_exchange
 no_io
 machine1_and_diff
+long_drift() {
+	local split=$TMP/long.trail j=$TMP/long.json c want truth
+	"$SPLIT" tests/data/nvme-tcp-r2t.trail "$split" --offset "$OFFSET" --drift-ppm -200 \
+		--exchange-error 2000000000 --repeat 300 || { fail clock_split_long "split_trace failed"; return; }
+	"$IOTRAIL" report --json "$split" > "$j" || { fail clock_split_long "report failed"; return; }
+	c=$(jq -c .fabric.cross.clock "$j")
+	want=$(drift_of -200)
+	truth=$(true_offset "$(jq -r .at_target_ns <<< "$c")" "$HOST_START" -200)
+	if within "$(jq -r .offset_ns <<< "$c")" "$truth" "$(jq -r .uncertainty_ns <<< "$c")" && jq -e '.fabric.matched == 31200 and .fabric.cross.causality.checked == 31200 and
+		  .fabric.cross.causality.noncausal_out + .fabric.cross.causality.noncausal_back == 0' \
+		"$j" > /dev/null && within "$(jq -r .drift_ppm <<< "$c")" "$want" "$(jq -r .drift_bound_ppm <<< "$c")"; then
+		pass "clock_split_long (31200 matched, all causal, drift $(jq -r .drift_ppm <<< "$c") +- $(jq -r .drift_bound_ppm <<< "$c") ppm, truth $want; offset $(jq -r .offset_ns <<< "$c") +- $(jq -r .uncertainty_ns <<< "$c") ns, truth $truth)"
+	else
+		fail clock_split_long "truth $truth: $(jq -c '{m: .fabric.matched, c: .fabric.cross.causality}' "$j") $c"
+	fi
+}
+
+long_drift
 HOST_START=$(host_start tests/data/nvme-tcp-loop.trail)
 check_trace nvme-tcp-loop no
 exit ${FAILED:-0}

@@ -7,6 +7,7 @@
  *
  *   split_trace IN OUT [--offset NS] [--drift-ppm PPM] [--exchange-error NS]
  *               [--exchange-uncertainty NS] [--no-clock] [--no-nvmet] [--chunk N]
+ *               [--repeat N]
  *
  * Machine 0 keeps the initiator's events; machine 1 gets the target's: the
  * nvmet and nvmet-tcp layers', and the block events of the disks behind
@@ -20,6 +21,9 @@
  * target's nvmet events (no command can match). Records are written
  * machine 0's first, then machine 1's, as a merge does, in chunks of
  * --chunk events (default 64), as a recorder flushing often would.
+ * --repeat N writes the recording N times one after another (each copy a
+ * second after the one before ends): a longer trace for timing the
+ * analysis, not ground truth.
  */
 #include <errno.h>
 #include <math.h>
@@ -38,6 +42,8 @@ struct opts {
 	uint64_t exchange_uncertainty;
 	int no_clock, no_nvmet;
 	unsigned chunk;
+	unsigned repeat;
+	uint64_t span;          /* a copy's length, with a second between copies */
 };
 
 static int fail(const char *what, const char *why)
@@ -97,12 +103,21 @@ static int copy_events(struct it_writer *w, const char *in, uint16_t machine, co
 	char err[256];
 	struct it_reader *r = it_reader_open_select(in, &sel, 1, err, sizeof(err));
 	struct it_chunk c;
-	unsigned since = 0;
+	unsigned since = 0, copy = 0;
 	int rc = 0;
 
 	if (!r)
 		return fail("read the input", err);
-	while (!rc && it_reader_next_chunk(r, &c) == 1) {
+	while (!rc && copy < o->repeat) {
+		if (it_reader_next_chunk(r, &c) != 1) {
+			it_reader_close(r);
+			r = NULL;
+			if (++copy == o->repeat)
+				break;
+			if (!(r = it_reader_open_select(in, &sel, 1, err, sizeof(err))))
+				return fail("read the input again", err);
+			continue;
+		}
 		const struct it_event *evs = c.data;
 
 		for (uint32_t i = 0; i < c.count && !rc; i++) {
@@ -112,6 +127,12 @@ static int copy_events(struct it_writer *w, const char *in, uint16_t machine, co
 				continue;
 			if (machine == 1 && o->no_nvmet && e.layer == IT_LAYER_NVMET)
 				continue;
+			if (copy) { /* a later copy: every time moved on */
+				e.ts_ns += copy * o->span;
+				if ((e.layer == IT_LAYER_NVMET_TCP || e.layer == IT_LAYER_NVME_TCP) &&
+				    e.tcp.end_ns)
+					e.tcp.end_ns += copy * o->span;
+			}
 			if (machine == 1) {
 				e.ts_ns = target_time(o, start, e.ts_ns);
 				if (e.layer == IT_LAYER_NVMET_TCP) /* a response's C2H data start */
@@ -132,7 +153,7 @@ static int copy_events(struct it_writer *w, const char *in, uint16_t machine, co
 
 int main(int argc, char **argv)
 {
-	struct opts o = { .exchange_uncertainty = 50000, .chunk = 64 };
+	struct opts o = { .exchange_uncertainty = 50000, .chunk = 64, .repeat = 1 };
 	struct it_host_rec target;
 	struct it_reader_status st;
 	struct it_trace_head head;
@@ -166,11 +187,13 @@ int main(int argc, char **argv)
 			o.exchange_uncertainty = strtoull(v, NULL, 10);
 		else if (!strcmp(a, "--chunk") && ++i)
 			o.chunk = (unsigned)strtoul(v, NULL, 10);
+		else if (!strcmp(a, "--repeat") && ++i)
+			o.repeat = (unsigned)strtoul(v, NULL, 10);
 		else
 			return fail("parse the arguments", a);
 	}
-	if (!o.chunk)
-		return fail("parse the arguments", "--chunk must be at least 1");
+	if (!o.chunk || !o.repeat)
+		return fail("parse the arguments", "--chunk and --repeat must be at least 1");
 	if (!(r = it_reader_open(argv[1], err, sizeof(err))))
 		return fail("read the input", err);
 	head = (struct it_trace_head){ .host = it_reader_host(r) };
@@ -186,8 +209,8 @@ int main(int argc, char **argv)
 						head.host->start_monotonic_ns);
 	clock.offset_ns = -o.offset + o.exchange_error;
 	clock.uncertainty_ns = o.exchange_uncertainty;
-	snprintf(clock.method, sizeof(clock.method), "split_trace: offset %lld ns, drift %g ppm",
-		 (long long)o.offset, o.ppm);
+	snprintf(clock.method, sizeof(clock.method), "split_trace %+.3f s %+g ppm",
+		 (double)o.offset / 1e9, o.ppm);
 	rc = it_writer_add_machine(w, 1, &target);
 	if (!rc)
 		rc = it_writer_add_devices(w, 1, head.devs, head.ndevs);
@@ -196,6 +219,7 @@ int main(int argc, char **argv)
 	while (it_reader_next(r, &evs, &n) == 1)
 		; /* to its end: the END time */
 	it_reader_status(r, &st);
+	o.span = st.end_monotonic_ns - head.host->start_monotonic_ns + 1000000000ull;
 	nd = backing_devs(argv[1], devs, 16);
 	if (rc)
 		rc = fail("write the output", strerror(-rc));
@@ -209,6 +233,6 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	it_reader_close(r);
-	rc = it_writer_close(w, st.end_monotonic_ns);
+	rc = it_writer_close(w, st.end_monotonic_ns + (o.repeat - 1) * o.span);
 	return rc ? fail("close the output", strerror(-rc)) : 0;
 }

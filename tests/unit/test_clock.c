@@ -15,10 +15,11 @@
 
 #define S 1000000000ull
 #define US 1000ull
-#define MS 1000000ull
 #define OFFSET (3700ull * 1000000ull) /* the target reads 3.7 s ahead */
 #define PPM 50.0                      /* and gains 50 us a second */
 #define H0 (100 * S)                  /* the initiator's time at the start */
+/* the drift as estimated: per second of the target's own clock */
+#define DRIFT (PPM / (1 + PPM * 1e-6))
 
 /* The target's clock at the initiator's time h. */
 static uint64_t tclock(uint64_t h)
@@ -79,7 +80,7 @@ TEST(clock_noise_asymmetry_drift)
 	ASSERT_EQ(e.windows, 60, "one window a second");
 	ASSERT_TRUE(e.all_bounds_meet, "one line meets every I/O: all causal");
 	ASSERT_TRUE(e.drift_known, "60 s bound the drift");
-	ASSERT_NEAR(it_clock_drift_ppm(&e), PPM, e.drift_bound_ppm, "drift within its bound");
+	ASSERT_NEAR(it_clock_drift_ppm(&e), DRIFT, e.drift_bound_ppm, "drift within its bound");
 	ASSERT_LE(e.drift_bound_ppm, 2, "a minute of I/O bounds it to 2 ppm");
 	/* the asymmetry (40 us) is inside every bound: the uncertainty says so */
 	ASSERT_LE(e.uncertainty_ns, e.min_rtt_ns, "uncertainty below the smallest round trip");
@@ -107,7 +108,7 @@ TEST(clock_windows_without_io)
 	holds_at(&e, tclock(H0 + 30 * S), "in the gap: the line");
 	holds_at(&e, tclock(H0 + 2 * S), "in the first windows");
 	holds_at(&e, tclock(H0 + 52 * S), "in the last windows");
-	ASSERT_NEAR(it_clock_drift_ppm(&e), PPM, e.drift_bound_ppm, "drift within its bound");
+	ASSERT_NEAR(it_clock_drift_ppm(&e), DRIFT, e.drift_bound_ppm, "drift within its bound");
 	for (uint64_t i = 0; i < e.windows; i++) {
 		ASSERT_NEAR((double)e.window[i].offset_ns, true_offset(e.window[i].at_ns),
 			    (double)e.window[i].rtt_ns / 2, "each window's offset within its bound");
@@ -169,50 +170,85 @@ TEST(clock_step_no_line_meets_all)
 
 TEST(clock_first_guess_from_commands)
 {
-	/* 4 queues x 8 tags, a command id back every 32 commands */
-	enum { N = 3000 };
+	/* 4 queues x 8 tags, a command id back every 32 commands; ten minutes
+	 * of commands, one every 2 ms on average: the drift moves the offset
+	 * by 30 ms */
+	enum { N = 300000 };
 	struct it_clock_cmd *h = malloc(N * sizeof(*h)), *t = malloc(N * sizeof(*t));
-	int64_t off = 0;
-	uint64_t slack = 0;
+	struct it_clock_guess g;
+	uint64_t s = H0;
 
 	for (size_t i = 0; i < N; i++) {
-		uint64_t s = H0 + i * 50 * US, out = 20 * US + noise(20 * US);
+		uint64_t out = 20 * US + noise(20 * US);
+		s += 200 * US + noise(1800 * US);
 		uint64_t work = 80 * US + noise(40 * US), back = 20 * US + noise(20 * US);
 		uint64_t key = (i % 4) << 16 | (i % 32) / 4;
 		h[i] = (struct it_clock_cmd){ key, s, s + out + work + back };
 		t[i] = (struct it_clock_cmd){ key, tclock(s + out), tclock(s + out + work) };
 	}
 	/* the exchange's guess 2 s off: the commands still tell */
-	ASSERT_EQ(it_clock_coarse(h, N, t, N, -(int64_t)OFFSET + 2 * (int64_t)S, 0, &off, &slack), 1,
+	/* (it says +- 50 us: the commands have no pair near it, so they win) */
+	ASSERT_EQ(it_clock_coarse(h, N, t, N, -(int64_t)OFFSET + 2 * (int64_t)S, 50 * US, &g), 1,
 		  "found");
-	ASSERT_NEAR((double)off, true_offset(t[N / 2].start), (double)slack, "within its slack");
-	ASSERT_LE(slack, 200 * US, "slack of the order of a round trip");
-	ASSERT_EQ(it_clock_coarse(h, N, t, 0, 0, 0, &off, &slack), 0, "no target command: none");
+	for (size_t i = 0; i < N; i += N / 7) {
+		double got = (double)(int64_t)(it_clock_guess_map(&g, t[i].start) - t[i].start);
+		ASSERT_NEAR(got, true_offset(t[i].start), (double)g.slack_ns, "within its slack");
+	}
+	ASSERT_NEAR(-g.slope * 1e6, DRIFT, 1, "its drift");
 	free(h);
 	free(t);
 }
 
-/* QD1 at a regular pace (netem on both NICs, as on two guests): one
- * command id for every I/O, so pairs one or more I/Os apart line up
- * nearly as well as the true ones. The exchange's bound picks the truth;
- * without it the guess may be any multiple of the pace off. */
-TEST(clock_coarse_regular_pace_takes_the_exchange_bound)
+TEST(clock_first_guess_periodic_nearest_the_exchange)
 {
-	enum { N = 30 };
-	struct it_clock_cmd h[N], t[N];
-	int64_t off = 0, truth;
-	uint64_t slack = 0, pace = 150 * MS;
+	/* the same schedule exactly every 64 ms (one command per 2 ms, 32
+	 * command ids): every 64 ms of offset pairs as many commands; the
+	 * exchange, right to 1 ms, picks the true one */
+	enum { N = 20000 };
+	struct it_clock_cmd *h = malloc(N * sizeof(*h)), *t = malloc(N * sizeof(*t));
+	struct it_clock_guess g;
 
 	for (size_t i = 0; i < N; i++) {
-		uint64_t s = H0 + i * pace, out = 40 * MS + noise(US), work = MS + noise(US);
-		uint64_t back = 40 * MS + noise(US);
-		h[i] = (struct it_clock_cmd){ 7, s, s + out + work + back };
-		t[i] = (struct it_clock_cmd){ 7, tclock(s + out), tclock(s + out + work) };
+		uint64_t s = H0 + i * 2000 * US, key = (i % 4) << 16 | (i % 32) / 4;
+		h[i] = (struct it_clock_cmd){ key, s, s + 120 * US };
+		t[i] = (struct it_clock_cmd){ key, tclock(s + 20 * US), tclock(s + 100 * US) };
 	}
-	truth = (int64_t)true_offset(t[N / 2].start);
-	/* the exchange as the netem run had it: within 44 ms, 1.5 ms off */
-	ASSERT_EQ(it_clock_coarse(h, N, t, N, truth + 1500 * (int64_t)US, 44 * MS, &off, &slack), 1,
+	ASSERT_EQ(it_clock_coarse(h, N, t, N, -(int64_t)OFFSET + 1000000, 0, &g), 1, "found");
+	ASSERT_NEAR((double)(int64_t)(it_clock_guess_map(&g, t[N / 2].start) - t[N / 2].start),
+		    true_offset(t[N / 2].start), (double)g.slack_ns, "the true period, not another");
+	ASSERT_LE(g.slack_ns, 200 * US, "slack of the order of a round trip");
+	ASSERT_U64_EQ(it_clock_guess_unmap(&g, it_clock_guess_map(&g, t[N / 3].start)), t[N / 3].start,
+		      "moved back");
+	ASSERT_EQ(it_clock_coarse(h, N, t, 0, 0, 0, &g), 0, "no target command: none");
+	free(h);
+	free(t);
+}
+
+TEST(clock_first_guess_jitter_keeps_the_exchange_bound)
+{
+	/* two TCG guests: 4 queues x 8 tags at QD4, each direction 300-900 us
+	 * with jitter, commands every 3 ms or so for 5 s; the true pairs
+	 * spread over tens of 10 us bins, so a chance bin seconds away can be
+	 * as dense. The exchange (+- 470 us, 200 us off) holds the guess. */
+	enum { N = 1600 };
+	struct it_clock_cmd *h = malloc(N * sizeof(*h)), *t = malloc(N * sizeof(*t));
+	struct it_clock_guess g;
+	uint64_t s = H0;
+
+	for (size_t i = 0; i < N; i++) {
+		uint64_t out = 300 * US + noise(600 * US), work = 50 * US + noise(2000 * US);
+		uint64_t back = 300 * US + noise(600 * US), key = (i % 4) << 16 | (i % 32) / 4;
+		s += 1000 * US + noise(4000 * US);
+		h[i] = (struct it_clock_cmd){ key, s, s + out + work + back };
+		t[i] = (struct it_clock_cmd){ key, tclock(s + out), tclock(s + out + work) };
+	}
+	ASSERT_EQ(it_clock_coarse(h, N, t, N, -(int64_t)OFFSET + 200 * (int64_t)US, 470 * US, &g), 1,
 		  "found");
-	ASSERT_NEAR((double)off, (double)truth, (double)slack, "the true one, not a pace off");
-	ASSERT_LE(slack, 50 * MS, "slack of the order of half the round trip");
+	for (size_t i = 0; i < N; i += N / 5) {
+		double got = (double)(int64_t)(it_clock_guess_map(&g, t[i].start) - t[i].start);
+		ASSERT_NEAR(got, true_offset(t[i].start), (double)g.slack_ns, "within its slack");
+	}
+	ASSERT_LE(g.slack_ns, 5000 * US, "slack of the order of the round trips");
+	free(h);
+	free(t);
 }

@@ -78,7 +78,8 @@ TEST(fabric_cross_clock_from_matched)
 	struct it_event c = ctrl();
 
 	/* the guess: initiator = target - 3.7 s, 5 us off, good to 10 us */
-	it_fabric_cross(f, 1, -AHEAD + GUESS_OFF, 10000, true, -AHEAD + 2000000000, 50000);
+	it_fabric_cross(f, 1, &(struct it_clock_guess){ -AHEAD + GUESS_OFF, 0, 0, 10000 }, true,
+			-AHEAD + 2000000000, 50000);
 	it_fabric_event(f, &c);
 	reads(f, 50, 1, -AHEAD + GUESS_OFF, 50, 100);
 	ASSERT_EQ(it_fabric_finish(f), 0, "finish");
@@ -110,7 +111,7 @@ TEST(fabric_cross_keys_by_machine)
 	struct it_event c = ctrl();
 
 	/* the host's controller is served by machine 1; machine 2 has the same cntlid */
-	it_fabric_cross(f, 1, -AHEAD, 10000, false, 0, 0);
+	it_fabric_cross(f, 1, &(struct it_clock_guess){ -AHEAD, 0, 0, 10000 }, false, 0, 0);
 	it_fabric_event(f, &c);
 	reads(f, 5, 2, -AHEAD, 50, 100);
 	ASSERT_EQ(it_fabric_finish(f), 0, "finish");
@@ -129,7 +130,7 @@ TEST(fabric_cross_no_estimate_one_clock)
 	/* the target "worked" 170 us while the initiator waited 100 us: no
 	 * clock can place that (a wrong guess with a wide slack matched it),
 	 * and there is no exchange: no estimate */
-	it_fabric_cross(f, 1, -AHEAD, 100000, false, 0, 0);
+	it_fabric_cross(f, 1, &(struct it_clock_guess){ -AHEAD, 0, 0, 100000 }, false, 0, 0);
 	it_fabric_event(f, &c);
 	reads(f, 3, 1, -AHEAD, 170, 100);
 	ASSERT_EQ(it_fabric_finish(f), 0, "finish");
@@ -137,6 +138,7 @@ TEST(fabric_cross_no_estimate_one_clock)
 	ASSERT_EQ(r->matched, 3, "matched within the slack");
 	ASSERT_EQ(r->clock.method, IT_CLOCK_NONE, "no estimate");
 	ASSERT_EQ(r->clock.rejected, 3, "every sample impossible");
+	ASSERT_EQ(r->causal_checked, 0, "no merged timeline to be causal on");
 	const struct it_fabric_op *o = read_op(r);
 	if (ASSERT_NOT_NULL(o, "reads")) {
 		ASSERT_EQ(o->stage[IT_FS_TARGET].count, 3, "target: within one machine");

@@ -61,6 +61,16 @@ vm_skip_unless() {
 	fi
 }
 
+# delay_verdict T0 T1 DELAY_NS: "ok WANT_US GOT_US OFF" when T1 (a stage's
+# time with an injected delay, ns) is DELAY_NS + T0 (without) within 10%,
+# else "no ..." (just "no" when a value is missing).
+delay_verdict() {
+	awk -v t0="$1" -v t1="$2" -v d="$3" 'BEGIN {
+		if (t0 == "" || t1 == "") { print "no"; exit }
+		want = d + t0; off = (t1 - want) / want; if (off < 0) off = -off
+		printf "%s %.1f %.1f %.3f", off <= 0.10 ? "ok" : "no", want / 1000, t1 / 1000, off }'
+}
+
 # The guest kernel's release, e.g. 6.1.0-56-amd64.
 vm_kernel_release() {
 	basename "$(scripts/vm-kernel.sh -q | sed -n 2p)"

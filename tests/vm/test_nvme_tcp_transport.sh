@@ -180,10 +180,7 @@ avg() { # FILE STAGE: its average in ns for reads
 }
 t0=$(avg "$out/qd1.json" target.dev)
 t1=$(avg "$out/base.json" target.dev)
-verdict=$(awk -v t0="$t0" -v t1="$t1" -v d=$DELAY_NS 'BEGIN {
-	if (t0 == "" || t1 == "") { print "no"; exit }
-	want = d + t0; off = (t1 - want) / want; if (off < 0) off = -off
-	printf "%s %.1f %.1f %.3f", off <= 0.10 ? "ok" : "no", want / 1000, t1 / 1000, off }')
+verdict=$(delay_verdict "$t0" "$t1" $DELAY_NS)
 read -r ok want got off <<< "$verdict"
 if [ "$ok" = ok ]; then
 	pass "vm_tcp_dev_delay (null_blk completion_nsec $DELAY_NS: target.dev avg $got us, want $want us, off by $off)"

@@ -7,6 +7,7 @@
  * joins them (fabric.h). Report: the text section "Fabric (NVMe/TCP)" and
  * the JSON member "fabric" (doc/report.md).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +28,8 @@ struct fabric {
 	uint64_t latest;          /* machine 0's latest event */
 	const char *cross_error;  /* why the target's side is not joined, or NULL */
 	uint16_t target;          /* its machine */
-	int64_t coarse;           /* the first guess (0 when none) */
+	uint16_t others;          /* more machines in the file, not joined */
+	struct it_clock_guess guess; /* the first guess */
 	bool coarse_from_io;      /* from the commands' times; else the exchange */
 };
 
@@ -77,7 +79,7 @@ static void fabric_free(void *self)
  * Machine 0 of a file of several: the first other machine is the target
  * its fabric controllers reach (`record --target` merges one; with more,
  * the others' commands stay out and the report says so). Its side is read
- * ahead (tape.h), a first guess of its clock placed on it (clock.h:
+ * alongside (tape.h), a first guess of its clock placed on it (clock.h:
  * it_clock_coarse, from the commands' times; the CLOCK chunk's exchange
  * when no command pairs up), and the join told to keep its matched I/Os
  * for the estimate at the end. 0, or -1 when memory ran out; a file that
@@ -91,15 +93,16 @@ static int cross_setup(struct fabric *x, const struct it_pass_info *info)
 	const struct it_clock_rec *clock;
 	struct it_clock_cmd *host = NULL, *target = NULL;
 	size_t n, nh = 0, nt = 0;
-	uint64_t slack = 0;
 	int rc = 0;
 
 	if (!rd)
 		return 0; /* the pass says why */
 	ms = it_reader_machines(rd, &n);
-	for (size_t i = 0; i < n && !m; i++)
-		if (ms[i].id != 0)
+	for (size_t i = 0; i < n; i++)
+		if (ms[i].id != 0 && !m)
 			m = &ms[i];
+		else if (ms[i].id != 0)
+			x->others++;
 	if (!m)
 		goto out;
 	x->target = m->id;
@@ -116,19 +119,18 @@ static int cross_setup(struct fabric *x, const struct it_pass_info *info)
 		goto out;
 	}
 	int found = it_clock_coarse(host, nh, target, nt, clock ? clock->offset_ns : 0,
-				    clock ? clock->uncertainty_ns : 0, &x->coarse, &slack);
+				    clock ? clock->uncertainty_ns : 0, &x->guess);
 	if (found < 0) {
 		rc = -1;
 		goto out;
 	}
 	x->coarse_from_io = found == 1;
-	if (!found) {
-		x->coarse = clock ? clock->offset_ns : 0;
-		slack = clock ? clock->uncertainty_ns : 0;
-	}
-	x->slack = slack;
-	it_fabric_tape_shift(x->tape, x->coarse);
-	it_fabric_cross(x->f, m->id, x->coarse, slack, clock != NULL, clock ? clock->offset_ns : 0,
+	if (!found)
+		x->guess = (struct it_clock_guess){ .offset_ns = clock ? clock->offset_ns : 0,
+						    .slack_ns = clock ? clock->uncertainty_ns : 0 };
+	x->slack = x->guess.slack_ns;
+	it_fabric_tape_shift(x->tape, &x->guess);
+	it_fabric_cross(x->f, m->id, &x->guess, clock != NULL, clock ? clock->offset_ns : 0,
 			clock ? clock->uncertainty_ns : 0);
 out:
 	free(host);
@@ -249,6 +251,9 @@ static void cross_text(const struct fabric *x, const struct it_fabric_results *r
 	}
 	fprintf(out, "  target side: machine %u (nvmet, nvmet-tcp, its disks' block trails), its times\n"
 		"  placed on machine 0's clock\n", x->target);
+	if (x->others)
+		fprintf(out, "  %u more machine%s in the file not joined: one target per report "
+			"(iotrail report --machine N shows each)\n", x->others, x->others == 1 ? "" : "s");
 	if (it_fabric_tape_error(x->tape))
 		fprintf(out, "  *** machine %u's side ends early: %s\n", x->target,
 			it_fabric_tape_error(x->tape));
@@ -278,17 +283,21 @@ static void cross_text(const struct fabric *x, const struct it_fabric_results *r
 			(unsigned long long)e->windows, IT_CLOCK_WINDOW_NS / 1e9, e->min_rtt_ns / 1e3,
 			e->max_rtt_ns / 1e3);
 	if (e->exchange && e->method == IT_CLOCK_IO) {
+		/* the exchange was made at the ends of the recording: within both
+		 * uncertainties and what the drift moves over the I/Os' span */
 		int64_t d = e->exchange_offset_ns - e->offset_ns;
 		uint64_t ad = d < 0 ? (uint64_t)-d : (uint64_t)d;
+		double moved = e->windows ? fabs(e->slope) * (double)(e->window[e->windows - 1].at_ns -
+								       e->window[0].at_ns) : 0;
 		fprintf(out, "    agent exchange: %+.9f s +- %.3f us, %s\n",
 			(double)e->exchange_offset_ns / 1e9, e->exchange_uncertainty_ns / 1e3,
-			ad <= e->uncertainty_ns + e->exchange_uncertainty_ns ?
+			(double)ad <= (double)(e->uncertainty_ns + e->exchange_uncertainty_ns) + moved ?
 				"agrees" : "disagrees: the matched I/Os' estimate is used");
 	}
 	if (r->causal_checked)
 		fprintf(out, "  causal on the merged timeline: %llu of %llu matched I/Os; not: %llu "
-			"out (target received before\n  the initiator sent), %llu back (initiator "
-			"received before the target sent), %llu within +- the uncertainty\n",
+			"out (target received\n  before the initiator sent), %llu back (initiator "
+			"received before the target sent),\n  %llu of those within +- the uncertainty\n",
 			(unsigned long long)(r->causal_checked -
 					     (r->noncausal_out + r->noncausal_back)),
 			(unsigned long long)r->causal_checked, (unsigned long long)r->noncausal_out,
@@ -433,6 +442,7 @@ static void cross_json(const struct fabric *x, const struct it_fabric_results *r
 	it_json_name(j, "cross");
 	it_json_object_start(j);
 	it_json_kv_uint(j, "target_machine", x->target);
+	it_json_kv_uint(j, "machines_not_joined", x->others);
 	it_json_kv_bool(j, "joined", r->cross);
 	if (!r->cross)
 		it_json_kv_string(j, "not_joined", x->cross_error);
@@ -472,7 +482,9 @@ static void cross_json(const struct fabric *x, const struct it_fabric_results *r
 		it_json_object_end(j);
 	}
 	it_json_array_end(j);
-	it_json_kv_int(j, "first_guess_ns", x->coarse);
+	it_json_kv_int(j, "first_guess_ns", x->guess.offset_ns);
+	it_json_kv_uint(j, "first_guess_at_target_ns", x->guess.ref_ns);
+	it_json_kv_double(j, "first_guess_drift_ppm", -x->guess.slope * 1e6);
 	it_json_kv_uint(j, "first_guess_slack_ns", x->slack);
 	it_json_kv_string(j, "first_guess_from", x->coarse_from_io ? "commands" : "exchange");
 	if (e->exchange) {

@@ -92,31 +92,45 @@ int it_clock_estimate(const struct it_clock_sample *s, size_t n, bool have_excha
  * keys them; start, end: S and N on the initiator, TI and TC on the
  * target, each on its own clock). A host command and a target command of
  * one key that served it have midpoints apart by the offset plus half the
- * difference of the two directions' delays, so the offsets that most
- * pairs of one key agree on within IT_CLOCK_COARSE_NS are the guess
- * (other pairs, another use of the command id, spread out); slack is how
- * far it can be from the truth: the bin, plus half the median round trip
- * of its pairs. Pairs are taken within IT_CLOCK_COARSE_SPAN_NS of guess
- * (the agent exchange, or 0), from at most IT_CLOCK_COARSE_TARGETS target
- * commands spread over the trace. With guess_unc_ns (the exchange's own
- * bound; 0: no exchange), the densest bin within that bound of guess is
- * taken unless another has over twice its pairs: at QD1 one command id
- * serves every I/O, and a regular pace (netem makes it very regular) lines
- * up almost as many pairs one or more I/Os off as at the truth (seen on
- * two guests: a guess 1.9 s off, 1 I/O of 30 matched). Returns 1 with
- * *offset_ns and *slack_ns set, 0 when no pair exists, -1 when memory ran
- * out.
+ * difference of the two directions' delays, so the offset that most pairs
+ * of one key agree on within IT_CLOCK_COARSE_NS is the guess (other pairs,
+ * another use of the command id, spread out). It is taken per segment of
+ * IT_CLOCK_COARSE_SEGMENT_NS of the target's time (a drift moves it along
+ * a long trace): the first within IT_CLOCK_COARSE_SPAN_NS of guess (the
+ * agent exchange, or 0), each next within IT_CLOCK_COARSE_TRACK_NS of the
+ * one before, from at most IT_CLOCK_COARSE_TARGETS target commands each;
+ * a line through the segments' offsets (Theil-Sen: a wrong segment does
+ * not tilt it; flat unless a slope brings them closer by more than a bin;
+ * segments of a few commands left out when there are better) is the
+ * guess, its slack the bin plus the largest of the segments' distance
+ * from the line and half median round trip. Within guess_unc_ns of the
+ * guess (the exchange's bound; for the next segments the round trip of the
+ * one before), the densest bin is taken unless a bin outside has over four
+ * times its pairs and at least IT_CLOCK_COARSE_AWAY_PAIRS (0: no bound).
+ * Returns 1
+ * with *g set, 0 when no pair exists, -1 when memory ran out.
  */
-#define IT_CLOCK_COARSE_NS 10000ull                   /* 10 us */
-#define IT_CLOCK_COARSE_SPAN_NS (100ull * 1000000000ull) /* 100 s */
-#define IT_CLOCK_COARSE_TARGETS 4096
+#define IT_CLOCK_COARSE_NS 10000ull                       /* 10 us */
+#define IT_CLOCK_COARSE_SPAN_NS (100ull * 1000000000ull)  /* 100 s */
+#define IT_CLOCK_COARSE_SEGMENT_NS 1000000000ull          /* 1 s: 100 ppm moves it 100 us */
+#define IT_CLOCK_COARSE_TRACK_NS (50ull * 1000000ull)     /* 50 ms: a gap of 50 s at 1000 ppm */
+#define IT_CLOCK_COARSE_TARGETS 512
+#define IT_CLOCK_COARSE_AWAY_PAIRS 8  /* pairs a bin away from the bound needs */
 struct it_clock_cmd {
 	uint64_t key;
 	uint64_t start, end;
 };
+struct it_clock_guess {
+	int64_t offset_ns;      /* at the target's time ref_ns: initiator = target + offset */
+	uint64_t ref_ns;
+	double slope;           /* offset change per target ns */
+	uint64_t slack_ns;
+};
 int it_clock_coarse(const struct it_clock_cmd *host, size_t nh, const struct it_clock_cmd *target,
-		    size_t nt, int64_t guess_ns, uint64_t guess_unc_ns, int64_t *offset_ns,
-		    uint64_t *slack_ns);
+		    size_t nt, int64_t guess_ns, uint64_t guess_unc_ns, struct it_clock_guess *g);
+/* A target time moved by the guess, and back. */
+uint64_t it_clock_guess_map(const struct it_clock_guess *g, uint64_t target_ns);
+uint64_t it_clock_guess_unmap(const struct it_clock_guess *g, uint64_t moved_ns);
 
 /* Frees what an estimate holds (its windows). */
 void it_clock_free(struct it_clock_est *e);

@@ -10,7 +10,10 @@
  * connection and copies the cid unchanged. A cid comes back within 16 uses
  * of its tag, so commands are matched by (cntlid, qid, cid) in order: the
  * target command with that key whose TI..TC lies inside the host's S..N
- * (one clock: both sides in one trace on one machine, e.g. loopback).
+ * (one clock: both sides on one machine, e.g. loopback; or two machines,
+ * it_fabric_cross: the target's times moved onto the initiator's clock by
+ * a first guess, the window widened by its slack, the stages taken once
+ * the clock is estimated from the matched I/Os, clock.h).
  *
  * Then each matched I/O splits into stages (a table, it_fabric_stages[]):
  * host.out + target + host.in == command (S -> N) exactly; with its
@@ -196,15 +199,15 @@ int it_fabric_event(struct it_fabric *f, const struct it_event *e);
  * backend (nvmet_bdev_execute_rw submits them there). 0 or -1. */
 int it_fabric_trail(struct it_fabric *f, uint32_t dev, uint64_t q, uint64_t d, uint64_t c);
 /* Two machines: the target commands come from target_machine, their
- * events' times already moved onto the initiator's clock by coarse_ns (a
- * first guess, good to slack_ns: it_fabric_cross_coarse), so the join's
- * windows allow slack_ns. Matched I/Os are kept until it_fabric_finish,
- * which estimates the clock from them (the exchange: the CLOCK chunk's
- * offset and uncertainty, the fallback), moves their target points by it
- * and only then takes their stages. Call before any event. */
-void it_fabric_cross(struct it_fabric *f, uint16_t target_machine, int64_t coarse_ns,
-		     uint64_t slack_ns, bool have_exchange, int64_t exchange_offset_ns,
-		     uint64_t exchange_uncertainty_ns);
+ * events' times already moved onto the initiator's clock by a first guess
+ * (clock.h: it_clock_coarse, good to its slack_ns), so the join's windows
+ * allow the slack. Matched I/Os are kept until it_fabric_finish, which
+ * estimates the clock from them (the exchange: the CLOCK chunk's offset
+ * and uncertainty, the fallback), moves their target points by it and
+ * only then takes their stages. Call before any event. */
+void it_fabric_cross(struct it_fabric *f, uint16_t target_machine,
+		     const struct it_clock_guess *guess, bool have_exchange,
+		     int64_t exchange_offset_ns, uint64_t exchange_uncertainty_ns);
 /* The machine of the events given next (target commands are keyed by
  * machine too: two targets may have the same cntlid). */
 void it_fabric_feeding(struct it_fabric *f, uint16_t machine);

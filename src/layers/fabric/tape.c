@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * The target's side read ahead (tape.h): items in the order the join
- * would have met them in a pass over the target's machine (a chunk's
- * trails, published while its block layer read it, then the chunk's
- * events), with a mark at each chunk's end.
+ * The target's side read alongside (tape.h): one chunk at a time, its
+ * items in the order the join would have met them in a pass over the
+ * target's machine (the trails its block layer published while reading
+ * it, then the chunk's events).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,7 +37,7 @@ struct it_fabric_tape {
 	bool ahead;               /* a chunk is read ahead */
 	bool done;                /* the records are all read */
 	bool nomem;
-	int64_t shift;
+	struct it_clock_guess guess; /* what the times are moved by */
 	char error[160];          /* why the records end early, or "" */
 };
 
@@ -137,9 +137,9 @@ const char *it_fabric_tape_error(const struct it_fabric_tape *t)
 	return t->error[0] ? t->error : NULL;
 }
 
-static uint64_t moved(uint64_t t, int64_t ns)
+static uint64_t moved(const struct it_fabric_tape *t, uint64_t at)
 {
-	return t ? t + (uint64_t)ns : 0;
+	return at ? it_clock_guess_map(&t->guess, at) : 0;
 }
 
 /* The next chunk's items (its block layer's trails first, as a pass
@@ -180,14 +180,14 @@ static bool read_ahead(struct it_fabric_tape *t)
 		struct item *i = &t->it[k];
 		uint64_t at;
 		if (i->kind == ITEM_TRAIL) {
-			i->t.q = moved(i->t.q, t->shift);
-			i->t.d = moved(i->t.d, t->shift);
-			i->t.c = moved(i->t.c, t->shift);
+			i->t.q = moved(t, i->t.q);
+			i->t.d = moved(t, i->t.d);
+			i->t.c = moved(t, i->t.c);
 			at = i->t.q;
 		} else {
-			i->e.ts_ns = moved(i->e.ts_ns, t->shift);
+			i->e.ts_ns = moved(t, i->e.ts_ns);
 			if (i->e.layer == IT_LAYER_NVMET_TCP) /* a response's C2H data start */
-				i->e.tcp.end_ns = moved(i->e.tcp.end_ns, t->shift);
+				i->e.tcp.end_ns = moved(t, i->e.tcp.end_ns);
 			at = i->e.ts_ns;
 		}
 		if (at && at < t->earliest)
@@ -315,9 +315,9 @@ nomem:
 	return NULL;
 }
 
-void it_fabric_tape_shift(struct it_fabric_tape *t, int64_t ns)
+void it_fabric_tape_shift(struct it_fabric_tape *t, const struct it_clock_guess *g)
 {
-	t->shift = ns;
+	t->guess = *g;
 }
 
 int it_fabric_tape_play(struct it_fabric_tape *t, struct it_fabric *f, uint64_t until)

@@ -31,8 +31,8 @@ struct it_fabric_tape *it_fabric_tape_open(const struct it_pass_info *info,
 					   const struct it_machine *machine, char *err,
 					   size_t errlen);
 void it_fabric_tape_free(struct it_fabric_tape *t);
-/* Every time on the tape moved by ns (before it is played). */
-void it_fabric_tape_shift(struct it_fabric_tape *t, int64_t ns);
+/* Every time on the tape moved by the guess (before it is played). */
+void it_fabric_tape_shift(struct it_fabric_tape *t, const struct it_clock_guess *g);
 /* Gives f the target's chunks not given yet whose earliest time is at or
  * before until, each whole (it_fabric_settle_target after it), as events
  * of the tape's machine. 0, or -1 when memory ran out. */

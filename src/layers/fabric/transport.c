@@ -289,6 +289,36 @@ enum it_tcp_found it_fabric_tcp_arrival(const struct it_fabric_tcp *t, enum it_t
 	return IT_TCP_FOUND;
 }
 
+enum it_tcp_found it_fabric_tcp_arrival_last(const struct it_fabric_tcp *t, enum it_tcp_side side,
+					     uint16_t ctrl, uint16_t qid, uint64_t from, uint64_t to,
+					     uint64_t *at)
+{
+	uint32_t i = it_map_get(&t->arrivals, QUEUE_KEY(side, ctrl, qid));
+	const struct list *l = i == IT_MAP_NONE ? NULL : &t->lists[i];
+	const uint64_t *v;
+	uint32_t lo, hi;
+
+	*at = 0;
+	if (!l)
+		return IT_TCP_NONE;
+	if (l->gone_before > from)
+		return IT_TCP_GONE;
+	v = l->v;
+	lo = l->start;
+	hi = l->n;
+	while (lo < hi) { /* the first after to */
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (v[mid] <= to)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == l->start || v[lo - 1] < from)
+		return IT_TCP_NONE;
+	*at = v[lo - 1];
+	return IT_TCP_FOUND;
+}
+
 void it_fabric_tcp_prune(struct it_fabric_tcp *t)
 {
 	uint64_t before = t->latest > HORIZON_NS ? t->latest - HORIZON_NS : 0;

@@ -55,6 +55,10 @@ enum it_tcp_found it_fabric_tcp_target_sent(struct it_fabric_tcp *t, uint16_t cn
 enum it_tcp_found it_fabric_tcp_arrival(const struct it_fabric_tcp *t, enum it_tcp_side side,
 					uint16_t ctrl, uint16_t qid, uint64_t from, uint64_t to,
 					uint64_t *at);
+/* The last arrival in [from, to] instead (same returns). */
+enum it_tcp_found it_fabric_tcp_arrival_last(const struct it_fabric_tcp *t, enum it_tcp_side side,
+					     uint16_t ctrl, uint16_t qid, uint64_t from, uint64_t to,
+					     uint64_t *at);
 /* Lets go of what is older than HORIZON_NS before the latest event. */
 void it_fabric_tcp_prune(struct it_fabric_tcp *t);
 
