@@ -259,64 +259,67 @@ enum it_tcp_found it_fabric_tcp_target_sent(struct it_fabric_tcp *t, uint16_t cn
 	return gone > ti ? IT_TCP_GONE : IT_TCP_NONE;
 }
 
-enum it_tcp_found it_fabric_tcp_arrival(const struct it_fabric_tcp *t, enum it_tcp_side side,
-					uint16_t ctrl, uint16_t qid, uint64_t from, uint64_t to,
-					uint64_t *at)
+/* Queue (side, ctrl, qid)'s arrivals, or why there are none from from on. */
+static enum it_tcp_found arrivals(const struct it_fabric_tcp *t, enum it_tcp_side side,
+				  uint16_t ctrl, uint16_t qid, uint64_t from, const struct list **l)
 {
 	uint32_t i = it_map_get(&t->arrivals, QUEUE_KEY(side, ctrl, qid));
-	const struct list *l = i == IT_MAP_NONE ? NULL : &t->lists[i];
-	const uint64_t *v;
-	uint32_t lo, hi;
 
-	*at = 0;
-	if (!l)
+	*l = i == IT_MAP_NONE ? NULL : &t->lists[i];
+	if (!*l)
 		return IT_TCP_NONE;
-	if (l->gone_before > from)
-		return IT_TCP_GONE;
-	v = l->v;
-	lo = l->start;
-	hi = l->n;
-	while (lo < hi) { /* the first at or after from */
+	return (*l)->gone_before > from ? IT_TCP_GONE : IT_TCP_FOUND;
+}
+
+/* The index of the first of l's values above v (after_equal: at or above). */
+static uint32_t search(const struct list *l, uint64_t v, bool after_equal)
+{
+	const uint64_t *a = l->v;
+	uint32_t lo = l->start, hi = l->n;
+
+	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
-		if (v[mid] < from)
+		if (after_equal ? a[mid] < v : a[mid] <= v)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo == l->n || v[lo] > to)
+	return lo;
+}
+
+/* The first (or last) arrival on the queue in [from, to]. */
+static enum it_tcp_found find_arrival(const struct it_fabric_tcp *t, enum it_tcp_side side,
+				      uint16_t ctrl, uint16_t qid, uint64_t from, uint64_t to,
+				      bool last, uint64_t *at)
+{
+	const struct list *l;
+	enum it_tcp_found r = arrivals(t, side, ctrl, qid, from, &l);
+	const uint64_t *v;
+	uint32_t k;
+
+	*at = 0;
+	if (r != IT_TCP_FOUND)
+		return r;
+	v = l->v;
+	k = last ? search(l, to, false) : search(l, from, true);
+	if (last ? k == l->start || v[k - 1] < from : k == l->n || v[k] > to)
 		return IT_TCP_NONE;
-	*at = v[lo];
+	*at = v[last ? k - 1 : k];
 	return IT_TCP_FOUND;
+}
+
+enum it_tcp_found it_fabric_tcp_arrival(const struct it_fabric_tcp *t, enum it_tcp_side side,
+					uint16_t ctrl, uint16_t qid, uint64_t from, uint64_t to,
+					uint64_t *at)
+{
+	return find_arrival(t, side, ctrl, qid, from, to, false, at);
 }
 
 enum it_tcp_found it_fabric_tcp_arrival_last(const struct it_fabric_tcp *t, enum it_tcp_side side,
 					     uint16_t ctrl, uint16_t qid, uint64_t from, uint64_t to,
 					     uint64_t *at)
 {
-	uint32_t i = it_map_get(&t->arrivals, QUEUE_KEY(side, ctrl, qid));
-	const struct list *l = i == IT_MAP_NONE ? NULL : &t->lists[i];
-	const uint64_t *v;
-	uint32_t lo, hi;
-
-	*at = 0;
-	if (!l)
-		return IT_TCP_NONE;
-	if (l->gone_before > from)
-		return IT_TCP_GONE;
-	v = l->v;
-	lo = l->start;
-	hi = l->n;
-	while (lo < hi) { /* the first after to */
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (v[mid] <= to)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == l->start || v[lo - 1] < from)
-		return IT_TCP_NONE;
-	*at = v[lo - 1];
-	return IT_TCP_FOUND;
+	return find_arrival(t, side, ctrl, qid, from, to, true, at);
 }
 
 void it_fabric_tcp_prune(struct it_fabric_tcp *t)
