@@ -177,7 +177,7 @@ static void cur_stage(struct cur *c, struct it_stage_stat *s, uint8_t npct)
 	CUR(c, s->min);
 	CUR(c, s->max);
 	CUR(c, s->sum);
-	for (unsigned i = 0; i < npct; i++)
+	for (unsigned i = 0; c->ok && i < npct; i++) /* npct checked once ok */
 		CUR(c, s->pct_ns[i]);
 }
 

@@ -169,6 +169,8 @@ static int parse_load_word(struct it_agent_msg *m, const char *w, char *err, siz
 	}
 	if (eq && !strncmp(w, "dev=", 4)) {
 		if (eq[1] && strlen(eq + 1) < sizeof(m->u.load.dev)) {
+			/* a later dev= replaces an earlier one whole: no tail of it left */
+			memset(m->u.load.dev, 0, sizeof(m->u.load.dev));
 			snprintf(m->u.load.dev, sizeof(m->u.load.dev), "%s", eq + 1);
 			return 0;
 		}
@@ -213,6 +215,13 @@ int it_query_parse(const char *text, struct it_agent_msg *m, char *err, size_t e
 		snprintf(err, errlen, "instruction too long (over %d bytes)", IT_AGENT_TEXT - 1);
 		return -1;
 	}
+	for (const char *p = text; *p; p++)
+		if ((unsigned char)*p < 0x20 ? *p != '\t' : *p == 0x7f) {
+			/* the protocol's strings take none */
+			snprintf(err, errlen, "a control character (0x%02x) in the instruction; give "
+				 "plain text", (unsigned char)*p);
+			return -1;
+		}
 	snprintf(buf, sizeof(buf), "%s", text);
 	verb = strtok_r(buf, " \t", &save);
 	w = verb ? strtok_r(NULL, " \t", &save) : NULL;
