@@ -74,7 +74,10 @@ static double span_s(uint64_t from, uint64_t to)
 /* One row: the switch, the statistic, its value in the window and since reset. */
 static void row(const char *sw, const char *stat, const char *win, const char *since)
 {
-	printf("%-10s %-10s %14s %14s\n", sw, stat, win, since);
+	if (*since)
+		printf("%-10s %-10s %14s %14s\n", sw, stat, win, since);
+	else /* a number of the recording, not of a span */
+		printf("%-10s %-10s %14s\n", sw, stat, win);
 }
 
 static void print_stats_text(const struct it_agent_msg *a)

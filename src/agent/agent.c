@@ -47,6 +47,7 @@
 #define TIMEOUT_MS 15000          /* a silent initiator ends its session */
 #define START_WAIT_NS 30000000000ull /* the recorder's probes load within this */
 #define FLUSH_EVERY "0.25"        /* the recorder's flush period, seconds */
+#define FRESH_WAIT_NS 5000000000ull /* a query's own recording: its first window at most */
 
 static volatile sig_atomic_t stopping;
 
@@ -414,8 +415,10 @@ fail:
 
 /* The spool a LOAD reads: this connection's, else the running session's,
  * else a recorder started now for this connection (the agent's default
- * layers, as START with none), stopped when the connection ends. */
-static int query_spool(struct session *s, char *path, size_t len, char *why, size_t whylen)
+ * layers, as START with none; *fresh set), stopped when the connection
+ * ends. */
+static int query_spool(struct session *s, char *path, size_t len, bool *fresh, char *why,
+		       size_t whylen)
 {
 	char log[PATH_MAX];
 
@@ -436,6 +439,7 @@ static int query_spool(struct session *s, char *path, size_t len, char *why, siz
 	}
 	logf_("%s: recording for queries (no session was running)", it_chan_peer(s->c));
 	snprintf(path, len, "%s", s->spool);
+	*fresh = true;
 	return 0;
 }
 
@@ -455,18 +459,28 @@ static int on_load(struct session *s, const struct it_agent_msg *m)
 	struct it_query_settings set;
 	struct it_agent_msg r;
 	char path[PATH_MAX], why[400], err[256];
-	uint64_t reset;
+	uint64_t reset, wait;
+	bool fresh = false;
 
 	if (!sw) {
 		snprintf(why, sizeof(why), "unknown switch '%s'", m->u.load.sw);
 		return send_error(s->c, IT_AERR_QUERY, why);
 	}
-	if (query_spool(s, path, sizeof(path), why, sizeof(why)))
+	if (query_spool(s, path, sizeof(path), &fresh, why, sizeof(why)))
 		return send_error(s->c, IT_AERR_RECORD, why), -1;
 	shared_lock(s->sh);
 	set = s->sh->sw[sw - it_switches].set;
 	reset = s->sh->sw[sw - it_switches].reset_ns;
 	pthread_mutex_unlock(&s->sh->lock);
+	if (fresh) {
+		/* a recording that just started has no window yet: let one pass
+		 * (the answer's start and end say how long it got), within the
+		 * initiator's patience */
+		wait = m->u.load.window_ns ? m->u.load.window_ns : set.window_ns;
+		wait = (wait < FRESH_WAIT_NS ? wait : FRESH_WAIT_NS) + IT_QUERY_LAG_NS;
+		nanosleep(&(struct timespec){ .tv_sec = (time_t)(wait / 1000000000ull),
+					      .tv_nsec = (long)(wait % 1000000000ull) }, NULL);
+	}
 	if (it_query_load(path, m, &set, reset, now_ns(), &r, why, sizeof(why)))
 		return send_error(s->c, IT_AERR_QUERY, why);
 	return it_chan_send(s->c, &r, err, sizeof(err));

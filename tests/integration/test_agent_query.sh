@@ -158,17 +158,33 @@ else
 fi
 
 # ---- no session: the agent records for the query, and stops after ----
+# fio reads at a fixed rate meanwhile: the query's own recording waits out
+# its first window, whose rate must be fio's (within 15%), and whose count
+# cannot exceed what the kernel completed on the device during the query.
 sleep 0.3
-"${QUERY[@]}" --json 'load block.q2c' > "$TMP/n.json" 2> "$TMP/n.err"; rc=$?
-ios=$(jq '.answers[0].window.ios' "$TMP/n.json" 2>/dev/null)
+fio --name=rate --filename="$LOOPDEV" --rw=randread --bs=4k --direct=1 --ioengine=psync \
+	--rate_iops=400 --size=120M --time_based --runtime=9 --output-format=json \
+	--output="$TMP/rate.json" > /dev/null &
+FIO=$!
+sleep 1
+d0=$(reads)
+"${QUERY[@]}" --json "load block.q2c window=2s dev=$LOOPNAME" > "$TMP/n.json" 2> "$TMP/n.err"; rc=$?
+disk=$(( $(reads) - d0 ))
+wait $FIO
+count=$(jq '.answers[0].window.count' "$TMP/n.json" 2>/dev/null)
+span=$(jq '.answers[0].window | .end_ns - .start_ns' "$TMP/n.json" 2>/dev/null)
+iops=$(jq '.answers[0].window.iops' "$TMP/n.json" 2>/dev/null)
+fiops=$(jq '.jobs[0].read.iops' "$TMP/rate.json" 2>/dev/null)
+off=$(rel_diff "${iops:-0}" "${fiops:-1}")
 sleep 0.5
 left=$(pgrep -f "record -o .*/iotrail-agent\.[^/]*/query-" | head -1)
 files=$(ls "${TMPDIR:-/tmp}"/iotrail-agent.*/query-* 2>/dev/null | head -1)
-if [ $rc -eq 0 ] && [ -n "$ios" ] && grep -q "recording for queries" "$TMP/agent.log" \
-	&& [ -z "$left" ] && [ -z "$files" ]; then
-	pass "query_without_session (a recording of its own, stopped and removed after)"
+if [ $rc -eq 0 ] && [ "$span" = 2000000000 ] && [ "${count:-0}" -gt 0 ] \
+	&& [ "$count" -le "$disk" ] && awk -v o="$off" 'BEGIN { exit !(o <= 0.15) }' \
+	&& grep -q "recording for queries" "$TMP/agent.log" && [ -z "$left" ] && [ -z "$files" ]; then
+	pass "query_without_session (its own recording: $count I/Os in 2 s, $iops IOPS vs fio's $fiops; stopped and removed after)"
 else
-	fail query_without_session "rc=$rc ios=$ios recorder left '$left' files '$files': $(head -1 "$TMP/n.err")"
+	fail query_without_session "rc=$rc span=$span count=$count diskstats=$disk iops=$iops fio=$fiops recorder left '$left' files '$files': $(head -1 "$TMP/n.err")"
 fi
 
 # ---- faults ----
