@@ -26,7 +26,7 @@ static void usage(FILE *f)
 		"\n"
 		"Ask a target's `iotrail agent` (its recording session's, or a recording it\n"
 		"starts for this query) and print the answers. Instructions, one argument each:\n"
-		"  load SWITCH [STAT...] [window=DUR] [op=OP] [dev=NAME]\n"
+		"  load SWITCH [STAT...] [window=DUR] [op=OP] [dev=NAME | ctrl=CNTLID]\n"
 		"        the switch's statistics of the last window (default 1 s, ending 0.5 s\n"
 		"        ago: what the agent's spool surely holds) and since its last reset;\n"
 		"        STAT: count min avg max pN (p99, p99.9) iops bytes all (default all)\n"
@@ -34,7 +34,10 @@ static void usage(FILE *f)
 		"  store SWITCH|all SETTING=VALUE\n"
 		"        window=DUR (a load's default window), percentiles=50,99,99.9\n"
 		"SWITCH: a stage, as the report names it: block.q2i block.i2d block.q2d\n"
-		"block.s2d block.d2c block.d2n block.d2h block.h2n block.n2c block.q2c\n"
+		"block.s2d block.d2c block.d2n block.d2h block.h2n block.n2c block.q2c (per\n"
+		"device: dev=NAME), and the NVMe/TCP target's, its commands without a host side\n"
+		"(per initiator controller: ctrl=CNTLID): target target.queue target.dev\n"
+		"tdev.submit tdev.q2d tdev.d2c tdev.done target.sendq target.send\n"
 		"\n"
 		"  --target HOST:PORT  the agent (iotrail agent --listen)\n"
 		"  --key FILE          the shared key (default %s)\n"
@@ -142,7 +145,8 @@ static void stage_json(struct it_json *j, const char *name, const struct it_stag
 	it_json_kv_uint(j, "end_ns", a->u.stats.end_ns);
 	it_json_kv_uint(j, "ios", s->ios);
 	it_json_kv_uint(j, "count", s->count);
-	it_json_kv_uint(j, "bytes", s->bytes);
+	if (a->u.stats.stats & IT_QS_BYTES)
+		it_json_kv_uint(j, "bytes", s->bytes);
 	it_json_kv_uint(j, "min_ns", s->min);
 	it_json_kv_uint(j, "avg_ns", s->count ? s->sum / s->count : 0);
 	it_json_kv_uint(j, "max_ns", s->max);
@@ -156,7 +160,8 @@ static void stage_json(struct it_json *j, const char *name, const struct it_stag
 	}
 	it_json_object_end(j);
 	it_json_kv_double(j, "iops", secs > 0 ? (double)s->count / secs : 0);
-	it_json_kv_double(j, "bytes_per_s", secs > 0 ? (double)s->bytes / secs : 0);
+	if (a->u.stats.stats & IT_QS_BYTES) /* the answer has them */
+		it_json_kv_double(j, "bytes_per_s", secs > 0 ? (double)s->bytes / secs : 0);
 	it_json_object_end(j);
 }
 

@@ -17,14 +17,26 @@
 #include <string.h>
 
 #include "analyze/analyzer.h"
+#include "analyze/nvme.h"
+#include "layers/fabric/fabric.h"
 #include "tracefile.h"
 
+/* the names are the report's (the unit tests hold them to the stage tables) */
 const struct it_switch it_switches[] = {
-	{ "block.q2i", IT_STAGE_Q2I }, { "block.i2d", IT_STAGE_I2D },
-	{ "block.q2d", IT_STAGE_Q2D }, { "block.s2d", IT_STAGE_S2D },
-	{ "block.d2c", IT_STAGE_D2C }, { "block.d2n", IT_STAGE_D2N },
-	{ "block.d2h", IT_STAGE_D2H }, { "block.h2n", IT_STAGE_H2N },
-	{ "block.n2c", IT_STAGE_N2C }, { "block.q2c", IT_STAGE_Q2C },
+	{ "block.q2i", IT_SW_BLOCK, IT_STAGE_Q2I }, { "block.i2d", IT_SW_BLOCK, IT_STAGE_I2D },
+	{ "block.q2d", IT_SW_BLOCK, IT_STAGE_Q2D }, { "block.s2d", IT_SW_BLOCK, IT_STAGE_S2D },
+	{ "block.d2c", IT_SW_BLOCK, IT_STAGE_D2C }, { "block.d2n", IT_SW_BLOCK, IT_STAGE_D2N },
+	{ "block.d2h", IT_SW_BLOCK, IT_STAGE_D2H }, { "block.h2n", IT_SW_BLOCK, IT_STAGE_H2N },
+	{ "block.n2c", IT_SW_BLOCK, IT_STAGE_N2C }, { "block.q2c", IT_SW_BLOCK, IT_STAGE_Q2C },
+	{ "target", IT_SW_TARGET, IT_FS_TARGET },
+	{ "target.queue", IT_SW_TARGET, IT_FS_TARGET_QUEUE },
+	{ "target.dev", IT_SW_TARGET, IT_FS_TARGET_DEV },
+	{ "tdev.submit", IT_SW_TARGET, IT_FS_TDEV_SUBMIT },
+	{ "tdev.q2d", IT_SW_TARGET, IT_FS_TDEV_Q2D },
+	{ "tdev.d2c", IT_SW_TARGET, IT_FS_TDEV_D2C },
+	{ "tdev.done", IT_SW_TARGET, IT_FS_TDEV_DONE },
+	{ "target.sendq", IT_SW_TARGET, IT_FS_TARGET_SENDQ },
+	{ "target.send", IT_SW_TARGET, IT_FS_TARGET_SEND },
 };
 const size_t it_nswitches = sizeof(it_switches) / sizeof(*it_switches);
 
@@ -167,6 +179,19 @@ static int parse_load_word(struct it_agent_msg *m, const char *w, char *err, siz
 			 eq + 1);
 		return -1;
 	}
+	if (eq && !strncmp(w, "ctrl=", 5)) { /* the target's switches: an initiator controller */
+		char *end;
+		unsigned long id = strtoul(eq + 1, &end, 10);
+
+		if (eq[1] >= '0' && eq[1] <= '9' && !*end && id <= 0xffff) {
+			memset(m->u.load.dev, 0, sizeof(m->u.load.dev));
+			snprintf(m->u.load.dev, sizeof(m->u.load.dev), "%lu", id);
+			return 0;
+		}
+		snprintf(err, errlen, "bad controller '%.40s': give the initiator controller's "
+			 "id (cntlid), e.g. ctrl=1", eq + 1);
+		return -1;
+	}
 	if (eq && !strncmp(w, "dev=", 4)) {
 		if (eq[1] && strlen(eq + 1) < sizeof(m->u.load.dev)) {
 			/* a later dev= replaces an earlier one whole: no tail of it left */
@@ -179,7 +204,7 @@ static int parse_load_word(struct it_agent_msg *m, const char *w, char *err, siz
 		return -1;
 	}
 	snprintf(err, errlen, "unknown statistic or parameter '%.40s': give count, min, avg, "
-		 "max, pN (p99, p99.9), iops, bytes, all, window=, op=, dev=", w);
+		 "max, pN (p99, p99.9), iops, bytes, all, window=, op=, dev=, ctrl=", w);
 	return -1;
 }
 
@@ -322,13 +347,21 @@ void it_query_setting_text(const struct it_query_settings *s, const char *name, 
 
 /* ---- LOAD ---- */
 
+/* A target switch's span: a fabric join fed the span's events alone, so
+ * its commands are those parsed and completed inside it. */
+struct fabric_span {
+	struct it_fabric *f;
+	uint64_t from, to;
+};
+
 struct load_ctx {
-	unsigned stage;
-	int op;               /* -1: any */
-	int64_t dev;          /* -1: any */
+	const struct it_switch *sw;
+	int op;               /* -1: any; enum it_op (block), NVMe opcode (target) */
+	int64_t dev;          /* -1: any; dev_t (block), cntlid (target) */
 	uint64_t start, end, reset;
 	struct it_hist win, since;
 	struct it_stage_stat *w, *s;
+	struct fabric_span span[2]; /* target: the window, since reset */
 };
 
 static void count_trail(struct it_stage_stat *st, struct it_hist *h, const struct it_trail *t,
@@ -348,10 +381,17 @@ static void on_trail(const struct it_trail *t, void *ctx)
 	uint64_t done = t->ts[IT_PT_C];
 	int64_t v;
 
+	if (c->sw->layer == IT_SW_TARGET) { /* a backend's bios, for the tdev.* stages */
+		for (int k = 0; k < 2; k++)
+			if (t->ts[IT_PT_Q] >= c->span[k].from && done < c->span[k].to)
+				it_fabric_trail(c->span[k].f, t->dev, t->ts[IT_PT_Q], t->ts[IT_PT_D],
+						done);
+		return;
+	}
 	if ((c->op >= 0 && t->op != c->op) || (c->dev >= 0 && t->dev != (uint64_t)c->dev) ||
 	    done >= c->end)
 		return;
-	v = it_stage_time(t, c->stage);
+	v = it_stage_time(t, c->sw->stage);
 	if (done >= c->start)
 		count_trail(c->w, &c->win, t, v);
 	if (done >= c->reset)
@@ -369,6 +409,81 @@ static void finish_stat(struct it_stage_stat *st, const struct it_hist *h, uint8
 	for (unsigned i = 0; i < npct; i++)
 		p[i] = (double)pct[i] / IT_PCT_SCALE;
 	it_hist_percentiles(h, p, npct, st->pct_ns);
+}
+
+/* The events of a batch that the fabric join reads (as its analysis layer
+ * picks them), each given to the spans it falls in. */
+static int fabric_feed(struct load_ctx *c, const struct it_event *evs, size_t n)
+{
+	for (int k = 0; k < 2; k++) {
+		for (size_t i = 0; i < n; i++) {
+			const struct it_event *e = &evs[i];
+
+			if ((e->layer == IT_LAYER_NVMET || e->type == IT_EV_NVME_CTRL ||
+			     e->layer == IT_LAYER_NVME_TCP || e->layer == IT_LAYER_NVMET_TCP ||
+			     e->type == IT_EV_BIO_QUEUE) &&
+			    e->ts_ns >= c->span[k].from && e->ts_ns < c->span[k].to &&
+			    it_fabric_event(c->span[k].f, e))
+				return -1;
+		}
+		if (it_fabric_settle(c->span[k].f))
+			return -1;
+	}
+	return 0;
+}
+
+/* A target switch's numbers: the target-alone commands of the filter's
+ * controller and opcode, merged. */
+static int fabric_stat(struct load_ctx *c, int k, struct it_stage_stat *st, struct it_hist *h)
+{
+	const struct it_fabric_results *r;
+
+	if (it_fabric_finish(c->span[k].f))
+		return -1;
+	r = it_fabric_results(c->span[k].f);
+	for (size_t i = 0; i < r->ntarget_alone; i++) {
+		const struct it_fabric_op *o = &r->target_alone[i];
+
+		if ((c->op >= 0 && o->opcode != c->op) || (c->dev >= 0 && o->cntlid != c->dev))
+			continue;
+		st->ios += o->count;
+		st->count += o->stage[c->sw->stage].count;
+		if (it_hist_merge(h, &o->stage[c->sw->stage]))
+			return -1;
+	}
+	return 0;
+}
+
+/* The target's filters: an initiator controller's id, an NVMe opcode. */
+static int target_filters(struct load_ctx *c, const struct it_agent_msg *load, char *err,
+			  size_t errlen)
+{
+	const char *d = load->u.load.dev;
+	char *end;
+
+	c->dev = -1;
+	if (d[0]) {
+		unsigned long id = strtoul(d, &end, 10);
+
+		if (*end || id > 0xffff) {
+			snprintf(err, errlen, "%s is per initiator controller: give ctrl=CNTLID, "
+				 "not a device", c->sw->name);
+			return -1;
+		}
+		c->dev = (int64_t)id;
+	}
+	switch (c->op) {
+	case -1: break;
+	case IT_OP_READ: c->op = IT_NVME_READ; break;
+	case IT_OP_WRITE: c->op = IT_NVME_WRITE; break;
+	case IT_OP_FLUSH: c->op = IT_NVME_FLUSH; break;
+	case IT_OP_WRITE_ZEROES: c->op = IT_NVME_WRITE_ZEROES; break;
+	default:
+		snprintf(err, errlen, "op=%s is not an NVMe opcode the target's switches know: "
+			 "give read, write, flush or write-zeroes", it_op_name((unsigned)c->op));
+		return -1;
+	}
+	return 0;
 }
 
 /* The device filter: its number in the spool's device table. */
@@ -402,7 +517,7 @@ int it_query_load(const char *spool, const struct it_agent_msg *load,
 {
 	const struct it_switch *sw = it_switch_find(load->u.load.sw);
 	struct it_analyzer_opts o = IT_ANALYZER_OPTS_DEFAULT;
-	struct load_ctx c = { .op = load->u.load.op ? load->u.load.op - 1 : -1 };
+	struct load_ctx c = { .op = load->u.load.op ? load->u.load.op - 1 : -1, .sw = sw };
 	struct it_reader_status st;
 	struct it_analyzer *a = NULL;
 	struct it_reader *rd;
@@ -417,12 +532,15 @@ int it_query_load(const char *spool, const struct it_agent_msg *load,
 	}
 	if (!(rd = it_reader_open(spool, err, errlen)))
 		return -1;
-	if (find_dev(rd, load->u.load.dev, &c.dev, err, errlen))
+	if (sw->layer == IT_SW_TARGET ? target_filters(&c, load, err, errlen) :
+	    find_dev(rd, load->u.load.dev, &c.dev, err, errlen))
 		goto out;
 	memset(stats, 0, sizeof(*stats));
 	stats->type = IT_MSG_STATS;
 	snprintf(stats->u.stats.sw, sizeof(stats->u.stats.sw), "%s", sw->name);
 	stats->u.stats.stats = load->u.load.stats;
+	if (sw->layer == IT_SW_TARGET) /* the join does not sum a target-alone command's bytes */
+		stats->u.stats.stats &= ~(uint32_t)IT_QS_BYTES;
 	stats->u.stats.npct = load->u.load.npct ? load->u.load.npct : set->npct;
 	memcpy(stats->u.stats.pct, load->u.load.npct ? load->u.load.pct : set->pct,
 	       sizeof(stats->u.stats.pct));
@@ -435,7 +553,6 @@ int it_query_load(const char *spool, const struct it_agent_msg *load,
 	c.reset = reset_ns > rec_start ? reset_ns : rec_start;
 	if (c.reset > c.end)
 		c.reset = c.end;
-	c.stage = sw->stage;
 	c.w = &stats->u.stats.window;
 	c.s = &stats->u.stats.since_reset;
 	it_hist_init(&c.win);
@@ -444,12 +561,16 @@ int it_query_load(const char *spool, const struct it_agent_msg *load,
 	o.start_ns = rec_start;
 	o.on_trail = on_trail;
 	o.ctx = &c;
-	if (!(a = it_analyzer_new(&o))) {
+	c.span[0] = (struct fabric_span){ .from = c.start, .to = c.end };
+	c.span[1] = (struct fabric_span){ .from = c.reset, .to = c.end };
+	if (!(a = it_analyzer_new(&o)) || (sw->layer == IT_SW_TARGET &&
+	    (!(c.span[0].f = it_fabric_new()) || !(c.span[1].f = it_fabric_new())))) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
 	while ((rc = it_reader_next(rd, &evs, &n)) == 1)
-		if (it_analyzer_feed(a, evs, n)) {
+		if (it_analyzer_feed(a, evs, n) ||
+		    (sw->layer == IT_SW_TARGET && fabric_feed(&c, evs, n))) {
 			snprintf(err, errlen, "out of memory while analysing the spool");
 			rc = -1;
 			goto out;
@@ -459,6 +580,12 @@ int it_query_load(const char *spool, const struct it_agent_msg *load,
 		goto out;
 	}
 	it_analyzer_finish(a, c.end);
+	if (sw->layer == IT_SW_TARGET &&
+	    (fabric_stat(&c, 0, c.w, &c.win) || fabric_stat(&c, 1, c.s, &c.since))) {
+		snprintf(err, errlen, "out of memory while joining the target's commands");
+		rc = -1;
+		goto out;
+	}
 	it_reader_status(rd, &st);
 	stats->u.stats.start_ns = c.start;
 	stats->u.stats.end_ns = c.end;
@@ -469,6 +596,8 @@ int it_query_load(const char *spool, const struct it_agent_msg *load,
 	rc = 0;
 out:
 	it_analyzer_free(a);
+	it_fabric_free(c.span[0].f);
+	it_fabric_free(c.span[1].f);
 	it_hist_free(&c.win);
 	it_hist_free(&c.since);
 	it_reader_close(rd);

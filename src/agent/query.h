@@ -16,9 +16,14 @@
 #include "agent/proto.h"
 
 /* A switch: one stage of one layer, named as the report names it. */
+enum it_switch_layer {
+	IT_SW_BLOCK,        /* the block layer's stages, per device */
+	IT_SW_TARGET,       /* the fabric layer's target alone, per initiator controller */
+};
 struct it_switch {
-	const char *name;   /* "block.d2c" */
-	unsigned stage;     /* enum in analyzer.h (IT_STAGE_*) */
+	const char *name;   /* "block.d2c", "target.dev" */
+	uint8_t layer;      /* enum it_switch_layer */
+	unsigned stage;     /* IT_STAGE_* (analyzer.h) or IT_FS_* (layers/fabric/fabric.h) */
 };
 extern const struct it_switch it_switches[];
 extern const size_t it_nswitches;
@@ -38,7 +43,7 @@ void it_query_settings_default(struct it_query_settings *s);
 
 /*
  * One instruction in its text form into the message that carries it:
- *   load SWITCH [STAT...] [window=DURATION] [op=OP] [dev=NAME]
+ *   load SWITCH [STAT...] [window=DURATION] [op=OP] [dev=NAME | ctrl=CNTLID]
  *   store SWITCH|all SETTING=VALUE
  *   reset SWITCH|all
  * STAT: count min avg max iops bytes pN (p99, p99.9), default all of them.
@@ -71,8 +76,11 @@ void it_query_pct_name(uint32_t pct, char *out, size_t len);
  * LOAD's answer from a spool (a trace file being written): the I/Os that
  * completed in the window [end - window, end), end = now_ns -
  * IT_QUERY_LAG_NS (both clipped to the recording's start), and those that
- * completed since reset_ns, filtered by op and device. Fills a STATS
- * message. 0, or -1 with a reason (the spool unreadable, an unknown device).
+ * completed since reset_ns, filtered by op and device. The target's
+ * switches count the commands of the target alone (no initiator in the
+ * spool) that were parsed and completed inside the span, per initiator
+ * controller (dev: its cntlid). Fills a STATS message. 0, or -1 with a
+ * reason (the spool unreadable, an unknown device).
  */
 int it_query_load(const char *spool, const struct it_agent_msg *load,
 		  const struct it_query_settings *set, uint64_t reset_ns, uint64_t now_ns,

@@ -9,9 +9,12 @@
 #include "harness.h"
 #include "synth.h"
 #include "agent/query.h"
+#include "analyze/nvme.h"
+#include "layers/fabric/fabric.h"
 #include "layer_table.h"
 #include "tracefile.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -72,6 +75,8 @@ TEST(query_parse_refuses)
 		{ "load block.d2c window=2h", "bad window" },
 		{ "load block.d2c op=append", "unknown op 'append'" },
 		{ "load block.d2c dev=", "bad device name" },
+		{ "load target.dev ctrl=x", "bad controller 'x'" },
+		{ "load target.dev ctrl=70000", "bad controller" },
 		{ "load block.d2c p1 p2 p3 p4 p5 p6 p7 p8 p9", "more than 8 percentiles" },
 		{ "reset block.d2c now", "unexpected 'now'" },
 		{ "store block.d2c", "SETTING=VALUE" },
@@ -339,5 +344,125 @@ TEST(query_load_open_spool)
 	ASSERT_U64_EQ(a.u.stats.start_ns, REC_START, "start");
 	ASSERT_U64_EQ(a.u.stats.end_ns, REC_START, "end");
 	ASSERT_U64_EQ(a.u.stats.window.ios, 0, "nothing yet");
+	unlink(path);
+}
+
+TEST(query_switch_names_are_the_reports)
+{
+	for (size_t i = 0; i < it_nswitches; i++) {
+		const struct it_switch *s = &it_switches[i];
+		char want[40];
+
+		if (s->layer == IT_SW_BLOCK) {
+			snprintf(want, sizeof(want), "block.%s", it_stages[s->stage].name);
+			for (char *p = want; *p; p++)
+				*p = (char)tolower((unsigned char)*p);
+		} else {
+			snprintf(want, sizeof(want), "%s", it_fabric_stages[s->stage].name);
+		}
+		ASSERT_STREQ(s->name, want, "a switch is named as the report names its stage");
+		ASSERT_TRUE(it_switch_find(s->name) == s, "found by its name");
+	}
+	ASSERT_TRUE(it_switch_find("target.dev") != NULL, "target.dev");
+}
+
+/*
+ * A target's spool: ten read commands from initiator controllers 7 (even
+ * k) and 8 (odd k), command k parsed at 1 s + k * 100 ms, its backend
+ * started 1 us later and the command completed (k + 1) * 10 us after that
+ * (target.dev); command 4 instead takes 200 ms, across 1.5 s (0.5 s into
+ * the recording).
+ */
+extern const struct it_layer_rec it_nvmet_records; /* src/layers/nvmet/records.c */
+
+static struct it_event nvmet_ev(uint8_t type, uint64_t ts, unsigned k)
+{
+	struct it_event e = ev_base(type, ts, 0xa000 + k, 0);
+
+	e.layer = IT_LAYER_NVMET;
+	e.nvmet.cntlid = k % 2 ? 8 : 7;
+	e.nvmet.qid = 1;
+	e.nvmet.cid = (uint16_t)k;
+	e.nvmet.opcode = IT_NVME_READ;
+	e.nvmet.bytes = K4;
+	return e;
+}
+
+static int by_time(const void *a, const void *b)
+{
+	const struct it_event *x = a, *y = b;
+
+	return x->ts_ns < y->ts_ns ? -1 : x->ts_ns > y->ts_ns;
+}
+
+static int write_target_spool(const char *path)
+{
+	struct it_host_rec host = { .start_monotonic_ns = REC_START, .ncpus = 1 };
+	struct it_layer_rec layers[2] = { *it_layer_builtin(IT_LAYER_BLOCK), it_nvmet_records };
+	struct it_trace_head head = { .host = &host, .layers = layers, .nlayers = 2 };
+	struct it_event ev[30];
+	struct it_writer *w;
+	char err[200];
+	size_t n = 0;
+
+	snprintf(host.clock, sizeof(host.clock), "monotonic");
+	if (!(w = it_writer_open(path, &head, err, sizeof(err))))
+		return -1;
+	for (unsigned k = 0; k < 10; k++) {
+		uint64_t ti = REC_START + k * 100 * MS, tx = ti + 1000;
+		uint64_t tc = tx + (k == 4 ? 200 * MS : (k + 1) * 10000ull);
+
+		ev[n++] = nvmet_ev(IT_EV_NVMET_INIT, ti, k);
+		ev[n++] = nvmet_ev(IT_EV_NVMET_EXECUTE, tx, k);
+		ev[n++] = nvmet_ev(IT_EV_NVMET_COMPLETE, tc, k);
+	}
+	qsort(ev, n, sizeof(*ev), by_time);
+	if (it_writer_add_events(w, IT_LAYER_NVMET, ev, n)) {
+		it_writer_abort(w);
+		return -1;
+	}
+	return it_writer_close(w, REC_START + 2000 * MS);
+}
+
+TEST(query_load_target)
+{
+	char path[] = "/tmp/it-query.XXXXXX", err[300];
+	struct it_agent_msg a;
+	int fd = mkstemp(path);
+	const uint64_t now = REC_START + 1500 * MS; /* the window ends at 1 s after the start */
+
+	ASSERT_TRUE(fd >= 0, "temporary file");
+	close(fd);
+	ASSERT_EQ(write_target_spool(path), 0, "spool written");
+	/* window 0.5 s .. 1 s: commands 5..9 (4 was parsed before it) */
+	ASSERT_EQ(load(path, "load target.dev window=500ms", 0, now, &a, err, sizeof(err)), 0, err);
+	ASSERT_U64_EQ(a.u.stats.window.ios, 5, "commands 5..9");
+	ASSERT_U64_EQ(a.u.stats.window.count, 5, "each with target.dev");
+	ASSERT_U64_EQ(a.u.stats.window.sum, (6 + 7 + 8 + 9 + 10) * 10000ull, "their device time");
+	ASSERT_U64_EQ(a.u.stats.window.min, 60000, "command 5");
+	ASSERT_U64_EQ(a.u.stats.window.max, 100000, "command 9");
+	ASSERT_EQ(a.u.stats.stats, IT_QS_ALL & ~IT_QS_BYTES, "no bytes: the join has none");
+	ASSERT_U64_EQ(a.u.stats.since_reset.ios, 10, "since the start: all ten");
+
+	ASSERT_EQ(load(path, "load target.dev window=500ms ctrl=7 op=read", REC_START + 750 * MS,
+		       now, &a, err, sizeof(err)), 0, err);
+	ASSERT_U64_EQ(a.u.stats.window.count, 2, "controller 7's: 6 and 8");
+	ASSERT_U64_EQ(a.u.stats.window.sum, (7 + 9) * 10000ull, "their device time");
+	ASSERT_U64_EQ(a.u.stats.since_reset.count, 1, "since 0.75 s: 8");
+
+	ASSERT_EQ(load(path, "load target.queue window=2s", 0, now, &a, err, sizeof(err)), 0, err);
+	ASSERT_U64_EQ(a.u.stats.window.count, 10, "target.queue: parsed -> backend");
+	ASSERT_U64_EQ(a.u.stats.window.max, 1000, "1 us each");
+	ASSERT_EQ(load(path, "load target.sendq", 0, now, &a, err, sizeof(err)), 0, err);
+	ASSERT_U64_EQ(a.u.stats.window.count, 0, "no PDU sends traced: no target.sendq");
+	ASSERT_EQ(load(path, "load target.dev op=write", 0, now, &a, err, sizeof(err)), 0, err);
+	ASSERT_U64_EQ(a.u.stats.window.ios, 0, "no writes");
+
+	ASSERT_EQ(load(path, "load target.dev dev=loop0", 0, now, &a, err, sizeof(err)), -1,
+		  "a device filter on a target switch");
+	ASSERT_TRUE(strstr(err, "per initiator controller: give ctrl=CNTLID") != NULL, err);
+	ASSERT_EQ(load(path, "load target.dev op=discard", 0, now, &a, err, sizeof(err)), -1,
+		  "an op without an NVMe opcode here");
+	ASSERT_TRUE(strstr(err, "op=discard") != NULL, err);
 	unlink(path);
 }
