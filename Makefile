@@ -25,7 +25,7 @@ SKELS     := $(patsubst %.bpf.c,$(BUILD)/%.skel.h,$(notdir $(BPF_SRCS)))
 LAYER_RECORD := $(wildcard src/layers/*/record.c src/layers/*/record_*.c)
 # pure C: trace file, analysis, exporters (no libbpf; unit-tested)
 CORE_SRCS := src/tracefile.c src/evpack.c src/layer_table.c src/scope_ids.c \
-	     src/trace_merge.c src/agent/proto.c src/agent/query.c \
+	     src/trace_merge.c src/agent/proto.c src/agent/query.c src/agent/query_target.c \
 	     $(filter-out %.bpf.c $(LAYER_RECORD),$(wildcard src/layers/*/*.c)) \
 	     $(wildcard src/analyze/*.c) $(wildcard src/export/*.c)
 # user space that needs libbpf: the commands, the hook engine, recording
@@ -44,7 +44,8 @@ PROG_BINS := $(patsubst tests/progs/%.c,$(BUILD)/tests/%,$(wildcard tests/progs/
 .SECONDARY:
 
 .PHONY: all deps test test-unit test-host test-vm demo bench clean fuzz fuzz-build fuzz-agent
-all: deps $(BUILD)/iotrail $(BUILD)/unit-tests $(BENCH_BINS) $(PROG_BINS) $(BUILD)/tests/slowfs
+all: deps $(BUILD)/iotrail $(BUILD)/unit-tests $(BENCH_BINS) $(PROG_BINS) $(BUILD)/tests/slowfs \
+	$(BUILD)/tests/split_trace
 
 deps:
 	@scripts/install-deps.sh
@@ -101,6 +102,11 @@ $(BUILD)/bench/hook_floor: bench/hook_floor.c
 $(BUILD)/tests/slowfs: tests/tools/slowfs.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $< -o $@ $$(pkg-config --cflags --libs fuse3)
+
+# test tool: a loopback NVMe/TCP trace as two machines with a known clock
+$(BUILD)/tests/split_trace: tests/tools/split_trace.c $(BUILD)/libitcore.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS_CORE)
 
 $(BUILD)/tests/%: tests/progs/%.c
 	@mkdir -p $(@D)

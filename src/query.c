@@ -19,6 +19,8 @@
 #include "cli.h"
 #include "commands.h"
 
+#define QUERY_TIMEOUT_MS 130000
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -249,6 +251,9 @@ int cmd_query(int argc, char **argv)
 		free(msgs);
 		return it_failf(1, "%s", err);
 	}
+	/* a LOAD may start the agent's own recording (its probes load within
+	 * 120 s on a slow target) and wait out its first window (5 s at most) */
+	it_chan_set_timeout(c, QUERY_TIMEOUT_MS);
 	/* JSON is kept until every answer is in: a failure prints the error
 	 * document alone (it_failf), never half an answer list */
 	if (j && !(out = open_memstream(&doc, &doclen)))

@@ -509,6 +509,10 @@ static int start_layers(struct session *ss, char *hooks, size_t len)
 		rc = avail ? l->start(&ss->s, h, sizeof(h), why, sizeof(why)) : 0;
 		if (rc < 0)
 			return 1;
+		/* loading probes can take seconds on a slow machine: the
+		 * target's session is running already, keep pulling it */
+		if (ss->remote)
+			it_remote_tick(ss->remote, it_clock_ns(CLOCK_MONOTONIC));
 		ss->started[i] = rc > 0;
 		if (!rc) {
 			snprintf(h, sizeof(h), "%s=none", l->name);

@@ -44,8 +44,8 @@
 #include "commands.h"
 #include "tracefile.h"
 
-#define TIMEOUT_MS 15000          /* a silent initiator ends its session */
-#define START_WAIT_NS 30000000000ull /* the recorder's probes load within this */
+#define TIMEOUT_MS 60000          /* a silent initiator ends its session */
+#define START_WAIT_NS 120000000000ull /* the recorder's probes load within this, even on a slow, loaded machine */
 #define FLUSH_EVERY "0.25"        /* the recorder's flush period, seconds */
 #define FRESH_WAIT_NS 5000000000ull /* a query's own recording: its first window at most */
 

@@ -177,6 +177,11 @@ static void set_timeouts(int fd, int ms)
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
+void it_chan_set_timeout(struct it_chan *c, int timeout_ms)
+{
+	set_timeouts(c->fd, timeout_ms);
+}
+
 static struct it_chan *chan_new(int fd, const uint8_t *key, bool server, int timeout_ms,
 				char *err, size_t errlen)
 {
@@ -317,7 +322,9 @@ static int io_fail(struct it_chan *c, int rc, const char *what, char *err, size_
 
 	if (e == SSL_ERROR_ZERO_RETURN)
 		snprintf(err, errlen, "%s: the peer closed the connection", what);
-	else if (e == SSL_ERROR_SYSCALL && (errno == EAGAIN || errno == EWOULDBLOCK))
+	else if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE ||
+		 (e == SSL_ERROR_SYSCALL && (errno == EAGAIN || errno == EWOULDBLOCK)))
+		/* a socket timeout: OpenSSL 3 reports EAGAIN as a retry */
 		snprintf(err, errlen, "%s: no answer from the peer (timed out)", what);
 	else if (e == SSL_ERROR_SYSCALL)
 		snprintf(err, errlen, "%s: %s", what, errno ? strerror(errno) :

@@ -38,6 +38,8 @@ int it_chan_send(struct it_chan *c, const struct it_agent_msg *m, char *err, siz
 int it_chan_recv(struct it_chan *c, struct it_agent_msg *m, char *err, size_t errlen);
 /* The peer's address, "10.0.0.1:41234". */
 const char *it_chan_peer(const struct it_chan *c);
+/* How long a send or a receive may wait for the peer from now on. */
+void it_chan_set_timeout(struct it_chan *c, int timeout_ms);
 void it_chan_close(struct it_chan *c);
 
 /* host:port, or :port / port alone (127.0.0.1), into a sockaddr string

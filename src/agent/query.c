@@ -18,7 +18,7 @@
 
 #include "analyze/analyzer.h"
 #include "analyze/nvme.h"
-#include "layers/fabric/fabric.h"
+#include "agent/query_target.h"
 #include "tracefile.h"
 
 /* the names are the report's (the unit tests hold them to the stage tables) */
@@ -28,15 +28,12 @@ const struct it_switch it_switches[] = {
 	{ "block.d2c", IT_SW_BLOCK, IT_STAGE_D2C }, { "block.d2n", IT_SW_BLOCK, IT_STAGE_D2N },
 	{ "block.d2h", IT_SW_BLOCK, IT_STAGE_D2H }, { "block.h2n", IT_SW_BLOCK, IT_STAGE_H2N },
 	{ "block.n2c", IT_SW_BLOCK, IT_STAGE_N2C }, { "block.q2c", IT_SW_BLOCK, IT_STAGE_Q2C },
-	{ "target", IT_SW_TARGET, IT_FS_TARGET },
-	{ "target.queue", IT_SW_TARGET, IT_FS_TARGET_QUEUE },
-	{ "target.dev", IT_SW_TARGET, IT_FS_TARGET_DEV },
-	{ "tdev.submit", IT_SW_TARGET, IT_FS_TDEV_SUBMIT },
-	{ "tdev.q2d", IT_SW_TARGET, IT_FS_TDEV_Q2D },
-	{ "tdev.d2c", IT_SW_TARGET, IT_FS_TDEV_D2C },
-	{ "tdev.done", IT_SW_TARGET, IT_FS_TDEV_DONE },
-	{ "target.sendq", IT_SW_TARGET, IT_FS_TARGET_SENDQ },
-	{ "target.send", IT_SW_TARGET, IT_FS_TARGET_SEND },
+	/* the fabric layer's stage of the same name (query_target.c) */
+	{ "target", IT_SW_TARGET, 0 }, { "target.queue", IT_SW_TARGET, 0 },
+	{ "target.dev", IT_SW_TARGET, 0 }, { "tdev.submit", IT_SW_TARGET, 0 },
+	{ "tdev.q2d", IT_SW_TARGET, 0 }, { "tdev.d2c", IT_SW_TARGET, 0 },
+	{ "tdev.done", IT_SW_TARGET, 0 }, { "target.sendq", IT_SW_TARGET, 0 },
+	{ "target.send", IT_SW_TARGET, 0 },
 };
 const size_t it_nswitches = sizeof(it_switches) / sizeof(*it_switches);
 
@@ -347,13 +344,6 @@ void it_query_setting_text(const struct it_query_settings *s, const char *name, 
 
 /* ---- LOAD ---- */
 
-/* A target switch's span: a fabric join fed the span's events alone, so
- * its commands are those parsed and completed inside it. */
-struct fabric_span {
-	struct it_fabric *f;
-	uint64_t from, to;
-};
-
 struct load_ctx {
 	const struct it_switch *sw;
 	int op;               /* -1: any; enum it_op (block), NVMe opcode (target) */
@@ -361,7 +351,8 @@ struct load_ctx {
 	uint64_t start, end, reset;
 	struct it_hist win, since;
 	struct it_stage_stat *w, *s;
-	struct fabric_span span[2]; /* target: the window, since reset */
+	struct it_target_span *span[2]; /* target: the window, since reset */
+	int fstage;                 /* target: the fabric stage */
 };
 
 static void count_trail(struct it_stage_stat *st, struct it_hist *h, const struct it_trail *t,
@@ -383,9 +374,7 @@ static void on_trail(const struct it_trail *t, void *ctx)
 
 	if (c->sw->layer == IT_SW_TARGET) { /* a backend's bios, for the tdev.* stages */
 		for (int k = 0; k < 2; k++)
-			if (t->ts[IT_PT_Q] >= c->span[k].from && done < c->span[k].to)
-				it_fabric_trail(c->span[k].f, t->dev, t->ts[IT_PT_Q], t->ts[IT_PT_D],
-						done);
+			it_target_span_trail(c->span[k], t->dev, t->ts[IT_PT_Q], t->ts[IT_PT_D], done);
 		return;
 	}
 	if ((c->op >= 0 && t->op != c->op) || (c->dev >= 0 && t->dev != (uint64_t)c->dev) ||
@@ -411,46 +400,12 @@ static void finish_stat(struct it_stage_stat *st, const struct it_hist *h, uint8
 	it_hist_percentiles(h, p, npct, st->pct_ns);
 }
 
-/* The events of a batch that the fabric join reads (as its analysis layer
- * picks them), each given to the spans it falls in. */
-static int fabric_feed(struct load_ctx *c, const struct it_event *evs, size_t n)
+/* A target switch's numbers for span k: its commands' stage times. */
+static int target_stat(struct load_ctx *c, int k, struct it_stage_stat *st, struct it_hist *h)
 {
-	for (int k = 0; k < 2; k++) {
-		for (size_t i = 0; i < n; i++) {
-			const struct it_event *e = &evs[i];
-
-			if ((e->layer == IT_LAYER_NVMET || e->type == IT_EV_NVME_CTRL ||
-			     e->layer == IT_LAYER_NVME_TCP || e->layer == IT_LAYER_NVMET_TCP ||
-			     e->type == IT_EV_BIO_QUEUE) &&
-			    e->ts_ns >= c->span[k].from && e->ts_ns < c->span[k].to &&
-			    it_fabric_event(c->span[k].f, e))
-				return -1;
-		}
-		if (it_fabric_settle(c->span[k].f))
-			return -1;
-	}
-	return 0;
-}
-
-/* A target switch's numbers: the target-alone commands of the filter's
- * controller and opcode, merged. */
-static int fabric_stat(struct load_ctx *c, int k, struct it_stage_stat *st, struct it_hist *h)
-{
-	const struct it_fabric_results *r;
-
-	if (it_fabric_finish(c->span[k].f))
+	if (it_target_span_stat(c->span[k], c->fstage, (int)c->dev, c->op, &st->ios, h))
 		return -1;
-	r = it_fabric_results(c->span[k].f);
-	for (size_t i = 0; i < r->ntarget_alone; i++) {
-		const struct it_fabric_op *o = &r->target_alone[i];
-
-		if ((c->op >= 0 && o->opcode != c->op) || (c->dev >= 0 && o->cntlid != c->dev))
-			continue;
-		st->ios += o->count;
-		st->count += o->stage[c->sw->stage].count;
-		if (it_hist_merge(h, &o->stage[c->sw->stage]))
-			return -1;
-	}
+	st->count = h->count;
 	return 0;
 }
 
@@ -561,16 +516,17 @@ int it_query_load(const char *spool, const struct it_agent_msg *load,
 	o.start_ns = rec_start;
 	o.on_trail = on_trail;
 	o.ctx = &c;
-	c.span[0] = (struct fabric_span){ .from = c.start, .to = c.end };
-	c.span[1] = (struct fabric_span){ .from = c.reset, .to = c.end };
+	c.fstage = it_target_stage(sw->name);
 	if (!(a = it_analyzer_new(&o)) || (sw->layer == IT_SW_TARGET &&
-	    (!(c.span[0].f = it_fabric_new()) || !(c.span[1].f = it_fabric_new())))) {
+	    (!(c.span[0] = it_target_span_new(c.start, c.end)) ||
+	     !(c.span[1] = it_target_span_new(c.reset, c.end))))) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
 	while ((rc = it_reader_next(rd, &evs, &n)) == 1)
 		if (it_analyzer_feed(a, evs, n) ||
-		    (sw->layer == IT_SW_TARGET && fabric_feed(&c, evs, n))) {
+		    (sw->layer == IT_SW_TARGET && (it_target_span_feed(c.span[0], evs, n) ||
+						    it_target_span_feed(c.span[1], evs, n)))) {
 			snprintf(err, errlen, "out of memory while analysing the spool");
 			rc = -1;
 			goto out;
@@ -581,7 +537,7 @@ int it_query_load(const char *spool, const struct it_agent_msg *load,
 	}
 	it_analyzer_finish(a, c.end);
 	if (sw->layer == IT_SW_TARGET &&
-	    (fabric_stat(&c, 0, c.w, &c.win) || fabric_stat(&c, 1, c.s, &c.since))) {
+	    (target_stat(&c, 0, c.w, &c.win) || target_stat(&c, 1, c.s, &c.since))) {
 		snprintf(err, errlen, "out of memory while joining the target's commands");
 		rc = -1;
 		goto out;
@@ -596,8 +552,8 @@ int it_query_load(const char *spool, const struct it_agent_msg *load,
 	rc = 0;
 out:
 	it_analyzer_free(a);
-	it_fabric_free(c.span[0].f);
-	it_fabric_free(c.span[1].f);
+	it_target_span_free(c.span[0]);
+	it_target_span_free(c.span[1]);
 	it_hist_free(&c.win);
 	it_hist_free(&c.since);
 	it_reader_close(rd);

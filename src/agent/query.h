@@ -23,7 +23,8 @@ enum it_switch_layer {
 struct it_switch {
 	const char *name;   /* "block.d2c", "target.dev" */
 	uint8_t layer;      /* enum it_switch_layer */
-	unsigned stage;     /* IT_STAGE_* (analyzer.h) or IT_FS_* (layers/fabric/fabric.h) */
+	unsigned stage;     /* block: IT_STAGE_* (analyzer.h); target: the fabric stage
+			     * of the same name (it_target_stage) */
 };
 extern const struct it_switch it_switches[];
 extern const size_t it_nswitches;

@@ -18,6 +18,10 @@
 #include <unistd.h>
 
 #define TIMEOUT_MS 10000
+/* START waits for the agent's recorder to load its probes: the agent gives
+ * it 120 s (START_WAIT_NS in agent.c; a slow, loaded target can need a
+ * minute), and says so when it gives up */
+#define START_TIMEOUT_MS 130000
 #define CLOCK_SAMPLES 8            /* per round: at the start and at the end */
 
 struct it_remote {
@@ -137,6 +141,7 @@ struct it_remote *it_remote_start(const struct it_remote_opts *o, char *err, siz
 	struct it_remote *r = calloc(1, sizeof(*r));
 	struct it_agent_msg m, a;
 	char why[400];
+	int rc;
 
 	if (!r) {
 		snprintf(err, errlen, "out of memory");
@@ -162,7 +167,10 @@ struct it_remote *it_remote_start(const struct it_remote_opts *o, char *err, siz
 	m = (struct it_agent_msg){ .type = IT_MSG_START };
 	snprintf(m.u.start.layers, sizeof(m.u.start.layers), "%s", o->layers ? o->layers : "");
 	snprintf(m.u.start.devs, sizeof(m.u.start.devs), "%s", o->devs ? o->devs : "");
-	if (it_agent_ask(r->c, &m, IT_MSG_START, &a, why, sizeof(why))) {
+	it_chan_set_timeout(r->c, START_TIMEOUT_MS);
+	rc = it_agent_ask(r->c, &m, IT_MSG_START, &a, why, sizeof(why));
+	it_chan_set_timeout(r->c, TIMEOUT_MS);
+	if (rc) {
 		snprintf(err, errlen, "failed to start recording on the target %s: %s", o->target,
 			 why);
 		goto fail;

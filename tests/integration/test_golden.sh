@@ -7,6 +7,11 @@
 # nvme and nvmet layers; nvme-tcp-r2t's: the build that added the NVMe/TCP
 # transport layers, 100 fio 128K sequential writes over the same loopback,
 # with the nvme-tcp and nvmet-tcp layers, tests/vm/test_nvme_tcp_transport.sh;
+# nvme-tcp-r2t-split's: the build that added the cross-machine join, the
+# same trace as two machines by build/tests/split_trace --offset 3700000000
+# --drift-ppm 50 (the target's events on machine 1, its clock 3.7 s ahead
+# and gaining 50 ppm: tests/integration/test_clock_split.sh checks it
+# against the truth);
 # the truncation note of syscall-chunks-cut's: the build that made it say
 # why the file is cut): a change to the analysis side that is meant to
 # keep the output proves it here.
@@ -27,7 +32,7 @@ cd "$(dirname "$0")/../.."
 . tests/integration/lib.sh
 
 GOLDEN=tests/data/golden
-TRACES="syscall-mixed syscall-chunks syscall-chunks-cut syscall-only v1-events nvme-tcp-loop nvme-tcp-r2t"
+TRACES="syscall-mixed syscall-chunks syscall-chunks-cut syscall-only v1-events nvme-tcp-loop nvme-tcp-r2t nvme-tcp-r2t-split"
 # name|arguments (the trace path goes last)
 CASES="report|report
 json|report --json

@@ -37,6 +37,30 @@ vm_blocker() {
 	k=$(scripts/vm-kernel.sh -q 2>&1) || { echo "no guest kernel: ${k##*$'\n'}"; return; }
 }
 
+# vm_skip_unless TOOL... -- NAME...: when VMs cannot run here, a TOOL is
+# missing or build/iotrail is not built, prints SKIP for every NAME and
+# exits the test (status 0); returns otherwise.
+vm_skip_unless() {
+	local why t
+	why=$(vm_blocker)
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		if [ -z "$why" ] && ! command -v "$1" >/dev/null; then
+			case $1 in
+			tc) why="tc is not installed (iproute2; scripts/install-deps.sh)" ;;
+			blkzone) why="blkzone (util-linux) is not installed" ;;
+			*) why="$1 is not installed (scripts/install-deps.sh)" ;;
+			esac
+		fi
+		shift
+	done
+	shift
+	[ -z "$why" ] && [ ! -x build/iotrail ] && why="build/iotrail is not built (make)"
+	if [ -n "$why" ]; then
+		skip_all "$why" "$@"
+		exit 0
+	fi
+}
+
 # The guest kernel's release, e.g. 6.1.0-56-amd64.
 vm_kernel_release() {
 	basename "$(scripts/vm-kernel.sh -q | sed -n 2p)"

@@ -23,14 +23,7 @@ names="vm_nvme_layer_hooks vm_nvme_layer_fio_commands vm_nvme_layer_linked vm_nv
        vm_nvme_layer_qd vm_nvme_layer_csv vm_nvme_layer_discard_ranges vm_nvme_layer_sq_hook
        vm_nvme_layer_sq_backlog vm_nvme_layer_sq_qd1 vm_nvme_layer_cqe_stages vm_nvme_layer_qd_time
        vm_nvme_layer_opt_io"
-why=$(vm_blocker)
-[ -z "$why" ] && ! command -v fio >/dev/null && why="fio is not installed (scripts/install-deps.sh)"
-[ -z "$why" ] && ! command -v jq >/dev/null && why="jq is not installed (scripts/install-deps.sh)"
-[ -z "$why" ] && [ ! -x build/iotrail ] && why="build/iotrail is not built (make)"
-if [ -n "$why" ]; then
-	skip_all "$why" $names vm_export_errors
-	exit 0
-fi
+vm_skip_unless fio jq -- $names vm_export_errors
 
 # export's error paths need no VM
 e1=$(build/iotrail export --format xml /dev/null 2>&1); r1=$?

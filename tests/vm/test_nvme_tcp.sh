@@ -27,14 +27,7 @@ DELAY_NS=20000000 # TCG fires a null_blk timer 0.3-1 ms late (more on a loaded h
 NIOS_D=50
 names="vm_nvme_tcp_setup vm_nvme_tcp_commands vm_nvme_tcp_nvmet_hooks vm_nvme_tcp_probe
        vm_nvme_tcp_fabric_matched vm_nvme_tcp_fabric_stages vm_nvme_tcp_fabric_delay"
-why=$(vm_blocker)
-[ -z "$why" ] && ! command -v fio >/dev/null && why="fio is not installed (scripts/install-deps.sh)"
-[ -z "$why" ] && ! command -v jq >/dev/null && why="jq is not installed (scripts/install-deps.sh)"
-[ -z "$why" ] && [ ! -x build/iotrail ] && why="build/iotrail is not built (make)"
-if [ -n "$why" ]; then
-	skip_all "$why" $names
-	exit 0
-fi
+vm_skip_unless fio jq -- $names
 
 out=$TMP/out
 mkdir -p "$out"

@@ -13,14 +13,7 @@ cd "$(dirname "$0")/../.." || exit 1
 
 NIOS=200
 names="vm_multipath_dev_refused vm_multipath_fabric"
-why=$(vm_blocker)
-[ -z "$why" ] && ! command -v fio >/dev/null && why="fio is not installed (scripts/install-deps.sh)"
-[ -z "$why" ] && ! command -v jq >/dev/null && why="jq is not installed (scripts/install-deps.sh)"
-[ -z "$why" ] && [ ! -x build/iotrail ] && why="build/iotrail is not built (make)"
-if [ -n "$why" ]; then
-	skip_all "$why" $names
-	exit 0
-fi
+vm_skip_unless fio jq -- $names
 
 out=$TMP/out
 mkdir -p "$out"

@@ -33,15 +33,7 @@ DELAY_NS=20000000 # TCG fires a null_blk timer 0.3-1 ms late (more on a loaded h
 NETEM_MS=80 # TCG adds 1-3 ms of timer, softirq and cross-CPU latency each way: under 4%
 names="vm_tcp_layers vm_tcp_read4k vm_tcp_write8k vm_tcp_write128k vm_tcp_read1m vm_tcp_sqhd_disabled vm_tcp_cost vm_tcp_backlog
        vm_tcp_dev_delay vm_tcp_netem vm_tcp_diff_target_dev"
-why=$(vm_blocker)
-[ -z "$why" ] && ! command -v fio >/dev/null && why="fio is not installed (scripts/install-deps.sh)"
-[ -z "$why" ] && ! command -v jq >/dev/null && why="jq is not installed (scripts/install-deps.sh)"
-[ -z "$why" ] && ! command -v tc >/dev/null && why="tc is not installed (iproute2; scripts/install-deps.sh)"
-[ -z "$why" ] && [ ! -x build/iotrail ] && why="build/iotrail is not built (make)"
-if [ -n "$why" ]; then
-	skip_all "$why" $names
-	exit 0
-fi
+vm_skip_unless fio jq tc -- $names
 
 out=$TMP/out
 mkdir -p "$out"

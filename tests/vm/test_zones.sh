@@ -11,14 +11,7 @@ cd "$(dirname "$0")/../.." || exit 1
 
 names="vm_zones_table vm_zones_resets vm_zones_writes vm_zones_reads vm_zones_mgmt
        vm_zones_quiet vm_zones_heatmap vm_zones_nvme_zone_cmds"
-why=$(vm_blocker)
-[ -z "$why" ] && ! command -v jq >/dev/null && why="jq is not installed (scripts/install-deps.sh)"
-[ -z "$why" ] && ! command -v blkzone >/dev/null && why="blkzone (util-linux) is not installed"
-[ -z "$why" ] && [ ! -x build/iotrail ] && why="build/iotrail is not built (make)"
-if [ -n "$why" ]; then
-	skip_all "$why" $names
-	exit 0
-fi
+vm_skip_unless jq blkzone -- $names
 
 ZS=32768 # zone size in 512-byte sectors (16 MiB)
 out=$TMP/out

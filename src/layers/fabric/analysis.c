@@ -9,15 +9,26 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "analyze/json_writer.h"
 #include "analyze/layer.h"
 #include "analyze/nvme.h"
 #include "analyze/report.h"
 #include "layers/fabric/fabric.h"
+#include "layers/fabric/tape.h"
+#include "tracefile.h"
 
 struct fabric {
 	struct it_fabric *f;
+	/* a file of two machines, reported as machine 0: the target's side */
+	struct it_fabric_tape *tape;
+	uint64_t slack;           /* the first clock guess's: the tape plays that far ahead */
+	uint64_t latest;          /* machine 0's latest event */
+	const char *cross_error;  /* why the target's side is not joined, or NULL */
+	uint16_t target;          /* its machine */
+	int64_t coarse;           /* the first guess (0 when none) */
+	bool coarse_from_io;      /* from the commands' times; else the exchange */
 };
 
 static void on_cmd(const void *msg, void *ctx)
@@ -46,6 +57,8 @@ static void on_trail(const void *msg, void *ctx)
 	const struct it_trail *t = ((const struct it_bus_trail *)msg)->t;
 	struct fabric *x = ctx;
 
+	if (x->tape) /* the initiator's bios: no target command's backend */
+		return;
 	it_fabric_trail(x->f, t->dev, t->ts[IT_PT_Q], t->ts[IT_PT_D], t->ts[IT_PT_C]);
 }
 
@@ -56,7 +69,72 @@ static void fabric_free(void *self)
 	if (!x)
 		return;
 	it_fabric_free(x->f);
+	it_fabric_tape_free(x->tape);
 	free(x);
+}
+
+/*
+ * Machine 0 of a file of several: the first other machine is the target
+ * its fabric controllers reach (`record --target` merges one; with more,
+ * the others' commands stay out and the report says so). Its side is read
+ * ahead (tape.h), a first guess of its clock placed on it (clock.h:
+ * it_clock_coarse, from the commands' times; the CLOCK chunk's exchange
+ * when no command pairs up), and the join told to keep its matched I/Os
+ * for the estimate at the end. 0, or -1 when memory ran out; a file that
+ * cannot be read this way leaves the join one-sided with the reason kept.
+ */
+static int cross_setup(struct fabric *x, const struct it_pass_info *info)
+{
+	char err[256];
+	struct it_reader *rd = it_reader_open(info->path, err, sizeof(err));
+	const struct it_machine *ms, *m = NULL;
+	const struct it_clock_rec *clock;
+	struct it_clock_cmd *host = NULL, *target = NULL;
+	size_t n, nh = 0, nt = 0;
+	uint64_t slack = 0;
+	int rc = 0;
+
+	if (!rd)
+		return 0; /* the pass says why */
+	ms = it_reader_machines(rd, &n);
+	for (size_t i = 0; i < n && !m; i++)
+		if (ms[i].id != 0)
+			m = &ms[i];
+	if (!m)
+		goto out;
+	x->target = m->id;
+	if (!(x->tape = it_fabric_tape_open(info, m, err, sizeof(err)))) {
+		x->cross_error = "its records could not be read";
+		rc = strstr(err, "memory") ? -1 : 0;
+		goto out;
+	}
+	clock = it_reader_clock(rd, m->id);
+	target = it_fabric_target_commands(info->path, m->id, &nt);
+	host = it_fabric_host_commands(info->path, &nh);
+	if ((!target && nt) || (!host && nh)) {
+		rc = -1;
+		goto out;
+	}
+	int found = it_clock_coarse(host, nh, target, nt, clock ? clock->offset_ns : 0, &x->coarse,
+				    &slack);
+	if (found < 0) {
+		rc = -1;
+		goto out;
+	}
+	x->coarse_from_io = found == 1;
+	if (!found) {
+		x->coarse = clock ? clock->offset_ns : 0;
+		slack = clock ? clock->uncertainty_ns : 0;
+	}
+	x->slack = slack;
+	it_fabric_tape_shift(x->tape, x->coarse);
+	it_fabric_cross(x->f, m->id, x->coarse, slack, clock != NULL, clock ? clock->offset_ns : 0,
+			clock ? clock->uncertainty_ns : 0);
+out:
+	free(host);
+	free(target);
+	it_reader_close(rd);
+	return rc;
 }
 
 static void *fabric_new(const struct it_pass_info *info)
@@ -66,7 +144,8 @@ static void *fabric_new(const struct it_pass_info *info)
 	if (!x)
 		return NULL;
 	if (!(x->f = it_fabric_new()) || it_bus_subscribe(info->bus, IT_BUS_NVME_CMD_DONE, on_cmd, x) ||
-	    it_bus_subscribe(info->bus, IT_BUS_TRAIL_DONE, on_trail, x)) {
+	    it_bus_subscribe(info->bus, IT_BUS_TRAIL_DONE, on_trail, x) ||
+	    (info->machine == 0 && cross_setup(x, info))) {
 		fabric_free(x);
 		return NULL;
 	}
@@ -80,11 +159,18 @@ static int fabric_feed(void *self, uint16_t type, const void *payload, size_t le
 
 	(void)type;
 	(void)len;
-	for (uint32_t i = 0; i < count; i++)
+	for (uint32_t i = 0; i < count; i++) {
+		if (evs[i].ts_ns > x->latest)
+			x->latest = evs[i].ts_ns;
 		if (evs[i].layer == IT_LAYER_NVMET || evs[i].type == IT_EV_NVME_CTRL ||
 		    evs[i].layer == IT_LAYER_NVME_TCP || evs[i].layer == IT_LAYER_NVMET_TCP ||
 		    evs[i].type == IT_EV_BIO_QUEUE)
 			it_fabric_event(x->f, &evs[i]);
+	}
+	/* the target's chunks up to here (on this clock, give or take the
+	 * guess's slack): the target side of this chunk's host commands */
+	if (x->tape && it_fabric_tape_play(x->tape, x->f, x->latest + x->slack))
+		return -1;
 	/* the host commands of this chunk came from the block layer before
 	 * it: their target side is in this chunk or an earlier one */
 	return it_fabric_settle(x->f);
@@ -95,6 +181,8 @@ static int fabric_finish(void *self, const struct it_span *span)
 	struct fabric *x = self;
 
 	(void)span;
+	if (x->tape && it_fabric_tape_play(x->tape, x->f, UINT64_MAX))
+		return -1;
 	return it_fabric_finish(x->f);
 }
 
@@ -148,12 +236,73 @@ static void op_text(FILE *out, const struct it_fabric_op *o, const char *what)
 	}
 }
 
+/* Two machines: where the target's side came from, its clock on the
+ * initiator's, and how causal the merged timeline is. */
+static void cross_text(const struct fabric *x, const struct it_fabric_results *r, FILE *out)
+{
+	const struct it_clock_est *e = &r->clock;
+
+	if (!r->cross) {
+		if (x->cross_error)
+			fprintf(out, "  machine %u's side not joined: %s\n", x->target, x->cross_error);
+		return;
+	}
+	fprintf(out, "  target side: machine %u (nvmet, nvmet-tcp, its disks' block trails), its times\n"
+		"  placed on machine 0's clock\n", x->target);
+	if (it_fabric_tape_error(x->tape))
+		fprintf(out, "  *** machine %u's side ends early: %s\n", x->target,
+			it_fabric_tape_error(x->tape));
+	if (e->method == IT_CLOCK_NONE) {
+		fprintf(out, "  clock: no estimate (no matched I/O, no agent exchange): stages stay on one "
+			"clock,\n  the ones across both (host.out, host.in, net.out, net.back) are not "
+			"taken\n");
+		return;
+	}
+	fprintf(out, "  clock (%s): machine 0's time = machine %u's %+.9f s (at machine %u's %.6f s),\n"
+		"    +- %.1f us anywhere in the trace", it_clock_method_name(e->method), x->target,
+		(double)e->offset_ns / 1e9, x->target, (double)e->ref_ns / 1e9,
+		(double)e->uncertainty_ns / 1e3);
+	if (e->uncertainty_mid_ns)
+		fprintf(out, " (+- %.1f us at its middle I/O)", (double)e->uncertainty_mid_ns / 1e3);
+	if (e->drift_known)
+		fprintf(out, ",\n    drift %+.2f ppm +- %.2f (machine %u's clock gains)\n",
+			it_clock_drift_ppm(e), e->drift_bound_ppm, x->target);
+	else
+		fprintf(out, ",\n    drift not estimated (%s)\n",
+			e->method == IT_CLOCK_IO ? "the trace is too short to bound it" :
+						   "no matched I/O");
+	if (e->method == IT_CLOCK_IO)
+		fprintf(out, "    from %llu matched I/Os (%llu rejected) in %llu windows of %.0f s, "
+			"round trip min %.1f us,\n    max of the windows' kept %.1f us\n",
+			(unsigned long long)e->samples, (unsigned long long)e->rejected,
+			(unsigned long long)e->windows, IT_CLOCK_WINDOW_NS / 1e9, e->min_rtt_ns / 1e3,
+			e->max_rtt_ns / 1e3);
+	if (e->exchange && e->method == IT_CLOCK_IO) {
+		int64_t d = e->exchange_offset_ns - e->offset_ns;
+		uint64_t ad = d < 0 ? (uint64_t)-d : (uint64_t)d;
+		fprintf(out, "    agent exchange: %+.9f s +- %.3f us, %s\n",
+			(double)e->exchange_offset_ns / 1e9, e->exchange_uncertainty_ns / 1e3,
+			ad <= e->uncertainty_ns + e->exchange_uncertainty_ns ?
+				"agrees" : "disagrees: the matched I/Os' estimate is used");
+	}
+	if (r->causal_checked)
+		fprintf(out, "  causal on the merged timeline: %llu of %llu matched I/Os; not: %llu "
+			"out (target received before\n  the initiator sent), %llu back (initiator "
+			"received before the target sent), %llu within +- the uncertainty\n",
+			(unsigned long long)(r->causal_checked -
+					     (r->noncausal_out + r->noncausal_back)),
+			(unsigned long long)r->causal_checked, (unsigned long long)r->noncausal_out,
+			(unsigned long long)r->noncausal_back, (unsigned long long)r->noncausal_within);
+}
+
 static void fabric_text(void *self, FILE *out, const struct it_report_ctx *ctx)
 {
-	const struct it_fabric_results *r = it_fabric_results(((struct fabric *)self)->f);
+	const struct fabric *x = self;
+	const struct it_fabric_results *r = it_fabric_results(x->f);
 
 	(void)ctx;
 	fprintf(out, "\nFabric (NVMe/TCP): host commands matched to target commands by (cntlid, qid, cid)\n");
+	cross_text(x, r, out);
 	fprintf(out, "  %llu host commands on fabric controllers, %llu target commands: %llu matched,\n"
 		"  %llu host and %llu target commands unmatched (%llu on I/O queues)\n",
 		(unsigned long long)r->host_commands, (unsigned long long)r->target_commands,
@@ -276,13 +425,84 @@ static void counts_json(struct it_json *j, const char *name, const char *const *
 	it_json_object_end(j);
 }
 
+/* "cross": {...}: two machines (doc/report.md) */
+static void cross_json(const struct fabric *x, const struct it_fabric_results *r, struct it_json *j)
+{
+	const struct it_clock_est *e = &r->clock;
+
+	it_json_name(j, "cross");
+	it_json_object_start(j);
+	it_json_kv_uint(j, "target_machine", x->target);
+	it_json_kv_bool(j, "joined", r->cross);
+	if (!r->cross)
+		it_json_kv_string(j, "not_joined", x->cross_error);
+	if (x->tape && it_fabric_tape_error(x->tape))
+		it_json_kv_string(j, "target_read_error", it_fabric_tape_error(x->tape));
+	it_json_name(j, "clock");
+	it_json_object_start(j);
+	it_json_kv_string(j, "method", it_clock_method_name(e->method));
+	it_json_kv_int(j, "offset_ns", e->offset_ns);
+	it_json_kv_uint(j, "at_target_ns", e->ref_ns);
+	it_json_kv_uint(j, "uncertainty_ns", e->uncertainty_ns);
+	it_json_kv_uint(j, "uncertainty_mid_ns", e->uncertainty_mid_ns);
+	if (e->drift_known) {
+		it_json_kv_double(j, "drift_ppm", it_clock_drift_ppm(e));
+		it_json_kv_double(j, "drift_bound_ppm", e->drift_bound_ppm);
+	} else {
+		it_json_name(j, "drift_ppm");
+		it_json_null(j);
+	}
+	it_json_kv_bool(j, "every_io_bound_met", e->all_bounds_meet);
+	it_json_kv_uint(j, "samples", e->samples);
+	it_json_kv_uint(j, "rejected", e->rejected);
+	it_json_kv_uint(j, "windows", e->windows);
+	it_json_kv_uint(j, "window_ns", IT_CLOCK_WINDOW_NS);
+	it_json_kv_uint(j, "min_rtt_ns", e->min_rtt_ns);
+	it_json_kv_uint(j, "max_window_rtt_ns", e->max_rtt_ns);
+	it_json_name(j, "by_window");
+	it_json_array_start(j);
+	for (uint64_t i = 0; i < e->windows; i++) {
+		const struct it_clock_window *w = &e->window[i];
+		it_json_object_start(j);
+		it_json_kv_uint(j, "at_target_ns", w->at_ns);
+		it_json_kv_int(j, "offset_ns", w->offset_ns);
+		it_json_kv_uint(j, "rtt_ns", w->rtt_ns);
+		it_json_kv_int(j, "from_estimate_ns",
+			       w->offset_ns - (int64_t)(it_clock_map(e, w->at_ns) - w->at_ns));
+		it_json_object_end(j);
+	}
+	it_json_array_end(j);
+	it_json_kv_int(j, "first_guess_ns", x->coarse);
+	it_json_kv_uint(j, "first_guess_slack_ns", x->slack);
+	it_json_kv_string(j, "first_guess_from", x->coarse_from_io ? "commands" : "exchange");
+	if (e->exchange) {
+		it_json_name(j, "exchange");
+		it_json_object_start(j);
+		it_json_kv_int(j, "offset_ns", e->exchange_offset_ns);
+		it_json_kv_uint(j, "uncertainty_ns", e->exchange_uncertainty_ns);
+		it_json_object_end(j);
+	}
+	it_json_object_end(j);
+	it_json_name(j, "causality");
+	it_json_object_start(j);
+	it_json_kv_uint(j, "checked", r->causal_checked);
+	it_json_kv_uint(j, "noncausal_out", r->noncausal_out);
+	it_json_kv_uint(j, "noncausal_back", r->noncausal_back);
+	it_json_kv_uint(j, "noncausal_within_uncertainty", r->noncausal_within);
+	it_json_object_end(j);
+	it_json_object_end(j);
+}
+
 static void fabric_json(void *self, struct it_json *j, const struct it_report_ctx *ctx)
 {
-	const struct it_fabric_results *r = it_fabric_results(((struct fabric *)self)->f);
+	const struct fabric *x = self;
+	const struct it_fabric_results *r = it_fabric_results(x->f);
 
 	(void)ctx;
 	it_json_name(j, "fabric");
 	it_json_object_start(j);
+	if (r->cross || x->cross_error)
+		cross_json(x, r, j);
 	it_json_kv_uint(j, "controllers", r->controllers);
 	it_json_kv_uint(j, "host_commands", r->host_commands);
 	it_json_kv_uint(j, "not_fabric", r->not_fabric);

@@ -94,8 +94,11 @@ const char *const it_fabric_reason_names[IT_FR_MAX] = {
 #define NONE UINT32_MAX
 #define HORIZON_NS (60ull * 1000000000ull) /* as the block layer's: beyond any I/O timeout */
 #define PRUNE_MIN 4096
-#define KEY(cntlid, qid, cid) \
-	(1ull << 48 | (uint64_t)(cntlid) << 32 | (uint64_t)(qid) << 16 | (uint64_t)(cid))
+/* A target command's key: its machine (two targets can have the same
+ * cntlid), connection and command id. */
+#define KEY(machine, cntlid, qid, cid)                                                  \
+	((uint64_t)(machine) << 49 | 1ull << 48 | (uint64_t)(cntlid) << 32 |              \
+	 (uint64_t)(qid) << 16 | (uint64_t)(cid))
 
 struct tcmd {
 	uint64_t req;
@@ -110,6 +113,15 @@ struct tcmd {
 struct ctrl {
 	uint16_t instance, cntlid;
 	uint8_t transport;
+};
+
+/* A matched I/O of two machines, kept until the clock is known: its
+ * points, target ones on the first guess's clock. */
+struct kept {
+	struct it_fabric_host h;
+	uint64_t p[IT_FP_MAX];
+	int8_t gap;               /* transport_points(): -1 split, else the gap; -2 not tried */
+	uint8_t backend;
 };
 
 struct it_fabric {
@@ -140,6 +152,16 @@ struct it_fabric {
 	struct it_fabric_op **talone;     /* target alone, by (cntlid, opcode) */
 	size_t ntalone;
 	uint64_t latest;          /* the latest event's time */
+	/* two machines (it_fabric_cross) */
+	uint16_t feeding;         /* the machine of the events being given */
+	uint16_t target_machine;  /* the machine serving the host's controllers */
+	int64_t coarse;           /* what the target events' times were moved by */
+	uint64_t slack;           /* how far that can be off: the join's windows allow it */
+	bool have_exchange;
+	int64_t exchange_offset;
+	uint64_t exchange_uncertainty;
+	struct kept *kept;
+	size_t nkept, keptcap;
 	uint32_t waiting, prune_at; /* completed target commands in the FIFOs; when to prune */
 };
 
@@ -219,7 +241,27 @@ void it_fabric_free(struct it_fabric *f)
 	it_map_free(&f->bound);
 	it_map_free(&f->early_q);
 	free(f->early);
+	free(f->kept);
+	it_clock_free(&f->r.clock);
 	free(f);
+}
+
+void it_fabric_cross(struct it_fabric *f, uint16_t target_machine, int64_t coarse_ns,
+		     uint64_t slack_ns, bool have_exchange, int64_t exchange_offset_ns,
+		     uint64_t exchange_uncertainty_ns)
+{
+	f->r.cross = true;
+	f->target_machine = target_machine;
+	f->coarse = coarse_ns;
+	f->slack = slack_ns;
+	f->have_exchange = have_exchange;
+	f->exchange_offset = exchange_offset_ns;
+	f->exchange_uncertainty = exchange_uncertainty_ns;
+}
+
+void it_fabric_feeding(struct it_fabric *f, uint16_t machine)
+{
+	f->feeding = machine;
 }
 
 /* ---- target commands ---- */
@@ -368,7 +410,7 @@ int it_fabric_trail(struct it_fabric *f, uint32_t dev, uint64_t q, uint64_t d, u
 static void target_complete(struct it_fabric *f, const struct it_event *e)
 {
 	uint32_t i = it_map_take(&f->open, e->nvmet.req), j;
-	uint64_t key = KEY(e->nvmet.cntlid, e->nvmet.qid, e->nvmet.cid);
+	uint64_t key = KEY(f->feeding, e->nvmet.cntlid, e->nvmet.qid, e->nvmet.cid);
 
 	/* parsed before the trace started: TI stays 0, it cannot match */
 	if (i == NONE) {
@@ -598,6 +640,11 @@ static void alone(struct it_fabric *f, const struct it_fabric_host *h)
 		add_stage(f, o, stages[k], p);
 }
 
+static uint64_t sub_slack(const struct it_fabric *f, uint64_t t)
+{
+	return t > f->slack ? t - f->slack : 0;
+}
+
 /* The transport points of a matched I/O command (p[HS0 .. HR], TX is the
  * target command's), or the first one missing. */
 static int transport_points(struct it_fabric *f, const struct it_fabric_host *h,
@@ -608,14 +655,16 @@ static int transport_points(struct it_fabric *f, const struct it_fabric_host *h,
 	/* both sides' sends are used up whatever else is missing */
 	hs = it_fabric_tcp_host_sent(f->tcp, h->ctrl, h->qid, h->cid, h->s, h->n, &p[IT_FP_HS0],
 				     &p[IT_FP_HS1]);
-	ts = it_fabric_tcp_target_sent(f->tcp, t->cntlid, t->qid, t->cid, t->ti, t->tc, h->n,
-				       &p[IT_FP_TS0], &p[IT_FP_TSR]);
+	/* across two clocks, a window's edge set by the other side's point
+	 * is good to the slack */
+	ts = it_fabric_tcp_target_sent(f->tcp, t->cntlid, t->qid, t->cid, t->ti, t->tc,
+				       h->n + f->slack, &p[IT_FP_TS0], &p[IT_FP_TSR]);
 	if (hs == IT_TCP_FOUND)
-		tr = it_fabric_tcp_arrival(f->tcp, IT_TCP_TARGET, t->cntlid, t->qid, p[IT_FP_HS0],
-					   t->ti, &p[IT_FP_TR]);
+		tr = it_fabric_tcp_arrival(f->tcp, IT_TCP_TARGET, t->cntlid, t->qid,
+					   sub_slack(f, p[IT_FP_HS0]), t->ti, &p[IT_FP_TR]);
 	if (ts == IT_TCP_FOUND)
-		hr = it_fabric_tcp_arrival(f->tcp, IT_TCP_HOST, h->ctrl, h->qid, p[IT_FP_TSR], h->n,
-					   &p[IT_FP_HR]);
+		hr = it_fabric_tcp_arrival(f->tcp, IT_TCP_HOST, h->ctrl, h->qid,
+					   sub_slack(f, p[IT_FP_TSR]), h->n, &p[IT_FP_HR]);
 	if (hs == IT_TCP_GONE || ts == IT_TCP_GONE || tr == IT_TCP_GONE || hr == IT_TCP_GONE)
 		return IT_FG_GONE;
 	if (hs != IT_TCP_FOUND)
@@ -637,57 +686,69 @@ static int transport_points(struct it_fabric *f, const struct it_fabric_host *h,
 	return -1;
 }
 
-static void match(struct it_fabric *f, const struct it_fabric_host *h, const struct tcmd *t)
+/* The target's points of a matched I/O (the rest are the initiator's). */
+static const uint8_t target_points[] = { IT_FP_TR, IT_FP_TI, IT_FP_TX, IT_FP_BQ, IT_FP_BD,
+					 IT_FP_BC, IT_FP_TC, IT_FP_TS0, IT_FP_TSR };
+
+static bool on_target(int point)
 {
-	uint64_t p[IT_FP_MAX] = { [IT_FP_START] = h->start, [IT_FP_S] = h->s, [IT_FP_TI] = t->ti,
-				  [IT_FP_TC] = t->tc, [IT_FP_N] = h->n, [IT_FP_C] = h->c };
+	for (size_t k = 0; k < sizeof(target_points); k++)
+		if (target_points[k] == point)
+			return true;
+	return false;
+}
+
+/* A matched I/O's stages, its points on one timeline (p[] as match()
+ * made it; gap as transport_points() gave it, -2: not tried), or, when
+ * one_clock (two machines, no clock estimate), each machine's points on
+ * its own clock: only the stages within one machine are taken. */
+static void account(struct it_fabric *f, const struct it_fabric_host *h, uint64_t *p, int gap,
+		    uint8_t backend, bool one_clock)
+{
 	struct it_fabric_op *o = op_of(f, h->qid == 0, h->opcode);
+	uint64_t ti = p[IT_FP_TI], tc = p[IT_FP_TC];
 	bool detail = false;
 
-	f->r.matched++;
-	/* the window guarantees S <= TI <= TC <= N: the parts add up */
-	if (h->s <= t->ti && t->ti <= t->tc && t->tc <= h->n &&
-	    (t->ti - h->s) + (t->tc - t->ti) + (h->n - t->tc) == h->n - h->s)
+	/* in the window: S <= TI <= TC <= N, the parts add up (across two
+	 * clocks, as far as the estimate places TI and TC right) */
+	if (h->s <= ti && ti <= tc && tc <= h->n && (ti - h->s) + (tc - ti) + (h->n - tc) == h->n - h->s)
 		f->r.stage_sum_ok++;
 	if (h->start && h->c && h->start <= h->s && h->n <= h->c)
 		f->r.io_sum_ok++;
-	if (f->r.transport && h->qid) {
-		int gap = transport_points(f, h, t, p);
-
-		if (gap >= 0) {
-			f->r.gap[gap]++;
-			for (int k = IT_FP_HS0; k <= IT_FP_HR; k++)
-				if (k != IT_FP_TI && k != IT_FP_TC)
-					p[k] = 0;
-		} else {
-			uint64_t sum[IT_FS_MAX] = { 0 }, prev = p[IT_FP_S];
-			/* one clock, causal order: each point at or after the one
-			 * before. Only an arrival can come before the send call that
-			 * caused it returned (loopback delivers inside the call):
-			 * then the network took no time of its own. */
-			for (int k = IT_FP_S + 1; k <= IT_FP_N; k++) {
-				if (p[k] && p[k] < prev)
-					p[k] = prev;
-				if (p[k])
-					prev = p[k];
-			}
-			for (int s = 0; s < IT_FS_MAX; s++) {
-				const struct it_fabric_stage_def *d = &it_fabric_stages[s];
-				if (d->parent != s && p[d->from] && p[d->to])
-					sum[d->parent] += p[d->to] - p[d->from];
-			}
-			detail = true;
-			f->r.detailed++;
-			backlog_add(f, h->ctrl, h->qid, h->s, p[IT_FP_HS0]);
-			f->r.detail_sum_ok += sum[IT_FS_HOST_OUT] == p[IT_FP_TI] - h->s &&
-					      sum[IT_FS_TARGET] == p[IT_FP_TC] - p[IT_FP_TI] &&
-					      sum[IT_FS_HOST_IN] == h->n - p[IT_FP_TC];
-			if (p[IT_FP_BQ]) {
-				f->r.dev_split++;
-				f->r.dev_sum_ok += sum[IT_FS_TARGET_DEV] == p[IT_FP_TC] - p[IT_FP_TX];
-			} else if (t->backend == IT_NVMET_BDEV && f->backend_bios) {
-				f->r.dev_unlinked++;
-			}
+	if (gap >= 0) {
+		f->r.gap[gap]++;
+		for (int k = IT_FP_HS0; k <= IT_FP_HR; k++)
+			if (k != IT_FP_TI && k != IT_FP_TC)
+				p[k] = 0;
+	} else if (gap == -1 && one_clock) {
+		detail = true; /* its parts within each machine */
+	} else if (gap == -1) {
+		uint64_t sum[IT_FS_MAX] = { 0 }, prev = p[IT_FP_S];
+		/* one clock, causal order: each point at or after the one
+		 * before. Only an arrival can come before the send call that
+		 * caused it returned (loopback delivers inside the call):
+		 * then the network took no time of its own. */
+		for (int k = IT_FP_S + 1; k <= IT_FP_N; k++) {
+			if (p[k] && p[k] < prev)
+				p[k] = prev;
+			if (p[k])
+				prev = p[k];
+		}
+		for (int s = 0; s < IT_FS_MAX; s++) {
+			const struct it_fabric_stage_def *d = &it_fabric_stages[s];
+			if (d->parent != s && p[d->from] && p[d->to])
+				sum[d->parent] += p[d->to] - p[d->from];
+		}
+		detail = true;
+		f->r.detailed++;
+		f->r.detail_sum_ok += sum[IT_FS_HOST_OUT] == p[IT_FP_TI] - h->s &&
+				      sum[IT_FS_TARGET] == p[IT_FP_TC] - p[IT_FP_TI] &&
+				      sum[IT_FS_HOST_IN] == h->n - p[IT_FP_TC];
+		if (p[IT_FP_BQ]) {
+			f->r.dev_split++;
+			f->r.dev_sum_ok += sum[IT_FS_TARGET_DEV] == p[IT_FP_TC] - p[IT_FP_TX];
+		} else if (backend == IT_NVMET_BDEV && f->backend_bios) {
+			f->r.dev_unlinked++;
 		}
 	}
 	if (!o)
@@ -695,9 +756,47 @@ static void match(struct it_fabric *f, const struct it_fabric_host *h, const str
 	o->count++;
 	o->bytes += h->bytes;
 	o->with_trail += h->c != 0;
-	for (int s = 0; s < IT_FS_MAX; s++)
-		if ((it_fabric_stages[s].parent == s || detail) && s != IT_FS_REMOTE)
+	for (int s = 0; s < IT_FS_MAX; s++) {
+		const struct it_fabric_stage_def *d = &it_fabric_stages[s];
+		if (one_clock && on_target(d->from) != on_target(d->to))
+			continue;
+		if ((d->parent == s || detail) && s != IT_FS_REMOTE)
 			add_stage(f, o, s, p);
+	}
+}
+
+static void match(struct it_fabric *f, const struct it_fabric_host *h, const struct tcmd *t)
+{
+	uint64_t p[IT_FP_MAX] = { [IT_FP_START] = h->start, [IT_FP_S] = h->s, [IT_FP_TI] = t->ti,
+				  [IT_FP_TC] = t->tc, [IT_FP_N] = h->n, [IT_FP_C] = h->c };
+	int gap = -2;
+
+	f->r.matched++;
+	if (f->r.transport && h->qid) {
+		gap = transport_points(f, h, t, p);
+		/* the backlog is the host's alone: counted as the stream goes */
+		if (gap < 0)
+			backlog_add(f, h->ctrl, h->qid, h->s, p[IT_FP_HS0]);
+	}
+	if (!f->r.cross) {
+		account(f, h, p, gap, t->backend, false);
+		return;
+	}
+	if (f->nkept == f->keptcap) {
+		size_t cap = f->keptcap ? 2 * f->keptcap : 256;
+		void *v = realloc(f->kept, cap * sizeof(*f->kept));
+		if (!v) {
+			f->err = -1;
+			return;
+		}
+		f->kept = v;
+		f->keptcap = cap;
+	}
+	struct kept *k = &f->kept[f->nkept++];
+	k->h = *h;
+	memcpy(k->p, p, sizeof(p));
+	k->gap = (int8_t)gap;
+	k->backend = t->backend;
 }
 
 /* A target I/O command no host command claimed (its initiator is another
@@ -761,10 +860,10 @@ static void host_one(struct it_fabric *f, const struct it_fabric_host *h)
 		unmatched(f, IT_FR_NO_CONTROLLER, true, h->qid);
 		return;
 	}
-	key = KEY(c->cntlid, h->qid, h->cid);
+	key = KEY(f->target_machine, c->cntlid, h->qid, h->cid);
 	first = i = it_map_get(&f->fifo, key);
 	/* completed before this command was set up: nobody's on the host */
-	while (i != NONE && f->t[i].tc < h->s) {
+	while (i != NONE && f->t[i].tc + f->slack < h->s) {
 		uint32_t next = f->t[i].next;
 		unmatched(f, IT_FR_NO_HOST_SIDE, false, f->t[i].qid);
 		target_alone(f, &f->t[i]);
@@ -772,7 +871,7 @@ static void host_one(struct it_fabric *f, const struct it_fabric_host *h)
 		f->waiting--;
 		i = next;
 	}
-	if (i != NONE && f->t[i].ti >= h->s && f->t[i].tc <= h->n) {
+	if (i != NONE && f->t[i].ti + f->slack >= h->s && f->t[i].tc <= h->n + f->slack) {
 		uint32_t next = f->t[i].next;
 		if (f->t[i].opcode == h->opcode) {
 			match(f, h, &f->t[i]);
@@ -829,7 +928,7 @@ static void prune(struct it_fabric *f)
 	free(moved);
 }
 
-int it_fabric_settle(struct it_fabric *f)
+int it_fabric_settle_target(struct it_fabric *f)
 {
 	/* a trail whose Q was not in the chunks read so far is no backend bio */
 	if (f->nearly) {
@@ -838,6 +937,12 @@ int it_fabric_settle(struct it_fabric *f)
 			f->err = -1;
 		f->nearly = 0;
 	}
+	return f->err;
+}
+
+int it_fabric_settle(struct it_fabric *f)
+{
+	it_fabric_settle_target(f);
 	for (size_t k = 0; k < f->npending; k++)
 		host_one(f, &f->pending[k]);
 	f->npending = 0;
@@ -851,6 +956,67 @@ int it_fabric_settle(struct it_fabric *f)
 }
 
 /* ---- the end ---- */
+
+/* A kept I/O's clock sample: the transport's points where it was split
+ * (the capsule's first byte out, its arrival, the response out, its
+ * arrival), else the commands' (S, TI, TC, N); the target's on its own
+ * clock (its points as kept, less moved). false when a point is missing. */
+static bool sample_of(const struct kept *k, int64_t moved, struct it_clock_sample *c)
+{
+	bool split = k->gap == -1;
+
+	c->t1 = k->p[split ? IT_FP_HS0 : IT_FP_S];
+	c->t2 = k->p[split ? IT_FP_TR : IT_FP_TI] - (uint64_t)moved;
+	c->t3 = k->p[split ? IT_FP_TSR : IT_FP_TC] - (uint64_t)moved;
+	c->t4 = k->p[split ? IT_FP_HR : IT_FP_N];
+	return c->t1 && k->p[split ? IT_FP_TR : IT_FP_TI] && k->p[split ? IT_FP_TSR : IT_FP_TC] &&
+	       c->t4;
+}
+
+/* Two machines: the clock from the kept I/Os, then each one's target
+ * points moved onto the initiator's clock by it, its causality counted,
+ * its stages taken. */
+static void place_kept(struct it_fabric *f)
+{
+	struct it_clock_sample *smp = f->nkept ? malloc(f->nkept * sizeof(*smp)) : NULL;
+	struct it_clock_est *e = &f->r.clock;
+	size_t n = 0;
+
+	if (f->nkept && !smp) {
+		f->err = -1;
+		return;
+	}
+	for (size_t i = 0; i < f->nkept; i++)
+		n += sample_of(&f->kept[i], f->coarse, &smp[n]);
+
+	if (it_clock_estimate(smp, n, f->have_exchange, f->exchange_offset, f->exchange_uncertainty,
+			      e))
+		f->err = -1;
+	free(smp);
+	for (size_t i = 0; i < f->nkept; i++) {
+		struct kept *k = &f->kept[i];
+		struct it_clock_sample c;
+
+		for (size_t j = 0; j < sizeof(target_points); j++)
+			if (k->p[target_points[j]] && e->method != IT_CLOCK_NONE)
+				k->p[target_points[j]] = it_clock_map(
+					e, k->p[target_points[j]] - (uint64_t)f->coarse);
+		/* on the merged timeline now: t2, t3 are the initiator's */
+		if (sample_of(k, 0, &c)) {
+			f->r.causal_checked++;
+			if (c.t2 < c.t1) {
+				f->r.noncausal_out++;
+				f->r.noncausal_within += c.t1 - c.t2 <= e->uncertainty_ns;
+			}
+			if (c.t4 < c.t3) {
+				f->r.noncausal_back++;
+				f->r.noncausal_within += c.t3 - c.t4 <= e->uncertainty_ns;
+			}
+		}
+		account(f, &k->h, k->p, k->gap, k->backend, e->method == IT_CLOCK_NONE);
+	}
+	f->nkept = 0;
+}
 
 int it_fabric_finish(struct it_fabric *f)
 {
@@ -869,6 +1035,8 @@ int it_fabric_finish(struct it_fabric *f)
 	for (uint32_t k = 0; k <= f->open.mask; k++)
 		if (f->open.slots[k].key)
 			unmatched(f, IT_FR_TARGET_INCOMPLETE, false, f->t[f->open.slots[k].val].qid);
+	if (f->r.cross)
+		place_kept(f);
 	for (int k = 0; k < 2 * 256; k++)
 		n += f->op[k] != NULL;
 	f->r.ops = n ? calloc(n, sizeof(*f->r.ops)) : NULL;

@@ -35,6 +35,7 @@
 
 #include "iotrail/event.h"
 #include "analyze/hist.h"
+#include "layers/fabric/clock.h"
 
 /* Points of a matched I/O, in time order. The transport points (HS0 ..
  * HR) come from the nvme-tcp and nvmet-tcp layers, TX from the nvmet
@@ -171,6 +172,17 @@ struct it_fabric_results {
 	size_t ntarget_alone;
 	struct it_fabric_queue *queues; /* by controller, qid */
 	size_t nqueues;
+	/* two machines (it_fabric_cross): the target's clock on the
+	 * initiator's, estimated from the matched I/Os, and how causal the
+	 * merged timeline is. Per matched I/O: out = the target received
+	 * (TR, else TI) at or after the initiator sent (HS0, else S); back =
+	 * the initiator received (HR, else N) at or after the target sent
+	 * (TSR, else TC). */
+	bool cross;
+	struct it_clock_est clock;
+	uint64_t causal_checked;  /* matched I/Os placed on the merged timeline */
+	uint64_t noncausal_out, noncausal_back;
+	uint64_t noncausal_within; /* of those, by no more than the uncertainty */
 };
 
 struct it_fabric;
@@ -183,6 +195,22 @@ int it_fabric_event(struct it_fabric *f, const struct it_event *e);
  * bio when its Q came from the thread that was running the command's
  * backend (nvmet_bdev_execute_rw submits them there). 0 or -1. */
 int it_fabric_trail(struct it_fabric *f, uint32_t dev, uint64_t q, uint64_t d, uint64_t c);
+/* Two machines: the target commands come from target_machine, their
+ * events' times already moved onto the initiator's clock by coarse_ns (a
+ * first guess, good to slack_ns: it_fabric_cross_coarse), so the join's
+ * windows allow slack_ns. Matched I/Os are kept until it_fabric_finish,
+ * which estimates the clock from them (the exchange: the CLOCK chunk's
+ * offset and uncertainty, the fallback), moves their target points by it
+ * and only then takes their stages. Call before any event. */
+void it_fabric_cross(struct it_fabric *f, uint16_t target_machine, int64_t coarse_ns,
+		     uint64_t slack_ns, bool have_exchange, int64_t exchange_offset_ns,
+		     uint64_t exchange_uncertainty_ns);
+/* The machine of the events given next (target commands are keyed by
+ * machine too: two targets may have the same cntlid). */
+void it_fabric_feeding(struct it_fabric *f, uint16_t machine);
+/* A target's chunk has been given whole (its trails are bound or let go);
+ * host commands wait for it_fabric_settle. 0 or -1. */
+int it_fabric_settle_target(struct it_fabric *f);
 /* Every event before the host commands given so far has been given. 0 or -1. */
 int it_fabric_settle(struct it_fabric *f);
 /* Matches what is left, counts the rest. 0, or -1 when memory ran out. */

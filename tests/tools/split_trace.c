@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * split_trace: a single-machine NVMe/TCP loopback trace as the two-machine
+ * file `iotrail record --target` would have written, with a known clock
+ * between them: the ground truth of the cross-machine join and the clock
+ * estimate (tests/integration/test_clock_split.sh).
+ *
+ *   split_trace IN OUT [--offset NS] [--drift-ppm PPM] [--exchange-error NS]
+ *               [--exchange-uncertainty NS] [--no-clock] [--no-nvmet] [--chunk N]
+ *
+ * Machine 0 keeps the initiator's events; machine 1 gets the target's: the
+ * nvmet and nvmet-tcp layers', and the block events of the disks behind
+ * the target's namespaces (the devices its nvmet events name). Machine 1's
+ * clock reads t + NS + PPM * (t - start) / 1e6 where machine 0's reads t
+ * (start: the recording's start), so the true offset (machine 0 = machine
+ * 1 + offset) is -NS at the start and the target's clock gains PPM. Its
+ * CLOCK chunk (the agent exchange) says the true offset at the start plus
+ * --exchange-error (default 0), give or take --exchange-uncertainty
+ * (default 50 us); --no-clock leaves it out, --no-nvmet leaves out the
+ * target's nvmet events (no command can match). Records are written
+ * machine 0's first, then machine 1's, as a merge does, in chunks of
+ * --chunk events (default 64), as a recorder flushing often would.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "iotrail/event.h"
+#include "iotrail/trace_format.h"
+#include "tracefile.h"
+
+struct opts {
+	int64_t offset;
+	double ppm;
+	int64_t exchange_error;
+	uint64_t exchange_uncertainty;
+	int no_clock, no_nvmet;
+	unsigned chunk;
+};
+
+static int fail(const char *what, const char *why)
+{
+	fprintf(stderr, "split_trace: failed to %s: %s\n", what, why);
+	return 1;
+}
+
+static uint64_t target_time(const struct opts *o, uint64_t start, uint64_t t)
+{
+	if (!t)
+		return 0;
+	return t + (uint64_t)o->offset + (uint64_t)llround(o->ppm * (double)(int64_t)(t - start) / 1e6);
+}
+
+/* The disks behind the target's namespaces: the devs its nvmet events name. */
+static size_t backing_devs(const char *in, uint32_t *devs, size_t max)
+{
+	char err[256];
+	struct it_reader *r = it_reader_open(in, err, sizeof(err));
+	const struct it_event *evs;
+	size_t n, nd = 0;
+
+	if (!r)
+		return 0;
+	while (it_reader_next(r, &evs, &n) == 1)
+		for (size_t i = 0; i < n; i++) {
+			size_t k = 0;
+			if (evs[i].layer != IT_LAYER_NVMET || !evs[i].nvmet.dev)
+				continue;
+			while (k < nd && devs[k] != evs[i].nvmet.dev)
+				k++;
+			if (k == nd && nd < max)
+				devs[nd++] = evs[i].nvmet.dev;
+		}
+	it_reader_close(r);
+	return nd;
+}
+
+static bool on_target(const struct it_event *e, const uint32_t *devs, size_t nd)
+{
+	if (e->layer == IT_LAYER_NVMET || e->layer == IT_LAYER_NVMET_TCP)
+		return true;
+	if (e->layer != IT_LAYER_BLOCK)
+		return false;
+	for (size_t k = 0; k < nd; k++)
+		if (e->dev == devs[k])
+			return true;
+	return false;
+}
+
+/* One machine's events of in into w, in chunks of o->chunk. */
+static int copy_events(struct it_writer *w, const char *in, uint16_t machine, const struct opts *o,
+		       uint64_t start, const uint32_t *devs, size_t nd)
+{
+	const struct it_select sel = { 0, IT_ANY, IT_CHUNK_EVENTS };
+	char err[256];
+	struct it_reader *r = it_reader_open_select(in, &sel, 1, err, sizeof(err));
+	struct it_chunk c;
+	unsigned since = 0;
+	int rc = 0;
+
+	if (!r)
+		return fail("read the input", err);
+	while (!rc && it_reader_next_chunk(r, &c) == 1) {
+		const struct it_event *evs = c.data;
+
+		for (uint32_t i = 0; i < c.count && !rc; i++) {
+			struct it_event e = evs[i];
+
+			if (on_target(&e, devs, nd) != (machine == 1))
+				continue;
+			if (machine == 1 && o->no_nvmet && e.layer == IT_LAYER_NVMET)
+				continue;
+			if (machine == 1) {
+				e.ts_ns = target_time(o, start, e.ts_ns);
+				if (e.layer == IT_LAYER_NVMET_TCP) /* a response's C2H data start */
+					e.tcp.end_ns = target_time(o, start, e.tcp.end_ns);
+			}
+			rc = it_writer_add_record(w, machine, c.layer, IT_CHUNK_EVENTS, &e, sizeof(e));
+			if (!rc && ++since == o->chunk) {
+				rc = it_writer_flush(w);
+				since = 0;
+			}
+		}
+	}
+	it_reader_close(r);
+	if (!rc)
+		rc = it_writer_flush(w);
+	return rc ? fail("write the output", strerror(-rc)) : 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = { .exchange_uncertainty = 50000, .chunk = 64 };
+	struct it_host_rec target;
+	struct it_reader_status st;
+	struct it_trace_head head;
+	struct it_clock_rec clock = { .machine = 1, .ref_machine = 0 };
+	struct it_writer *w;
+	struct it_reader *r;
+	uint32_t devs[16];
+	size_t nd;
+	char err[256];
+	const struct it_event *evs;
+	size_t n;
+	int rc;
+
+	if (argc < 3)
+		return fail("parse the arguments", "usage: split_trace IN OUT [options]");
+	for (int i = 3; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(a, "--no-clock"))
+			o.no_clock = 1;
+		else if (!strcmp(a, "--no-nvmet"))
+			o.no_nvmet = 1;
+		else if (!v)
+			return fail("parse the arguments", a);
+		else if (!strcmp(a, "--offset") && ++i)
+			o.offset = strtoll(v, NULL, 10);
+		else if (!strcmp(a, "--drift-ppm") && ++i)
+			o.ppm = strtod(v, NULL);
+		else if (!strcmp(a, "--exchange-error") && ++i)
+			o.exchange_error = strtoll(v, NULL, 10);
+		else if (!strcmp(a, "--exchange-uncertainty") && ++i)
+			o.exchange_uncertainty = strtoull(v, NULL, 10);
+		else if (!strcmp(a, "--chunk") && ++i)
+			o.chunk = (unsigned)strtoul(v, NULL, 10);
+		else
+			return fail("parse the arguments", a);
+	}
+	if (!o.chunk)
+		return fail("parse the arguments", "--chunk must be at least 1");
+	if (!(r = it_reader_open(argv[1], err, sizeof(err))))
+		return fail("read the input", err);
+	head = (struct it_trace_head){ .host = it_reader_host(r) };
+	head.devs = it_reader_devices(r, &head.ndevs);
+	head.layers = it_reader_layers(r, &head.nlayers);
+	if (!(w = it_writer_open(argv[2], &head, err, sizeof(err)))) {
+		it_reader_close(r);
+		return fail("write the output", err);
+	}
+	target = *head.host;
+	snprintf(target.hostname, sizeof(target.hostname), "%.50s-target", head.host->hostname);
+	target.start_monotonic_ns = target_time(&o, head.host->start_monotonic_ns,
+						head.host->start_monotonic_ns);
+	clock.offset_ns = -o.offset + o.exchange_error;
+	clock.uncertainty_ns = o.exchange_uncertainty;
+	snprintf(clock.method, sizeof(clock.method), "split_trace: offset %lld ns, drift %g ppm",
+		 (long long)o.offset, o.ppm);
+	rc = it_writer_add_machine(w, 1, &target);
+	if (!rc)
+		rc = it_writer_add_devices(w, 1, head.devs, head.ndevs);
+	if (!rc && !o.no_clock)
+		rc = it_writer_add_clock(w, &clock);
+	while (it_reader_next(r, &evs, &n) == 1)
+		; /* to its end: the END time */
+	it_reader_status(r, &st);
+	nd = backing_devs(argv[1], devs, 16);
+	if (rc)
+		rc = fail("write the output", strerror(-rc));
+	if (!rc)
+		rc = copy_events(w, argv[1], 0, &o, head.host->start_monotonic_ns, devs, nd);
+	if (!rc)
+		rc = copy_events(w, argv[1], 1, &o, head.host->start_monotonic_ns, devs, nd);
+	if (rc) {
+		it_writer_abort(w);
+		it_reader_close(r);
+		return 1;
+	}
+	it_reader_close(r);
+	rc = it_writer_close(w, st.end_monotonic_ns);
+	return rc ? fail("close the output", strerror(-rc)) : 0;
+}

@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# Two machines, one trace (issue 10): two guests on one virtual network
+# (tests/vm/run --pair), each with its own kernel clock. The target
+# (10.0.9.2) exports two null_blk disks over nvmet-tcp (namespace 1 without
+# delay, namespace 2 with DELAY_NS) and runs `iotrail agent` on the guest
+# network; the initiator (10.0.9.1) connects to it and runs
+# `iotrail record --target 10.0.9.2:4790 -- fio ...`. The guests talk to
+# each other through files in a shared directory (req.NAME / req.NAME.done)
+# when the target must act (netem on its NIC, kill its agent).
+#  - two_agent_no_key: an agent asked to listen on the guest network with no
+#    key refuses to start, with one line;
+#  - two_merged: one file with both machines; the initiator's NVMe reads and
+#    the target's nvmet reads each == fio's total_ios;
+#  - two_matched: every read fio made is matched across the machines and
+#    split into stages (the cross-machine join);
+#  - two_clock: the offset's uncertainty is below the smallest round trip,
+#    and at least 99.9% of the matched I/Os are causal on the merged
+#    timeline (the target received after the initiator sent, and sent
+#    before the initiator received);
+#  - two_dev_delay: null_blk's completion delay on the target lands in
+#    target.dev (DELAY_NS + target.dev at QD1 without delay, within 10%);
+#  - two_netem: netem delays each guest's NIC by NETEM_MS (both directions,
+#    so the clock estimate is not skewed): net.out and net.back each carry
+#    it within 10% (over their values without netem);
+#  - two_wrong_key: a wrong key is refused on both ends with one line and
+#    nothing is written;
+#  - two_agent_killed: the agent killed (SIGKILL) mid-run: the initiator's
+#    trace is whole, with the target's data up to its last pull and a
+#    warning in the report.
+cd "$(dirname "$0")/../.." || exit 1
+. tests/vm/lib.sh
+
+DELAY_NS=20000000
+NETEM_MS=40
+names="two_agent_no_key two_merged two_matched two_clock two_dev_delay two_netem two_wrong_key
+       two_agent_killed"
+vm_skip_unless fio jq tc python3 -- $names
+
+out=$TMP/out
+mkdir -p "$out"
+build/iotrail agent --new-key "$out/agent.key" 2> "$out/key.err" &&
+	build/iotrail agent --new-key "$out/other.key" 2>> "$out/key.err" ||
+	{ for n in $names; do fail "$n" "cannot make the keys: $(head -n1 "$out/key.err")"; done; exit 1; }
+
+# ---- the target guest ----
+cat > "$TMP/target.sh" <<GUEST
+out=$out
+exec 2> \$out/target.err
+# on the guest network with no key: refused, one line
+build/iotrail agent --listen 10.0.9.2:4790 --key /etc/iotrail/agent.key 2> \$out/agent_nokey.err
+echo \$? > \$out/agent_nokey.rc
+tests/vm/nvme-tcp-loop --target 10.0.9.2 0 $DELAY_NS > \$out/target.setup || { echo failed > \$out/target.ready; exit 1; }
+modprobe sch_netem
+build/iotrail agent --listen 10.0.9.2:4790 --key \$out/agent.key 2> \$out/agent.log &
+agent=\$!
+for i in \$(seq 100); do grep -q listening \$out/agent.log && break; sleep 0.1; done
+grep -q listening \$out/agent.log && echo ok > \$out/target.ready || { echo failed > \$out/target.ready; exit 1; }
+while :; do
+	for r in \$out/req.*; do
+		case \$r in *.done|*'*') continue ;; esac
+		n=\${r##*/req.}
+		case \$n in
+		netem-on) tc qdisc add dev eth0 root netem delay ${NETEM_MS}ms ;;
+		netem-off) tc qdisc del dev eth0 root ;;
+		kill-agent) kill -9 \$agent \$(pgrep -P \$agent) ;;
+		esac > \$out/did.\$n 2>&1
+		mv \$r \$r.done
+	done
+	sleep 0.1
+done
+GUEST
+
+# ---- the initiator guest ----
+cat > "$TMP/initiator.sh" <<GUEST
+out=$out
+exec 2> \$out/initiator.err
+req() { # NAME: the target does it; waits for it (30 s)
+	: > \$out/req.\$1
+	for i in \$(seq 300); do [ -e \$out/req.\$1.done ] && return 0; sleep 0.1; done
+	echo "the target did not do \$1 within 30 s" >&2; return 1
+}
+for i in \$(seq 600); do [ -s \$out/target.ready ] && break; sleep 0.1; done
+[ "\$(cat \$out/target.ready 2>/dev/null)" = ok ] || { echo "the target is not ready" >&2; exit 1; }
+tests/vm/nvme-tcp-loop --connect 10.0.9.2 2 > \$out/setup || exit 1
+. \$out/setup
+modprobe sch_netem
+T="--target 10.0.9.2:4790 --key \$out/agent.key --target-layers block"
+rec() { # NAME DISK RW BS DEPTH NIOS [FIO OPTION...]
+	local n=\$1 d=\$2 rw=\$3 bs=\$4 qd=\$5 nios=\$6
+	shift 6
+	build/iotrail record --layers block -o \$out/\$n.trail \$T -- \
+		fio --name=\$n --filename=/dev/\$d --rw=\$rw --bs=\$bs --direct=1 --ioengine=libaio \
+		    --iodepth=\$qd --number_ios=\$nios --size=256M --randrepeat=1 "\$@" \
+		    --output-format=json --output=\$out/\$n.fio.json 2> \$out/\$n.err
+	build/iotrail report --json \$out/\$n.trail > \$out/\$n.json 2> \$out/\$n.report.err
+	build/iotrail report \$out/\$n.trail > \$out/\$n.txt 2>> \$out/\$n.report.err
+}
+rec read4k \$ns1 randread 4k 4 400
+rec qd1 \$ns1 randread 4k 1 40
+rec dev \$ns2 randread 4k 1 30
+req netem-on && tc qdisc add dev eth0 root netem delay ${NETEM_MS}ms && rec netem \$ns1 randread 4k 1 30
+tc qdisc del dev eth0 root; req netem-off
+build/iotrail record -o \$out/wrong.trail --layers block --target 10.0.9.2:4790 --key \$out/other.key \
+	-- true 2> \$out/wrong.err
+echo \$? > \$out/wrong.rc
+# killed three pulls after fio started
+( for i in \$(seq 600); do pgrep -x fio > /dev/null && break; sleep 0.1; done
+  sleep 3.5; req kill-agent ) &
+rec killed \$ns1 randread 4k 1 100000 --time_based --runtime=8
+wait
+GUEST
+
+vm two --out "$out" --timeout 600 --target-log "$out/target.console" \
+	--pair "bash $TMP/target.sh" -- bash "$TMP/initiator.sh"
+
+# ---- the checks ----
+rc=$(cat "$out/agent_nokey.rc" 2>/dev/null)
+n=$(grep -c . "$out/agent_nokey.err" 2>/dev/null)
+if [ -n "$rc" ] && [ "$rc" != 0 ] && [ "$n" = 1 ] && grep -q "without a key" "$out/agent_nokey.err"; then
+	pass "two_agent_no_key ($(cat "$out/agent_nokey.err"))"
+else
+	fail two_agent_no_key "exit '$rc', $n lines: $(head -c 200 "$out/agent_nokey.err" 2>/dev/null)"
+fi
+
+if [ ! -s "$out/read4k.json" ]; then
+	w=$(cat "$out/initiator.err" "$out/target.err" 2>/dev/null | grep -v '^$' | head -n2 | tr '\n' '|')
+	for n in two_merged two_matched two_clock two_dev_delay two_netem; do
+		fail "$n" "no recording on the initiator: ${w:-$(vm_why two)}"
+	done
+else
+	fio_ios=$(jq -r '.jobs[0].read.total_ios' "$out/read4k.fio.json" 2>/dev/null)
+	# machine 0: the initiator's reads on its NVMe/TCP disk; machine 1: the
+	# target's nvmet reads (every command, whatever the device)
+	host_reads=$(jq -r '[.groups[] | select(.key.op == "read" and .key.layer != "fabric") | .count] | add' \
+		"$out/read4k.json" 2>/dev/null)
+	build/iotrail report --machine 1 --json "$out/read4k.trail" > "$out/read4k.m1.json" 2> "$out/read4k.m1.err"
+	tgt_reads=$(jq -r '.nvmet.by_opcode.read.count // ([.groups[] | select(.key.op == "read") | .count] | add)' \
+		"$out/read4k.m1.json" 2>/dev/null)
+	hosts=$(jq -r '[.machines[].hostname] | join(",")' "$out/read4k.json" 2>/dev/null)
+	if [ -n "$fio_ios" ] && [ "$fio_ios" -gt 0 ] && [ "$host_reads" = "$fio_ios" ] &&
+	   [ "$tgt_reads" = "$fio_ios" ] && [ "$hosts" = iotrail-initiator,iotrail-target ]; then
+		pass "two_merged (machines $hosts; fio total_ios $fio_ios = initiator reads $host_reads = target reads $tgt_reads)"
+	else
+		fail two_merged "fio total_ios '$fio_ios', initiator reads '$host_reads', target reads '$tgt_reads', machines '$hosts'; record: $(grep -v '^$' "$out/read4k.err" | tail -n2 | tr '\n' '|')"
+	fi
+fi
+
+rc=$(cat "$out/wrong.rc" 2>/dev/null)
+n=$(grep -c . "$out/wrong.err" 2>/dev/null)
+if [ -n "$rc" ] && [ "$rc" != 0 ] && [ "$n" = 1 ] && grep -q "keys differ" "$out/wrong.err" &&
+   grep -q "refused a connection from 10.0.9.1:.*keys differ" "$out/agent.log" &&
+   [ ! -e "$out/wrong.trail" ]; then
+	pass "two_wrong_key (initiator: $(cut -c1-90 "$out/wrong.err")...; agent: refused, the keys differ; no file)"
+else
+	fail two_wrong_key "exit '$rc', $n lines: $(head -c 200 "$out/wrong.err" 2>/dev/null); agent: $(grep -m1 refused "$out/agent.log")"
+fi
+
+# the agent killed mid-run: the file is whole, the target's data ends early
+trunc=$(jq -r '.truncated' "$out/killed.json" 2>/dev/null)
+ios0=$(jq -r '.ios' "$out/killed.json" 2>/dev/null)
+build/iotrail report --machine 1 --json "$out/killed.trail" > "$out/killed.m1.json" 2>/dev/null
+ios1=$(jq -r '.nvmet.by_opcode.read.count // .ios' "$out/killed.m1.json" 2>/dev/null)
+fio_ios=$(jq -r '.jobs[0].read.total_ios' "$out/killed.fio.json" 2>/dev/null)
+warn=$(grep -c "WARNING: machine 1's data is incomplete" "$out/killed.txt" 2>/dev/null)
+if [ "$trunc" = false ] && [ -n "$fio_ios" ] && [ "${ios0:-0}" -ge "$fio_ios" ] &&
+   [ "${ios1:-0}" -gt 0 ] && [ "$ios1" -lt "$fio_ios" ] && [ "$warn" = 1 ] &&
+   grep -q "warning: agent .* lost" "$out/killed.err"; then
+	pass "two_agent_killed (initiator's file whole: $ios0 I/Os for fio's $fio_ios; the target's $ios1 reads up to its last pull; the report warns)"
+else
+	fail two_agent_killed "truncated '$trunc', initiator I/Os '$ios0', target reads '$ios1', fio '$fio_ios', report warnings '$warn': $(grep -m2 -E 'warning|failed' "$out/killed.err" | tr '\n' '|')"
+fi
+exit 0
