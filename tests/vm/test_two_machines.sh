@@ -18,10 +18,11 @@
 #    timeline (the target received after the initiator sent, and sent
 #    before the initiator received);
 #  - two_dev_delay: null_blk's completion delay on the target lands in
-#    target.dev (DELAY_NS + target.dev at QD1 without delay, within 10%);
+#    target.dev (DELAY_NS + target.dev at QD1 without delay, within 10%;
+#    medians);
 #  - two_netem: netem delays each guest's NIC by NETEM_MS (both directions,
 #    so the clock estimate is not skewed): net.out and net.back each carry
-#    it within 10% (over their values without netem);
+#    it within 10% (over their values without netem; medians);
 #  - two_wrong_key: a wrong key is refused on both ends with one line and
 #    nothing is written;
 #  - two_agent_killed: the agent killed (SIGKILL) mid-run: the initiator's
@@ -31,7 +32,7 @@ cd "$(dirname "$0")/../.." || exit 1
 . tests/vm/lib.sh
 
 DELAY_NS=20000000
-NETEM_MS=40
+NETEM_MS=80 # TCG adds 1-4 ms per direction on a loaded host: under 5%
 names="two_agent_no_key two_merged two_matched two_clock two_dev_delay two_netem two_wrong_key
        two_agent_killed"
 vm_skip_unless fio jq tc python3 -- $names
@@ -96,9 +97,9 @@ rec() { # NAME DISK RW BS DEPTH NIOS [FIO OPTION...]
 	build/iotrail report \$out/\$n.trail > \$out/\$n.txt 2>> \$out/\$n.report.err
 }
 rec read4k \$ns1 randread 4k 4 400
-rec qd1 \$ns1 randread 4k 1 40
-rec dev \$ns2 randread 4k 1 30
-req netem-on && tc qdisc add dev eth0 root netem delay ${NETEM_MS}ms && rec netem \$ns1 randread 4k 1 30
+rec qd1 \$ns1 randread 512 1 40
+rec dev \$ns2 randread 512 1 30
+req netem-on && tc qdisc add dev eth0 root netem delay ${NETEM_MS}ms && rec netem \$ns1 randread 512 1 30
 tc qdisc del dev eth0 root; req netem-off
 build/iotrail record -o \$out/wrong.trail --layers block --target 10.0.9.2:4790 --key \$out/other.key \
 	-- true 2> \$out/wrong.err
@@ -142,6 +143,79 @@ else
 		pass "two_merged (machines $hosts; fio total_ios $fio_ios = initiator reads $host_reads = target reads $tgt_reads)"
 	else
 		fail two_merged "fio total_ios '$fio_ios', initiator reads '$host_reads', target reads '$tgt_reads', machines '$hosts'; record: $(grep -v '^$' "$out/read4k.err" | tail -n2 | tr '\n' '|')"
+	fi
+fi
+
+# ---- the join across the machines ----
+fab() { # NAME JQ: from the main report's fabric view
+	jq -r ".fabric | $2" "$out/$1.json" 2>/dev/null
+}
+if [ -s "$out/read4k.json" ]; then
+	fio_ios=$(jq -r '.jobs[0].read.total_ios' "$out/read4k.fio.json" 2>/dev/null)
+	read -r joined count detailed sumok uio <<< "$(fab read4k '[.cross.joined, .by_opcode.read.count,
+		.detailed, .detail_sum_ok, .unmatched_io] | @tsv')"
+	if [ "$joined" = true ] && [ -n "$fio_ios" ] && [ "$count" = "$fio_ios" ] &&
+	   [ "$detailed" = "$fio_ios" ] && [ "$sumok" = "$detailed" ] && [ "$uio" = 0 ]; then
+		pass "two_matched (fio total_ios $fio_ios = matched across the machines $count = split to the network $detailed, parts adding up on $sumok)"
+	else
+		fail two_matched "joined '$joined', fio total_ios '$fio_ios', matched '$count', split '$detailed', adding up '$sumok', unmatched on I/O queues '$uio'; not split: $(fab read4k '.not_detailed | tostring')"
+	fi
+
+	# every run's clock: its uncertainty (at the middle I/O: the drift of
+	# two TCG guests, 90-250 ppm, is bounded loosely over a few seconds)
+	# below the fastest round trip; causal but within the uncertainty at
+	# worst, and at least 99% causal
+	bad="" all=""
+	for n in read4k qd1 dev netem; do
+		line=$(fab $n '.cross.clock as $c | .cross.causality as $k |
+			[$c.method, $c.uncertainty_mid_ns, $c.uncertainty_ns, $c.min_rtt_ns, $k.checked,
+			 $k.noncausal_out + $k.noncausal_back, $k.noncausal_within_uncertainty] | @tsv')
+		read -r method umid uall rtt checked noncausal within <<< "$line"
+		all="$all $n: $method +-$((${umid:-0} / 1000)) us (anywhere $((${uall:-0} / 1000)) us), rtt $((${rtt:-0} / 1000)) us, causal $((${checked:-0} - ${noncausal:-0}))/$checked;"
+		if [ "$method" != matched-io ] || [ -z "$umid" ] || [ "$umid" -ge "$rtt" ] ||
+		   [ "${checked:-0}" -eq 0 ] || [ "$noncausal" -gt "$within" ] ||
+		   [ $((noncausal * 100)) -gt "$checked" ]; then
+			bad="$bad $n"
+		fi
+	done
+	if [ -z "$bad" ]; then
+		pass "two_clock ($all)"
+	else
+		fail two_clock "runs$bad:$all"
+	fi
+
+	# medians: a loaded host fires null_blk's timer late now and then, and
+	# the virtual wire drops a frame now and then (a TCP retransmission:
+	# net.back's max was 875 ms once); the averages carry those, the
+	# report's max shows them
+	# the target's device: DELAY_NS more in target.dev on namespace 2
+	t0=$(fab qd1 '.by_opcode.read.stages[] | select(.name == "target.dev") | .ns.p50')
+	t1=$(fab dev '.by_opcode.read.stages[] | select(.name == "target.dev") | .ns.p50')
+	verdict=$(awk -v t0="$t0" -v t1="$t1" -v d=$DELAY_NS 'BEGIN {
+		if (t0 == "" || t1 == "") { print "no"; exit }
+		want = d + t0; off = (t1 - want) / want; if (off < 0) off = -off
+		printf "%s %.1f %.1f %.3f", off <= 0.10 ? "ok" : "no", want / 1000, t1 / 1000, off }')
+	read -r ok want got off <<< "$verdict"
+	if [ "$ok" = ok ]; then
+		pass "two_dev_delay (null_blk completion_nsec $DELAY_NS on the target: target.dev p50 $got us, want $want us, off by $off)"
+	else
+		fail two_dev_delay "target.dev p50 with delay '$t1' ns, without '$t0' ns, delay $DELAY_NS (verdict '$verdict')"
+	fi
+
+	# the network: NETEM_MS more in net.out and in net.back
+	avgs() { fab "$1" '[.by_opcode.read.stages[] | select(.name == "net.out" or .name == "net.back") |
+		.ns.p50] | @tsv'; }
+	read -r o0 b0 <<< "$(avgs qd1)"
+	read -r o1 b1 <<< "$(avgs netem)"
+	verdict=$(awk -v o0="$o0" -v b0="$b0" -v o1="$o1" -v b1="$b1" -v d=$((NETEM_MS * 1000000)) 'BEGIN {
+		if (o0 == "" || o1 == "" || b0 == "" || b1 == "") { print "no"; exit }
+		eo = (o1 - o0 - d) / d; if (eo < 0) eo = -eo; eb = (b1 - b0 - d) / d; if (eb < 0) eb = -eb
+		printf "%s %.0f %.0f", (eo <= 0.10 && eb <= 0.10) ? "ok" : "no", (o1 - o0) / 1000, (b1 - b0) / 1000 }')
+	read -r ok dout dback <<< "$verdict"
+	if [ "$ok" = ok ]; then
+		pass "two_netem (netem ${NETEM_MS} ms on each guest's NIC: net.out p50 +$dout us, net.back p50 +$dback us)"
+	else
+		fail two_netem "netem ${NETEM_MS} ms each way: net.out '$o0' -> '$o1' ns, net.back '$b0' -> '$b1' ns (want each +${NETEM_MS} ms within 10%; verdict '$verdict')"
 	fi
 fi
 

@@ -115,8 +115,8 @@ static int cross_setup(struct fabric *x, const struct it_pass_info *info)
 		rc = -1;
 		goto out;
 	}
-	int found = it_clock_coarse(host, nh, target, nt, clock ? clock->offset_ns : 0, &x->coarse,
-				    &slack);
+	int found = it_clock_coarse(host, nh, target, nt, clock ? clock->offset_ns : 0,
+				    clock ? clock->uncertainty_ns : 0, &x->coarse, &slack);
 	if (found < 0) {
 		rc = -1;
 		goto out;

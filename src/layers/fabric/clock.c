@@ -351,12 +351,13 @@ static size_t first_at(const struct it_clock_cmd *h, size_t n, uint64_t key, int
 }
 
 int it_clock_coarse(const struct it_clock_cmd *host, size_t nh, const struct it_clock_cmd *target,
-		    size_t nt, int64_t guess, int64_t *offset, uint64_t *slack)
+		    size_t nt, int64_t guess, uint64_t guess_unc, int64_t *offset, uint64_t *slack)
 {
 	const int64_t span = (int64_t)IT_CLOCK_COARSE_SPAN_NS, bin = (int64_t)IT_CLOCK_COARSE_NS;
 	struct it_clock_cmd *h = nh ? malloc(nh * sizeof(*h)) : NULL;
 	struct pair *p = NULL;
 	size_t np = 0, cap = 0, step = nt / IT_CLOCK_COARSE_TARGETS + 1, best = 0, bestn = 0;
+	size_t near = 0, nearn = 0;
 	int rc = -1;
 
 	if (!nh || !nt) {
@@ -401,6 +402,16 @@ int it_clock_coarse(const struct it_clock_cmd *host, size_t nh, const struct it_
 			bestn = i - j + 1;
 			best = j;
 		}
+		/* within the exchange's bound (and a bin): its densest */
+		if (guess_unc && p[j].d >= guess - (int64_t)guess_unc - bin &&
+		    p[i].d <= guess + (int64_t)guess_unc + bin && i - j + 1 > nearn) {
+			nearn = i - j + 1;
+			near = j;
+		}
+	}
+	if (nearn && 2 * nearn >= bestn) {
+		best = near;
+		bestn = nearn;
 	}
 	/* its median offset, and the median round trip of its pairs */
 	uint64_t *rtt = malloc(bestn * sizeof(*rtt));

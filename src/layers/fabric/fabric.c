@@ -124,6 +124,21 @@ struct kept {
 	uint8_t backend;
 };
 
+/* Two machines: the offset the matched I/Os tell as the pass goes (their
+ * target points as moved by coarse), for finding each I/O's arrivals. An
+ * I/O's capsule out (HS0), its parse on the target (TI), its response out
+ * (TSR) and its completion (N) each belong to it alone and bound the
+ * offset to [HS0 - TI, N - TSR]; the fastest I/O of this window and the
+ * last one (1 s of the initiator's clock) gives the tightest. */
+struct track_sample {
+	uint64_t at, rtt;         /* the initiator's time (HS0); the round trip */
+	int64_t delta;            /* the offset still to add to a moved target time */
+};
+struct track {
+	struct track_sample cur, prev;
+	uint64_t window;          /* the current window's start */
+};
+
 struct it_fabric {
 	struct it_fabric_results r;
 	int err;
@@ -162,6 +177,7 @@ struct it_fabric {
 	uint64_t exchange_uncertainty;
 	struct kept *kept;
 	size_t nkept, keptcap;
+	struct track track;       /* the clock as the I/Os so far tell it */
 	uint32_t waiting, prune_at; /* completed target commands in the FIFOs; when to prune */
 };
 
@@ -640,9 +656,50 @@ static void alone(struct it_fabric *f, const struct it_fabric_host *h)
 		add_stage(f, o, stages[k], p);
 }
 
-static uint64_t sub_slack(const struct it_fabric *f, uint64_t t)
+#define TRACK_WINDOW_NS 1000000000ull
+#define TRACK_DRIFT_PPM 500 /* two guests' clocks were seen 250 ppm apart */
+
+/* One I/O's sample into the tracker; the best estimate for time at: the
+ * offset to add to a moved target time, and how far it can be off. */
+static void track(struct track *t, uint64_t hs0, uint64_t ti, uint64_t tsr, uint64_t n,
+		  int64_t *delta, uint64_t *unc)
 {
-	return t > f->slack ? t - f->slack : 0;
+	struct track_sample x = { .at = hs0 }, *b;
+	int64_t lo = (int64_t)(hs0 - ti), hi = (int64_t)(n - tsr);
+
+	if (hi >= lo) {
+		x.rtt = (uint64_t)(hi - lo);
+		x.delta = lo + (hi - lo) / 2;
+		if (hs0 >= t->window + TRACK_WINDOW_NS) {
+			t->prev = t->cur.rtt || t->cur.at ? t->cur : t->prev;
+			t->cur = (struct track_sample){ 0 };
+			t->window = hs0 - hs0 % TRACK_WINDOW_NS;
+		}
+		if (!t->cur.at || x.rtt < t->cur.rtt)
+			t->cur = x;
+	}
+	b = t->prev.at && (!t->cur.at || t->prev.rtt < t->cur.rtt) ? &t->prev : &t->cur;
+	if (!b->at) { /* no sample yet that holds: the coarse guess */
+		*delta = 0;
+		*unc = UINT64_MAX;
+		return;
+	}
+	*delta = b->delta;
+	*unc = b->rtt / 2 + (hs0 > b->at ? hs0 - b->at : b->at - hs0) / 1000000 * TRACK_DRIFT_PPM;
+}
+
+/* The first arrival at or after at (within to): at exactly as the clock
+ * estimate puts it, else up to unc earlier (unc 0: one machine). */
+static enum it_tcp_found arrival(struct it_fabric *f, enum it_tcp_side side, uint16_t ctrl,
+				 uint16_t qid, int64_t at, uint64_t unc, uint64_t to, uint64_t *p)
+{
+	enum it_tcp_found r = it_fabric_tcp_arrival(f->tcp, side, ctrl, qid,
+						    at > 0 ? (uint64_t)at : 0, to, p);
+
+	if (r == IT_TCP_NONE && unc)
+		r = it_fabric_tcp_arrival(f->tcp, side, ctrl, qid,
+					  at > (int64_t)unc ? (uint64_t)at - unc : 0, to, p);
+	return r;
 }
 
 /* The transport points of a matched I/O command (p[HS0 .. HR], TX is the
@@ -659,12 +716,30 @@ static int transport_points(struct it_fabric *f, const struct it_fabric_host *h,
 	 * is good to the slack */
 	ts = it_fabric_tcp_target_sent(f->tcp, t->cntlid, t->qid, t->cid, t->ti, t->tc,
 				       h->n + f->slack, &p[IT_FP_TS0], &p[IT_FP_TSR]);
-	if (hs == IT_TCP_FOUND)
-		tr = it_fabric_tcp_arrival(f->tcp, IT_TCP_TARGET, t->cntlid, t->qid,
-					   sub_slack(f, p[IT_FP_HS0]), t->ti, &p[IT_FP_TR]);
-	if (ts == IT_TCP_FOUND)
-		hr = it_fabric_tcp_arrival(f->tcp, IT_TCP_HOST, h->ctrl, h->qid,
-					   sub_slack(f, p[IT_FP_TSR]), h->n, &p[IT_FP_HR]);
+	if (!f->r.cross) {
+		if (hs == IT_TCP_FOUND)
+			tr = it_fabric_tcp_arrival(f->tcp, IT_TCP_TARGET, t->cntlid, t->qid,
+						   p[IT_FP_HS0], t->ti, &p[IT_FP_TR]);
+		if (ts == IT_TCP_FOUND)
+			hr = it_fabric_tcp_arrival(f->tcp, IT_TCP_HOST, h->ctrl, h->qid,
+						   p[IT_FP_TSR], h->n, &p[IT_FP_HR]);
+	} else if (hs == IT_TCP_FOUND && ts == IT_TCP_FOUND) {
+		/* across two clocks: where the I/Os so far put the send, not
+		 * the coarse guess give or take its slack (another PDU's
+		 * arrival can be in that slack) */
+		int64_t d;
+		uint64_t unc;
+
+		track(&f->track, p[IT_FP_HS0], t->ti, p[IT_FP_TSR], h->n, &d, &unc);
+		if (unc == UINT64_MAX) {
+			d = 0;
+			unc = f->slack;
+		}
+		tr = arrival(f, IT_TCP_TARGET, t->cntlid, t->qid, (int64_t)p[IT_FP_HS0] - d, unc,
+			     t->ti, &p[IT_FP_TR]);
+		hr = arrival(f, IT_TCP_HOST, h->ctrl, h->qid, (int64_t)p[IT_FP_TSR] + d, unc, h->n,
+			     &p[IT_FP_HR]);
+	}
 	if (hs == IT_TCP_GONE || ts == IT_TCP_GONE || tr == IT_TCP_GONE || hr == IT_TCP_GONE)
 		return IT_FG_GONE;
 	if (hs != IT_TCP_FOUND)
@@ -957,20 +1032,40 @@ int it_fabric_settle(struct it_fabric *f)
 
 /* ---- the end ---- */
 
-/* A kept I/O's clock sample: the transport's points where it was split
- * (the capsule's first byte out, its arrival, the response out, its
- * arrival), else the commands' (S, TI, TC, N); the target's on its own
- * clock (its points as kept, less moved). false when a point is missing. */
+/* A kept I/O's clock sample: four points each tied to this command alone,
+ * so that every sample's bound holds: the capsule's first byte out (HS0;
+ * without the transport, S), the command parsed on the target (TI), the
+ * response out (TSR; without the transport, TC), the completion on the
+ * initiator (N). The arrivals (TR, HR) are closer to the wire but are
+ * found per queue, by time: across two clocks an early guess can take
+ * another PDU's arrival, whose bound would be wrong (seen on two guests:
+ * round trips of 50 us where the best exchange took 900 us, half the I/Os
+ * not causal). TI and N come after the arrivals, so the bound is wider by
+ * the target's parse and the initiator's completion, never wrong. The
+ * target's on its own clock (its points as kept, less moved). false when
+ * a point is missing. */
 static bool sample_of(const struct kept *k, int64_t moved, struct it_clock_sample *c)
 {
 	bool split = k->gap == -1;
 
 	c->t1 = k->p[split ? IT_FP_HS0 : IT_FP_S];
-	c->t2 = k->p[split ? IT_FP_TR : IT_FP_TI] - (uint64_t)moved;
+	c->t2 = k->p[IT_FP_TI] - (uint64_t)moved;
 	c->t3 = k->p[split ? IT_FP_TSR : IT_FP_TC] - (uint64_t)moved;
+	c->t4 = k->p[IT_FP_N];
+	return c->t1 && k->p[IT_FP_TI] && k->p[split ? IT_FP_TSR : IT_FP_TC] && c->t4;
+}
+
+/* The points a causal timeline orders, on the merged clock: the capsule
+ * out before its arrival on the target, the response out before its
+ * arrival on the initiator (the commands' when the I/O was not split). */
+static void causal_points(const struct kept *k, struct it_clock_sample *c)
+{
+	bool split = k->gap == -1;
+
+	c->t1 = k->p[split ? IT_FP_HS0 : IT_FP_S];
+	c->t2 = k->p[split ? IT_FP_TR : IT_FP_TI];
+	c->t3 = k->p[split ? IT_FP_TSR : IT_FP_TC];
 	c->t4 = k->p[split ? IT_FP_HR : IT_FP_N];
-	return c->t1 && k->p[split ? IT_FP_TR : IT_FP_TI] && k->p[split ? IT_FP_TSR : IT_FP_TC] &&
-	       c->t4;
 }
 
 /* Two machines: the clock from the kept I/Os, then each one's target
@@ -1002,7 +1097,8 @@ static void place_kept(struct it_fabric *f)
 				k->p[target_points[j]] = it_clock_map(
 					e, k->p[target_points[j]] - (uint64_t)f->coarse);
 		/* on the merged timeline now: t2, t3 are the initiator's */
-		if (sample_of(k, 0, &c)) {
+		causal_points(k, &c);
+		if (c.t1 && c.t2 && c.t3 && c.t4) {
 			f->r.causal_checked++;
 			if (c.t2 < c.t1) {
 				f->r.noncausal_out++;
