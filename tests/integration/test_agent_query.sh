@@ -12,7 +12,7 @@ cd "$(dirname "$0")/../.."
 . tests/integration/lib.sh
 
 ALL="query_bad_instruction query_load_fio query_reset query_store query_store_unsupported
-query_session_undisturbed query_without_session query_old_protocol query_wrong_key
+query_unknown_device query_session_undisturbed query_without_session query_old_protocol query_wrong_key
 query_unreachable"
 why=$(host_blocker)
 if [ -n "$why" ]; then
@@ -108,7 +108,6 @@ if [ "$got1" != "$fio1" ] || [ "$total2" != "$((fio1 + fio2))" ]; then
 	"$IOTRAIL" report --machine 1 --json "$TMP/m.trail" > "$TMP/m1.json" 2>/dev/null
 	if explained_loss "$TMP/m1.json" "$((fio1 + fio2))" "$total2"; then
 		echo "# a completion event lost (explained by the trace); once more"
-		"${QUERY[@]}" 'reset all' > /dev/null 2>&1
 		run
 	fi
 fi
@@ -144,6 +143,17 @@ if one_line query_store_unsupported $rc "$TMP/p.err" "predicate' is not supporte
 		pass "query_store_unsupported (one line, exit 1; the agent logs the refusal)"
 	else
 		fail query_store_unsupported "agent log: $(tail -1 "$TMP/agent.log")"
+	fi
+fi
+
+# a device the recording does not have: one line, and the connection
+# goes on (the instruction after it is not sent: the first failure ends)
+"${QUERY[@]}" 'load block.q2c dev=nosuchdisk' 'reset all' > "$TMP/d.out" 2> "$TMP/d.err"; rc=$?
+if one_line query_unknown_device $rc "$TMP/d.err" "no device 'nosuchdisk' in the agent's recording (it records: $LOOPNAME)" 1; then
+	if ! grep -q "reset all" "$TMP/agent.log" && [ ! -s "$TMP/d.out" ]; then
+		pass "query_unknown_device (one line naming what the agent records; nothing after it sent)"
+	else
+		fail query_unknown_device "the reset after it was sent, or output: $(head -1 "$TMP/d.out")"
 	fi
 fi
 
