@@ -3,15 +3,17 @@
  * The query protocol's meaning (query.h). A LOAD is answered from the
  * agent's recorder's spool by the analyzer that `iotrail report` uses, so
  * a switch's numbers are the report's numbers for the same I/Os: no second
- * recording, no second definition of a stage. An I/O belongs to a window
- * when it completed in it (its C point); a stage's time is the report's
- * (it_stage_time). The spool is read from its start at each LOAD: simple
+ * recording, no second definition of a stage. A block I/O belongs to a
+ * window when it completed in it (its C point); a stage's time is the
+ * report's (it_stage_time). The target's switches take the fabric join's
+ * "target alone" view over the window's events (query_target.c): a
+ * command belongs to it when parsed and completed inside it. The spool is
+ * read from its start at each LOAD: simple
  * and exact (an I/O queued before the window still has its Q), at a cost
  * that grows with the recording (a chunk index is the next step).
  */
 #include "agent/query.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
