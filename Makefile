@@ -25,7 +25,7 @@ SKELS     := $(patsubst %.bpf.c,$(BUILD)/%.skel.h,$(notdir $(BPF_SRCS)))
 LAYER_RECORD := $(wildcard src/layers/*/record.c src/layers/*/record_*.c)
 # pure C: trace file, analysis, exporters (no libbpf; unit-tested)
 CORE_SRCS := src/tracefile.c src/evpack.c src/layer_table.c src/scope_ids.c \
-	     src/trace_merge.c src/agent/proto.c \
+	     src/trace_merge.c src/agent/proto.c src/agent/query.c src/agent/query_target.c \
 	     $(filter-out %.bpf.c $(LAYER_RECORD),$(wildcard src/layers/*/*.c)) \
 	     $(wildcard src/analyze/*.c) $(wildcard src/export/*.c)
 # user space that needs libbpf: the commands, the hook engine, recording
@@ -136,6 +136,10 @@ $(FUZZ_APP_OBJS): $(SKELS)
 
 # the trace file and the analysis: pure C
 $(BUILD)/fuzz/fuzz_trace: $(BUILD)/fuzz/obj/tests/fuzz/fuzz_trace.o $(FUZZ_CORE_OBJS)
+	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $^ -o $@ $(LDLIBS_CORE)
+
+# the query instructions' text parser (src/agent/query.c): pure C
+$(BUILD)/fuzz/fuzz_query: $(BUILD)/fuzz/obj/tests/fuzz/fuzz_query.o $(FUZZ_CORE_OBJS)
 	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $^ -o $@ $(LDLIBS_CORE)
 
 # record's options: the commands' objects (libbpf), main.c left out

@@ -27,6 +27,7 @@ static const struct command commands[] = {
 	{ "export", cmd_export, "write a trace file in another format (export --help lists them)" },
 	{ "diff",   cmd_diff,   "compare two trace files: each stage's slowdown under load, the bottleneck" },
 	{ "agent",  cmd_agent,  "serve `record --target` on a target machine (TLS, shared key)" },
+	{ "query",  cmd_query,  "ask a target's agent: a stage's latest statistics (load, store, reset)" },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 

@@ -6,6 +6,12 @@
  * PSK, channel.c), and serves one recording session at a time: a second
  * initiator is told the agent is busy.
  *
+ * A connection may instead (or as well) ask queries (LOAD, STORE, RESET:
+ * query.h): they are answered from the running session's spool, or from a
+ * recorder of the connection's own when no session runs, and never make the
+ * agent busy. Settings and reset times are the agent's, shared by every
+ * connection's child through one shared mapping.
+ *
  * Each connection is served by a child process; a session's recorder is
  * `iotrail record` itself (this binary, /proc/self/exe), run into a spool
  * file with a periodic flush, so the target is recorded by the very code
@@ -19,10 +25,12 @@
 #include <limits.h>
 #include <netdb.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -31,6 +39,7 @@
 #include <unistd.h>
 
 #include "agent/channel.h"
+#include "agent/query.h"
 #include "cli.h"
 #include "commands.h"
 #include "tracefile.h"
@@ -38,6 +47,7 @@
 #define TIMEOUT_MS 60000          /* a silent initiator ends its session */
 #define START_WAIT_NS 120000000000ull /* the recorder's probes load within this, even on a slow, loaded machine */
 #define FLUSH_EVERY "0.25"        /* the recorder's flush period, seconds */
+#define FRESH_WAIT_NS 5000000000ull /* a query's own recording: its first window at most */
 
 static volatile sig_atomic_t stopping;
 
@@ -89,13 +99,55 @@ static void usage(FILE *f)
 		IT_AGENT_PORT, IT_AGENT_KEY_DEFAULT, IT_AGENT_PORT, IT_AGENT_PORT);
 }
 
+/* ---- what every connection's child shares ---- */
+
+/* One mapping made before the first fork: the recording slot (one session
+ * for an initiator at a time) and the query settings, per switch. */
+struct agent_shared {
+	pthread_mutex_t lock;     /* robust: a child killed inside does not wedge the rest */
+	pid_t recording;          /* the child serving the recording session; 0: none */
+	char dir[PATH_MAX - 64];  /* the agent's spool directory */
+	struct {
+		struct it_query_settings set;
+		uint64_t reset_ns;
+	} sw[];                   /* it_nswitches of them, in it_switches[] order */
+};
+
+static struct agent_shared *shared_new(const char *dir)
+{
+	size_t size = sizeof(struct agent_shared) + it_nswitches * sizeof(((struct agent_shared *)0)->sw[0]);
+	struct agent_shared *sh = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+				       -1, 0);
+	pthread_mutexattr_t ma;
+
+	if (sh == MAP_FAILED)
+		return NULL;
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
+	pthread_mutexattr_setrobust(&ma, PTHREAD_MUTEX_ROBUST);
+	pthread_mutex_init(&sh->lock, &ma);
+	pthread_mutexattr_destroy(&ma);
+	snprintf(sh->dir, sizeof(sh->dir), "%s", dir);
+	for (size_t i = 0; i < it_nswitches; i++)
+		it_query_settings_default(&sh->sw[i].set);
+	return sh;
+}
+
+static void shared_lock(struct agent_shared *sh)
+{
+	if (pthread_mutex_lock(&sh->lock) == EOWNERDEAD)
+		pthread_mutex_consistent(&sh->lock); /* its holder only copied a few words */
+}
+
 /* ---- one session: the recorder and its spool ---- */
 
 struct session {
 	struct it_chan *c;
-	char dir[PATH_MAX - 64];  /* the spool's directory */
+	struct agent_shared *sh;
 	char spool[PATH_MAX];
 	char log[PATH_MAX];
+	bool recording;           /* START done: this connection holds the recording slot */
+	bool own_query_recorder;  /* the recorder runs for this connection's queries */
 	pid_t recorder;           /* 0: none running */
 	int status;               /* its exit status, once reaped */
 	bool stopped;             /* STOP done: the spool is final */
@@ -147,7 +199,8 @@ static int spool_chunks(struct session *s, int max)
 
 /* Runs `iotrail record` into the spool; waits until its head is written
  * (its probes are attached) or it fails. 0, or -1 with the reason. */
-static int start_recorder(struct session *s, const struct it_agent_msg *m, char *why, size_t len)
+static int start_recorder(struct session *s, const char *layers, const char *devlist, char *why,
+			  size_t len)
 {
 	char *argv[64], devs[IT_AGENT_TEXT], *save = NULL;
 	int argc = 0, lfd;
@@ -159,11 +212,11 @@ static int start_recorder(struct session *s, const struct it_agent_msg *m, char 
 	argv[argc++] = s->spool;
 	argv[argc++] = "--flush-every";
 	argv[argc++] = FLUSH_EVERY;
-	if (m->u.start.layers[0]) {
+	if (layers[0]) {
 		argv[argc++] = "--layers";
-		argv[argc++] = (char *)m->u.start.layers;
+		argv[argc++] = (char *)layers;
 	}
-	snprintf(devs, sizeof(devs), "%s", m->u.start.devs);
+	snprintf(devs, sizeof(devs), "%s", devlist);
 	for (char *d = strtok_r(devs, ",", &save); d && argc < 60; d = strtok_r(NULL, ",", &save)) {
 		argv[argc++] = "--dev";
 		argv[argc++] = d;
@@ -260,21 +313,33 @@ static int pull(struct session *s, char *err, size_t errlen)
 	return rc;
 }
 
-static void session_cleanup(struct session *s)
+/* The recorder gone, its files removed; the recording slot freed. */
+static void drop_recording(struct session *s)
 {
+	pid_t me = getpid();
+
 	stop_recorder(s);
 	if (s->fd >= 0)
 		close(s->fd);
-	free(s->buf);
+	s->fd = -1;
 	if (s->spool[0])
 		unlink(s->spool);
 	if (s->log[0])
 		unlink(s->log);
-	if (s->dir[0])
-		rmdir(s->dir);
+	s->spool[0] = s->log[0] = '\0';
+	if (s->recording)
+		__atomic_compare_exchange_n(&s->sh->recording, &me, 0, false, __ATOMIC_SEQ_CST,
+					    __ATOMIC_SEQ_CST);
+	s->recording = s->own_query_recorder = false;
 }
 
-static int hello(struct session *s, const struct it_agent_msg *m, bool busy)
+static void session_cleanup(struct session *s)
+{
+	drop_recording(s);
+	free(s->buf);
+}
+
+static int hello(struct session *s, const struct it_agent_msg *m)
 {
 	struct it_agent_msg r = { .type = IT_MSG_HELLO, .u.hello.version = IT_AGENT_VERSION };
 	char err[256], text[200];
@@ -289,12 +354,6 @@ static int hello(struct session *s, const struct it_agent_msg *m, bool busy)
 		send_error(s->c, IT_AERR_VERSION, text);
 		return -1;
 	}
-	if (busy) {
-		logf_("%s: refused: a recording session is running", it_chan_peer(s->c));
-		send_error(s->c, IT_AERR_BUSY, "the agent is busy: another initiator's recording "
-			   "session is running; wait until it ends");
-		return -1;
-	}
 	snprintf(r.u.hello.software, sizeof(r.u.hello.software), "iotrail");
 	gethostname(r.u.hello.host, sizeof(r.u.hello.host) - 1);
 	if (it_chan_send(s->c, &r, err, sizeof(err)))
@@ -303,26 +362,42 @@ static int hello(struct session *s, const struct it_agent_msg *m, bool busy)
 	return 0;
 }
 
+/* Takes the recording slot: one initiator's session at a time. A session
+ * that just ended may still be cleaning up: give it a moment, so the
+ * initiator that ends one and starts another is not refused. */
+static bool claim_recording(struct session *s)
+{
+	for (int i = 0; i < 100; i++) {
+		pid_t none = 0;
+
+		if (__atomic_compare_exchange_n(&s->sh->recording, &none, getpid(), false,
+						__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
 static int on_start(struct session *s, const struct it_agent_msg *m)
 {
 	struct it_agent_msg r = { .type = IT_MSG_START };
 	char why[512], err[256];
-	const char *tmp = getenv("TMPDIR");
 	struct it_reader *rd;
 
-	if (s->recorder || s->stopped)
+	if (s->recording || s->stopped)
 		return send_error(s->c, IT_AERR_STATE, "a recording was already started in this "
 				  "session; connect again for another"), -1;
-	snprintf(s->dir, sizeof(s->dir), "%s/iotrail-agent.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(s->dir)) {
-		snprintf(why, sizeof(why), "cannot make a spool directory in %s: %s",
-			 tmp && *tmp ? tmp : "/tmp", strerror(errno));
-		s->dir[0] = '\0';
-		goto fail;
+	if (!claim_recording(s)) {
+		logf_("%s: refused: a recording session is running", it_chan_peer(s->c));
+		send_error(s->c, IT_AERR_BUSY, "the agent is busy: another initiator's recording "
+			   "session is running; wait until it ends");
+		return -1;
 	}
-	snprintf(s->spool, sizeof(s->spool), "%s/target.trail", s->dir);
-	snprintf(s->log, sizeof(s->log), "%s/record.log", s->dir);
-	if (start_recorder(s, m, why, sizeof(why)))
+	drop_recording(s); /* the one for this connection's queries, if any: START's replaces it */
+	s->recording = true;
+	snprintf(s->spool, sizeof(s->spool), "%s/target.trail", s->sh->dir);
+	snprintf(s->log, sizeof(s->log), "%s/record.log", s->sh->dir);
+	if (start_recorder(s, m->u.start.layers, m->u.start.devs, why, sizeof(why)))
 		goto fail;
 	if ((rd = it_reader_open(s->spool, err, sizeof(err)))) {
 		snprintf(r.u.start.layers, sizeof(r.u.start.layers), "%s", it_reader_host(rd)->hooks);
@@ -334,6 +409,129 @@ fail:
 	logf_("%s: cannot record: %s", it_chan_peer(s->c), why);
 	send_error(s->c, IT_AERR_RECORD, why);
 	return -1;
+}
+
+/* ---- queries ---- */
+
+/* The spool a LOAD reads: this connection's, else the running session's,
+ * else a recorder started now for this connection (the agent's default
+ * layers, as START with none; *fresh set), stopped when the connection
+ * ends. */
+static int query_spool(struct session *s, char *path, size_t len, bool *fresh, char *why,
+		       size_t whylen)
+{
+	char log[PATH_MAX];
+
+	if (s->spool[0] && (s->recorder || s->stopped)) {
+		snprintf(path, len, "%s", s->spool);
+		return 0;
+	}
+	snprintf(path, len, "%s/target.trail", s->sh->dir);
+	if (__atomic_load_n(&s->sh->recording, __ATOMIC_SEQ_CST) && !access(path, R_OK))
+		return 0;
+	snprintf(s->spool, sizeof(s->spool), "%s/query-%d.trail", s->sh->dir, (int)getpid());
+	snprintf(log, sizeof(log), "%s/query-%d.log", s->sh->dir, (int)getpid());
+	snprintf(s->log, sizeof(s->log), "%s", log);
+	s->own_query_recorder = true;
+	if (start_recorder(s, "", "", why, whylen)) {
+		logf_("%s: cannot record for queries: %s", it_chan_peer(s->c), why);
+		return -1;
+	}
+	logf_("%s: recording for queries (no session was running)", it_chan_peer(s->c));
+	snprintf(path, len, "%s", s->spool);
+	*fresh = true;
+	return 0;
+}
+
+/* The switches a STORE or RESET names: one, or "all". */
+static bool switch_range(const char *name, size_t *from, size_t *to)
+{
+	const struct it_switch *sw = it_switch_find(name);
+
+	*from = sw ? (size_t)(sw - it_switches) : 0;
+	*to = sw ? *from + 1 : it_nswitches;
+	return sw || !strcmp(name, "all");
+}
+
+static int on_load(struct session *s, const struct it_agent_msg *m)
+{
+	const struct it_switch *sw = it_switch_find(m->u.load.sw);
+	struct it_query_settings set;
+	struct it_agent_msg r;
+	char path[PATH_MAX], why[400], err[256];
+	uint64_t reset, wait;
+	bool fresh = false;
+
+	if (!sw) {
+		snprintf(why, sizeof(why), "unknown switch '%s'", m->u.load.sw);
+		return send_error(s->c, IT_AERR_QUERY, why);
+	}
+	if (query_spool(s, path, sizeof(path), &fresh, why, sizeof(why)))
+		return send_error(s->c, IT_AERR_RECORD, why), -1;
+	shared_lock(s->sh);
+	set = s->sh->sw[sw - it_switches].set;
+	reset = s->sh->sw[sw - it_switches].reset_ns;
+	pthread_mutex_unlock(&s->sh->lock);
+	if (fresh) {
+		/* a recording that just started has no window yet: let one pass
+		 * (the answer's start and end say how long it got), within the
+		 * initiator's patience */
+		wait = m->u.load.window_ns ? m->u.load.window_ns : set.window_ns;
+		wait = (wait < FRESH_WAIT_NS ? wait : FRESH_WAIT_NS) + IT_QUERY_LAG_NS;
+		nanosleep(&(struct timespec){ .tv_sec = (time_t)(wait / 1000000000ull),
+					      .tv_nsec = (long)(wait % 1000000000ull) }, NULL);
+	}
+	if (it_query_load(path, m, &set, reset, now_ns(), &r, why, sizeof(why)))
+		return send_error(s->c, IT_AERR_QUERY, why);
+	return it_chan_send(s->c, &r, err, sizeof(err));
+}
+
+static int on_store(struct session *s, const struct it_agent_msg *m)
+{
+	struct it_agent_msg r = *m;
+	struct it_query_settings set;
+	size_t from, to;
+	uint32_t code;
+	char why[300], err[256];
+
+	if (!switch_range(m->u.store.sw, &from, &to))
+		return send_error(s->c, IT_AERR_QUERY, "unknown switch");
+	shared_lock(s->sh);
+	set = s->sh->sw[from].set;
+	if (!it_query_store(&set, m->u.store.name, m->u.store.value, &code, why, sizeof(why)))
+		for (size_t i = from; i < to; i++)
+			it_query_store(&s->sh->sw[i].set, m->u.store.name, m->u.store.value, &code,
+				       why, sizeof(why));
+	else
+		to = 0;
+	pthread_mutex_unlock(&s->sh->lock);
+	if (!to) {
+		logf_("%s: refused store %s %s=%s: %s", it_chan_peer(s->c), m->u.store.sw,
+		      m->u.store.name, m->u.store.value, why);
+		return send_error(s->c, code, why);
+	}
+	it_query_setting_text(&set, m->u.store.name, r.u.store.value, sizeof(r.u.store.value));
+	logf_("%s: store %s %s=%s", it_chan_peer(s->c), m->u.store.sw, m->u.store.name,
+	      r.u.store.value);
+	return it_chan_send(s->c, &r, err, sizeof(err));
+}
+
+static int on_reset(struct session *s, const struct it_agent_msg *m)
+{
+	struct it_agent_msg r = *m;
+	size_t from, to;
+	char err[256];
+
+	if (!switch_range(m->u.reset.sw, &from, &to))
+		return send_error(s->c, IT_AERR_QUERY, "unknown switch");
+	r.u.reset.reply = true;
+	r.u.reset.at_ns = now_ns();
+	shared_lock(s->sh);
+	for (size_t i = from; i < to; i++)
+		s->sh->sw[i].reset_ns = r.u.reset.at_ns;
+	pthread_mutex_unlock(&s->sh->lock);
+	logf_("%s: reset %s", it_chan_peer(s->c), m->u.reset.sw);
+	return it_chan_send(s->c, &r, err, sizeof(err));
 }
 
 /* The messages of one session until STOP's last PULL, a close or an error. */
@@ -376,7 +574,7 @@ static int serve(struct session *s)
 			rc = on_start(s, &m);
 			break;
 		case IT_MSG_PULL:
-			rc = s->dir[0] ? pull(s, err, sizeof(err)) :
+			rc = s->recording ? pull(s, err, sizeof(err)) :
 			     send_error(s->c, IT_AERR_STATE, "PULL before START");
 			break;
 		case IT_MSG_STOP:
@@ -386,11 +584,20 @@ static int serve(struct session *s)
 			r = (struct it_agent_msg){ .type = IT_MSG_STOP };
 			rc = it_chan_send(s->c, &r, err, sizeof(err));
 			break;
+		case IT_MSG_LOAD:
+			rc = on_load(s, &m);
+			break;
+		case IT_MSG_STORE:
+			rc = on_store(s, &m);
+			break;
+		case IT_MSG_RESET:
+			rc = on_reset(s, &m);
+			break;
 		default:
 			rc = send_error(s->c, IT_AERR_STATE, "unexpected message");
 		}
 		if (rc) {
-			if (m.type != IT_MSG_START) /* on_start said why */
+			if (m.type != IT_MSG_START && m.type != IT_MSG_LOAD) /* they said why */
 				logf_("%s: session ended: %s", it_chan_peer(s->c), err);
 			return -1;
 		}
@@ -399,9 +606,9 @@ static int serve(struct session *s)
 }
 
 /* A connection's child: handshake, HELLO, then the session. */
-static int connection(int fd, const uint8_t *key, bool busy)
+static int connection(int fd, const uint8_t *key, struct agent_shared *sh)
 {
-	struct session s = { .fd = -1 };
+	struct session s = { .fd = -1, .sh = sh };
 	struct it_agent_msg m;
 	char err[512];
 	int rc = 1;
@@ -412,7 +619,7 @@ static int connection(int fd, const uint8_t *key, bool busy)
 	}
 	if (it_chan_recv(s.c, &m, err, sizeof(err)) <= 0) {
 		logf_("%s: no HELLO: %s", it_chan_peer(s.c), err);
-	} else if (!hello(&s, &m, busy)) {
+	} else if (!hello(&s, &m)) {
 		rc = serve(&s) < 0;
 	}
 	session_cleanup(&s);
@@ -446,17 +653,40 @@ static int listen_on(const char *addr, char *err, size_t errlen)
 	return fd;
 }
 
+/* The agent's directory for spools: the session's and the queries'. */
+static int make_dir(char *dir, size_t len, char *err, size_t errlen)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	snprintf(dir, len, "%s/iotrail-agent.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (mkdtemp(dir))
+		return 0;
+	snprintf(err, errlen, "cannot make a spool directory in %s: %s; set TMPDIR to a "
+		 "writable directory", tmp && *tmp ? tmp : "/tmp", strerror(errno));
+	return -1;
+}
+
 static int run(const char *addr, const uint8_t *key)
 {
 	struct sigaction sa = { .sa_handler = on_stop };
-	pid_t session = 0, kids[64];
+	struct agent_shared *sh;
+	pid_t kids[64];
 	size_t nkids = 0;
-	char err[512];
-	int lfd = listen_on(addr, err, sizeof(err));
+	char err[512], dir[PATH_MAX - 64];
+	int lfd;
 
-	if (lfd < 0)
+	if (make_dir(dir, sizeof(dir), err, sizeof(err)))
+		return it_failf(1, "failed to start: %s", err);
+	if (!(sh = shared_new(dir))) {
+		rmdir(dir);
+		return it_failf(1, "failed to start: cannot map the shared state: %s",
+				strerror(errno));
+	}
+	if ((lfd = listen_on(addr, err, sizeof(err))) < 0) {
+		rmdir(dir);
 		return it_failf(1, "failed to start: %s; give a free local address with --listen",
 				err);
+	}
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
@@ -468,8 +698,11 @@ static int run(const char *addr, const uint8_t *key)
 		int st, fd;
 
 		while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
-			if (pid == session)
-				session = 0;
+			pid_t held = pid;
+
+			/* a child killed outright frees the recording slot it held */
+			__atomic_compare_exchange_n(&sh->recording, &held, 0, false,
+						    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 			for (size_t i = 0; i < nkids; i++)
 				if (kids[i] == pid)
 					kids[i] = kids[--nkids];
@@ -479,18 +712,6 @@ static int run(const char *addr, const uint8_t *key)
 		fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 		if (fd < 0)
 			continue;
-		/* a session that just ended may still be cleaning up: give it a moment,
-		 * so the initiator that ends it and starts another is not refused */
-		for (int i = 0; session && i < 100; i++) {
-			if (waitpid(session, &st, WNOHANG) == session) {
-				for (size_t k = 0; k < nkids; k++)
-					if (kids[k] == session)
-						kids[k] = kids[--nkids];
-				session = 0;
-				break;
-			}
-			usleep(10000);
-		}
 		if (nkids == sizeof(kids) / sizeof(*kids)) {
 			close(fd); /* a flood of connections: the ones being served go on */
 			continue;
@@ -499,13 +720,11 @@ static int run(const char *addr, const uint8_t *key)
 		if (pid == 0) {
 			prctl(PR_SET_PDEATHSIG, SIGTERM);
 			close(lfd);
-			_exit(connection(fd, key, session != 0));
+			_exit(connection(fd, key, sh));
 		}
 		close(fd);
 		if (pid > 0)
 			kids[nkids++] = pid;
-		if (pid > 0 && !session)
-			session = pid;
 	}
 	close(lfd);
 	/* each child stops its recorder on the signal and closes its session */
@@ -513,6 +732,7 @@ static int run(const char *addr, const uint8_t *key)
 		kill(kids[i], SIGTERM);
 	while (wait(NULL) > 0)
 		;
+	rmdir(dir);
 	logf_("stopped");
 	return 0;
 }

@@ -22,7 +22,7 @@ static void put64(uint8_t *p, uint64_t v) { put32(p, (uint32_t)v); put32(p + 4, 
 static const char *type_name(uint16_t t)
 {
 	static const char *names[] = { "?", "HELLO", "START", "PULL", "DATA", "CLOCK", "STOP",
-				       "ERROR" };
+				       "ERROR", "LOAD", "STORE", "RESET", "STATS" };
 
 	return t < sizeof(names) / sizeof(*names) ? names[t] : "?";
 }
@@ -47,7 +47,7 @@ long it_agent_frame_len(const void *buf, size_t len, char *err, size_t errlen)
 	version = get16(p + 4);
 	type = get16(p + 6);
 	plen = get32(p + 8);
-	if (version == IT_AGENT_VERSION && (type < IT_MSG_HELLO || type > IT_MSG_ERROR)) {
+	if (version == IT_AGENT_VERSION && (type < IT_MSG_HELLO || type > IT_MSG_LAST)) {
 		snprintf(err, errlen, "unknown message type %u", type);
 		return -1;
 	}
@@ -90,6 +90,139 @@ static size_t put_text(uint8_t *p, size_t cap, const char *s)
 	put16(p, (uint16_t)n);
 	memcpy(p + 2, s, n);
 	return n + 2;
+}
+
+/* The query messages' fields in order, through a cursor that remembers
+ * the first failure (too short, a bad string): each message reads (or
+ * writes) as one list of fields, checked once at the end. */
+struct cur {
+	uint8_t *w;        /* encoding: where to write; NULL when parsing */
+	const uint8_t *r;  /* parsing: where to read */
+	size_t left;       /* bytes left to read, or room left to write */
+	bool ok;
+};
+
+static void cur_take(struct cur *c, void *v, size_t size)
+{
+	if (!c->ok || c->left < size) {
+		c->ok = false;
+		return;
+	}
+	if (c->w) {
+		if (size == 1)
+			*c->w = *(uint8_t *)v;
+		else if (size == 4)
+			put32(c->w, *(uint32_t *)v);
+		else
+			put64(c->w, *(uint64_t *)v);
+		c->w += size;
+	} else {
+		if (size == 1)
+			*(uint8_t *)v = *c->r;
+		else if (size == 4)
+			*(uint32_t *)v = get32(c->r);
+		else
+			*(uint64_t *)v = get64(c->r);
+		c->r += size;
+	}
+	c->left -= size;
+}
+#define CUR(c, field) cur_take((c), &(field), sizeof(field))
+
+static void cur_text(struct cur *c, char *s, size_t cap)
+{
+	size_t n;
+
+	if (!c->ok)
+		return;
+	if (c->w) {
+		n = strnlen(s, cap - 1);
+		if (n + 2 > c->left) {
+			c->ok = false;
+			return;
+		}
+		put16(c->w, (uint16_t)n);
+		memcpy(c->w + 2, s, n);
+		c->w += n + 2;
+		c->left -= n + 2;
+	} else {
+		if (!(n = get_text(c->r, c->left, s, cap))) {
+			c->ok = false;
+			return;
+		}
+		c->r += n;
+		c->left -= n;
+	}
+}
+
+/* Percentiles: a count, then each in thousandths of a percent, strictly
+ * ascending within (0, 100%]: one encoding per set. */
+static void cur_pcts(struct cur *c, uint8_t *n, uint32_t *pct)
+{
+	CUR(c, *n);
+	if (c->ok && *n > IT_QUERY_PCTS)
+		c->ok = false;
+	for (unsigned i = 0; c->ok && i < *n; i++) {
+		CUR(c, pct[i]);
+		if (!pct[i] || pct[i] > 100 * IT_PCT_SCALE || (i && pct[i] <= pct[i - 1]))
+			c->ok = false;
+	}
+}
+
+static void cur_stage(struct cur *c, struct it_stage_stat *s, uint8_t npct)
+{
+	CUR(c, s->ios);
+	CUR(c, s->count);
+	CUR(c, s->bytes);
+	CUR(c, s->min);
+	CUR(c, s->max);
+	CUR(c, s->sum);
+	for (unsigned i = 0; c->ok && i < npct; i++) /* npct checked once ok */
+		CUR(c, s->pct_ns[i]);
+}
+
+/* One query message (LOAD, STORE, RESET, STATS) through the cursor; the
+ * same code parses and encodes, so the two cannot disagree. */
+static void cur_query(struct cur *c, struct it_agent_msg *m)
+{
+	switch (m->type) {
+	case IT_MSG_LOAD:
+		cur_text(c, m->u.load.sw, sizeof(m->u.load.sw));
+		CUR(c, m->u.load.stats);
+		CUR(c, m->u.load.window_ns);
+		CUR(c, m->u.load.op);
+		cur_text(c, m->u.load.dev, sizeof(m->u.load.dev));
+		cur_pcts(c, &m->u.load.npct, m->u.load.pct);
+		if (!m->u.load.stats || m->u.load.stats & ~(uint32_t)IT_QS_ALL)
+			c->ok = false;
+		break;
+	case IT_MSG_STATS:
+		cur_text(c, m->u.stats.sw, sizeof(m->u.stats.sw));
+		CUR(c, m->u.stats.stats);
+		CUR(c, m->u.stats.start_ns);
+		CUR(c, m->u.stats.end_ns);
+		CUR(c, m->u.stats.reset_ns);
+		CUR(c, m->u.stats.dropped);
+		cur_pcts(c, &m->u.stats.npct, m->u.stats.pct);
+		cur_stage(c, &m->u.stats.window, m->u.stats.npct);
+		cur_stage(c, &m->u.stats.since_reset, m->u.stats.npct);
+		if (m->u.stats.stats & ~(uint32_t)IT_QS_ALL)
+			c->ok = false;
+		break;
+	case IT_MSG_STORE:
+		cur_text(c, m->u.store.sw, sizeof(m->u.store.sw));
+		cur_text(c, m->u.store.name, sizeof(m->u.store.name));
+		cur_text(c, m->u.store.value, sizeof(m->u.store.value));
+		break;
+	case IT_MSG_RESET:
+		cur_text(c, m->u.reset.sw, sizeof(m->u.reset.sw));
+		/* the agent's answer adds the time of the reset */
+		if (c->w ? m->u.reset.reply : c->left == 8) {
+			m->u.reset.reply = true;
+			CUR(c, m->u.reset.at_ns);
+		}
+		break;
+	}
 }
 
 /* A fixed-size field: a string padded with NULs to the end (one at least),
@@ -151,6 +284,15 @@ static bool parse_payload(struct it_agent_msg *m, const uint8_t *p, size_t n)
 		m->u.error.code = get32(p);
 		a = get_text(p + 4, n - 4, m->u.error.text, sizeof(m->u.error.text));
 		return a && a + 4 == n;
+	case IT_MSG_LOAD:
+	case IT_MSG_STORE:
+	case IT_MSG_RESET:
+	case IT_MSG_STATS: {
+		struct cur c = { .r = p, .left = n, .ok = true };
+
+		cur_query(&c, m);
+		return c.ok && !c.left;
+	}
 	}
 	return false;
 }
@@ -232,6 +374,19 @@ size_t it_agent_encode(const struct it_agent_msg *m, uint8_t *out, size_t cap)
 			return 0;
 		n = 4 + a;
 		break;
+	case IT_MSG_LOAD:
+	case IT_MSG_STORE:
+	case IT_MSG_RESET:
+	case IT_MSG_STATS: {
+		struct it_agent_msg copy = *m; /* the cursor takes fields by address */
+		struct cur c = { .w = p, .left = cap, .ok = true };
+
+		cur_query(&c, &copy);
+		if (!c.ok)
+			return 0;
+		n = cap - c.left;
+		break;
+	}
 	default:
 		return 0;
 	}

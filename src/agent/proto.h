@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #define IT_AGENT_MAGIC    0x47415449u /* "ITAG" little-endian */
-#define IT_AGENT_VERSION  1u
+#define IT_AGENT_VERSION  2u          /* 2: LOAD, STORE, RESET, STATS */
 #define IT_AGENT_HDR      12u         /* magic, version, type, length */
 #define IT_AGENT_MAX_DATA (8u << 20)  /* DATA payload at most */
 #define IT_AGENT_MAX_MSG  4096u       /* every other payload at most */
@@ -28,6 +28,12 @@ enum it_agent_type {
 	IT_MSG_CLOCK = 5,  /* initiator: t1; agent: t1, t2, t3 */
 	IT_MSG_STOP = 6,   /* initiator: empty; agent: empty (the recorder stopped) */
 	IT_MSG_ERROR = 7,  /* either: code, one line */
+	/* the query protocol (version 2): ntprof's [opcode][switch][statistic][params] */
+	IT_MSG_LOAD = 8,   /* initiator: a switch's statistics of the last window (agent: STATS) */
+	IT_MSG_STORE = 9,  /* both ways: switch, setting, value (the agent: what is now set) */
+	IT_MSG_RESET = 10, /* initiator: switch; agent: switch, the reset's time */
+	IT_MSG_STATS = 11, /* agent: LOAD's answer */
+	IT_MSG_LAST = IT_MSG_STATS,
 };
 
 /* DATA flags */
@@ -39,9 +45,31 @@ enum it_agent_err {
 	IT_AERR_STATE = 3,    /* message out of order */
 	IT_AERR_RECORD = 4,   /* the recorder could not start or died */
 	IT_AERR_BAD = 5,      /* malformed message */
+	IT_AERR_QUERY = 6,    /* a query the agent cannot answer (unknown switch, no data) */
+	IT_AERR_UNSUPPORTED = 7, /* a STORE of a setting this agent cannot honour yet */
 };
 
 #define IT_AGENT_TEXT 256 /* strings in messages, NUL included */
+#define IT_SWITCH_LEN 32  /* a switch's name ("block.d2c"), NUL included */
+#define IT_QUERY_PCTS 8   /* percentiles in one LOAD at most */
+#define IT_PCT_SCALE 1000 /* percentiles on the wire: thousandths of a percent (99.9: 99900) */
+
+/* The statistics a LOAD asks for (its [statistic] field), bits. */
+enum it_query_stat {
+	IT_QS_COUNT = 1u << 0, IT_QS_MIN = 1u << 1, IT_QS_AVG = 1u << 2, IT_QS_MAX = 1u << 3,
+	IT_QS_PCT = 1u << 4,   /* the percentiles listed (none listed: the agent's set) */
+	IT_QS_IOPS = 1u << 5, IT_QS_BYTES = 1u << 6,
+	IT_QS_ALL = (1u << 7) - 1,
+};
+
+/* One switch's numbers over a span of time: I/Os completed in it. */
+struct it_stage_stat {
+	uint64_t ios;             /* I/Os completed that pass the filters */
+	uint64_t count;           /*   of which have this stage */
+	uint64_t bytes;           /*   their bytes */
+	uint64_t min, max, sum;   /* the stage's time, ns (min 0 when count is 0) */
+	uint64_t pct_ns[IT_QUERY_PCTS];
+};
 
 struct it_agent_msg {
 	uint16_t version;     /* of the frame */
@@ -52,6 +80,32 @@ struct it_agent_msg {
 		struct { uint32_t flags; const uint8_t *bytes; size_t len; } data;
 		struct { uint64_t t1, t2, t3; bool reply; } clock;
 		struct { uint32_t code; char text[IT_AGENT_TEXT]; } error;
+		struct {
+			char sw[IT_SWITCH_LEN];
+			uint32_t stats;          /* enum it_query_stat bits, not 0 */
+			uint64_t window_ns;      /* 0: the agent's setting */
+			uint8_t op;              /* 0: any; else enum it_op + 1 */
+			char dev[IT_SWITCH_LEN]; /* device or initiator controller; "": any */
+			uint8_t npct;            /* 0: the agent's percentile set */
+			uint32_t pct[IT_QUERY_PCTS]; /* ascending, 1 .. 100 * IT_PCT_SCALE */
+		} load;
+		struct {
+			char sw[IT_SWITCH_LEN];
+			uint32_t stats;          /* as asked */
+			uint64_t start_ns, end_ns;  /* the window, agent's CLOCK_MONOTONIC */
+			uint64_t reset_ns;       /* since reset: from here (the recording's start
+						  * when later) to end_ns */
+			uint64_t dropped;        /* events the agent's recorder lost so far */
+			uint8_t npct;
+			uint32_t pct[IT_QUERY_PCTS];
+			struct it_stage_stat window, since_reset;
+		} stats;
+		struct {
+			char sw[IT_SWITCH_LEN];  /* a switch or "all" */
+			char name[IT_SWITCH_LEN];
+			char value[IT_AGENT_TEXT];
+		} store;
+		struct { char sw[IT_SWITCH_LEN]; uint64_t at_ns; bool reply; } reset;
 	} u;
 };
 

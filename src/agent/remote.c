@@ -55,14 +55,14 @@ static uint16_t proto_version(void)
 
 /* Sends m and receives the answer of the type wanted; an ERROR answer or
  * another type is a failure with the agent's own line. */
-static int ask(struct it_remote *r, const struct it_agent_msg *m, uint16_t want,
-	       struct it_agent_msg *a, char *err, size_t errlen)
+int it_agent_ask(struct it_chan *c, const struct it_agent_msg *m, uint16_t want,
+		 struct it_agent_msg *a, char *err, size_t errlen)
 {
 	int rc;
 
-	if (it_chan_send(r->c, m, err, errlen))
+	if (it_chan_send(c, m, err, errlen))
 		return -1;
-	rc = it_chan_recv(r->c, a, err, errlen);
+	rc = it_chan_recv(c, a, err, errlen);
 	if (rc == 0)
 		snprintf(err, errlen, "the agent closed the connection");
 	if (rc <= 0)
@@ -86,7 +86,7 @@ static int clock_round(struct it_remote *r, char *err, size_t errlen)
 		uint64_t t4;
 
 		m.u.clock.t1 = now_ns();
-		if (ask(r, &m, IT_MSG_CLOCK, &a, err, errlen))
+		if (it_agent_ask(r->c, &m, IT_MSG_CLOCK, &a, err, errlen))
 			return -1;
 		t4 = now_ns();
 		if (!a.u.clock.reply || a.u.clock.t1 != m.u.clock.t1 ||
@@ -102,11 +102,44 @@ static int clock_round(struct it_remote *r, char *err, size_t errlen)
 	return 0;
 }
 
+struct it_chan *it_agent_connect(const char *target, const char *keyfile, char *err,
+				 size_t errlen)
+{
+	struct it_agent_msg m = { .type = IT_MSG_HELLO }, a;
+	uint8_t key[IT_AGENT_KEY_LEN];
+	struct it_chan *c;
+	char why[400];
+
+	if (it_key_load(keyfile ? keyfile : IT_AGENT_KEY_DEFAULT, key, why, sizeof(why))) {
+		snprintf(err, errlen, "failed to use a key for %s: %s", target, why);
+		return NULL;
+	}
+	if (!(c = it_chan_connect(target, key, TIMEOUT_MS, why, sizeof(why)))) {
+		snprintf(err, errlen, "failed to reach the agent at %s: %s", target, why);
+		return NULL;
+	}
+	m.version = proto_version();
+	m.u.hello.version = m.version;
+	snprintf(m.u.hello.software, sizeof(m.u.hello.software), "iotrail");
+	gethostname(m.u.hello.host, sizeof(m.u.hello.host) - 1);
+	if (it_agent_ask(c, &m, IT_MSG_HELLO, &a, why, sizeof(why))) {
+		snprintf(err, errlen, "failed to start a session with the agent at %s: %s",
+			 target, why);
+	} else if (a.u.hello.version != IT_AGENT_VERSION) {
+		snprintf(err, errlen, "failed to start a session with the agent at %s: it speaks "
+			 "protocol version %u, this iotrail %u; run the same iotrail version on both",
+			 target, a.u.hello.version, IT_AGENT_VERSION);
+	} else {
+		return c;
+	}
+	it_chan_close(c);
+	return NULL;
+}
+
 struct it_remote *it_remote_start(const struct it_remote_opts *o, char *err, size_t errlen)
 {
 	struct it_remote *r = calloc(1, sizeof(*r));
-	struct it_agent_msg m = { .type = IT_MSG_HELLO }, a;
-	uint8_t key[IT_AGENT_KEY_LEN];
+	struct it_agent_msg m, a;
 	char why[400];
 	int rc;
 
@@ -119,29 +152,8 @@ struct it_remote *it_remote_start(const struct it_remote_opts *o, char *err, siz
 		r->o.keyfile = IT_AGENT_KEY_DEFAULT;
 	r->spool = -1;
 	r->best.rtt = UINT64_MAX;
-	if (it_key_load(r->o.keyfile, key, why, sizeof(why))) {
-		snprintf(err, errlen, "failed to use a key for %s: %s", o->target, why);
+	if (!(r->c = it_agent_connect(o->target, r->o.keyfile, err, errlen)))
 		goto fail;
-	}
-	if (!(r->c = it_chan_connect(o->target, key, TIMEOUT_MS, why, sizeof(why)))) {
-		snprintf(err, errlen, "failed to reach the agent at %s: %s", o->target, why);
-		goto fail;
-	}
-	m.version = proto_version();
-	m.u.hello.version = m.version;
-	snprintf(m.u.hello.software, sizeof(m.u.hello.software), "iotrail");
-	gethostname(m.u.hello.host, sizeof(m.u.hello.host) - 1);
-	if (ask(r, &m, IT_MSG_HELLO, &a, why, sizeof(why))) {
-		snprintf(err, errlen, "failed to start a session with the agent at %s: %s",
-			 o->target, why);
-		goto fail;
-	}
-	if (a.u.hello.version != IT_AGENT_VERSION) {
-		snprintf(err, errlen, "failed to start a session with the agent at %s: it speaks "
-			 "protocol version %u, this iotrail %u; run the same iotrail version on both",
-			 o->target, a.u.hello.version, IT_AGENT_VERSION);
-		goto fail;
-	}
 	if (clock_round(r, why, sizeof(why))) {
 		snprintf(err, errlen, "failed to estimate the clock of %s: %s", o->target, why);
 		goto fail;
@@ -156,7 +168,7 @@ struct it_remote *it_remote_start(const struct it_remote_opts *o, char *err, siz
 	snprintf(m.u.start.layers, sizeof(m.u.start.layers), "%s", o->layers ? o->layers : "");
 	snprintf(m.u.start.devs, sizeof(m.u.start.devs), "%s", o->devs ? o->devs : "");
 	it_chan_set_timeout(r->c, START_TIMEOUT_MS);
-	rc = ask(r, &m, IT_MSG_START, &a, why, sizeof(why));
+	rc = it_agent_ask(r->c, &m, IT_MSG_START, &a, why, sizeof(why));
 	it_chan_set_timeout(r->c, TIMEOUT_MS);
 	if (rc) {
 		snprintf(err, errlen, "failed to start recording on the target %s: %s", o->target,
@@ -197,7 +209,7 @@ static int pull(struct it_remote *r)
 
 	if (!r->c)
 		return -1;
-	if (ask(r, &m, IT_MSG_DATA, &a, why, sizeof(why))) {
+	if (it_agent_ask(r->c, &m, IT_MSG_DATA, &a, why, sizeof(why))) {
 		mark_lost(r, why);
 		return -1;
 	}
@@ -235,7 +247,7 @@ int it_remote_finish(struct it_remote *r)
 
 	if (!r->c)
 		return -1;
-	if (clock_round(r, why, sizeof(why)) || ask(r, &m, IT_MSG_STOP, &a, why, sizeof(why))) {
+	if (clock_round(r, why, sizeof(why)) || it_agent_ask(r->c, &m, IT_MSG_STOP, &a, why, sizeof(why))) {
 		mark_lost(r, why);
 		return -1;
 	}

@@ -16,6 +16,18 @@
 #include "iotrail/trace_format.h"
 
 struct it_remote;
+struct it_chan;
+struct it_agent_msg;
+
+/* Connects to the agent at target (HOST:PORT), authenticates with the key
+ * file (NULL: the default) and exchanges HELLO: a channel for queries or a
+ * session. NULL with a one-line reason ("failed to ...: WHY; WHAT TO DO"). */
+struct it_chan *it_agent_connect(const char *target, const char *keyfile, char *err,
+				 size_t errlen);
+/* Sends m, receives the answer of type want into *a. 0; -1 with the reason
+ * (an ERROR answer: "the agent says: ..."). */
+int it_agent_ask(struct it_chan *c, const struct it_agent_msg *m, uint16_t want,
+		 struct it_agent_msg *a, char *err, size_t errlen);
 
 struct it_remote_opts {
 	const char *target;       /* HOST:PORT */

@@ -155,3 +155,24 @@ explained_loss() {
 rel_diff() {
 	awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d; printf "%.4f", (b == 0) ? 1 : d / b }'
 }
+
+# start_agent KEY PORT: iotrail agent on 127.0.0.1:PORT in the background
+# ($AGENT, its log in $TMP/agent.log), waited for until it listens; stopped
+# (stop_agent) with the test's cleanup. $AGENT_WHY says why when it did not
+# start (run it in the test's shell, not in $(...): $AGENT is set here).
+start_agent() {
+	"$IOTRAIL" agent --key "$1" --listen "127.0.0.1:$2" 2> "$TMP/agent.log" &
+	AGENT=$!
+	for i in $(seq 50); do
+		grep -q listening "$TMP/agent.log" && break
+		kill -0 $AGENT 2>/dev/null || break
+		sleep 0.1
+	done
+	if ! grep -q listening "$TMP/agent.log"; then
+		AGENT_WHY="the agent did not start: $(head -2 "$TMP/agent.log" | tr '\n' ' ')"
+		kill $AGENT 2>/dev/null
+		return 1
+	fi
+	trap 'stop_agent; cleanup' EXIT
+}
+stop_agent() { kill "$AGENT" 2>/dev/null; wait "$AGENT" 2>/dev/null; }

@@ -52,20 +52,7 @@ one_line_fail agent_key_mode $rc "$TMP/mode.err" "mode 0644.*chmod 600" && pass 
 # ---- an agent on a free loopback port ----
 make_loop 128 none || { fail agent_setup "cannot set up a loop device"; exit 1; }
 PORT=$((20000 + RANDOM % 20000))
-"$IOTRAIL" agent --key "$TMP/agent.key" --listen "127.0.0.1:$PORT" 2> "$TMP/agent.log" &
-AGENT=$!
-for i in $(seq 50); do
-	grep -q listening "$TMP/agent.log" && break
-	kill -0 $AGENT 2>/dev/null || break
-	sleep 0.1
-done
-if ! grep -q listening "$TMP/agent.log"; then
-	fail agent_setup "the agent did not start: $(head -2 "$TMP/agent.log")"
-	kill $AGENT 2>/dev/null
-	exit 1
-fi
-stop_agent() { kill "$AGENT" 2>/dev/null; wait "$AGENT" 2>/dev/null; }
-trap 'stop_agent; cleanup' EXIT
+start_agent "$TMP/agent.key" "$PORT" || { fail agent_setup "$AGENT_WHY"; exit 1; }
 
 TARGET=(--target "127.0.0.1:$PORT" --key "$TMP/agent.key" --target-layers block
 	--target-dev "$LOOPNAME")
