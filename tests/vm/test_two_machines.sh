@@ -16,8 +16,8 @@
 #  - two_clock: the offset's uncertainty is below the smallest round trip,
 #    every matched I/O is causal on the merged timeline (the target
 #    received after the initiator sent, and sent before the initiator
-#    received) or off by less than the uncertainty, and at least 95% are
-#    causal;
+#    received) or off by less than the uncertainty, and at least 99.9%
+#    are causal;
 #  - two_dev_delay: null_blk's completion delay on the target lands in
 #    target.dev (DELAY_NS + target.dev at QD1 without delay, within 10%;
 #    medians);
@@ -165,9 +165,8 @@ if [ -s "$out/read4k.json" ]; then
 	# every run's clock: its uncertainty (at the middle I/O: the drift of
 	# two TCG guests, 90-250 ppm, is bounded loosely over a few seconds)
 	# below the fastest round trip; causal but within the uncertainty at
-	# worst, and at least 95% causal (99.3% at QD4 on a quiet run, 93% on a
-	# host loaded 10 deep: the virtual wire's jitter makes a PDU's arrival
-	# ambiguous on its queue; the issue's 99.9% is not reached here)
+	# worst, and at least 99.9% causal (the issue's figure; every one in 20
+	# traces of this test since arrivals are the last before use)
 	bad="" all=""
 	for n in read4k qd1 dev netem; do
 		line=$(fab $n '.cross.clock as $c | .cross.causality as $k |
@@ -177,7 +176,7 @@ if [ -s "$out/read4k.json" ]; then
 		all="$all $n: $method +-$((${umid:-0} / 1000)) us (anywhere $((${uall:-0} / 1000)) us), rtt $((${rtt:-0} / 1000)) us, causal $((${checked:-0} - ${noncausal:-0}))/$checked;"
 		if [ "$method" != matched-io ] || [ -z "$umid" ] || [ "$umid" -ge "$rtt" ] ||
 		   [ "${checked:-0}" -eq 0 ] || [ "$noncausal" -gt "$within" ] ||
-		   [ $((noncausal * 20)) -gt "$checked" ]; then
+		   [ $((noncausal * 1000)) -gt "$checked" ]; then
 			bad="$bad $n"
 		fi
 	done
