@@ -292,6 +292,90 @@ TEST(syscall_analysis)
 	it_sysan_free(s);
 }
 
+static size_t make_title(unsigned char *buf, uint32_t pid, const char *title)
+{
+	struct it_sys_title t = { .rec = IT_SREC_TITLE, .len = (uint16_t)strlen(title), .pid = pid };
+
+	memcpy(buf, &t, sizeof(t));
+	memcpy(buf + sizeof(t), title, t.len);
+	return sizeof(t) + t.len;
+}
+
+/* Process titles (a process's first title record counts), per-process sums
+ * with the block I/O its calls owned, and fsync/fdatasync latency per file
+ * and per process; a title record walks like any side record. */
+TEST(syscall_titles_and_syncs)
+{
+	struct it_sysan_opts o = { .start_ns = 1000 };
+	struct it_sysan *s = it_sysan_new(&o);
+	unsigned char rec[256], chunk[512];
+	static const char *const wal[] = { "000001", "pg_wal" };
+	struct it_sys_task task = { .rec = IT_SREC_TASK, .pid = 200, .tid = 201, .ts = 1 };
+	struct it_sys_event e[4];
+	struct it_trail t;
+	size_t off = 0, len = 0, reclen, n = 0;
+
+	ASSERT_NOT_NULL(s, "new");
+	if (!s)
+		return;
+	memcpy(task.comm, "postgres", 9);
+	ASSERT_EQ(it_sysan_side(s, &task, sizeof(task)), 0, "task");
+	ASSERT_EQ(it_sysan_side(s, rec, make_title(rec, 200, "postgres: walwriter")), 0, "title");
+	ASSERT_EQ(it_sysan_side(s, rec, make_title(rec, 200, "postgres: later")), 0, "second title");
+	ASSERT_EQ(it_sysan_side(s, rec, make_title(rec, 100, "")), 0, "empty title");
+	ASSERT_EQ(it_sysan_side(s, rec, make_path(rec, IT_MKDEV(254, 0), 5, 50, IT_FT_REG, wal, 2)),
+		  0, "path");
+	/* the walwriter's fdatasync issues a flush request */
+	t = trail(201, 1100, 1400, 1);
+	t.pid = 200;
+	t.op = IT_OP_FLUSH;
+	it_sysan_trail(s, &t);
+	e[0] = call(IT_SYS_FDATASYNC, 201, 1000, 1500, 0, 0);
+	e[0].pid = 200;
+	e[1] = call(IT_SYS_FSYNC, 201, 2000, 2100, 0, 0);
+	e[1].pid = 200;
+	e[2] = call(IT_SYS_PWRITE64, 201, 3000, 3050, 8192, 0);
+	e[2].pid = 200;
+	e[3] = call(IT_SYS_FDATASYNC, 7, 4000, 4300, 0, 0); /* pid 100, no title */
+	for (int i = 0; i < 4; i++)
+		tag(&e[i], 5, 50);
+	ASSERT_EQ(it_sysan_calls(s, e, 4), 0, "calls");
+	it_sysan_finish(s, 5000);
+	ASSERT_EQ(it_sysan_error(s), 0, "no error");
+
+	const struct it_sysan_results *r = it_sysan_results(s);
+	ASSERT_STREQ(it_sysan_title(s, 200), "postgres: walwriter", "the first title counts");
+	ASSERT_STREQ(it_sysan_title(s, 300), "", "no title record");
+	if (ASSERT_EQ(r->nprocs, 2, "processes")) {
+		ASSERT_EQ(r->procs[0].pid, 200, "most calls first");
+		ASSERT_STREQ(r->procs[0].title, "postgres: walwriter", "title");
+		ASSERT_STREQ(r->procs[0].comm, "postgres", "comm");
+		ASSERT_EQ(r->procs[0].io.calls, 3, "calls");
+		ASSERT_EQ(r->procs[0].io.write_bytes, 8192, "bytes written");
+		ASSERT_EQ(r->procs[0].io.syncs, 2, "fsync and fdatasync");
+		ASSERT_EQ(r->procs[0].io.sync_lat.sum, 600, "sync time");
+		ASSERT_EQ(r->procs[0].io.sync_lat.max, 500, "longest sync");
+		ASSERT_EQ(r->procs[0].io.block_ios, 1, "the flush its fdatasync owned");
+		ASSERT_STREQ(r->procs[1].title, "", "an empty title");
+		ASSERT_EQ(r->procs[1].io.syncs, 1, "its fdatasync");
+	}
+	if (ASSERT_EQ(r->nfiles, 1, "files")) {
+		ASSERT_STREQ(r->files[0].path, "/pg_wal/000001", "WAL file");
+		ASSERT_EQ(r->files[0].syncs, 3, "syncs of the file");
+		ASSERT_EQ(r->files[0].sync_lat.sum, 900, "their time");
+	}
+	it_sysan_free(s);
+
+	/* in a SYSSIDE chunk: title records framed like the others */
+	len = make_title(chunk, 200, "postgres: checkpointer");
+	len = (len + 7) & ~(size_t)7;
+	memcpy(chunk + len, &task, sizeof(task));
+	len += sizeof(task);
+	while (it_sys_side_next(chunk, len, &off, &reclen))
+		n++;
+	ASSERT_EQ(n, 2, "title and task records walked");
+}
+
 /* One pass: the records come in any interleaving. A call waits for the
  * trails its thread may have queued during it (the block watermark) and
  * for its side records (a later side chunk), and is summed up in file

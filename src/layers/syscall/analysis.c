@@ -20,7 +20,7 @@ struct syscall {
 	struct it_sysan *s;
 	const struct it_bus *bus;
 	const struct it_analyzer *names; /* comm names of the block trails (from the bus) */
-	uint64_t start_ns;
+	uint64_t start_ns, start_realtime_ns;
 	uint64_t dropped;                /* records lost (the layer's DROPS) */
 	bool events;
 };
@@ -77,6 +77,7 @@ static void *syscall_new(const struct it_pass_info *info)
 		return NULL;
 	y->bus = info->bus;
 	y->start_ns = so.start_ns;
+	y->start_realtime_ns = info->host->start_realtime_ns;
 	y->events = info->opts->events;
 	so.ctx = y;
 	if (!(y->s = it_sysan_new(&so)) ||
@@ -141,7 +142,9 @@ static void syscall_log(void *self, FILE *f, const struct it_report_ctx *ctx)
 	struct syscall *y = self;
 
 	(void)ctx;
-	it_report_sys_log(f, it_sysan_results(y->s), y->start_ns);
+	struct it_sys_clock c = { .start_ns = y->start_ns, .start_realtime_ns = y->start_realtime_ns };
+
+	it_report_sys_log(f, it_sysan_results(y->s), &c);
 }
 
 static const uint16_t syscall_chunks[] = { IT_CHUNK_SYSSIDE, IT_CHUNK_SYSCALLS };

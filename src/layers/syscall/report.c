@@ -8,7 +8,9 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "analyze/report.h"
 #include "layers/syscall/report.h"
@@ -123,8 +125,8 @@ static void bfile_rows(FILE *f, const struct it_sysan_results *r)
 {
 	static const double pct[2] = { 50, 99 };
 
-	fprintf(f, "\nBlock I/O by file (top %d by bytes of %zu; the file whose page cache a bio "
-		"carries, whoever queued it)\n", TOP, r->nbfiles);
+	fprintf(f, "\nBlock I/O by file (top %d by bytes of %zu; the file whose page cache its bios\n"
+		"carry, whoever queued them)\n", TOP, r->nbfiles);
 	fprintf(f, "%-40s %6s %8s %8s %10s %9s %9s\n", "path", "I/Os", "read", "written",
 		"background", "Q2C p50", "Q2C p99");
 	for (size_t i = 0; i < r->nbfiles && i < TOP; i++) {
@@ -164,6 +166,86 @@ static void file_rows(FILE *f, const struct it_sysan_results *r)
 			l > 40 ? 37 : 40, l > 40 ? x->path + l - 37 : x->path, x->calls,
 			bytes_str(b[0], 24, x->read_bytes), bytes_str(b[1], 24, x->write_bytes),
 			x->reads ? ns_str(b[2], 24, rp) : "-", x->writes ? ns_str(b[3], 24, wp) : "-", seq);
+	}
+}
+
+/* A file's or a process's fsync and fdatasync calls, by total time. */
+static int cmp_sync_file(const void *a, const void *b)
+{
+	const struct it_sysan_file *x = *(const struct it_sysan_file *const *)a;
+	const struct it_sysan_file *y = *(const struct it_sysan_file *const *)b;
+
+	if (x->sync_lat.sum != y->sync_lat.sum)
+		return x->sync_lat.sum > y->sync_lat.sum ? -1 : 1;
+	return strcmp(x->path, y->path);
+}
+
+/* The latency columns of a histogram: count avg p50 p99 max total. */
+static void sync_cols(FILE *f, uint64_t n, const struct it_hist *h)
+{
+	static const double pct[2] = { 50, 99 };
+	char b[5][24];
+	uint64_t p[2];
+
+	it_hist_percentiles(h, pct, 2, p);
+	fprintf(f, " %6" PRIu64 " %9s %9s %9s %9s %9s\n", n, ns_str(b[0], 24, it_hist_avg(h)),
+		ns_str(b[1], 24, p[0]), ns_str(b[2], 24, p[1]), ns_str(b[3], 24, h->max),
+		ns_str(b[4], 24, h->sum));
+}
+
+/* fsync and fdatasync per file, the files that took the longest first. */
+static void sync_file_rows(FILE *f, const struct it_sysan_results *r)
+{
+	const struct it_sysan_file **v = malloc((r->nfiles ? r->nfiles : 1) * sizeof(*v));
+	size_t n = 0;
+
+	if (!v)
+		return;
+	for (size_t i = 0; i < r->nfiles; i++)
+		if (r->files[i].syncs)
+			v[n++] = &r->files[i];
+	if (n) {
+		qsort(v, n, sizeof(*v), cmp_sync_file);
+		fprintf(f, "\nfsync and fdatasync by file (top %d by total time of %zu files)\n", TOP, n);
+		fprintf(f, "%-37s %6s %9s %9s %9s %9s %9s\n", "path", "calls", "avg", "p50", "p99",
+			"max", "total");
+	}
+	for (size_t i = 0; i < n && i < TOP; i++) {
+		size_t l = strlen(v[i]->path);
+
+		/* long paths keep their end, where the file name is */
+		fprintf(f, "%s%-*s", l > 37 ? "..." : "", l > 37 ? 34 : 37,
+			l > 37 ? v[i]->path + l - 34 : v[i]->path);
+		sync_cols(f, v[i]->syncs, &v[i]->sync_lat);
+	}
+	free(v);
+}
+
+/* Per role (process title, else [comm]): its processes' calls, bytes,
+ * block I/O, and fsync/fdatasync latency. */
+static void role_rows(FILE *f, const struct it_sysan_results *r)
+{
+	static const double pct[2] = { 50, 99 };
+
+	fprintf(f, "\nProcesses by role (the title ps shows, else [comm]; syncs: fsync and fdatasync;\n"
+		"top %d of %zu by time in syncs, then by calls; a long role on a line of its own)\n",
+		TOP, r->nroles);
+	fprintf(f, "%-36s %5s %8s %7s %7s %7s %6s %8s %8s\n", "role", "procs", "calls", "read",
+		"written", "blk I/O", "syncs", "sync p50", "sync p99");
+	for (size_t i = 0; i < r->nroles && i < TOP; i++) {
+		const struct it_sysan_role *o = &r->roles[i];
+		const struct it_sysan_io *io = &o->io;
+		char b[4][24];
+		uint64_t q[2] = { 0, 0 };
+
+		it_hist_percentiles(&io->sync_lat, pct, 2, q);
+		if (strlen(o->name) > 36)
+			fprintf(f, "%.100s\n", o->name);
+		fprintf(f, "%-36.36s %5" PRIu64 " %8" PRIu64 " %7s %7s %7" PRIu64 " %6" PRIu64
+			" %8s %8s\n", strlen(o->name) > 36 ? "" : o->name, o->procs, io->calls,
+			bytes_str(b[0], 24, io->read_bytes), bytes_str(b[1], 24, io->write_bytes),
+			io->block_ios, io->syncs, io->syncs ? ns_str(b[2], 24, q[0]) : "-",
+			io->syncs ? ns_str(b[3], 24, q[1]) : "-");
 	}
 }
 
@@ -208,6 +290,8 @@ void it_report_sys_text(FILE *f, const struct it_sysan_results *r, const struct 
 	if (r->nbfiles)
 		bfile_rows(f, r);
 	file_rows(f, r);
+	sync_file_rows(f, r);
+	role_rows(f, r);
 	thread_rows(f, r);
 }
 
@@ -219,13 +303,36 @@ static void ret_str(char *buf, size_t len, int64_t ret)
 		snprintf(buf, len, "%" PRId64, ret);
 }
 
-void it_report_sys_log(FILE *f, const struct it_sysan_results *r, uint64_t start_ns)
+/* A time of the trace as the wall clock read it: "07:05:20.123456" (UTC,
+ * the date is the report's header's), or seconds from the start when the
+ * trace has no start time. */
+static const char *log_time(char *buf, size_t len, const struct it_sys_clock *c, uint64_t ns)
 {
-	fprintf(f, "%-12s %7s %7s %-15s %-14s %5s %10s %8s %9s %-5s %s\n", "time_s", "pid", "tid",
-		"comm", "call", "fd", "offset", "count", "ret", "type", "path");
+	uint64_t off = ns > c->start_ns ? ns - c->start_ns : 0;
+
+	if (c->start_realtime_ns) {
+		uint64_t wall = c->start_realtime_ns + off;
+		time_t t = (time_t)(wall / 1000000000ull);
+		struct tm tm;
+
+		if (gmtime_r(&t, &tm)) {
+			snprintf(buf, len, "%02d:%02d:%02d.%06u", tm.tm_hour, tm.tm_min, tm.tm_sec,
+				 (unsigned)(wall % 1000000000ull / 1000));
+			return buf;
+		}
+	}
+	snprintf(buf, len, "%.6f", (double)off / 1e9);
+	return buf;
+}
+
+void it_report_sys_log(FILE *f, const struct it_sysan_results *r, const struct it_sys_clock *c)
+{
+	fprintf(f, "%-15s %7s %7s %-15s %-14s %9s %5s %10s %8s %9s %-5s %s\n",
+		c->start_realtime_ns ? "time (UTC)" : "time_s", "pid", "tid", "comm", "call", "latency",
+		"fd", "offset", "count", "ret", "type", "path");
 	for (size_t i = 0; i < r->nevents; i++) {
 		const struct it_sysan_event *v = &r->events[i];
-		char off[24] = "-", cnt[24] = "-", ret[32], fd[16] = "-";
+		char off[24] = "-", cnt[24] = "-", ret[32], fd[16] = "-", when[32], lat[24];
 
 		if (v->e.fd != -1)
 			snprintf(fd, sizeof(fd), v->e.fd == -100 ? "cwd" : "%d", v->e.fd);
@@ -236,10 +343,11 @@ void it_report_sys_log(FILE *f, const struct it_sysan_results *r, uint64_t start
 		ret_str(ret, sizeof(ret), v->e.ret);
 		bool xattr = v->e.call >= IT_SYS_GETXATTR && v->e.call <= IT_SYS_FREMOVEXATTR;
 
-		fprintf(f, "%-12.6f %7u %7u %-15.15s %-14s %5s %10s %8s %9s %-5s %s%s%s%s\n",
-			v->e.ts_enter > start_ns ? (double)(v->e.ts_enter - start_ns) / 1e9 : 0.0,
-			v->e.pid, v->e.tid, v->comm, it_sys_call_name(v->e.call), fd, off, cnt, ret,
-			it_sys_file_type_name(v->e.ftype), v->path,
+		fprintf(f, "%-15s %7u %7u %-15.15s %-14s %9s %5s %10s %8s %9s %-5s %s%s%s%s\n",
+			log_time(when, sizeof(when), c, v->e.ts_enter), v->e.pid, v->e.tid, v->comm,
+			it_sys_call_name(v->e.call),
+			ns_str(lat, sizeof(lat), v->e.ts_exit > v->e.ts_enter ? v->e.ts_exit - v->e.ts_enter : 0),
+			fd, off, cnt, ret, it_sys_file_type_name(v->e.ftype), v->path,
 			!*v->path2 ? "" : xattr ? " [xattr " : " -> ", v->path2,
 			*v->path2 && xattr ? "]" : "");
 	}
@@ -298,6 +406,8 @@ static void json_files(struct it_json *j, const struct it_sysan_results *r)
 		it_json_kv_uint(j, "random", x->rnd);
 		it_json_latency(j, "read_latency_ns", &x->read_lat);
 		it_json_latency(j, "write_latency_ns", &x->write_lat);
+		it_json_kv_uint(j, "syncs", x->syncs);
+		it_json_latency(j, "sync_latency_ns", &x->sync_lat);
 		it_json_object_end(j);
 	}
 	it_json_array_end(j);
@@ -323,6 +433,52 @@ static void json_threads(struct it_json *j, const struct it_sysan_results *r)
 		for (size_t k = 0; k < r->nintervals; k++)
 			it_json_uint(j, t->timeline[k]);
 		it_json_array_end(j);
+		it_json_object_end(j);
+	}
+	it_json_array_end(j);
+}
+
+/* The members of what a process or a role did. */
+static void json_io(struct it_json *j, const struct it_sysan_io *io)
+{
+	it_json_kv_uint(j, "calls", io->calls);
+	it_json_kv_uint(j, "errors", io->errors);
+	it_json_kv_uint(j, "read_bytes", io->read_bytes);
+	it_json_kv_uint(j, "write_bytes", io->write_bytes);
+	it_json_kv_uint(j, "block_ios", io->block_ios);
+	it_json_kv_uint(j, "block_bytes", io->block_bytes);
+	it_json_kv_uint(j, "syncs", io->syncs);
+	it_json_latency(j, "sync_latency_ns", &io->sync_lat);
+}
+
+static void json_procs(struct it_json *j, const struct it_sysan_results *r)
+{
+	it_json_name(j, "processes");
+	it_json_array_start(j);
+	for (size_t i = 0; i < r->nprocs; i++) {
+		const struct it_sysan_proc *p = &r->procs[i];
+
+		it_json_object_start(j);
+		it_json_kv_uint(j, "pid", p->pid);
+		it_json_name(j, "comm");
+		it_json_stringn(j, p->comm, sizeof(p->comm));
+		it_json_kv_string(j, "title", p->title);
+		it_json_kv_uint(j, "threads", p->threads);
+		json_io(j, &p->io);
+		it_json_object_end(j);
+	}
+	it_json_array_end(j);
+}
+
+static void json_roles(struct it_json *j, const struct it_sysan_results *r)
+{
+	it_json_name(j, "roles");
+	it_json_array_start(j);
+	for (size_t i = 0; i < r->nroles; i++) {
+		it_json_object_start(j);
+		it_json_kv_string(j, "role", r->roles[i].name);
+		it_json_kv_uint(j, "processes", r->roles[i].procs);
+		json_io(j, &r->roles[i].io);
 		it_json_object_end(j);
 	}
 	it_json_array_end(j);
@@ -462,6 +618,8 @@ void it_report_sys_json(struct it_json *j, const struct it_sysan_results *r,
 	json_calls(j, r);
 	json_files(j, r);
 	json_threads(j, r);
+	json_procs(j, r);
+	json_roles(j, r);
 	json_block(j, r, a);
 	if (events)
 		json_events(j, r);

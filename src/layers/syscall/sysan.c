@@ -80,7 +80,7 @@ struct qcall {
  * watermark to pass its exit. */
 struct bcall {
 	uint64_t ts_enter, ts_exit;
-	uint32_t tid;
+	uint32_t tid, pid;
 	uint32_t ev;      /* its index in r.events, or UINT32_MAX */
 	uint16_t call;
 };
@@ -110,6 +110,9 @@ struct it_sysan {
 	size_t nnames, namecap;
 	struct comm_rec *comms;      /* tid -> comm history, sorted at the end */
 	size_t ncomms, commcap;
+	struct it_map titles;        /* pid + 1 -> index in titlev */
+	const char **titlev;
+	size_t ntitles, titlecap;
 	struct it_map trail_tid;     /* tid + 1 -> index in tidv */
 	struct tid_trails *tidv;
 	size_t ntids, tidcap;
@@ -139,6 +142,8 @@ struct it_sysan {
 	size_t filecap;
 	struct it_map threads;       /* tid -> index in r.threads */
 	size_t threadcap, evcap;
+	struct it_map procs;         /* pid + 1 -> index in r.procs */
+	size_t proccap;
 	struct { uint64_t *b; size_t n; } *tl; /* per thread (as r.threads): base buckets */
 	size_t tlcap;
 	uint64_t base_ns;
@@ -280,6 +285,11 @@ bool it_sys_call_is_read(unsigned c)
 	}
 }
 
+bool it_sys_call_is_sync(unsigned c)
+{
+	return c == IT_SYS_FSYNC || c == IT_SYS_FDATASYNC;
+}
+
 bool it_sys_call_is_write(unsigned c)
 {
 	switch (c) {
@@ -355,6 +365,7 @@ struct it_sysan *it_sysan_new(const struct it_sysan_opts *o)
 	if (it_map_init(&s->tags, 10) || it_map_init(&s->names, 10) ||
 	    it_map_init(&s->trail_tid, 8) || it_map_init(&s->files, 8) ||
 	    it_map_init(&s->threads, 8) || it_map_init(&s->inodes, 6) ||
+	    it_map_init(&s->titles, 6) || it_map_init(&s->procs, 6) ||
 	    it_map_init(&s->bg_comm, 6) || it_map_init(&s->un_comm, 6)) {
 		it_sysan_free(s);
 		return NULL;
@@ -427,6 +438,23 @@ static int side_task(struct it_sysan *s, const struct it_sys_task *t, size_t len
 	return 0;
 }
 
+/* A process's title: the first one of the pid counts (one per process;
+ * a pid reused within the recording keeps its first process's title). */
+static int side_title(struct it_sysan *s, const struct it_sys_title *t, size_t len)
+{
+	if (len < sizeof(*t) || t->len > len - sizeof(*t))
+		return -1;
+	if (it_map_get(&s->titles, (uint64_t)t->pid + 1) != IT_MAP_NONE)
+		return 0;
+	if (!GROW(s, s->titlev, s->ntitles, s->titlecap))
+		return -1;
+	s->titlev[s->ntitles] = intern(s, (const char *)(t + 1), t->len);
+	if (it_map_put(&s->titles, (uint64_t)t->pid + 1, s->ntitles))
+		return s->error = 1, -1;
+	s->ntitles++;
+	return 0;
+}
+
 int it_sysan_side(struct it_sysan *s, const void *rec, size_t len)
 {
 	uint16_t type;
@@ -438,6 +466,7 @@ int it_sysan_side(struct it_sysan *s, const void *rec, size_t len)
 	case IT_SREC_PATH: return side_path(s, rec, len);
 	case IT_SREC_NAME: return side_name(s, rec, len);
 	case IT_SREC_TASK: return side_task(s, rec, len);
+	case IT_SREC_TITLE: return side_title(s, rec, len);
 	default: return -1;
 	}
 }
@@ -692,6 +721,7 @@ static struct it_sysan_file *file_of(struct it_sysan *s, const struct it_sys_eve
 	}
 	it_hist_init(&f->read_lat);
 	it_hist_init(&f->write_lat);
+	it_hist_init(&f->sync_lat);
 	if (it_map_put(&s->files, k, s->r.nfiles)) {
 		s->error = 1;
 		return NULL;
@@ -716,6 +746,10 @@ static void add_file(struct it_sysan *s, const struct it_sys_event *e, const cha
 		f->first_ns = e->ts_enter;
 	if (e->ts_exit > f->last_ns)
 		f->last_ns = e->ts_exit;
+	if (it_sys_call_is_sync(e->call)) {
+		f->syncs++;
+		it_hist_add(&f->sync_lat, lat);
+	}
 	if ((rd || wr) && e->ret >= 0) {
 		int d = wr;
 		uint64_t n = (uint64_t)e->ret;
@@ -759,6 +793,47 @@ static struct it_sysan_thread *thread_of(struct it_sysan *s, const struct it_sys
 		return NULL;
 	}
 	return &s->r.threads[s->r.nthreads++];
+}
+
+static struct it_sysan_proc *proc_of(struct it_sysan *s, uint32_t pid)
+{
+	uint32_t i = it_map_get(&s->procs, (uint64_t)pid + 1);
+	struct it_sysan_proc *p;
+
+	if (i != IT_MAP_NONE)
+		return &s->r.procs[i];
+	if (!GROW(s, s->r.procs, s->r.nprocs, s->proccap))
+		return NULL;
+	p = &s->r.procs[s->r.nprocs];
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	p->title = "";
+	it_hist_init(&p->io.sync_lat);
+	if (it_map_put(&s->procs, (uint64_t)pid + 1, s->r.nprocs)) {
+		s->error = 1;
+		return NULL;
+	}
+	return &s->r.procs[s->r.nprocs++];
+}
+
+/* Per process: its calls, bytes, fsync/fdatasync latency. */
+static void add_proc(struct it_sysan *s, const struct it_sys_event *e, uint64_t lat)
+{
+	struct it_sysan_proc *p = proc_of(s, e->pid);
+	struct it_sysan_io *io = p ? &p->io : NULL;
+
+	if (!io)
+		return;
+	io->calls++;
+	io->errors += e->ret < 0;
+	if (e->ret > 0 && it_sys_call_is_read(e->call))
+		io->read_bytes += (uint64_t)e->ret;
+	if (e->ret > 0 && it_sys_call_is_write(e->call))
+		io->write_bytes += (uint64_t)e->ret;
+	if (it_sys_call_is_sync(e->call)) {
+		io->syncs++;
+		it_hist_add(&io->sync_lat, lat);
+	}
 }
 
 /* Ten times coarser base buckets, for every thread. */
@@ -879,6 +954,12 @@ static void add_block(struct it_sysan *s, const struct bcall *b)
 	uint64_t block = own_trails(s, b, &bios, &flushes, &bbytes);
 
 	if (bios) {
+		struct it_sysan_proc *p = proc_of(s, b->pid);
+
+		if (p) {
+			p->io.block_ios += bios;
+			p->io.block_bytes += bbytes;
+		}
 		c->block_calls++;
 		c->block_ios += bios;
 		c->block_flushes += flushes;
@@ -903,7 +984,7 @@ static void add_call(struct it_sysan *s, const struct it_sys_event *e)
 	const char *path, *path2;
 	struct it_sysan_thread *t;
 	struct bcall b = { .ts_enter = e->ts_enter, .ts_exit = e->ts_exit, .tid = e->tid,
-			   .ev = UINT32_MAX, .call = (uint16_t)(c - s->calls) };
+			   .pid = e->pid, .ev = UINT32_MAX, .call = (uint16_t)(c - s->calls) };
 
 	names_of(s, e, &path, &path2);
 	s->r.calls++;
@@ -918,6 +999,7 @@ static void add_call(struct it_sysan *s, const struct it_sys_event *e)
 		c->bytes += (uint64_t)e->ret;
 	it_hist_add(&c->lat, lat);
 	add_file(s, e, path);
+	add_proc(s, e, lat);
 	t = thread_of(s, e);
 	if (t) {
 		t->calls++;
@@ -1046,6 +1128,108 @@ static int cmp_file(const void *a, const void *b)
 	if (x->calls != y->calls)
 		return x->calls > y->calls ? -1 : 1;
 	return strcmp(x->path, y->path);
+}
+
+static int cmp_proc(const void *a, const void *b)
+{
+	const struct it_sysan_proc *x = a, *y = b;
+
+	if (x->io.calls != y->io.calls)
+		return x->io.calls > y->io.calls ? -1 : 1;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+const char *it_sysan_title(const struct it_sysan *s, uint32_t pid)
+{
+	uint32_t i = it_map_get(&s->titles, (uint64_t)pid + 1);
+
+	return i == IT_MAP_NONE ? "" : s->titlev[i];
+}
+
+/* Each process's title, and its comm: its main thread's last one, else
+ * that of its thread with the most calls. */
+static void name_procs(struct it_sysan *s)
+{
+	struct it_sysan_results *r = &s->r;
+
+	for (size_t i = 0; i < r->nthreads; i++) { /* by calls, descending */
+		const struct it_sysan_thread *t = &r->threads[i];
+		uint32_t k = it_map_get(&s->procs, (uint64_t)t->pid + 1);
+
+		if (k == IT_MAP_NONE)
+			continue;
+		if (!r->procs[k].comm[0] || t->tid == t->pid)
+			memcpy(r->procs[k].comm, t->comm, 16);
+		r->procs[k].threads++;
+	}
+	for (size_t i = 0; i < r->nprocs; i++)
+		r->procs[i].title = it_sysan_title(s, r->procs[i].pid);
+	it_sort(r->procs, r->nprocs, sizeof(*r->procs), cmp_proc);
+}
+
+static int cmp_role(const void *a, const void *b)
+{
+	const struct it_sysan_role *x = a, *y = b;
+
+	if (x->io.sync_lat.sum != y->io.sync_lat.sum)
+		return x->io.sync_lat.sum > y->io.sync_lat.sum ? -1 : 1;
+	if (x->io.calls != y->io.calls)
+		return x->io.calls > y->io.calls ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* The processes summed by role (title, else [comm]). */
+static void roles(struct it_sysan *s)
+{
+	struct it_sysan_results *r = &s->r;
+	struct it_map m = { 0 };
+	size_t cap = 0;
+
+	if (it_map_init(&m, 6)) {
+		s->error = 1;
+		return;
+	}
+	for (size_t i = 0; i < r->nprocs; i++) {
+		const struct it_sysan_proc *p = &r->procs[i];
+		char buf[24];
+		const char *name = p->title;
+		struct it_sysan_role *o;
+		uint64_t k;
+		uint32_t j;
+
+		if (!*name) {
+			snprintf(buf, sizeof(buf), "[%.16s]", p->comm);
+			name = buf;
+		}
+		k = str_key(name);
+		/* a hash key: step to the next one on a collision */
+		while ((j = it_map_get(&m, k)) != IT_MAP_NONE && strcmp(r->roles[j].name, name))
+			k = mix(k, 0x3f);
+		if (j == IT_MAP_NONE) {
+			if (!GROW(s, r->roles, r->nroles, cap))
+				break;
+			j = (uint32_t)r->nroles++;
+			r->roles[j] = (struct it_sysan_role){ .name = name == buf ? intern(s, buf, strlen(buf)) : name };
+			it_hist_init(&r->roles[j].io.sync_lat);
+			if (it_map_put(&m, k, j)) {
+				s->error = 1;
+				break;
+			}
+		}
+		o = &r->roles[j];
+		o->procs++;
+		o->io.calls += p->io.calls;
+		o->io.errors += p->io.errors;
+		o->io.read_bytes += p->io.read_bytes;
+		o->io.write_bytes += p->io.write_bytes;
+		o->io.block_ios += p->io.block_ios;
+		o->io.block_bytes += p->io.block_bytes;
+		o->io.syncs += p->io.syncs;
+		if (p->io.syncs && it_hist_merge(&o->io.sync_lat, &p->io.sync_lat))
+			s->error = 1;
+	}
+	it_sort(r->roles, r->nroles, sizeof(*r->roles), cmp_role);
+	it_map_free(&m);
 }
 
 static int cmp_thread(const void *a, const void *b)
@@ -1306,6 +1490,8 @@ void it_sysan_finish(struct it_sysan *s, uint64_t end_ns)
 			memcpy(r->threads[i].comm, cr->comm, 16);
 	}
 	it_sort(r->threads, r->nthreads, sizeof(*r->threads), cmp_thread);
+	name_procs(s);
+	roles(s);
 	it_sort(r->events, r->nevents, sizeof(*r->events), cmp_event);
 	background(s);
 	for (size_t i = 0; i < s->nnames; i++)
@@ -1339,7 +1525,17 @@ void it_sysan_free(struct it_sysan *s)
 	for (size_t i = 0; i < s->r.nfiles; i++) {
 		it_hist_free(&s->r.files[i].read_lat);
 		it_hist_free(&s->r.files[i].write_lat);
+		it_hist_free(&s->r.files[i].sync_lat);
 	}
+	for (size_t i = 0; i < s->r.nprocs; i++)
+		it_hist_free(&s->r.procs[i].io.sync_lat);
+	free(s->r.procs);
+	for (size_t i = 0; i < s->r.nroles; i++)
+		it_hist_free(&s->r.roles[i].io.sync_lat);
+	free(s->r.roles);
+	free(s->titlev);
+	it_map_free(&s->titles);
+	it_map_free(&s->procs);
 	for (size_t i = 0; i < s->r.nthreads; i++)
 		free(s->r.threads[i].timeline);
 	free(s->r.per_call);
@@ -1408,6 +1604,14 @@ const void *it_sys_side_next(const void *payload, size_t len, size_t *off, size_
 	case IT_SREC_TASK:
 		need = sizeof(struct it_sys_task);
 		break;
+	case IT_SREC_TITLE: {
+		struct it_sys_title h;
+		if (left < sizeof(h))
+			return NULL;
+		memcpy(&h, p, sizeof(h));
+		need = sizeof(h) + h.len;
+		break;
+	}
 	default:
 		return NULL;
 	}

@@ -93,6 +93,8 @@ struct it_sysan_file {
 	uint64_t seq, rnd;      /* data calls at the end of the previous one (per direction) */
 	uint64_t last_end[2];   /* read, write: end offset of the last call + 1 (0: none) */
 	struct it_hist read_lat, write_lat;
+	uint64_t syncs;         /* fsync and fdatasync calls */
+	struct it_hist sync_lat;
 	uint64_t first_ns, last_ns;
 };
 
@@ -103,6 +105,35 @@ struct it_sysan_thread {
 	uint64_t calls, errors;
 	uint64_t lat_sum;
 	uint64_t *timeline;     /* nintervals counts */
+};
+
+/* What a process, or the processes of a role, did: calls, bytes, the
+ * block I/O its calls owned, fsync and fdatasync latency. */
+struct it_sysan_io {
+	uint64_t calls, errors;
+	uint64_t read_bytes, write_bytes;
+	uint64_t block_ios, block_bytes; /* block I/O its calls owned */
+	uint64_t syncs;         /* fsync and fdatasync calls */
+	struct it_hist sync_lat;
+};
+
+/* Per process: its title (what ps shows, e.g. "postgres: checkpointer":
+ * /proc/PID/cmdline as the process rewrote it, from the trace's title
+ * records; its comm when there is none) and its calls. */
+struct it_sysan_proc {
+	uint32_t pid;
+	char comm[16];
+	const char *title;      /* "" when the trace has none for it */
+	uint64_t threads;
+	struct it_sysan_io io;
+};
+
+/* Processes by role: those of one title (or, without one, one comm:
+ * "[comm]", as ps shows a kernel thread), summed. */
+struct it_sysan_role {
+	const char *name;       /* the title, or "[comm]" */
+	uint64_t procs;
+	struct it_sysan_io io;
 };
 
 /* One event of the list (--events, --log). */
@@ -148,6 +179,10 @@ struct it_sysan_results {
 	size_t nfiles;
 	struct it_sysan_thread *threads; /* sorted by calls, descending */
 	size_t nthreads;
+	struct it_sysan_proc *procs;     /* sorted by calls, descending */
+	size_t nprocs;
+	struct it_sysan_role *roles;     /* by time in fsync/fdatasync, then calls, descending */
+	size_t nroles;
 	uint64_t interval_ns;
 	size_t nintervals;
 	struct it_sysan_event *events;   /* by entry time; NULL unless opts.events */
@@ -169,8 +204,8 @@ struct it_sysan_results {
 struct it_sysan;
 
 struct it_sysan *it_sysan_new(const struct it_sysan_opts *o);
-/* A side record (struct it_sys_path, it_sys_name or it_sys_task with its
- * tail), len bytes. Returns 0, or -1 when it is malformed or memory ran
+/* A side record (struct it_sys_path, it_sys_name, it_sys_task or
+ * it_sys_title with its tail), len bytes. Returns 0, or -1 when it is malformed or memory ran
  * out. */
 int it_sysan_side(struct it_sysan *s, const void *rec, size_t len);
 /* A chunk of side records is in: calls before it wait for no more. */
@@ -189,11 +224,14 @@ size_t it_sysan_queued(const struct it_sysan *s);
  * timelines' interval from the span. */
 void it_sysan_finish(struct it_sysan *s, uint64_t end_ns);
 const struct it_sysan_results *it_sysan_results(const struct it_sysan *s);
+/* The title of process pid (its title record), "" when none. */
+const char *it_sysan_title(const struct it_sysan *s, uint32_t pid);
 int it_sysan_error(const struct it_sysan *s);
 void it_sysan_free(struct it_sysan *s);
 
 /* ---- helpers shared by printers and tests ---- */
 const char *it_sys_call_name(unsigned call);   /* "pread64", NULL if unknown */
+bool it_sys_call_is_sync(unsigned call);       /* fsync, fdatasync */
 const char *it_sys_file_type_name(unsigned ft); /* "reg", "dir", ... */
 bool it_sys_call_is_read(unsigned call);
 bool it_sys_call_is_write(unsigned call);
