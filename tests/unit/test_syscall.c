@@ -359,6 +359,17 @@ TEST(syscall_titles_and_syncs)
 		ASSERT_STREQ(r->procs[1].title, "", "an empty title");
 		ASSERT_EQ(r->procs[1].io.syncs, 1, "its fdatasync");
 	}
+	if (ASSERT_EQ(r->nbprocs, 1, "block I/O by process")) {
+		uint64_t n = 0;
+
+		ASSERT_EQ(r->bprocs[0].pid, 200, "the process that queued it");
+		ASSERT_STREQ(r->bprocs[0].title, "postgres: walwriter", "its title");
+		for (size_t i = 0; i < r->nintervals; i++)
+			n += r->bprocs[0].timeline[i];
+		ASSERT_EQ(n, 1, "its timeline holds its I/O");
+		ASSERT_EQ(r->bprocs[0].timeline[(1400 - 1000) / r->interval_ns], 1,
+			  "in the interval of its completion");
+	}
 	if (ASSERT_EQ(r->nfiles, 1, "files")) {
 		ASSERT_STREQ(r->files[0].path, "/pg_wal/000001", "WAL file");
 		ASSERT_EQ(r->files[0].syncs, 3, "syncs of the file");

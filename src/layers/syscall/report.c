@@ -10,7 +10,6 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "analyze/report.h"
 #include "layers/syscall/report.h"
@@ -249,30 +248,103 @@ static void role_rows(FILE *f, const struct it_sysan_results *r)
 	}
 }
 
-/* Calls per second per thread: at most 7 columns (34 + 7 * 9 <= 100),
- * merging intervals. */
-static void thread_rows(FILE *f, const struct it_sysan_results *r)
+/* Timelines in at most 7 columns (merging intervals), each a rate per
+ * second: the columns, and the seconds one stands for. */
+static size_t tl_cols(const struct it_sysan_results *r, size_t *per, double *step_s)
 {
-	size_t per = (r->nintervals + 6) / 7, cols = (r->nintervals + per - 1) / per;
-	double step_s = (double)r->interval_ns * (double)per / 1e9;
+	*per = (r->nintervals + 6) / 7;
+	*step_s = (double)r->interval_ns * (double)*per / 1e9;
+	return (r->nintervals + *per - 1) / *per;
+}
 
-	fprintf(f, "\nCalls per second per thread (top %d of %zu; columns of %.3g s from the start)\n",
-		TOP, r->nthreads, step_s);
-	fprintf(f, "%-8s %-16s %8s", "tid", "comm", "calls");
+static void tl_head(FILE *f, const struct it_sysan_results *r)
+{
+	size_t per;
+	double step_s;
+	size_t cols = tl_cols(r, &per, &step_s);
+
 	for (size_t c = 0; c < cols; c++)
 		fprintf(f, " %7.3gs", (double)c * step_s);
 	fprintf(f, "\n");
+}
+
+static void tl_cells(FILE *f, const struct it_sysan_results *r, const uint64_t *tl)
+{
+	size_t per;
+	double step_s;
+	size_t cols = tl_cols(r, &per, &step_s);
+
+	for (size_t c = 0; c < cols; c++) {
+		uint64_t n = 0;
+		for (size_t k = c * per; k < (c + 1) * per && k < r->nintervals; k++)
+			n += tl[k];
+		fprintf(f, " %8.0f", (double)n / step_s);
+	}
+	fprintf(f, "\n");
+}
+
+/* Calls per second per thread (34 + 7 * 9 <= 100 columns). */
+static void thread_rows(FILE *f, const struct it_sysan_results *r)
+{
+	size_t per;
+	double step_s;
+
+	tl_cols(r, &per, &step_s);
+	fprintf(f, "\nCalls per second per thread (top %d of %zu; columns of %.3g s from the start)\n",
+		TOP, r->nthreads, step_s);
+	fprintf(f, "%-8s %-16s %8s", "tid", "comm", "calls");
+	tl_head(f, r);
 	for (size_t i = 0; i < r->nthreads && i < TOP; i++) {
 		const struct it_sysan_thread *t = &r->threads[i];
 
 		fprintf(f, "%-8u %-16.16s %8" PRIu64, t->tid, t->comm, t->calls);
-		for (size_t c = 0; c < cols; c++) {
-			uint64_t n = 0;
-			for (size_t k = c * per; k < (c + 1) * per && k < r->nintervals; k++)
-				n += t->timeline[k];
-			fprintf(f, " %8.0f", (double)n / step_s);
-		}
-		fprintf(f, "\n");
+		tl_cells(f, r, t->timeline);
+	}
+}
+
+#define TL_TOP 5
+
+/* Block I/O per second over time by the process that queued it and by
+ * file (27 + 9 + 7 * 9 <= 100 columns): who made a burst, on what. */
+static void block_time_rows(FILE *f, const struct it_sysan_results *r, const struct it_analyzer *a)
+{
+	size_t per;
+	double step_s;
+
+	if (!r->nbprocs)
+		return;
+	tl_cols(r, &per, &step_s);
+	fprintf(f, "\nBlock I/O over time (I/Os per second by completion; columns of %.3g s from the\n"
+		"start): by the process that queued it (top %d of %zu), by file (top %d of %zu)\n",
+		step_s, TL_TOP, r->nbprocs, TL_TOP, r->nbfiles);
+	fprintf(f, "%-27s %8s", "process", "I/Os");
+	tl_head(f, r);
+	for (size_t i = 0; i < r->nbprocs && i < TL_TOP; i++) {
+		const struct it_sysan_bproc *p = &r->bprocs[i];
+		char nm[40];
+
+		if (*p->title)
+			snprintf(nm, sizeof(nm), "%u %s", p->pid, p->title);
+		else
+			snprintf(nm, sizeof(nm), "%u [%.16s]", p->pid, a ? it_analyzer_comm(a, p->comm) : "?");
+		fprintf(f, "%-27.27s %8" PRIu64, nm, p->ios);
+		tl_cells(f, r, p->timeline);
+	}
+	if (!r->nbfiles)
+		return;
+	fprintf(f, "%-27s %8s\n", "file", "I/Os");
+	for (size_t i = 0; i < r->nbfiles && i < TL_TOP; i++) {
+		const struct it_sysan_bfile *x = &r->bfiles[i];
+		char nm[96];
+		const char *n = bfile_name(nm, sizeof(nm), x);
+		size_t l = strlen(n);
+
+		if (!x->timeline)
+			continue;
+		/* long paths keep their end, where the file name is */
+		fprintf(f, "%s%-*s %8" PRIu64, l > 27 ? "..." : "", l > 27 ? 24 : 27,
+			l > 27 ? n + l - 24 : n, x->ios);
+		tl_cells(f, r, x->timeline);
 	}
 }
 
@@ -293,6 +365,7 @@ void it_report_sys_text(FILE *f, const struct it_sysan_results *r, const struct 
 	sync_file_rows(f, r);
 	role_rows(f, r);
 	thread_rows(f, r);
+	block_time_rows(f, r, a);
 }
 
 static void ret_str(char *buf, size_t len, int64_t ret)
@@ -303,25 +376,14 @@ static void ret_str(char *buf, size_t len, int64_t ret)
 		snprintf(buf, len, "%" PRId64, ret);
 }
 
-/* A time of the trace as the wall clock read it: "07:05:20.123456" (UTC,
- * the date is the report's header's), or seconds from the start when the
- * trace has no start time. */
+/* A time of the trace as the wall clock read it (the date is the
+ * report's header's), or seconds from the start when the trace has no
+ * start time. */
 static const char *log_time(char *buf, size_t len, const struct it_sys_clock *c, uint64_t ns)
 {
-	uint64_t off = ns > c->start_ns ? ns - c->start_ns : 0;
-
-	if (c->start_realtime_ns) {
-		uint64_t wall = c->start_realtime_ns + off;
-		time_t t = (time_t)(wall / 1000000000ull);
-		struct tm tm;
-
-		if (gmtime_r(&t, &tm)) {
-			snprintf(buf, len, "%02d:%02d:%02d.%06u", tm.tm_hour, tm.tm_min, tm.tm_sec,
-				 (unsigned)(wall % 1000000000ull / 1000));
-			return buf;
-		}
-	}
-	snprintf(buf, len, "%.6f", (double)off / 1e9);
+	if (c->start_realtime_ns)
+		return it_wall_clock(buf, len, c->start_realtime_ns, c->start_ns, ns);
+	snprintf(buf, len, "%.6f", ns > c->start_ns ? (double)(ns - c->start_ns) / 1e9 : 0.0);
 	return buf;
 }
 

@@ -92,6 +92,17 @@ struct bcall {
  * span), so the base buckets add up to it exactly. */
 #define TL_BUCKETS 2048
 
+struct tl_buckets {
+	uint64_t *b;
+	size_t n;
+};
+
+/* Block I/O of one process (the tgid that queued its bios), over time. */
+struct bproc {
+	uint32_t pid, comm;
+	uint64_t ios, bytes;
+};
+
 struct it_sysan {
 	struct it_sysan_opts o;
 	struct it_sysan_results r;
@@ -144,8 +155,12 @@ struct it_sysan {
 	size_t threadcap, evcap;
 	struct it_map procs;         /* pid + 1 -> index in r.procs */
 	size_t proccap;
-	struct { uint64_t *b; size_t n; } *tl; /* per thread (as r.threads): base buckets */
+	struct tl_buckets *tl;       /* per thread (as r.threads): calls, base buckets */
 	size_t tlcap;
+	struct it_map bprocs;        /* pid + 1 -> index in bprocv and btl */
+	struct bproc *bprocv;
+	struct tl_buckets *btl;      /* per bproc: block I/O by completion, base buckets */
+	size_t nbprocs, bproccap, btlcap;
 	uint64_t base_ns;
 };
 
@@ -366,6 +381,7 @@ struct it_sysan *it_sysan_new(const struct it_sysan_opts *o)
 	    it_map_init(&s->trail_tid, 8) || it_map_init(&s->files, 8) ||
 	    it_map_init(&s->threads, 8) || it_map_init(&s->inodes, 6) ||
 	    it_map_init(&s->titles, 6) || it_map_init(&s->procs, 6) ||
+	    it_map_init(&s->bprocs, 6) ||
 	    it_map_init(&s->bg_comm, 6) || it_map_init(&s->un_comm, 6)) {
 		it_sysan_free(s);
 		return NULL;
@@ -582,6 +598,8 @@ static void settle(struct it_sysan *s, struct tid_trails *tt)
 	}
 }
 
+static void block_proc_add(struct it_sysan *s, const struct it_trail *t);
+
 void it_sysan_trail(struct it_sysan *s, const struct it_trail *t)
 {
 	struct tid_trails *tt;
@@ -590,6 +608,7 @@ void it_sysan_trail(struct it_sysan *s, const struct it_trail *t)
 	/* only a queued bio has the thread that submitted it */
 	if (!t->ts[IT_PT_Q] || !t->tid || !t->ts[IT_PT_C])
 		return;
+	block_proc_add(s, t);
 	b = (struct btrail){ .tid = t->tid, .comm = t->comm, .bytes = t->bytes, .fsdev = t->fsdev,
 			     .op = t->op, .q = t->ts[IT_PT_Q], .c = t->ts[IT_PT_C], .ino = t->ino };
 	tt = tid_of(s, t->tid);
@@ -836,49 +855,81 @@ static void add_proc(struct it_sysan *s, const struct it_sys_event *e, uint64_t 
 	}
 }
 
-/* Ten times coarser base buckets, for every thread. */
+/* Ten times coarser base buckets, for every timeline. */
 static void coarsen(struct it_sysan *s)
 {
-	for (size_t i = 0; i < s->r.nthreads; i++) {
-		uint64_t *b = s->tl[i].b;
+	struct { struct tl_buckets *v; size_t n; } sets[] = { { s->tl, s->r.nthreads },
+							      { s->btl, s->nbprocs } };
 
-		for (size_t k = 0; k < s->tl[i].n; k++) {
-			uint64_t v = b[k];
-			b[k] = 0;
-			b[k / 10] += v;
+	for (size_t j = 0; j < sizeof(sets) / sizeof(sets[0]); j++) {
+		for (size_t i = 0; i < sets[j].n; i++) {
+			uint64_t *b = sets[j].v[i].b;
+
+			for (size_t k = 0; k < sets[j].v[i].n; k++) {
+				uint64_t v = b[k];
+				b[k] = 0;
+				b[k / 10] += v;
+			}
 		}
 	}
 	s->base_ns *= 10;
 }
 
-/* Counts a call of thread ti (index in r.threads) entering at ts. */
-static void timeline_add(struct it_sysan *s, size_t ti, uint64_t ts)
+/* Counts one at ts into the timeline at index ti of the set *v (a set
+ * coarsening may not move: the index, not a pointer). */
+static void timeline_add(struct it_sysan *s, struct tl_buckets **v, size_t ti, uint64_t ts)
 {
 	uint64_t off = ts > s->o.start_ns ? ts - s->o.start_ns : 0;
 	uint64_t k = off / s->base_ns;
+	struct tl_buckets *t;
 
 	while (k >= TL_BUCKETS && !s->o.interval_ns) {
 		coarsen(s);
 		k = off / s->base_ns;
 	}
-	if (k >= s->tl[ti].n) {
-		size_t n = s->tl[ti].n ? s->tl[ti].n : 16;
+	t = &(*v)[ti];
+	if (k >= t->n) {
+		size_t n = t->n ? t->n : 16;
 		uint64_t *b;
 
 		while (n <= k)
 			n *= 2;
 		if (!s->o.interval_ns && n > TL_BUCKETS)
 			n = TL_BUCKETS;
-		b = realloc(s->tl[ti].b, n * sizeof(*b));
+		b = realloc(t->b, n * sizeof(*b));
 		if (!b) {
 			s->error = 1;
 			return;
 		}
-		memset(b + s->tl[ti].n, 0, (n - s->tl[ti].n) * sizeof(*b));
-		s->tl[ti].b = b;
-		s->tl[ti].n = n;
+		memset(b + t->n, 0, (n - t->n) * sizeof(*b));
+		t->b = b;
+		t->n = n;
 	}
-	s->tl[ti].b[k]++;
+	t->b[k]++;
+}
+
+/* A completed block trail into its process's timeline (the process
+ * that queued its bios). */
+static void block_proc_add(struct it_sysan *s, const struct it_trail *t)
+{
+	uint32_t i = it_map_get(&s->bprocs, (uint64_t)t->pid + 1);
+
+	if (i == IT_MAP_NONE) {
+		if (!GROW(s, s->bprocv, s->nbprocs, s->bproccap) ||
+		    !GROW(s, s->btl, s->nbprocs, s->btlcap))
+			return;
+		i = (uint32_t)s->nbprocs;
+		if (it_map_put(&s->bprocs, (uint64_t)t->pid + 1, i)) {
+			s->error = 1;
+			return;
+		}
+		s->bprocv[i] = (struct bproc){ .pid = t->pid, .comm = t->comm };
+		s->btl[i] = (struct tl_buckets){ 0 };
+		s->nbprocs++;
+	}
+	s->bprocv[i].ios++;
+	s->bprocv[i].bytes += t->bytes;
+	timeline_add(s, &s->btl, i, t->ts[IT_PT_C]);
 }
 
 /* The names of a call, and its path: the tag's, else its (first) name,
@@ -1005,7 +1056,7 @@ static void add_call(struct it_sysan *s, const struct it_sys_event *e)
 		t->calls++;
 		t->errors += e->ret < 0;
 		t->lat_sum += lat;
-		timeline_add(s, (size_t)(t - s->r.threads), e->ts_enter);
+		timeline_add(s, &s->tl, (size_t)(t - s->r.threads), e->ts_enter);
 	}
 	if (s->o.events && GROW(s, s->r.events, s->r.nevents, s->evcap)) {
 		struct it_sysan_event *v = &s->r.events[s->r.nevents];
@@ -1347,6 +1398,9 @@ static struct it_sysan_bfile *bfile_of(struct it_sysan *s, struct it_map *m, con
 	f->tag_ts = ts;
 	f->path = tg == IT_MAP_NONE ? NULL : s->tagv[tg].path;
 	it_hist_init(&f->q2c);
+	f->timeline = calloc(s->r.nintervals, sizeof(*f->timeline));
+	if (!f->timeline)
+		s->error = 1;
 	if (it_map_put(m, k, s->r.nbfiles)) {
 		s->error = 1;
 		return NULL;
@@ -1354,8 +1408,13 @@ static struct it_sysan_bfile *bfile_of(struct it_sysan *s, struct it_map *m, con
 	return &s->r.bfiles[s->r.nbfiles++];
 }
 
-static void by_file(struct it_sysan_bfile *f, const struct ftrail *t)
+static void by_file(struct it_sysan *s, struct it_sysan_bfile *f, const struct ftrail *t)
 {
+	const struct it_sysan_results *r = &s->r;
+	uint64_t c = t->q + t->q2c, k = c > r->start_ns ? (c - r->start_ns) / r->interval_ns : 0;
+
+	if (f->timeline)
+		f->timeline[k < r->nintervals ? k : r->nintervals - 1]++;
 	f->ios++;
 	f->bytes += t->bytes;
 	if (t->op == IT_OP_READ) {
@@ -1418,7 +1477,7 @@ static void background(struct it_sysan *s)
 			if (!f || q < from || q > to)
 				f = bfile_of(s, &files, by, &fcap, in, q, &from, &to);
 			if (f)
-				by_file(f, &in->v[j]);
+				by_file(s, f, &in->v[j]);
 		}
 	}
 	it_sort(r->background, r->nbackground, sizeof(*r->background), cmp_bg);
@@ -1429,23 +1488,58 @@ out:
 	it_map_free(&files);
 }
 
-/* The per-thread timelines at the report's interval, from the base
- * buckets (see TL_BUCKETS). */
+/* A timeline at the report's interval, from its base buckets (see
+ * TL_BUCKETS); NULL when memory ran out. */
+static uint64_t *spread(struct it_sysan *s, const struct tl_buckets *t)
+{
+	struct it_sysan_results *r = &s->r;
+	uint64_t *v = calloc(r->nintervals, sizeof(*v));
+
+	if (!v) {
+		s->error = 1;
+		return NULL;
+	}
+	for (size_t b = 0; b < t->n; b++) {
+		uint64_t k = (uint64_t)b * s->base_ns / r->interval_ns;
+		v[k < r->nintervals ? k : r->nintervals - 1] += t->b[b];
+	}
+	return v;
+}
+
+static int cmp_bproc(const void *a, const void *b)
+{
+	const struct it_sysan_bproc *x = a, *y = b;
+
+	if (x->ios != y->ios)
+		return x->ios > y->ios ? -1 : 1;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+/* The per-thread call timelines and the per-process block I/O timelines
+ * at the report's interval. */
 static void timelines(struct it_sysan *s)
 {
 	struct it_sysan_results *r = &s->r;
 
-	for (size_t i = 0; i < r->nthreads; i++) {
-		r->threads[i].timeline = calloc(r->nintervals, sizeof(*r->threads[i].timeline));
-		if (!r->threads[i].timeline) {
-			s->error = 1;
+	for (size_t i = 0; i < r->nthreads; i++)
+		if (!(r->threads[i].timeline = spread(s, &s->tl[i])))
 			return;
-		}
-		for (size_t b = 0; b < s->tl[i].n; b++) {
-			uint64_t k = (uint64_t)b * s->base_ns / r->interval_ns;
-			r->threads[i].timeline[k < r->nintervals ? k : r->nintervals - 1] += s->tl[i].b[b];
-		}
+	r->bprocs = calloc(s->nbprocs ? s->nbprocs : 1, sizeof(*r->bprocs));
+	if (!r->bprocs) {
+		s->error = 1;
+		return;
 	}
+	for (size_t i = 0; i < s->nbprocs; i++) {
+		struct it_sysan_bproc *p = &r->bprocs[r->nbprocs];
+
+		*p = (struct it_sysan_bproc){ .pid = s->bprocv[i].pid, .comm = s->bprocv[i].comm,
+					      .title = it_sysan_title(s, s->bprocv[i].pid),
+					      .ios = s->bprocv[i].ios, .bytes = s->bprocv[i].bytes };
+		if (!(p->timeline = spread(s, &s->btl[i])))
+			return;
+		r->nbprocs++;
+	}
+	it_sort(r->bprocs, r->nbprocs, sizeof(*r->bprocs), cmp_bproc);
 }
 
 void it_sysan_finish(struct it_sysan *s, uint64_t end_ns)
@@ -1543,8 +1637,18 @@ void it_sysan_free(struct it_sysan *s)
 	free(s->r.threads);
 	free(s->r.events);
 	free(s->r.background);
-	for (size_t i = 0; i < s->r.nbfiles; i++)
+	for (size_t i = 0; i < s->r.nbfiles; i++) {
 		it_hist_free(&s->r.bfiles[i].q2c);
+		free(s->r.bfiles[i].timeline);
+	}
+	for (size_t i = 0; i < s->r.nbprocs; i++)
+		free(s->r.bprocs[i].timeline);
+	free(s->r.bprocs);
+	for (size_t i = 0; i < s->nbprocs; i++)
+		free(s->btl[i].b);
+	free(s->btl);
+	free(s->bprocv);
+	it_map_free(&s->bprocs);
 	free(s->r.bfiles);
 	free(s->r.unattributed);
 	for (size_t i = 0; i < s->npool; i++)

@@ -166,6 +166,17 @@ struct it_sysan_bfile {
 	uint64_t read_ios, read_bytes, write_ios, write_bytes;
 	uint64_t bg_ios, bg_bytes;   /* of those, I/O no traced call owned */
 	struct it_hist q2c;     /* ns, every I/O of the file */
+	uint64_t *timeline;     /* I/Os by completion time, nintervals counts */
+};
+
+/* Block I/O of one process (the one that queued the bios: a flusher or
+ * journal thread for writeback and commits), over time. */
+struct it_sysan_bproc {
+	uint32_t pid;
+	uint32_t comm;          /* block analyzer's interned id */
+	const char *title;      /* its title record's, "" when none */
+	uint64_t ios, bytes;
+	uint64_t *timeline;     /* I/Os by completion time, nintervals counts */
 };
 
 struct it_sysan_results {
@@ -183,7 +194,7 @@ struct it_sysan_results {
 	size_t nprocs;
 	struct it_sysan_role *roles;     /* by time in fsync/fdatasync, then calls, descending */
 	size_t nroles;
-	uint64_t interval_ns;
+	uint64_t interval_ns;   /* of every timeline here (threads, block by process and file) */
 	size_t nintervals;
 	struct it_sysan_event *events;   /* by entry time; NULL unless opts.events */
 	size_t nevents;
@@ -194,6 +205,9 @@ struct it_sysan_results {
 	/* block I/O by file (owned or not); by bytes, descending */
 	struct it_sysan_bfile *bfiles;
 	size_t nbfiles;
+	/* block I/O by the process that queued it; by I/Os, descending */
+	struct it_sysan_bproc *bprocs;
+	size_t nbprocs;
 	/* background I/O of no file (metadata, journal, raw device I/O), by
 	 * comm; by ios, descending */
 	struct it_sysan_background *unattributed;
