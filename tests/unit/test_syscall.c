@@ -387,6 +387,63 @@ TEST(syscall_titles_and_syncs)
 	ASSERT_EQ(n, 2, "title and task records walked");
 }
 
+struct streamed {
+	size_t n;
+	uint64_t ts[4], block_ns[4];
+	const char *comm[4];
+};
+
+static void on_event(const struct it_sysan_event *v, void *ctx)
+{
+	struct streamed *st = ctx;
+
+	if (st->n < 4) {
+		st->ts[st->n] = v->e.ts_enter;
+		st->block_ns[st->n] = v->block_ns;
+		st->comm[st->n] = v->comm;
+	}
+	st->n++;
+}
+
+/* --json --events: each event is handed out once complete (its block
+ * part in), in the order the calls were recorded, with the comm the
+ * thread had then; nothing is kept. */
+TEST(syscall_events_streamed)
+{
+	struct streamed st = { 0 };
+	struct it_sysan_opts o = { .start_ns = 1000, .block = true, .on_event = on_event, .ctx = &st };
+	struct it_sysan *s = it_sysan_new(&o);
+	struct it_sys_task task = { .rec = IT_SREC_TASK, .pid = 100, .tid = 7, .ts = 1 };
+	struct it_sys_event e[3];
+	struct it_trail t;
+
+	ASSERT_NOT_NULL(s, "new");
+	if (!s)
+		return;
+	memcpy(task.comm, "sh", 3);
+	ASSERT_EQ(it_sysan_side(s, &task, sizeof(task)), 0, "task");
+	task.ts = 2500; /* exec: a new comm from then on */
+	memcpy(task.comm, "db", 3);
+	ASSERT_EQ(it_sysan_side(s, &task, sizeof(task)), 0, "task after exec");
+	e[0] = call(IT_SYS_PREAD64, 7, 1000, 2000, 4096, 0);
+	e[1] = call(IT_SYS_FSYNC, 7, 3000, 4000, 0, 0);
+	e[2] = call(IT_SYS_PREAD64, 7, 2100, 2200, 4096, 0); /* recorded after the fsync */
+	ASSERT_EQ(it_sysan_calls(s, e, 3), 0, "calls");
+	ASSERT_EQ(st.n, 0, "no event before its block part is known");
+	t = trail(7, 3100, 3600, 1);
+	it_sysan_trail(s, &t);
+	it_sysan_block_watermark(s, 5000);
+	ASSERT_EQ(st.n, 3, "every event once the watermark passed them");
+	it_sysan_finish(s, 6000);
+	ASSERT_EQ(st.n, 3, "each event once");
+	ASSERT_EQ(it_sysan_results(s)->nevents, 0, "nothing kept");
+	ASSERT_EQ(st.ts[1], 3000, "in the order recorded");
+	ASSERT_EQ(st.block_ns[1], 500, "the fsync's block time");
+	ASSERT_STREQ(st.comm[0], "sh", "the comm before the exec");
+	ASSERT_STREQ(st.comm[1], "db", "the comm after it");
+	it_sysan_free(s);
+}
+
 /* One pass: the records come in any interleaving. A call waits for the
  * trails its thread may have queued during it (the block watermark) and
  * for its side records (a later side chunk), and is summed up in file

@@ -609,71 +609,65 @@ static void json_block(struct it_json *j, const struct it_sysan_results *r,
 	it_json_object_end(j);
 }
 
-static void json_events(struct it_json *j, const struct it_sysan_results *r)
+void it_report_sys_json_event(struct it_json *j, const struct it_sysan_event *v)
 {
-	it_json_name(j, "events");
-	it_json_array_start(j);
-	for (size_t i = 0; i < r->nevents; i++) {
-		const struct it_sysan_event *v = &r->events[i];
-		char err[32];
+	char err[32];
 
+	it_json_object_start(j);
+	it_json_kv_uint(j, "ts_ns", v->e.ts_enter);
+	it_json_kv_uint(j, "exit_ns", v->e.ts_exit);
+	it_json_kv_uint(j, "pid", v->e.pid);
+	it_json_kv_uint(j, "tid", v->e.tid);
+	it_json_kv_uint(j, "ppid", v->e.ppid);
+	it_json_kv_string(j, "comm", v->comm);
+	it_json_kv_uint(j, "cgroup", v->e.cgroup);
+	it_json_kv_string(j, "call", it_sys_call_name(v->e.call));
+	it_json_kv_int(j, "fd", v->e.fd);
+	it_json_name(j, "offset");
+	if (it_sys_call_has_offset(v->e.call))
+		it_json_uint(j, v->e.offset);
+	else
+		it_json_null(j);
+	it_json_kv_bool(j, "offset_from_position", v->e.sflags & IT_SYSF_FPOS);
+	it_json_kv_bool(j, "append", v->e.sflags & IT_SYSF_APPEND);
+	it_json_name(j, "count");
+	if (it_sys_call_has_count(v->e.call))
+		it_json_uint(j, v->e.count);
+	else
+		it_json_null(j);
+	it_json_kv_int(j, "ret", v->e.ret);
+	if (v->e.ret < 0 && v->e.ret > -4096 && strerrorname_np((int)-v->e.ret))
+		snprintf(err, sizeof(err), "%s", strerrorname_np((int)-v->e.ret));
+	else
+		err[0] = 0;
+	it_json_kv_string(j, "errno", err);
+	it_json_kv_uint(j, "flags", v->e.flags);
+	it_json_kv_uint(j, "mode", v->e.mode);
+	it_json_kv_uint(j, "whence", v->e.whence);
+	it_json_kv_uint(j, "aux", v->e.aux);
+	it_json_kv_string(j, "file_type", it_sys_file_type_name(v->e.ftype));
+	it_json_kv_string(j, "path", v->path);
+	if (*v->path2)
+		it_json_kv_string(j, (v->e.call >= IT_SYS_GETXATTR && v->e.call <= IT_SYS_FREMOVEXATTR)
+				  ? "xattr" : "new_path", v->path2);
+	if (v->e.tag_ts) {
+		it_json_name(j, "tag");
 		it_json_object_start(j);
-		it_json_kv_uint(j, "ts_ns", v->e.ts_enter);
-		it_json_kv_uint(j, "exit_ns", v->e.ts_exit);
-		it_json_kv_uint(j, "pid", v->e.pid);
-		it_json_kv_uint(j, "tid", v->e.tid);
-		it_json_kv_uint(j, "ppid", v->e.ppid);
-		it_json_kv_string(j, "comm", v->comm);
-		it_json_kv_uint(j, "cgroup", v->e.cgroup);
-		it_json_kv_string(j, "call", it_sys_call_name(v->e.call));
-		it_json_kv_int(j, "fd", v->e.fd);
-		it_json_name(j, "offset");
-		if (it_sys_call_has_offset(v->e.call))
-			it_json_uint(j, v->e.offset);
-		else
-			it_json_null(j);
-		it_json_kv_bool(j, "offset_from_position", v->e.sflags & IT_SYSF_FPOS);
-		it_json_kv_bool(j, "append", v->e.sflags & IT_SYSF_APPEND);
-		it_json_name(j, "count");
-		if (it_sys_call_has_count(v->e.call))
-			it_json_uint(j, v->e.count);
-		else
-			it_json_null(j);
-		it_json_kv_int(j, "ret", v->e.ret);
-		if (v->e.ret < 0 && v->e.ret > -4096 && strerrorname_np((int)-v->e.ret))
-			snprintf(err, sizeof(err), "%s", strerrorname_np((int)-v->e.ret));
-		else
-			err[0] = 0;
-		it_json_kv_string(j, "errno", err);
-		it_json_kv_uint(j, "flags", v->e.flags);
-		it_json_kv_uint(j, "mode", v->e.mode);
-		it_json_kv_uint(j, "whence", v->e.whence);
-		it_json_kv_uint(j, "aux", v->e.aux);
-		it_json_kv_string(j, "file_type", it_sys_file_type_name(v->e.ftype));
-		it_json_kv_string(j, "path", v->path);
-		if (*v->path2)
-			it_json_kv_string(j, (v->e.call >= IT_SYS_GETXATTR && v->e.call <= IT_SYS_FREMOVEXATTR)
-					  ? "xattr" : "new_path", v->path2);
-		if (v->e.tag_ts) {
-			it_json_name(j, "tag");
-			it_json_object_start(j);
-			it_json_kv_uint(j, "dev_major", IT_DEV_MAJOR(v->e.dev));
-			it_json_kv_uint(j, "dev_minor", IT_DEV_MINOR(v->e.dev));
-			it_json_kv_uint(j, "inode", v->e.ino);
-			it_json_kv_uint(j, "first_seen_ns", v->e.tag_ts);
-			it_json_kv_bool(j, "directory_of_name", v->e.sflags & IT_SYSF_TAG_DIR);
-			it_json_object_end(j);
-		}
-		it_json_kv_uint(j, "latency_ns", v->e.ts_exit - v->e.ts_enter);
-		it_json_kv_uint(j, "block_ios", v->block_ios);
-		it_json_kv_uint(j, "block_ns", v->block_ns);
+		it_json_kv_uint(j, "dev_major", IT_DEV_MAJOR(v->e.dev));
+		it_json_kv_uint(j, "dev_minor", IT_DEV_MINOR(v->e.dev));
+		it_json_kv_uint(j, "inode", v->e.ino);
+		it_json_kv_uint(j, "first_seen_ns", v->e.tag_ts);
+		it_json_kv_bool(j, "directory_of_name", v->e.sflags & IT_SYSF_TAG_DIR);
 		it_json_object_end(j);
 	}
-	it_json_array_end(j);
+	it_json_kv_uint(j, "latency_ns", v->e.ts_exit - v->e.ts_enter);
+	it_json_kv_uint(j, "block_ios", v->block_ios);
+	it_json_kv_uint(j, "block_ns", v->block_ns);
+	it_json_object_end(j);
 }
 
 void it_report_sys_json(struct it_json *j, const struct it_sysan_results *r,
-			const struct it_analyzer *a, bool events)
+			const struct it_analyzer *a)
 {
 	it_json_kv_uint(j, "syscall_calls", r->calls);
 	it_json_kv_uint(j, "syscall_errors", r->errors);
@@ -683,6 +677,4 @@ void it_report_sys_json(struct it_json *j, const struct it_sysan_results *r,
 	json_procs(j, r);
 	json_roles(j, r);
 	json_block(j, r, a);
-	if (events)
-		json_events(j, r);
 }

@@ -20,6 +20,8 @@ struct it_sys_clock {
 void it_report_sys_log(FILE *f, const struct it_sysan_results *r, const struct it_sys_clock *c);
 /* The syscall members of the report object (after its other members). */
 void it_report_sys_json(struct it_json *j, const struct it_sysan_results *r,
-			const struct it_analyzer *a, bool events);
+			const struct it_analyzer *a);
+/* One event of "events" (--json --events). */
+void it_report_sys_json_event(struct it_json *j, const struct it_sysan_event *v);
 
 #endif

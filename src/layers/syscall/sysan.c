@@ -81,7 +81,7 @@ struct qcall {
 struct bcall {
 	uint64_t ts_enter, ts_exit;
 	uint32_t tid, pid;
-	uint32_t ev;      /* its index in r.events, or UINT32_MAX */
+	uint32_t ev;      /* its index in r.events, EV_QUEUED, or UINT32_MAX */
 	uint16_t call;
 };
 
@@ -91,6 +91,11 @@ struct bcall {
  * the base (1, 2 or 5 times a power of ten, over a twentieth of the
  * span), so the base buckets add up to it exactly. */
 #define TL_BUCKETS 2048
+
+/* bcall.ev of a streamed event: the one at the head of the event queue
+ * (the calls waiting for their block part and their events are in the
+ * same order). */
+#define EV_QUEUED (UINT32_MAX - 1)
 
 struct tl_buckets {
 	uint64_t *b;
@@ -121,6 +126,13 @@ struct it_sysan {
 	size_t nnames, namecap;
 	struct comm_rec *comms;      /* tid -> comm history, sorted at the end */
 	size_t ncomms, commcap;
+	struct it_map tidcomm;       /* tid + 1 -> index in tcv of its latest comm */
+	/* a thread's comms, interned, newest first through prev (UINT32_MAX: none) */
+	struct { uint64_t ts; const char *comm; uint32_t prev; } *tcv;
+	size_t ntcv, tcvcap;
+	/* streamed events (opts.on_event) waiting for their block part */
+	struct it_sysan_event *evq;
+	size_t evhead, evlen, evqcap;
 	struct it_map titles;        /* pid + 1 -> index in titlev */
 	const char **titlev;
 	size_t ntitles, titlecap;
@@ -381,7 +393,7 @@ struct it_sysan *it_sysan_new(const struct it_sysan_opts *o)
 	    it_map_init(&s->trail_tid, 8) || it_map_init(&s->files, 8) ||
 	    it_map_init(&s->threads, 8) || it_map_init(&s->inodes, 6) ||
 	    it_map_init(&s->titles, 6) || it_map_init(&s->procs, 6) ||
-	    it_map_init(&s->bprocs, 6) ||
+	    it_map_init(&s->bprocs, 6) || it_map_init(&s->tidcomm, 6) ||
 	    it_map_init(&s->bg_comm, 6) || it_map_init(&s->un_comm, 6)) {
 		it_sysan_free(s);
 		return NULL;
@@ -446,16 +458,25 @@ static int side_task(struct it_sysan *s, const struct it_sys_task *t, size_t len
 {
 	if (len < sizeof(*t) || !GROW(s, s->comms, s->ncomms, s->commcap))
 		return -1;
+	uint32_t last = it_map_get(&s->tidcomm, (uint64_t)t->tid + 1);
+
 	s->comms[s->ncomms].ts = t->ts;
 	s->comms[s->ncomms].tid = t->tid;
 	s->comms[s->ncomms].pid = t->pid;
 	memcpy(s->comms[s->ncomms].comm, t->comm, 16);
 	s->ncomms++;
+	/* the thread's comms as they come, for the streamed events */
+	if (!GROW(s, s->tcv, s->ntcv, s->tcvcap))
+		return -1;
+	s->tcv[s->ntcv].ts = t->ts;
+	s->tcv[s->ntcv].comm = intern(s, t->comm, strnlen(t->comm, sizeof(t->comm)));
+	s->tcv[s->ntcv].prev = last;
+	if (it_map_put(&s->tidcomm, (uint64_t)t->tid + 1, s->ntcv))
+		return s->error = 1, -1;
+	s->ntcv++;
 	return 0;
 }
 
-/* A process's title: the first one of the pid counts (one per process;
- * a pid reused within the recording keeps its first process's title). */
 static int side_title(struct it_sysan *s, const struct it_sys_title *t, size_t len)
 {
 	if (len < sizeof(*t) || t->len > len - sizeof(*t))
@@ -1018,12 +1039,33 @@ static void add_block(struct it_sysan *s, const struct bcall *b)
 		it_hist_add(&c->block, block);
 		it_hist_add(&c->above, lat > block ? lat - block : 0);
 	}
-	if (b->ev != UINT32_MAX) {
+	if (b->ev == EV_QUEUED && s->evlen) {
+		struct it_sysan_event *v = &s->evq[s->evhead];
+
+		v->block_ns = block;
+		v->block_ios = bios;
+		s->o.on_event(v, s->o.ctx);
+		s->evhead = (s->evhead + 1) % s->evqcap;
+		s->evlen--;
+	} else if (b->ev != UINT32_MAX && b->ev != EV_QUEUED) {
 		s->r.events[b->ev].block_ns = block;
 		s->r.events[b->ev].block_ios = bios;
 	}
 	if (s->o.on_call)
 		s->o.on_call(b->tid, b->call, b->ts_enter, b->ts_exit, block, bios, s->o.ctx);
+}
+
+/* The comm of tid at time ts as the side records so far have it: the
+ * newest at or before ts, else the oldest (as comm_at); "" when none. */
+static const char *comm_now(const struct it_sysan *s, uint32_t tid, uint64_t ts)
+{
+	uint32_t i = it_map_get(&s->tidcomm, (uint64_t)tid + 1);
+
+	if (i == IT_MAP_NONE)
+		return "";
+	while (s->tcv[i].ts > ts && s->tcv[i].prev != IT_MAP_NONE)
+		i = s->tcv[i].prev;
+	return s->tcv[i].comm;
 }
 
 /* Sums up a call but for its block I/O, which waits in the block queue
@@ -1068,6 +1110,18 @@ static void add_call(struct it_sysan *s, const struct it_sys_event *e)
 		v->comm = ""; /* at the end: a thread's name may come later in the file */
 		v->block_ns = 0;
 		v->block_ios = 0;
+	}
+	if (s->o.on_event) {
+		struct it_sysan_event v = { .e = *e, .path = path, .path2 = path2,
+					    .comm = comm_now(s, e->tid, e->ts_exit) };
+
+		if (e->sflags & IT_SYSF_URING) {
+			s->o.on_event(&v, s->o.ctx);
+		} else if (ring_room(s, (void **)&s->evq, sizeof(*s->evq), &s->evhead, s->evlen,
+				     &s->evqcap)) {
+			s->evq[(s->evhead + s->evlen++) % s->evqcap] = v;
+			b.ev = EV_QUEUED;
+		}
 	}
 	if (e->sflags & IT_SYSF_URING) { /* an io_uring request owns no trail */
 		if (s->o.on_call)
@@ -1657,6 +1711,9 @@ void it_sysan_free(struct it_sysan *s)
 	free(s->tagv);
 	free(s->namev);
 	free(s->comms);
+	free(s->evq);
+	free(s->tcv);
+	it_map_free(&s->tidcomm);
 	for (size_t i = 0; i < s->ntids; i++)
 		free(s->tidv[i].v);
 	free(s->tidv);

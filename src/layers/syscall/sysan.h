@@ -56,9 +56,16 @@
  * moved to the next one. NULL at the end or at a malformed record. */
 const void *it_sys_side_next(const void *payload, size_t len, size_t *off, size_t *reclen);
 
+struct it_sysan_event;
+
 struct it_sysan_opts {
 	uint64_t interval_ns;  /* per-thread timeline step; 0: chosen from the span */
-	bool events;           /* keep the event list (--events, --log) */
+	bool events;           /* keep the event list, by entry time (--log) */
+	/* Called with each event once it is complete (its block part in),
+	 * about in the order the calls ended (the file's): the list streamed,
+	 * nothing kept (--json --events); NULL: none. The event and its
+	 * strings live until the call returns (the strings until the end). */
+	void (*on_event)(const struct it_sysan_event *v, void *ctx);
 	uint64_t start_ns;     /* trace start (monotonic): the timelines' origin */
 	bool block;            /* block trails will be handed in: calls wait for the watermark */
 	/* Called with every call once it is summed up with its time in the
