@@ -10,6 +10,7 @@
 #include "layer_table.h"
 #include "tracefile.h"
 #include "layers/syscall/sysan.h"
+#include "analyze/report.h"
 
 #include <stdlib.h>
 #include <unistd.h>
@@ -442,6 +443,22 @@ TEST(syscall_events_streamed)
 	ASSERT_STREQ(st.comm[0], "sh", "the comm before the exec");
 	ASSERT_STREQ(st.comm[1], "db", "the comm after it");
 	it_sysan_free(s);
+}
+
+/* Wall-clock times of the report: the trace's start plus the monotonic
+ * offset, UTC, to the microsecond; nothing without a start time. */
+TEST(report_wall_clock)
+{
+	char buf[32];
+
+	/* 2026-11-23 02:29:21.792131357 UTC */
+	ASSERT_STREQ(it_wall_clock(buf, sizeof(buf), 1795400961792131357ull, 1000, 2500),
+		     "02:29:21.792132", "start + 1.5 us");
+	ASSERT_STREQ(it_wall_clock(buf, sizeof(buf), 1795400961792131357ull, 1000, 500),
+		     "02:29:21.792131", "before the start: the start");
+	ASSERT_STREQ(it_wall_clock(buf, sizeof(buf), 1795400961792131357ull, 1000,
+				   1000 + 3600000000000ull), "03:29:21.792131", "an hour later");
+	ASSERT_STREQ(it_wall_clock(buf, sizeof(buf), 0, 1000, 2500), "", "no start time");
 }
 
 /* One pass: the records come in any interleaving. A call waits for the
