@@ -8,7 +8,9 @@
 # transport layers, 100 fio 128K sequential writes over the same loopback,
 # with the nvme-tcp and nvmet-tcp layers, tests/vm/test_nvme_tcp_transport.sh;
 # the truncation note of syscall-chunks-cut's: the build that made it say
-# why the file is cut): a change to the analysis side that is meant to
+# why the file is cut; syscall-titles': the build that added process
+# titles, a shell running two dd with fdatasync and fsync under the
+# default layers and --comm sh): a change to the analysis side that is meant to
 # keep the output proves it here.
 #
 #   tests/integration/test_golden.sh                  compare (PASS/FAIL lines)
@@ -27,7 +29,7 @@ cd "$(dirname "$0")/../.."
 . tests/integration/lib.sh
 
 GOLDEN=tests/data/golden
-TRACES="syscall-mixed syscall-chunks syscall-chunks-cut syscall-only v1-events nvme-tcp-loop nvme-tcp-r2t"
+TRACES="syscall-mixed syscall-chunks syscall-chunks-cut syscall-only syscall-titles v1-events nvme-tcp-loop nvme-tcp-r2t"
 # name|arguments (the trace path goes last)
 CASES="report|report
 json|report --json
