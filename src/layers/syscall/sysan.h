@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
  * The syscall layer's analysis (pure C, no libbpf): per call, per file, per
- * thread over time, the event list, and the link to the block layer (a
+ * thread over time, per process and role (its title), the event list (kept,
+ * or streamed to a callback), and the link to the block layer (a
  * system call owns the bios its thread queued between its entry and exit;
  * block I/O whose bios carry page-cache pages goes to their file, whoever
  * queued it: writeback, readahead).
@@ -38,7 +39,8 @@
  * it does); the calls waiting for their block part (32 bytes each: the
  * calls of about one EVENTS chunk's time span when block I/O flows; every
  * call at worst, when the block stream is silent until the end); per
- * thread, its calls over time in at most 2048 counters.
+ * thread, its calls over time in at most 2048 counters; per process that
+ * queued block I/O, the same for its I/Os; per process, its title.
  */
 #ifndef IOTRAIL_ANALYZE_SYSAN_H
 #define IOTRAIL_ANALYZE_SYSAN_H
