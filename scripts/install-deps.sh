@@ -13,7 +13,9 @@ build_pkgs="$build_pkgs libclang-rt-dev"
 # tests, demo and benchmarks: the workload and its reference, loop devices;
 # fuse3, libfuse3-dev: tests/tools/slowfs (a disk with a known delay);
 # e2fsprogs: mkfs.ext4 (a file system on a loop device: writeback, readahead)
-test_pkgs="fio util-linux jq fuse3 libfuse3-dev e2fsprogs"
+# postgresql-15: Debian 12's PostgreSQL server and pgbench
+# (tests/integration/test_postgres.sh; its own cluster, started by the test)
+test_pkgs="fio util-linux jq fuse3 libfuse3-dev e2fsprogs postgresql-15"
 # VM tests: a stock kernel runs under QEMU with the host's root shared by 9p
 # (xz-utils: the uncompressed kernel that boots faster; iproute2: ip and tc)
 vm_pkgs="qemu-system-x86 busybox-static kmod cpio xz-utils iproute2"

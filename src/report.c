@@ -267,6 +267,7 @@ int cmd_report(int argc, char **argv)
 			break;
 		case 'p':
 			pretty = true;
+			o.pretty = true;
 			break;
 		case 'g':
 			if (it_parse_group_keys(optarg, &o.analyzer, err, sizeof(err)))

@@ -388,6 +388,20 @@ static void flush_stream(struct it_writer *w, struct stream *s)
 {
 	int err;
 
+	/* A layer's side records (variable size: the paths and names its
+	 * fixed-size records refer to) go out before a chunk of the records:
+	 * a reader then has what a record names when the record comes, and
+	 * need not hold the records until a side chunk much later in the
+	 * file (every call of a long trace, when the side stream filled
+	 * slowly). */
+	if (s->size && s->n)
+		for (size_t i = 0; i < w->nstreams; i++) {
+			struct stream *o = &w->streams[i];
+
+			if (o != s && !o->size && o->n && o->machine == s->machine &&
+			    o->layer == s->layer && o->encoding != IT_COMP_PACK)
+				flush_stream(w, o);
+		}
 	if (s->n && !w->err) {
 		if (s->encoding == IT_COMP_PACK)
 			err = write_packed(w, s);

@@ -163,6 +163,7 @@ enum it_srec_type {
 	IT_SREC_PATH = 2,  /* struct it_sys_path + components */
 	IT_SREC_NAME = 3,  /* struct it_sys_name + string */
 	IT_SREC_TASK = 4,  /* struct it_sys_task */
+	IT_SREC_TITLE = 5, /* struct it_sys_title + title (written by the recorder, not BPF) */
 };
 
 /* File types, from the inode's S_IFMT. */
@@ -274,6 +275,22 @@ struct it_sys_task {
 	__u64 ts;
 	__u64 cgroup;
 	char  comm[16];
+};
+
+/*
+ * A process's title, what ps shows: /proc/PID/cmdline with its NULs as
+ * spaces, as the process may have rewritten it ("postgres: checkpointer").
+ * Written by the recorder (user space) once per process, after the first
+ * task record of the process; an empty title: none could be read (a
+ * kernel thread, or the process had exited). len = bytes in title, no NUL.
+ */
+#define IT_TITLE_MAX 128
+struct it_sys_title {
+	__u16 rec;      /* IT_SREC_TITLE */
+	__u16 len;
+	__u32 pid;
+	__u64 ts;       /* when it was read (CLOCK_MONOTONIC) */
+	/* char title[len]; */
 };
 
 #define IT_SYS_IOV_MAX 8

@@ -23,6 +23,15 @@ struct it_json {
 };
 
 void it_json_init(struct it_json *j, FILE *f, bool pretty);
+/* A writer of one value that will be spliced (it_json_splice) into
+ * another writer's document where it is depth levels deep, as the value
+ * of a member: a long list streamed to a file while the document's other
+ * members are still being computed. */
+void it_json_init_value(struct it_json *j, FILE *f, bool pretty, int depth);
+/* Writes the whole content of src (a value written with a writer from
+ * it_json_init_value) as the next value. Returns 0, or -1 when src could
+ * not be read back or the output not written. */
+int it_json_splice(struct it_json *j, FILE *src);
 void it_json_object_start(struct it_json *j);
 void it_json_object_end(struct it_json *j);
 void it_json_array_start(struct it_json *j);

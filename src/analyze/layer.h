@@ -88,6 +88,7 @@ struct it_layer_opts {
 	struct it_analyzer_opts analyzer; /* group-by keys; start_ns is set from the trace */
 	bool zones;                       /* --zones */
 	bool events;                      /* --events: the event lists in JSON */
+	bool pretty;                      /* --pretty: JSON indented */
 	bool log;                         /* --log: the event lists as text, nothing else */
 };
 

@@ -50,6 +50,13 @@ uint64_t it_qd_buckets(const uint64_t *exact, uint64_t out[IT_QD_BUCKETS], doubl
 /* Seconds covered by timeline interval i (the last one may be partial). */
 double it_timeline_dur(const struct it_results *r, size_t i);
 
+/* A monotonic time ns of a trace that started at start_mono_ns, when the
+ * wall clock read start_realtime_ns, as that clock (UTC) to the
+ * microsecond: "07:05:20.123456"; "" when the wall clock was not
+ * recorded (start_realtime_ns 0). */
+const char *it_wall_clock(char *buf, size_t len, uint64_t start_realtime_ns, uint64_t start_mono_ns,
+			  uint64_t ns);
+
 /* Seconds from the earliest start to the latest completion (0 if none). */
 static inline double it_active_s(uint64_t first_ns, uint64_t last_ns)
 {

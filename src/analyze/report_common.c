@@ -2,6 +2,7 @@
 /* Helpers the text and JSON printers share, so both say the same thing. */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "analyze/json_writer.h"
 #include "analyze/report.h"
@@ -69,6 +70,22 @@ uint64_t it_qd_buckets(const uint64_t *exact, uint64_t out[IT_QD_BUCKETS], doubl
 	}
 	*avg = n ? sum / (double)n : 0;
 	return n;
+}
+
+const char *it_wall_clock(char *buf, size_t len, uint64_t start_realtime_ns, uint64_t start_mono_ns,
+			  uint64_t ns)
+{
+	uint64_t wall = start_realtime_ns + (ns > start_mono_ns ? ns - start_mono_ns : 0);
+	time_t t = (time_t)(wall / 1000000000ull);
+	struct tm tm;
+
+	if (!start_realtime_ns || !gmtime_r(&t, &tm)) {
+		snprintf(buf, len, "%s", "");
+		return buf;
+	}
+	snprintf(buf, len, "%02d:%02d:%02d.%06u", tm.tm_hour, tm.tm_min, tm.tm_sec,
+		 (unsigned)(wall % 1000000000ull / 1000));
+	return buf;
 }
 
 double it_timeline_dur(const struct it_results *r, size_t i)

@@ -75,8 +75,12 @@ static void header(FILE *f, const struct it_report_input *in)
 		char when[64] = "?";
 		time_t t = (time_t)(h->start_realtime_ns / 1000000000ull);
 		struct tm tm;
-		if (h->start_realtime_ns && gmtime_r(&t, &tm))
-			strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
+		/* to the microsecond, to line up with a server's log */
+		if (h->start_realtime_ns && gmtime_r(&t, &tm)) {
+			size_t n = strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+			snprintf(when + n, sizeof(when) - n, ".%06u UTC",
+				 (unsigned)(h->start_realtime_ns % 1000000000ull / 1000));
+		}
 		fprintf(f, "host      %.*s, kernel %.*s, %u CPUs, clock %.*s\n",
 			(int)sizeof(h->hostname), h->hostname, (int)sizeof(h->kernel), h->kernel,
 			h->ncpus, (int)sizeof(h->clock), h->clock);
@@ -482,18 +486,21 @@ static void size_rows(FILE *f, const struct it_dev_stats *d, uint64_t total)
 	}
 }
 
-static void timeline_rows(FILE *f, const struct it_results *r, const struct it_dev_stats *d)
+static void timeline_rows(FILE *f, const struct it_report_input *in, const struct it_dev_stats *d)
 {
+	const struct it_results *r = in->r;
 	size_t step = (d->ntimeline + TIMELINE_ROWS - 1) / TIMELINE_ROWS;
 	double iv = (double)r->interval_ns / 1e9;
+	uint64_t wall0 = in->host ? in->host->start_realtime_ns : 0;
+	uint64_t mono0 = in->host ? in->host->start_monotonic_ns : 0;
 
 	if (!d->ntimeline)
 		return;
 	if (!step)
 		step = 1;
 	fprintf(f, "  timeline, by completion time (rows of %g s)\n", iv * (double)step);
-	fprintf(f, "  %9s %10s %10s %10s %10s %10s\n", "from", "read IOPS", "read MiB/s",
-		"write IOPS", "write MiB/s", "other IOPS");
+	fprintf(f, "  %9s %-15s %10s %10s %10s %10s %10s\n", "from", wall0 ? "at (UTC)" : "",
+		"read IOPS", "read MiB/s", "write IOPS", "write MiB/s", "other IOPS");
 	for (size_t t = 0; t < d->ntimeline; t += step) {
 		uint64_t ios[IT_OPC_MAX] = { 0 }, bytes[IT_OPC_MAX] = { 0 };
 		double dur = 0;
@@ -504,7 +511,11 @@ static void timeline_rows(FILE *f, const struct it_results *r, const struct it_d
 			}
 			dur += it_timeline_dur(r, k);
 		}
-		fprintf(f, "  %8.0fs %10.0f %10.1f %10.0f %10.1f %10.0f\n", iv * (double)t,
+		char at[32];
+
+		it_wall_clock(at, sizeof(at), wall0, mono0,
+			      r->start_ns + (uint64_t)t * r->interval_ns);
+		fprintf(f, "  %8.0fs %-15s %10.0f %10.1f %10.0f %10.1f %10.0f\n", iv * (double)t, at,
 			(double)ios[IT_OPC_READ] / dur, mib(bytes[IT_OPC_READ]) / dur,
 			(double)ios[IT_OPC_WRITE] / dur, mib(bytes[IT_OPC_WRITE]) / dur,
 			(double)ios[IT_OPC_OTHER] / dur);
@@ -559,7 +570,7 @@ static void device_sections(FILE *f, const struct it_report_input *in)
 		}
 		qd_rows(f, d);
 		size_rows(f, d, ios);
-		timeline_rows(f, r, d);
+		timeline_rows(f, in, d);
 	}
 }
 

@@ -13,7 +13,9 @@
 # and gaining 50 ppm: tests/integration/test_clock_split.sh checks it
 # against the truth);
 # the truncation note of syscall-chunks-cut's: the build that made it say
-# why the file is cut): a change to the analysis side that is meant to
+# why the file is cut; syscall-titles': the build that added process
+# titles, a shell running two dd with fdatasync and fsync under the
+# default layers and --comm sh): a change to the analysis side that is meant to
 # keep the output proves it here.
 #
 #   tests/integration/test_golden.sh                  compare (PASS/FAIL lines)
@@ -32,7 +34,7 @@ cd "$(dirname "$0")/../.."
 . tests/integration/lib.sh
 
 GOLDEN=tests/data/golden
-TRACES="syscall-mixed syscall-chunks syscall-chunks-cut syscall-only v1-events nvme-tcp-loop nvme-tcp-r2t nvme-tcp-r2t-split"
+TRACES="syscall-mixed syscall-chunks syscall-chunks-cut syscall-only syscall-titles v1-events nvme-tcp-loop nvme-tcp-r2t nvme-tcp-r2t-split"
 # name|arguments (the trace path goes last)
 CASES="report|report
 json|report --json

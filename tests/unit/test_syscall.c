@@ -10,6 +10,7 @@
 #include "layer_table.h"
 #include "tracefile.h"
 #include "layers/syscall/sysan.h"
+#include "analyze/report.h"
 
 #include <stdlib.h>
 #include <unistd.h>
@@ -290,6 +291,174 @@ TEST(syscall_analysis)
 	ASSERT_EQ(sum, 4, "timeline holds every call");
 	ASSERT_EQ(r->unmatched_names, 0, "every name found its call");
 	it_sysan_free(s);
+}
+
+static size_t make_title(unsigned char *buf, uint32_t pid, const char *title)
+{
+	struct it_sys_title t = { .rec = IT_SREC_TITLE, .len = (uint16_t)strlen(title), .pid = pid };
+
+	memcpy(buf, &t, sizeof(t));
+	memcpy(buf + sizeof(t), title, t.len);
+	return sizeof(t) + t.len;
+}
+
+/* Process titles (a process's first title record counts), per-process sums
+ * with the block I/O its calls owned, and fsync/fdatasync latency per file
+ * and per process; a title record walks like any side record. */
+TEST(syscall_titles_and_syncs)
+{
+	struct it_sysan_opts o = { .start_ns = 1000 };
+	struct it_sysan *s = it_sysan_new(&o);
+	unsigned char rec[256], chunk[512];
+	static const char *const wal[] = { "000001", "pg_wal" };
+	struct it_sys_task task = { .rec = IT_SREC_TASK, .pid = 200, .tid = 201, .ts = 1 };
+	struct it_sys_event e[4];
+	struct it_trail t;
+	size_t off = 0, len = 0, reclen, n = 0;
+
+	ASSERT_NOT_NULL(s, "new");
+	if (!s)
+		return;
+	memcpy(task.comm, "postgres", 9);
+	ASSERT_EQ(it_sysan_side(s, &task, sizeof(task)), 0, "task");
+	ASSERT_EQ(it_sysan_side(s, rec, make_title(rec, 200, "postgres: walwriter")), 0, "title");
+	ASSERT_EQ(it_sysan_side(s, rec, make_title(rec, 200, "postgres: later")), 0, "second title");
+	ASSERT_EQ(it_sysan_side(s, rec, make_title(rec, 100, "")), 0, "empty title");
+	ASSERT_EQ(it_sysan_side(s, rec, make_path(rec, IT_MKDEV(254, 0), 5, 50, IT_FT_REG, wal, 2)),
+		  0, "path");
+	/* the walwriter's fdatasync issues a flush request */
+	t = trail(201, 1100, 1400, 1);
+	t.pid = 200;
+	t.op = IT_OP_FLUSH;
+	it_sysan_trail(s, &t);
+	e[0] = call(IT_SYS_FDATASYNC, 201, 1000, 1500, 0, 0);
+	e[0].pid = 200;
+	e[1] = call(IT_SYS_FSYNC, 201, 2000, 2100, 0, 0);
+	e[1].pid = 200;
+	e[2] = call(IT_SYS_PWRITE64, 201, 3000, 3050, 8192, 0);
+	e[2].pid = 200;
+	e[3] = call(IT_SYS_FDATASYNC, 7, 4000, 4300, 0, 0); /* pid 100, no title */
+	for (int i = 0; i < 4; i++)
+		tag(&e[i], 5, 50);
+	ASSERT_EQ(it_sysan_calls(s, e, 4), 0, "calls");
+	it_sysan_finish(s, 5000);
+	ASSERT_EQ(it_sysan_error(s), 0, "no error");
+
+	const struct it_sysan_results *r = it_sysan_results(s);
+	ASSERT_STREQ(it_sysan_title(s, 200), "postgres: walwriter", "the first title counts");
+	ASSERT_STREQ(it_sysan_title(s, 300), "", "no title record");
+	if (ASSERT_EQ(r->nprocs, 2, "processes")) {
+		ASSERT_EQ(r->procs[0].pid, 200, "most calls first");
+		ASSERT_STREQ(r->procs[0].title, "postgres: walwriter", "title");
+		ASSERT_STREQ(r->procs[0].comm, "postgres", "comm");
+		ASSERT_EQ(r->procs[0].io.calls, 3, "calls");
+		ASSERT_EQ(r->procs[0].io.write_bytes, 8192, "bytes written");
+		ASSERT_EQ(r->procs[0].io.syncs, 2, "fsync and fdatasync");
+		ASSERT_EQ(r->procs[0].io.sync_lat.sum, 600, "sync time");
+		ASSERT_EQ(r->procs[0].io.sync_lat.max, 500, "longest sync");
+		ASSERT_EQ(r->procs[0].io.block_ios, 1, "the flush its fdatasync owned");
+		ASSERT_STREQ(r->procs[1].title, "", "an empty title");
+		ASSERT_EQ(r->procs[1].io.syncs, 1, "its fdatasync");
+	}
+	if (ASSERT_EQ(r->nbprocs, 1, "block I/O by process")) {
+		uint64_t n = 0;
+
+		ASSERT_EQ(r->bprocs[0].pid, 200, "the process that queued it");
+		ASSERT_STREQ(r->bprocs[0].title, "postgres: walwriter", "its title");
+		for (size_t i = 0; i < r->nintervals; i++)
+			n += r->bprocs[0].timeline[i];
+		ASSERT_EQ(n, 1, "its timeline holds its I/O");
+		ASSERT_EQ(r->bprocs[0].timeline[(1400 - 1000) / r->interval_ns], 1,
+			  "in the interval of its completion");
+	}
+	if (ASSERT_EQ(r->nfiles, 1, "files")) {
+		ASSERT_STREQ(r->files[0].path, "/pg_wal/000001", "WAL file");
+		ASSERT_EQ(r->files[0].syncs, 3, "syncs of the file");
+		ASSERT_EQ(r->files[0].sync_lat.sum, 900, "their time");
+	}
+	it_sysan_free(s);
+
+	/* in a SYSSIDE chunk: title records framed like the others */
+	len = make_title(chunk, 200, "postgres: checkpointer");
+	len = (len + 7) & ~(size_t)7;
+	memcpy(chunk + len, &task, sizeof(task));
+	len += sizeof(task);
+	while (it_sys_side_next(chunk, len, &off, &reclen))
+		n++;
+	ASSERT_EQ(n, 2, "title and task records walked");
+}
+
+struct streamed {
+	size_t n;
+	uint64_t ts[4], block_ns[4];
+	const char *comm[4];
+};
+
+static void on_event(const struct it_sysan_event *v, void *ctx)
+{
+	struct streamed *st = ctx;
+
+	if (st->n < 4) {
+		st->ts[st->n] = v->e.ts_enter;
+		st->block_ns[st->n] = v->block_ns;
+		st->comm[st->n] = v->comm;
+	}
+	st->n++;
+}
+
+/* --json --events: each event is handed out once complete (its block
+ * part in), in the order the calls were recorded, with the comm the
+ * thread had then; nothing is kept. */
+TEST(syscall_events_streamed)
+{
+	struct streamed st = { 0 };
+	struct it_sysan_opts o = { .start_ns = 1000, .block = true, .on_event = on_event, .ctx = &st };
+	struct it_sysan *s = it_sysan_new(&o);
+	struct it_sys_task task = { .rec = IT_SREC_TASK, .pid = 100, .tid = 7, .ts = 1 };
+	struct it_sys_event e[3];
+	struct it_trail t;
+
+	ASSERT_NOT_NULL(s, "new");
+	if (!s)
+		return;
+	memcpy(task.comm, "sh", 3);
+	ASSERT_EQ(it_sysan_side(s, &task, sizeof(task)), 0, "task");
+	task.ts = 2500; /* exec: a new comm from then on */
+	memcpy(task.comm, "db", 3);
+	ASSERT_EQ(it_sysan_side(s, &task, sizeof(task)), 0, "task after exec");
+	e[0] = call(IT_SYS_PREAD64, 7, 1000, 2000, 4096, 0);
+	e[1] = call(IT_SYS_FSYNC, 7, 3000, 4000, 0, 0);
+	e[2] = call(IT_SYS_PREAD64, 7, 2100, 2200, 4096, 0); /* recorded after the fsync */
+	ASSERT_EQ(it_sysan_calls(s, e, 3), 0, "calls");
+	ASSERT_EQ(st.n, 0, "no event before its block part is known");
+	t = trail(7, 3100, 3600, 1);
+	it_sysan_trail(s, &t);
+	it_sysan_block_watermark(s, 5000);
+	ASSERT_EQ(st.n, 3, "every event once the watermark passed them");
+	it_sysan_finish(s, 6000);
+	ASSERT_EQ(st.n, 3, "each event once");
+	ASSERT_EQ(it_sysan_results(s)->nevents, 0, "nothing kept");
+	ASSERT_EQ(st.ts[1], 3000, "in the order recorded");
+	ASSERT_EQ(st.block_ns[1], 500, "the fsync's block time");
+	ASSERT_STREQ(st.comm[0], "sh", "the comm before the exec");
+	ASSERT_STREQ(st.comm[1], "db", "the comm after it");
+	it_sysan_free(s);
+}
+
+/* Wall-clock times of the report: the trace's start plus the monotonic
+ * offset, UTC, to the microsecond; nothing without a start time. */
+TEST(report_wall_clock)
+{
+	char buf[32];
+
+	/* 2026-11-23 02:29:21.792131357 UTC */
+	ASSERT_STREQ(it_wall_clock(buf, sizeof(buf), 1795400961792131357ull, 1000, 2500),
+		     "02:29:21.792132", "start + 1.5 us");
+	ASSERT_STREQ(it_wall_clock(buf, sizeof(buf), 1795400961792131357ull, 1000, 500),
+		     "02:29:21.792131", "before the start: the start");
+	ASSERT_STREQ(it_wall_clock(buf, sizeof(buf), 1795400961792131357ull, 1000,
+				   1000 + 3600000000000ull), "03:29:21.792131", "an hour later");
+	ASSERT_STREQ(it_wall_clock(buf, sizeof(buf), 0, 1000, 2500), "", "no start time");
 }
 
 /* One pass: the records come in any interleaving. A call waits for the

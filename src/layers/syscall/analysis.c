@@ -7,8 +7,11 @@
  * call once summed up (IT_BUS_CALL_DONE). Its report sections follow the
  * block layer's (report.c).
  */
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analyze/json_writer.h"
 #include "analyze/layer.h"
@@ -20,9 +23,13 @@ struct syscall {
 	struct it_sysan *s;
 	const struct it_bus *bus;
 	const struct it_analyzer *names; /* comm names of the block trails (from the bus) */
-	uint64_t start_ns;
+	uint64_t start_ns, start_realtime_ns;
 	uint64_t dropped;                /* records lost (the layer's DROPS) */
-	bool events;
+	/* --json --events: the events are streamed as JSON into an unlinked
+	 * temporary file while the pass runs (memory stays constant however
+	 * many calls), then spliced into the report as "events" */
+	FILE *events;
+	struct it_json ej;
 };
 
 static void on_trail(const void *msg, void *ctx)
@@ -52,12 +59,47 @@ static void on_call(uint32_t tid, uint16_t call, uint64_t ts_enter, uint64_t ts_
 		it_bus_publish(y->bus, IT_BUS_CALL_DONE, &m);
 }
 
+static void on_event(const struct it_sysan_event *v, void *ctx)
+{
+	struct syscall *y = ctx;
+
+	it_report_sys_json_event(&y->ej, v);
+}
+
+/* An unlinked file under $TMPDIR (else /tmp) for the streamed events, or
+ * NULL with its one-line reason on stderr. */
+static FILE *events_file(void)
+{
+	const char *dir = getenv("TMPDIR");
+	char path[4096];
+	FILE *f;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/iotrail-events.XXXXXX", dir && *dir ? dir : "/tmp");
+	fd = mkstemp(path);
+	if (fd < 0) {
+		fprintf(stderr, "iotrail report: failed to create %s for the event list: %s; set "
+			"TMPDIR to a writable directory\n", path, strerror(errno));
+		return NULL;
+	}
+	unlink(path);
+	f = fdopen(fd, "w+");
+	if (!f) {
+		close(fd);
+		return NULL;
+	}
+	setvbuf(f, NULL, _IOFBF, 1 << 20);
+	return f;
+}
+
 static void syscall_free(void *self)
 {
 	struct syscall *y = self;
 
 	if (!y)
 		return;
+	if (y->events)
+		fclose(y->events);
 	it_sysan_free(y->s);
 	free(y);
 }
@@ -66,7 +108,7 @@ static void *syscall_new(const struct it_pass_info *info)
 {
 	struct syscall *y = calloc(1, sizeof(*y));
 	struct it_sysan_opts so = {
-		.events = info->opts->events || info->opts->log,
+		.events = info->opts->log,
 		.start_ns = info->host->start_monotonic_ns,
 		/* the trails come from the block layer, when the trace has it */
 		.block = info->layers & (1u << IT_LAYER_BLOCK),
@@ -77,8 +119,18 @@ static void *syscall_new(const struct it_pass_info *info)
 		return NULL;
 	y->bus = info->bus;
 	y->start_ns = so.start_ns;
-	y->events = info->opts->events;
+	y->start_realtime_ns = info->host->start_realtime_ns;
 	so.ctx = y;
+	if (info->opts->events && !info->opts->log) {
+		if (!(y->events = events_file())) {
+			syscall_free(y);
+			return NULL;
+		}
+		/* the value of the report's "events" member, one level deep */
+		it_json_init_value(&y->ej, y->events, info->opts->pretty, 1);
+		it_json_array_start(&y->ej);
+		so.on_event = on_event;
+	}
 	if (!(y->s = it_sysan_new(&so)) ||
 	    it_bus_subscribe(info->bus, IT_BUS_TRAIL_DONE, on_trail, y) ||
 	    it_bus_subscribe(info->bus, IT_BUS_BLOCK_WATERMARK, on_watermark, y)) {
@@ -133,7 +185,15 @@ static void syscall_json(void *self, struct it_json *j, const struct it_report_c
 
 	(void)ctx;
 	it_json_kv_uint(j, "syscall_dropped", y->dropped);
-	it_report_sys_json(j, it_sysan_results(y->s), y->names, y->events);
+	it_report_sys_json(j, it_sysan_results(y->s), y->names);
+	if (!y->events)
+		return;
+	it_json_array_end(&y->ej);
+	it_json_name(j, "events");
+	if (ferror(y->events) || it_json_splice(j, y->events))
+		fprintf(stderr, "iotrail report: failed to write the event list through a "
+			"temporary file: %s; check the space under $TMPDIR (else /tmp)\n",
+			strerror(errno ? errno : EIO));
 }
 
 static void syscall_log(void *self, FILE *f, const struct it_report_ctx *ctx)
@@ -141,7 +201,9 @@ static void syscall_log(void *self, FILE *f, const struct it_report_ctx *ctx)
 	struct syscall *y = self;
 
 	(void)ctx;
-	it_report_sys_log(f, it_sysan_results(y->s), y->start_ns);
+	struct it_sys_clock c = { .start_ns = y->start_ns, .start_realtime_ns = y->start_realtime_ns };
+
+	it_report_sys_log(f, it_sysan_results(y->s), &c);
 }
 
 static const uint16_t syscall_chunks[] = { IT_CHUNK_SYSSIDE, IT_CHUNK_SYSCALLS };

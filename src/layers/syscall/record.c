@@ -8,11 +8,13 @@
  * the kernel.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/libbpf.h>
@@ -38,6 +40,17 @@ static struct {
 	bool filters_given;
 	struct it_syscall_layer *l;
 	uint64_t calls, side, dropped;
+	/* processes whose title is written: an open-addressing set of pids */
+	uint32_t *titled;
+	size_t ntitled, titlecap;
+	/* titles waiting to be read again (a ring, in the order seen) */
+	struct pending_title {
+		uint32_t pid;
+		int len;
+		uint64_t seen_ns;
+		char title[IT_TITLE_MAX];
+	} *tq;
+	size_t thead, tlen, tcap;
 } sys;
 
 static void usage(FILE *f)
@@ -119,7 +132,149 @@ static int settle(const struct it_session *s, bool recorded)
 	return 0;
 }
 
-/* Every record, in ring order, into the trace file. */
+/* Whether pid is new to the set of titled processes (then added). A set
+ * that cannot grow says no: a title is missed, nothing else. */
+static bool title_new(uint32_t pid)
+{
+	size_t i;
+
+	if (sys.ntitled * 2 >= sys.titlecap) {
+		size_t ncap = sys.titlecap ? sys.titlecap * 2 : 1024;
+		uint32_t *n = calloc(ncap, sizeof(*n));
+
+		if (!n)
+			return false;
+		for (i = 0; i < sys.titlecap; i++) {
+			size_t j = sys.titled[i] * 2654435761u % ncap;
+			if (!sys.titled[i])
+				continue;
+			while (n[j])
+				j = (j + 1) % ncap;
+			n[j] = sys.titled[i];
+		}
+		free(sys.titled);
+		sys.titled = n;
+		sys.titlecap = ncap;
+	}
+	for (i = pid * 2654435761u % sys.titlecap; sys.titled[i]; i = (i + 1) % sys.titlecap)
+		if (sys.titled[i] == pid)
+			return false;
+	sys.titled[i] = pid;
+	sys.ntitled++;
+	return true;
+}
+
+/* /proc/PID/cmdline as ps shows it (NULs between the arguments as
+ * spaces) into title (IT_TITLE_MAX bytes); its length, -1 when it cannot
+ * be read (the process is gone). A kernel thread has an empty one. */
+static int read_title(uint32_t pid, char *title)
+{
+	char path[32];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/cmdline", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, title, IT_TITLE_MAX);
+	close(fd);
+	if (n < 0)
+		return -1;
+	while (n > 0 && (title[n - 1] == 0 || title[n - 1] == ' '))
+		n--;
+	for (ssize_t i = 0; i < n; i++)
+		if (title[i] == 0)
+			title[i] = ' ';
+	return (int)n;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* A process's title is read when its first task record comes out of the
+ * ring, and again TITLE_DELAY_NS later: a forked server process sets its
+ * role right after it starts (a PostgreSQL backend is "initializing",
+ * then "authentication", then what it does), so the later read names
+ * what the process went on to be; the first one stands in when the
+ * process is gone by then. One title record per process, at the later
+ * read or at the end of the recording. */
+#define TITLE_DELAY_NS 100000000ull
+
+static int write_title(struct it_session *s, const struct pending_title *p)
+{
+	char buf[sizeof(struct it_sys_title) + IT_TITLE_MAX];
+	struct it_sys_title *t = (struct it_sys_title *)buf;
+	int n = read_title(p->pid, buf + sizeof(*t)), err;
+
+	if (n < 0) { /* gone: the first read's */
+		n = p->len;
+		memcpy(buf + sizeof(*t), p->title, (size_t)n);
+	}
+	*t = (struct it_sys_title){ .rec = IT_SREC_TITLE, .len = (uint16_t)n, .pid = p->pid,
+				    .ts = now_ns() };
+	err = it_writer_add_record(s->w, 0, IT_LAYER_SYSCALL, IT_CHUNK_SYSSIDE, buf,
+				   sizeof(*t) + (size_t)n);
+	if (err && err != -EINVAL)
+		return s->err = err;
+	sys.side += !err;
+	return 0;
+}
+
+/* Writes the titles due (all: every one still waiting). */
+static int titles_due(struct it_session *s, bool all)
+{
+	uint64_t now = all ? UINT64_MAX : now_ns();
+
+	while (sys.tlen) {
+		struct pending_title *p = &sys.tq[sys.thead];
+
+		if (p->seen_ns + TITLE_DELAY_NS > now)
+			break;
+		if (write_title(s, p))
+			return s->err;
+		sys.thead = (sys.thead + 1) % sys.tcap;
+		sys.tlen--;
+	}
+	return 0;
+}
+
+/* A process seen for the first time: its title now, kept until it is
+ * due. A queue that cannot grow loses the title, nothing else. */
+static void title_seen(uint32_t pid)
+{
+	struct pending_title *p;
+
+	if (!title_new(pid))
+		return;
+	if (sys.tlen == sys.tcap) {
+		size_t ncap = sys.tcap ? sys.tcap * 2 : 64;
+		struct pending_title *q = malloc(ncap * sizeof(*q));
+
+		if (!q)
+			return;
+		for (size_t i = 0; i < sys.tlen; i++)
+			q[i] = sys.tq[(sys.thead + i) % sys.tcap];
+		free(sys.tq);
+		sys.tq = q;
+		sys.thead = 0;
+		sys.tcap = ncap;
+	}
+	p = &sys.tq[(sys.thead + sys.tlen++) % sys.tcap];
+	p->pid = pid;
+	p->seen_ns = now_ns();
+	p->len = read_title(pid, p->title);
+	if (p->len < 0)
+		p->len = 0;
+}
+
+/* Every record, in ring order, into the trace file; the titles of the
+ * processes the task records name (see TITLE_DELAY_NS). */
 static int sink(void *ctx, const void *rec, size_t size)
 {
 	struct it_session *s = ctx;
@@ -140,11 +295,19 @@ static int sink(void *ctx, const void *rec, size_t size)
 		return 0; /* a malformed record: not the file's fault */
 	if (err)
 		return s->err = err;
-	if (type == IT_SREC_CALL)
+	if (type == IT_SREC_CALL) {
 		sys.calls++;
-	else
-		sys.side++;
-	return 0;
+		/* a cheap test per call; the clock only while titles wait */
+		return sys.tlen && !(sys.calls & 255) ? titles_due(s, false) : 0;
+	}
+	sys.side++;
+	if (type == IT_SREC_TASK && size >= sizeof(struct it_sys_task)) {
+		struct it_sys_task t;
+
+		memcpy(&t, rec, sizeof(t));
+		title_seen(t.pid);
+	}
+	return sys.tlen ? titles_due(s, false) : 0;
 }
 
 static int start(struct it_session *s, char *hooks, size_t hlen, char *why, size_t wlen)
@@ -176,6 +339,8 @@ static int finish(struct it_session *s)
 {
 	uint64_t per_cpu[s->ncpu];
 
+	if (s->w && !s->err && titles_due(s, true))
+		return s->err;
 	memset(per_cpu, 0, sizeof(per_cpu));
 	sys.dropped = it_syscall_drops(sys.l, per_cpu, s->ncpu);
 	return it_writer_set_drops(s->w, 0, IT_LAYER_SYSCALL, per_cpu, s->ncpu);
@@ -196,6 +361,12 @@ static void sys_free(void)
 {
 	it_syscall_close(sys.l);
 	sys.l = NULL;
+	free(sys.titled);
+	sys.titled = NULL;
+	sys.ntitled = sys.titlecap = 0;
+	free(sys.tq);
+	sys.tq = NULL;
+	sys.thead = sys.tlen = sys.tcap = 0;
 }
 
 extern const struct it_layer_rec it_syscall_records; /* records.c */

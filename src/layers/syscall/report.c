@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "analyze/report.h"
@@ -123,8 +124,8 @@ static void bfile_rows(FILE *f, const struct it_sysan_results *r)
 {
 	static const double pct[2] = { 50, 99 };
 
-	fprintf(f, "\nBlock I/O by file (top %d by bytes of %zu; the file whose page cache a bio "
-		"carries, whoever queued it)\n", TOP, r->nbfiles);
+	fprintf(f, "\nBlock I/O by file (top %d by bytes of %zu; the file whose page cache its bios\n"
+		"carry, whoever queued them)\n", TOP, r->nbfiles);
 	fprintf(f, "%-40s %6s %8s %8s %10s %9s %9s\n", "path", "I/Os", "read", "written",
 		"background", "Q2C p50", "Q2C p99");
 	for (size_t i = 0; i < r->nbfiles && i < TOP; i++) {
@@ -167,30 +168,183 @@ static void file_rows(FILE *f, const struct it_sysan_results *r)
 	}
 }
 
-/* Calls per second per thread: at most 7 columns (34 + 7 * 9 <= 100),
- * merging intervals. */
-static void thread_rows(FILE *f, const struct it_sysan_results *r)
+/* A file's or a process's fsync and fdatasync calls, by total time. */
+static int cmp_sync_file(const void *a, const void *b)
 {
-	size_t per = (r->nintervals + 6) / 7, cols = (r->nintervals + per - 1) / per;
-	double step_s = (double)r->interval_ns * (double)per / 1e9;
+	const struct it_sysan_file *x = *(const struct it_sysan_file *const *)a;
+	const struct it_sysan_file *y = *(const struct it_sysan_file *const *)b;
 
-	fprintf(f, "\nCalls per second per thread (top %d of %zu; columns of %.3g s from the start)\n",
-		TOP, r->nthreads, step_s);
-	fprintf(f, "%-8s %-16s %8s", "tid", "comm", "calls");
+	if (x->sync_lat.sum != y->sync_lat.sum)
+		return x->sync_lat.sum > y->sync_lat.sum ? -1 : 1;
+	return strcmp(x->path, y->path);
+}
+
+/* The latency columns of a histogram: count avg p50 p99 max total. */
+static void sync_cols(FILE *f, uint64_t n, const struct it_hist *h)
+{
+	static const double pct[2] = { 50, 99 };
+	char b[5][24];
+	uint64_t p[2];
+
+	it_hist_percentiles(h, pct, 2, p);
+	fprintf(f, " %6" PRIu64 " %9s %9s %9s %9s %9s\n", n, ns_str(b[0], 24, it_hist_avg(h)),
+		ns_str(b[1], 24, p[0]), ns_str(b[2], 24, p[1]), ns_str(b[3], 24, h->max),
+		ns_str(b[4], 24, h->sum));
+}
+
+/* fsync and fdatasync per file, the files that took the longest first. */
+static void sync_file_rows(FILE *f, const struct it_sysan_results *r)
+{
+	const struct it_sysan_file **v = malloc((r->nfiles ? r->nfiles : 1) * sizeof(*v));
+	size_t n = 0;
+
+	if (!v)
+		return;
+	for (size_t i = 0; i < r->nfiles; i++)
+		if (r->files[i].syncs)
+			v[n++] = &r->files[i];
+	if (n) {
+		qsort(v, n, sizeof(*v), cmp_sync_file);
+		fprintf(f, "\nfsync and fdatasync by file (top %d by total time of %zu files)\n", TOP, n);
+		fprintf(f, "%-37s %6s %9s %9s %9s %9s %9s\n", "path", "calls", "avg", "p50", "p99",
+			"max", "total");
+	}
+	for (size_t i = 0; i < n && i < TOP; i++) {
+		size_t l = strlen(v[i]->path);
+
+		/* long paths keep their end, where the file name is */
+		fprintf(f, "%s%-*s", l > 37 ? "..." : "", l > 37 ? 34 : 37,
+			l > 37 ? v[i]->path + l - 34 : v[i]->path);
+		sync_cols(f, v[i]->syncs, &v[i]->sync_lat);
+	}
+	free(v);
+}
+
+/* Per role (process title, else [comm]): its processes' calls, bytes,
+ * block I/O, and fsync/fdatasync latency. */
+static void role_rows(FILE *f, const struct it_sysan_results *r)
+{
+	static const double pct[2] = { 50, 99 };
+
+	fprintf(f, "\nProcesses by role (the title ps shows, else [comm]; syncs: fsync and fdatasync;\n"
+		"top %d of %zu by time in syncs, then by calls; a long role on a line of its own)\n",
+		TOP, r->nroles);
+	fprintf(f, "%-36s %5s %8s %7s %7s %7s %6s %8s %8s\n", "role", "procs", "calls", "read",
+		"written", "blk I/O", "syncs", "sync p50", "sync p99");
+	for (size_t i = 0; i < r->nroles && i < TOP; i++) {
+		const struct it_sysan_role *o = &r->roles[i];
+		const struct it_sysan_io *io = &o->io;
+		char b[4][24];
+		uint64_t q[2] = { 0, 0 };
+
+		it_hist_percentiles(&io->sync_lat, pct, 2, q);
+		if (strlen(o->name) > 36)
+			fprintf(f, "%.100s\n", o->name);
+		fprintf(f, "%-36.36s %5" PRIu64 " %8" PRIu64 " %7s %7s %7" PRIu64 " %6" PRIu64
+			" %8s %8s\n", strlen(o->name) > 36 ? "" : o->name, o->procs, io->calls,
+			bytes_str(b[0], 24, io->read_bytes), bytes_str(b[1], 24, io->write_bytes),
+			io->block_ios, io->syncs, io->syncs ? ns_str(b[2], 24, q[0]) : "-",
+			io->syncs ? ns_str(b[3], 24, q[1]) : "-");
+	}
+}
+
+/* Timelines in at most 7 columns (merging intervals), each a rate per
+ * second: the columns, and the seconds one stands for. */
+static size_t tl_cols(const struct it_sysan_results *r, size_t *per, double *step_s)
+{
+	*per = (r->nintervals + 6) / 7;
+	*step_s = (double)r->interval_ns * (double)*per / 1e9;
+	return (r->nintervals + *per - 1) / *per;
+}
+
+static void tl_head(FILE *f, const struct it_sysan_results *r)
+{
+	size_t per;
+	double step_s;
+	size_t cols = tl_cols(r, &per, &step_s);
+
 	for (size_t c = 0; c < cols; c++)
 		fprintf(f, " %7.3gs", (double)c * step_s);
 	fprintf(f, "\n");
+}
+
+static void tl_cells(FILE *f, const struct it_sysan_results *r, const uint64_t *tl)
+{
+	size_t per;
+	double step_s;
+	size_t cols = tl_cols(r, &per, &step_s);
+
+	for (size_t c = 0; c < cols; c++) {
+		uint64_t n = 0;
+		for (size_t k = c * per; k < (c + 1) * per && k < r->nintervals; k++)
+			n += tl[k];
+		fprintf(f, " %8.0f", (double)n / step_s);
+	}
+	fprintf(f, "\n");
+}
+
+/* Calls per second per thread (34 + 7 * 9 <= 100 columns). */
+static void thread_rows(FILE *f, const struct it_sysan_results *r)
+{
+	size_t per;
+	double step_s;
+
+	tl_cols(r, &per, &step_s);
+	fprintf(f, "\nCalls per second per thread (top %d of %zu; columns of %.3g s from the start)\n",
+		TOP, r->nthreads, step_s);
+	fprintf(f, "%-8s %-16s %8s", "tid", "comm", "calls");
+	tl_head(f, r);
 	for (size_t i = 0; i < r->nthreads && i < TOP; i++) {
 		const struct it_sysan_thread *t = &r->threads[i];
 
 		fprintf(f, "%-8u %-16.16s %8" PRIu64, t->tid, t->comm, t->calls);
-		for (size_t c = 0; c < cols; c++) {
-			uint64_t n = 0;
-			for (size_t k = c * per; k < (c + 1) * per && k < r->nintervals; k++)
-				n += t->timeline[k];
-			fprintf(f, " %8.0f", (double)n / step_s);
-		}
-		fprintf(f, "\n");
+		tl_cells(f, r, t->timeline);
+	}
+}
+
+#define TL_TOP 5
+
+/* Block I/O per second over time by the process that queued it and by
+ * file (27 + 9 + 7 * 9 <= 100 columns): who made a burst, on what. */
+static void block_time_rows(FILE *f, const struct it_sysan_results *r, const struct it_analyzer *a)
+{
+	size_t per;
+	double step_s;
+
+	if (!r->nbprocs)
+		return;
+	tl_cols(r, &per, &step_s);
+	fprintf(f, "\nBlock I/O over time (I/Os per second by completion; columns of %.3g s from the\n"
+		"start): by the process that queued it (top %d of %zu), by file (top %d of %zu)\n",
+		step_s, TL_TOP, r->nbprocs, TL_TOP, r->nbfiles);
+	fprintf(f, "%-27s %8s", "process", "I/Os");
+	tl_head(f, r);
+	for (size_t i = 0; i < r->nbprocs && i < TL_TOP; i++) {
+		const struct it_sysan_bproc *p = &r->bprocs[i];
+		char nm[40];
+
+		if (*p->title)
+			snprintf(nm, sizeof(nm), "%u %s", p->pid, p->title);
+		else
+			snprintf(nm, sizeof(nm), "%u [%.16s]", p->pid, a ? it_analyzer_comm(a, p->comm) : "?");
+		fprintf(f, "%-27.27s %8" PRIu64, nm, p->ios);
+		tl_cells(f, r, p->timeline);
+	}
+	if (!r->nbfiles)
+		return;
+	fprintf(f, "%-27s %8s\n", "file", "I/Os");
+	for (size_t i = 0; i < r->nbfiles && i < TL_TOP; i++) {
+		const struct it_sysan_bfile *x = &r->bfiles[i];
+		char nm[96];
+		const char *n = bfile_name(nm, sizeof(nm), x);
+		size_t l = strlen(n);
+
+		if (!x->timeline)
+			continue;
+		/* long paths keep their end, where the file name is */
+		fprintf(f, "%s%-*s %8" PRIu64, l > 27 ? "..." : "", l > 27 ? 24 : 27,
+			l > 27 ? n + l - 24 : n, x->ios);
+		tl_cells(f, r, x->timeline);
 	}
 }
 
@@ -208,7 +362,10 @@ void it_report_sys_text(FILE *f, const struct it_sysan_results *r, const struct 
 	if (r->nbfiles)
 		bfile_rows(f, r);
 	file_rows(f, r);
+	sync_file_rows(f, r);
+	role_rows(f, r);
 	thread_rows(f, r);
+	block_time_rows(f, r, a);
 }
 
 static void ret_str(char *buf, size_t len, int64_t ret)
@@ -219,13 +376,25 @@ static void ret_str(char *buf, size_t len, int64_t ret)
 		snprintf(buf, len, "%" PRId64, ret);
 }
 
-void it_report_sys_log(FILE *f, const struct it_sysan_results *r, uint64_t start_ns)
+/* A time of the trace as the wall clock read it (the date is the
+ * report's header's), or seconds from the start when the trace has no
+ * start time. */
+static const char *log_time(char *buf, size_t len, const struct it_sys_clock *c, uint64_t ns)
 {
-	fprintf(f, "%-12s %7s %7s %-15s %-14s %5s %10s %8s %9s %-5s %s\n", "time_s", "pid", "tid",
-		"comm", "call", "fd", "offset", "count", "ret", "type", "path");
+	if (c->start_realtime_ns)
+		return it_wall_clock(buf, len, c->start_realtime_ns, c->start_ns, ns);
+	snprintf(buf, len, "%.6f", ns > c->start_ns ? (double)(ns - c->start_ns) / 1e9 : 0.0);
+	return buf;
+}
+
+void it_report_sys_log(FILE *f, const struct it_sysan_results *r, const struct it_sys_clock *c)
+{
+	fprintf(f, "%-15s %7s %7s %-15s %-14s %9s %5s %10s %8s %9s %-5s %s\n",
+		c->start_realtime_ns ? "time (UTC)" : "time_s", "pid", "tid", "comm", "call", "latency",
+		"fd", "offset", "count", "ret", "type", "path");
 	for (size_t i = 0; i < r->nevents; i++) {
 		const struct it_sysan_event *v = &r->events[i];
-		char off[24] = "-", cnt[24] = "-", ret[32], fd[16] = "-";
+		char off[24] = "-", cnt[24] = "-", ret[32], fd[16] = "-", when[32], lat[24];
 
 		if (v->e.fd != -1)
 			snprintf(fd, sizeof(fd), v->e.fd == -100 ? "cwd" : "%d", v->e.fd);
@@ -236,10 +405,11 @@ void it_report_sys_log(FILE *f, const struct it_sysan_results *r, uint64_t start
 		ret_str(ret, sizeof(ret), v->e.ret);
 		bool xattr = v->e.call >= IT_SYS_GETXATTR && v->e.call <= IT_SYS_FREMOVEXATTR;
 
-		fprintf(f, "%-12.6f %7u %7u %-15.15s %-14s %5s %10s %8s %9s %-5s %s%s%s%s\n",
-			v->e.ts_enter > start_ns ? (double)(v->e.ts_enter - start_ns) / 1e9 : 0.0,
-			v->e.pid, v->e.tid, v->comm, it_sys_call_name(v->e.call), fd, off, cnt, ret,
-			it_sys_file_type_name(v->e.ftype), v->path,
+		fprintf(f, "%-15s %7u %7u %-15.15s %-14s %9s %5s %10s %8s %9s %-5s %s%s%s%s\n",
+			log_time(when, sizeof(when), c, v->e.ts_enter), v->e.pid, v->e.tid, v->comm,
+			it_sys_call_name(v->e.call),
+			ns_str(lat, sizeof(lat), v->e.ts_exit > v->e.ts_enter ? v->e.ts_exit - v->e.ts_enter : 0),
+			fd, off, cnt, ret, it_sys_file_type_name(v->e.ftype), v->path,
 			!*v->path2 ? "" : xattr ? " [xattr " : " -> ", v->path2,
 			*v->path2 && xattr ? "]" : "");
 	}
@@ -298,6 +468,8 @@ static void json_files(struct it_json *j, const struct it_sysan_results *r)
 		it_json_kv_uint(j, "random", x->rnd);
 		it_json_latency(j, "read_latency_ns", &x->read_lat);
 		it_json_latency(j, "write_latency_ns", &x->write_lat);
+		it_json_kv_uint(j, "syncs", x->syncs);
+		it_json_latency(j, "sync_latency_ns", &x->sync_lat);
 		it_json_object_end(j);
 	}
 	it_json_array_end(j);
@@ -323,6 +495,52 @@ static void json_threads(struct it_json *j, const struct it_sysan_results *r)
 		for (size_t k = 0; k < r->nintervals; k++)
 			it_json_uint(j, t->timeline[k]);
 		it_json_array_end(j);
+		it_json_object_end(j);
+	}
+	it_json_array_end(j);
+}
+
+/* The members of what a process or a role did. */
+static void json_io(struct it_json *j, const struct it_sysan_io *io)
+{
+	it_json_kv_uint(j, "calls", io->calls);
+	it_json_kv_uint(j, "errors", io->errors);
+	it_json_kv_uint(j, "read_bytes", io->read_bytes);
+	it_json_kv_uint(j, "write_bytes", io->write_bytes);
+	it_json_kv_uint(j, "block_ios", io->block_ios);
+	it_json_kv_uint(j, "block_bytes", io->block_bytes);
+	it_json_kv_uint(j, "syncs", io->syncs);
+	it_json_latency(j, "sync_latency_ns", &io->sync_lat);
+}
+
+static void json_procs(struct it_json *j, const struct it_sysan_results *r)
+{
+	it_json_name(j, "processes");
+	it_json_array_start(j);
+	for (size_t i = 0; i < r->nprocs; i++) {
+		const struct it_sysan_proc *p = &r->procs[i];
+
+		it_json_object_start(j);
+		it_json_kv_uint(j, "pid", p->pid);
+		it_json_name(j, "comm");
+		it_json_stringn(j, p->comm, sizeof(p->comm));
+		it_json_kv_string(j, "title", p->title);
+		it_json_kv_uint(j, "threads", p->threads);
+		json_io(j, &p->io);
+		it_json_object_end(j);
+	}
+	it_json_array_end(j);
+}
+
+static void json_roles(struct it_json *j, const struct it_sysan_results *r)
+{
+	it_json_name(j, "roles");
+	it_json_array_start(j);
+	for (size_t i = 0; i < r->nroles; i++) {
+		it_json_object_start(j);
+		it_json_kv_string(j, "role", r->roles[i].name);
+		it_json_kv_uint(j, "processes", r->roles[i].procs);
+		json_io(j, &r->roles[i].io);
 		it_json_object_end(j);
 	}
 	it_json_array_end(j);
@@ -391,78 +609,72 @@ static void json_block(struct it_json *j, const struct it_sysan_results *r,
 	it_json_object_end(j);
 }
 
-static void json_events(struct it_json *j, const struct it_sysan_results *r)
+void it_report_sys_json_event(struct it_json *j, const struct it_sysan_event *v)
 {
-	it_json_name(j, "events");
-	it_json_array_start(j);
-	for (size_t i = 0; i < r->nevents; i++) {
-		const struct it_sysan_event *v = &r->events[i];
-		char err[32];
+	char err[32];
 
+	it_json_object_start(j);
+	it_json_kv_uint(j, "ts_ns", v->e.ts_enter);
+	it_json_kv_uint(j, "exit_ns", v->e.ts_exit);
+	it_json_kv_uint(j, "pid", v->e.pid);
+	it_json_kv_uint(j, "tid", v->e.tid);
+	it_json_kv_uint(j, "ppid", v->e.ppid);
+	it_json_kv_string(j, "comm", v->comm);
+	it_json_kv_uint(j, "cgroup", v->e.cgroup);
+	it_json_kv_string(j, "call", it_sys_call_name(v->e.call));
+	it_json_kv_int(j, "fd", v->e.fd);
+	it_json_name(j, "offset");
+	if (it_sys_call_has_offset(v->e.call))
+		it_json_uint(j, v->e.offset);
+	else
+		it_json_null(j);
+	it_json_kv_bool(j, "offset_from_position", v->e.sflags & IT_SYSF_FPOS);
+	it_json_kv_bool(j, "append", v->e.sflags & IT_SYSF_APPEND);
+	it_json_name(j, "count");
+	if (it_sys_call_has_count(v->e.call))
+		it_json_uint(j, v->e.count);
+	else
+		it_json_null(j);
+	it_json_kv_int(j, "ret", v->e.ret);
+	if (v->e.ret < 0 && v->e.ret > -4096 && strerrorname_np((int)-v->e.ret))
+		snprintf(err, sizeof(err), "%s", strerrorname_np((int)-v->e.ret));
+	else
+		err[0] = 0;
+	it_json_kv_string(j, "errno", err);
+	it_json_kv_uint(j, "flags", v->e.flags);
+	it_json_kv_uint(j, "mode", v->e.mode);
+	it_json_kv_uint(j, "whence", v->e.whence);
+	it_json_kv_uint(j, "aux", v->e.aux);
+	it_json_kv_string(j, "file_type", it_sys_file_type_name(v->e.ftype));
+	it_json_kv_string(j, "path", v->path);
+	if (*v->path2)
+		it_json_kv_string(j, (v->e.call >= IT_SYS_GETXATTR && v->e.call <= IT_SYS_FREMOVEXATTR)
+				  ? "xattr" : "new_path", v->path2);
+	if (v->e.tag_ts) {
+		it_json_name(j, "tag");
 		it_json_object_start(j);
-		it_json_kv_uint(j, "ts_ns", v->e.ts_enter);
-		it_json_kv_uint(j, "exit_ns", v->e.ts_exit);
-		it_json_kv_uint(j, "pid", v->e.pid);
-		it_json_kv_uint(j, "tid", v->e.tid);
-		it_json_kv_uint(j, "ppid", v->e.ppid);
-		it_json_kv_string(j, "comm", v->comm);
-		it_json_kv_uint(j, "cgroup", v->e.cgroup);
-		it_json_kv_string(j, "call", it_sys_call_name(v->e.call));
-		it_json_kv_int(j, "fd", v->e.fd);
-		it_json_name(j, "offset");
-		if (it_sys_call_has_offset(v->e.call))
-			it_json_uint(j, v->e.offset);
-		else
-			it_json_null(j);
-		it_json_kv_bool(j, "offset_from_position", v->e.sflags & IT_SYSF_FPOS);
-		it_json_kv_bool(j, "append", v->e.sflags & IT_SYSF_APPEND);
-		it_json_name(j, "count");
-		if (it_sys_call_has_count(v->e.call))
-			it_json_uint(j, v->e.count);
-		else
-			it_json_null(j);
-		it_json_kv_int(j, "ret", v->e.ret);
-		if (v->e.ret < 0 && v->e.ret > -4096 && strerrorname_np((int)-v->e.ret))
-			snprintf(err, sizeof(err), "%s", strerrorname_np((int)-v->e.ret));
-		else
-			err[0] = 0;
-		it_json_kv_string(j, "errno", err);
-		it_json_kv_uint(j, "flags", v->e.flags);
-		it_json_kv_uint(j, "mode", v->e.mode);
-		it_json_kv_uint(j, "whence", v->e.whence);
-		it_json_kv_uint(j, "aux", v->e.aux);
-		it_json_kv_string(j, "file_type", it_sys_file_type_name(v->e.ftype));
-		it_json_kv_string(j, "path", v->path);
-		if (*v->path2)
-			it_json_kv_string(j, (v->e.call >= IT_SYS_GETXATTR && v->e.call <= IT_SYS_FREMOVEXATTR)
-					  ? "xattr" : "new_path", v->path2);
-		if (v->e.tag_ts) {
-			it_json_name(j, "tag");
-			it_json_object_start(j);
-			it_json_kv_uint(j, "dev_major", IT_DEV_MAJOR(v->e.dev));
-			it_json_kv_uint(j, "dev_minor", IT_DEV_MINOR(v->e.dev));
-			it_json_kv_uint(j, "inode", v->e.ino);
-			it_json_kv_uint(j, "first_seen_ns", v->e.tag_ts);
-			it_json_kv_bool(j, "directory_of_name", v->e.sflags & IT_SYSF_TAG_DIR);
-			it_json_object_end(j);
-		}
-		it_json_kv_uint(j, "latency_ns", v->e.ts_exit - v->e.ts_enter);
-		it_json_kv_uint(j, "block_ios", v->block_ios);
-		it_json_kv_uint(j, "block_ns", v->block_ns);
+		it_json_kv_uint(j, "dev_major", IT_DEV_MAJOR(v->e.dev));
+		it_json_kv_uint(j, "dev_minor", IT_DEV_MINOR(v->e.dev));
+		it_json_kv_uint(j, "inode", v->e.ino);
+		it_json_kv_uint(j, "first_seen_ns", v->e.tag_ts);
+		it_json_kv_bool(j, "directory_of_name", v->e.sflags & IT_SYSF_TAG_DIR);
 		it_json_object_end(j);
 	}
-	it_json_array_end(j);
+	it_json_kv_uint(j, "latency_ns", v->e.ts_exit - v->e.ts_enter);
+	it_json_kv_uint(j, "block_ios", v->block_ios);
+	it_json_kv_uint(j, "block_ns", v->block_ns);
+	it_json_object_end(j);
 }
 
 void it_report_sys_json(struct it_json *j, const struct it_sysan_results *r,
-			const struct it_analyzer *a, bool events)
+			const struct it_analyzer *a)
 {
 	it_json_kv_uint(j, "syscall_calls", r->calls);
 	it_json_kv_uint(j, "syscall_errors", r->errors);
 	json_calls(j, r);
 	json_files(j, r);
 	json_threads(j, r);
+	json_procs(j, r);
+	json_roles(j, r);
 	json_block(j, r, a);
-	if (events)
-		json_events(j, r);
 }

@@ -12,10 +12,16 @@
 /* Per call, block ownership, files, threads over time; a: comm names of
  * the block trails (may be NULL). */
 void it_report_sys_text(FILE *f, const struct it_sysan_results *r, const struct it_analyzer *a);
-/* The event list, one call a line, times from start_ns. */
-void it_report_sys_log(FILE *f, const struct it_sysan_results *r, uint64_t start_ns);
+/* The trace's clock: its start, monotonic and (0: not recorded) wall. */
+struct it_sys_clock {
+	uint64_t start_ns, start_realtime_ns;
+};
+/* The event list, one call a line, at wall-clock times (microseconds). */
+void it_report_sys_log(FILE *f, const struct it_sysan_results *r, const struct it_sys_clock *c);
 /* The syscall members of the report object (after its other members). */
 void it_report_sys_json(struct it_json *j, const struct it_sysan_results *r,
-			const struct it_analyzer *a, bool events);
+			const struct it_analyzer *a);
+/* One event of "events" (--json --events). */
+void it_report_sys_json_event(struct it_json *j, const struct it_sysan_event *v);
 
 #endif

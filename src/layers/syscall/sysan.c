@@ -80,8 +80,8 @@ struct qcall {
  * watermark to pass its exit. */
 struct bcall {
 	uint64_t ts_enter, ts_exit;
-	uint32_t tid;
-	uint32_t ev;      /* its index in r.events, or UINT32_MAX */
+	uint32_t tid, pid;
+	uint32_t ev;      /* its index in r.events, EV_QUEUED, or UINT32_MAX */
 	uint16_t call;
 };
 
@@ -91,6 +91,22 @@ struct bcall {
  * the base (1, 2 or 5 times a power of ten, over a twentieth of the
  * span), so the base buckets add up to it exactly. */
 #define TL_BUCKETS 2048
+
+/* bcall.ev of a streamed event: the one at the head of the event queue
+ * (the calls waiting for their block part and their events are in the
+ * same order). */
+#define EV_QUEUED (UINT32_MAX - 1)
+
+struct tl_buckets {
+	uint64_t *b;
+	size_t n;
+};
+
+/* Block I/O of one process (the tgid that queued its bios), over time. */
+struct bproc {
+	uint32_t pid, comm;
+	uint64_t ios, bytes;
+};
 
 struct it_sysan {
 	struct it_sysan_opts o;
@@ -110,6 +126,16 @@ struct it_sysan {
 	size_t nnames, namecap;
 	struct comm_rec *comms;      /* tid -> comm history, sorted at the end */
 	size_t ncomms, commcap;
+	struct it_map tidcomm;       /* tid + 1 -> index in tcv of its latest comm */
+	/* a thread's comms, interned, newest first through prev (UINT32_MAX: none) */
+	struct { uint64_t ts; const char *comm; uint32_t prev; } *tcv;
+	size_t ntcv, tcvcap;
+	/* streamed events (opts.on_event) waiting for their block part */
+	struct it_sysan_event *evq;
+	size_t evhead, evlen, evqcap;
+	struct it_map titles;        /* pid + 1 -> index in titlev */
+	const char **titlev;
+	size_t ntitles, titlecap;
 	struct it_map trail_tid;     /* tid + 1 -> index in tidv */
 	struct tid_trails *tidv;
 	size_t ntids, tidcap;
@@ -139,8 +165,14 @@ struct it_sysan {
 	size_t filecap;
 	struct it_map threads;       /* tid -> index in r.threads */
 	size_t threadcap, evcap;
-	struct { uint64_t *b; size_t n; } *tl; /* per thread (as r.threads): base buckets */
+	struct it_map procs;         /* pid + 1 -> index in r.procs */
+	size_t proccap;
+	struct tl_buckets *tl;       /* per thread (as r.threads): calls, base buckets */
 	size_t tlcap;
+	struct it_map bprocs;        /* pid + 1 -> index in bprocv and btl */
+	struct bproc *bprocv;
+	struct tl_buckets *btl;      /* per bproc: block I/O by completion, base buckets */
+	size_t nbprocs, bproccap, btlcap;
 	uint64_t base_ns;
 };
 
@@ -280,6 +312,11 @@ bool it_sys_call_is_read(unsigned c)
 	}
 }
 
+bool it_sys_call_is_sync(unsigned c)
+{
+	return c == IT_SYS_FSYNC || c == IT_SYS_FDATASYNC;
+}
+
 bool it_sys_call_is_write(unsigned c)
 {
 	switch (c) {
@@ -355,6 +392,8 @@ struct it_sysan *it_sysan_new(const struct it_sysan_opts *o)
 	if (it_map_init(&s->tags, 10) || it_map_init(&s->names, 10) ||
 	    it_map_init(&s->trail_tid, 8) || it_map_init(&s->files, 8) ||
 	    it_map_init(&s->threads, 8) || it_map_init(&s->inodes, 6) ||
+	    it_map_init(&s->titles, 6) || it_map_init(&s->procs, 6) ||
+	    it_map_init(&s->bprocs, 6) || it_map_init(&s->tidcomm, 6) ||
 	    it_map_init(&s->bg_comm, 6) || it_map_init(&s->un_comm, 6)) {
 		it_sysan_free(s);
 		return NULL;
@@ -419,11 +458,37 @@ static int side_task(struct it_sysan *s, const struct it_sys_task *t, size_t len
 {
 	if (len < sizeof(*t) || !GROW(s, s->comms, s->ncomms, s->commcap))
 		return -1;
+	uint32_t last = it_map_get(&s->tidcomm, (uint64_t)t->tid + 1);
+
 	s->comms[s->ncomms].ts = t->ts;
 	s->comms[s->ncomms].tid = t->tid;
 	s->comms[s->ncomms].pid = t->pid;
 	memcpy(s->comms[s->ncomms].comm, t->comm, 16);
 	s->ncomms++;
+	/* the thread's comms as they come, for the streamed events */
+	if (!GROW(s, s->tcv, s->ntcv, s->tcvcap))
+		return -1;
+	s->tcv[s->ntcv].ts = t->ts;
+	s->tcv[s->ntcv].comm = intern(s, t->comm, strnlen(t->comm, sizeof(t->comm)));
+	s->tcv[s->ntcv].prev = last;
+	if (it_map_put(&s->tidcomm, (uint64_t)t->tid + 1, s->ntcv))
+		return s->error = 1, -1;
+	s->ntcv++;
+	return 0;
+}
+
+static int side_title(struct it_sysan *s, const struct it_sys_title *t, size_t len)
+{
+	if (len < sizeof(*t) || t->len > len - sizeof(*t))
+		return -1;
+	if (it_map_get(&s->titles, (uint64_t)t->pid + 1) != IT_MAP_NONE)
+		return 0;
+	if (!GROW(s, s->titlev, s->ntitles, s->titlecap))
+		return -1;
+	s->titlev[s->ntitles] = intern(s, (const char *)(t + 1), t->len);
+	if (it_map_put(&s->titles, (uint64_t)t->pid + 1, s->ntitles))
+		return s->error = 1, -1;
+	s->ntitles++;
 	return 0;
 }
 
@@ -438,6 +503,7 @@ int it_sysan_side(struct it_sysan *s, const void *rec, size_t len)
 	case IT_SREC_PATH: return side_path(s, rec, len);
 	case IT_SREC_NAME: return side_name(s, rec, len);
 	case IT_SREC_TASK: return side_task(s, rec, len);
+	case IT_SREC_TITLE: return side_title(s, rec, len);
 	default: return -1;
 	}
 }
@@ -553,6 +619,8 @@ static void settle(struct it_sysan *s, struct tid_trails *tt)
 	}
 }
 
+static void block_proc_add(struct it_sysan *s, const struct it_trail *t);
+
 void it_sysan_trail(struct it_sysan *s, const struct it_trail *t)
 {
 	struct tid_trails *tt;
@@ -561,6 +629,7 @@ void it_sysan_trail(struct it_sysan *s, const struct it_trail *t)
 	/* only a queued bio has the thread that submitted it */
 	if (!t->ts[IT_PT_Q] || !t->tid || !t->ts[IT_PT_C])
 		return;
+	block_proc_add(s, t);
 	b = (struct btrail){ .tid = t->tid, .comm = t->comm, .bytes = t->bytes, .fsdev = t->fsdev,
 			     .op = t->op, .q = t->ts[IT_PT_Q], .c = t->ts[IT_PT_C], .ino = t->ino };
 	tt = tid_of(s, t->tid);
@@ -692,6 +761,7 @@ static struct it_sysan_file *file_of(struct it_sysan *s, const struct it_sys_eve
 	}
 	it_hist_init(&f->read_lat);
 	it_hist_init(&f->write_lat);
+	it_hist_init(&f->sync_lat);
 	if (it_map_put(&s->files, k, s->r.nfiles)) {
 		s->error = 1;
 		return NULL;
@@ -716,6 +786,10 @@ static void add_file(struct it_sysan *s, const struct it_sys_event *e, const cha
 		f->first_ns = e->ts_enter;
 	if (e->ts_exit > f->last_ns)
 		f->last_ns = e->ts_exit;
+	if (it_sys_call_is_sync(e->call)) {
+		f->syncs++;
+		it_hist_add(&f->sync_lat, lat);
+	}
 	if ((rd || wr) && e->ret >= 0) {
 		int d = wr;
 		uint64_t n = (uint64_t)e->ret;
@@ -761,49 +835,122 @@ static struct it_sysan_thread *thread_of(struct it_sysan *s, const struct it_sys
 	return &s->r.threads[s->r.nthreads++];
 }
 
-/* Ten times coarser base buckets, for every thread. */
+static struct it_sysan_proc *proc_of(struct it_sysan *s, uint32_t pid)
+{
+	uint32_t i = it_map_get(&s->procs, (uint64_t)pid + 1);
+	struct it_sysan_proc *p;
+
+	if (i != IT_MAP_NONE)
+		return &s->r.procs[i];
+	if (!GROW(s, s->r.procs, s->r.nprocs, s->proccap))
+		return NULL;
+	p = &s->r.procs[s->r.nprocs];
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	p->title = "";
+	it_hist_init(&p->io.sync_lat);
+	if (it_map_put(&s->procs, (uint64_t)pid + 1, s->r.nprocs)) {
+		s->error = 1;
+		return NULL;
+	}
+	return &s->r.procs[s->r.nprocs++];
+}
+
+/* Per process: its calls, bytes, fsync/fdatasync latency. */
+static void add_proc(struct it_sysan *s, const struct it_sys_event *e, uint64_t lat)
+{
+	struct it_sysan_proc *p = proc_of(s, e->pid);
+	struct it_sysan_io *io = p ? &p->io : NULL;
+
+	if (!io)
+		return;
+	io->calls++;
+	io->errors += e->ret < 0;
+	if (e->ret > 0 && it_sys_call_is_read(e->call))
+		io->read_bytes += (uint64_t)e->ret;
+	if (e->ret > 0 && it_sys_call_is_write(e->call))
+		io->write_bytes += (uint64_t)e->ret;
+	if (it_sys_call_is_sync(e->call)) {
+		io->syncs++;
+		it_hist_add(&io->sync_lat, lat);
+	}
+}
+
+/* Ten times coarser base buckets, for every timeline. */
 static void coarsen(struct it_sysan *s)
 {
-	for (size_t i = 0; i < s->r.nthreads; i++) {
-		uint64_t *b = s->tl[i].b;
+	struct { struct tl_buckets *v; size_t n; } sets[] = { { s->tl, s->r.nthreads },
+							      { s->btl, s->nbprocs } };
 
-		for (size_t k = 0; k < s->tl[i].n; k++) {
-			uint64_t v = b[k];
-			b[k] = 0;
-			b[k / 10] += v;
+	for (size_t j = 0; j < sizeof(sets) / sizeof(sets[0]); j++) {
+		for (size_t i = 0; i < sets[j].n; i++) {
+			uint64_t *b = sets[j].v[i].b;
+
+			for (size_t k = 0; k < sets[j].v[i].n; k++) {
+				uint64_t v = b[k];
+				b[k] = 0;
+				b[k / 10] += v;
+			}
 		}
 	}
 	s->base_ns *= 10;
 }
 
-/* Counts a call of thread ti (index in r.threads) entering at ts. */
-static void timeline_add(struct it_sysan *s, size_t ti, uint64_t ts)
+/* Counts one at ts into the timeline at index ti of the set *v (a set
+ * coarsening may not move: the index, not a pointer). */
+static void timeline_add(struct it_sysan *s, struct tl_buckets **v, size_t ti, uint64_t ts)
 {
 	uint64_t off = ts > s->o.start_ns ? ts - s->o.start_ns : 0;
 	uint64_t k = off / s->base_ns;
+	struct tl_buckets *t;
 
 	while (k >= TL_BUCKETS && !s->o.interval_ns) {
 		coarsen(s);
 		k = off / s->base_ns;
 	}
-	if (k >= s->tl[ti].n) {
-		size_t n = s->tl[ti].n ? s->tl[ti].n : 16;
+	t = &(*v)[ti];
+	if (k >= t->n) {
+		size_t n = t->n ? t->n : 16;
 		uint64_t *b;
 
 		while (n <= k)
 			n *= 2;
 		if (!s->o.interval_ns && n > TL_BUCKETS)
 			n = TL_BUCKETS;
-		b = realloc(s->tl[ti].b, n * sizeof(*b));
+		b = realloc(t->b, n * sizeof(*b));
 		if (!b) {
 			s->error = 1;
 			return;
 		}
-		memset(b + s->tl[ti].n, 0, (n - s->tl[ti].n) * sizeof(*b));
-		s->tl[ti].b = b;
-		s->tl[ti].n = n;
+		memset(b + t->n, 0, (n - t->n) * sizeof(*b));
+		t->b = b;
+		t->n = n;
 	}
-	s->tl[ti].b[k]++;
+	t->b[k]++;
+}
+
+/* A completed block trail into its process's timeline (the process
+ * that queued its bios). */
+static void block_proc_add(struct it_sysan *s, const struct it_trail *t)
+{
+	uint32_t i = it_map_get(&s->bprocs, (uint64_t)t->pid + 1);
+
+	if (i == IT_MAP_NONE) {
+		if (!GROW(s, s->bprocv, s->nbprocs, s->bproccap) ||
+		    !GROW(s, s->btl, s->nbprocs, s->btlcap))
+			return;
+		i = (uint32_t)s->nbprocs;
+		if (it_map_put(&s->bprocs, (uint64_t)t->pid + 1, i)) {
+			s->error = 1;
+			return;
+		}
+		s->bprocv[i] = (struct bproc){ .pid = t->pid, .comm = t->comm };
+		s->btl[i] = (struct tl_buckets){ 0 };
+		s->nbprocs++;
+	}
+	s->bprocv[i].ios++;
+	s->bprocv[i].bytes += t->bytes;
+	timeline_add(s, &s->btl, i, t->ts[IT_PT_C]);
 }
 
 /* The names of a call, and its path: the tag's, else its (first) name,
@@ -879,6 +1026,12 @@ static void add_block(struct it_sysan *s, const struct bcall *b)
 	uint64_t block = own_trails(s, b, &bios, &flushes, &bbytes);
 
 	if (bios) {
+		struct it_sysan_proc *p = proc_of(s, b->pid);
+
+		if (p) {
+			p->io.block_ios += bios;
+			p->io.block_bytes += bbytes;
+		}
 		c->block_calls++;
 		c->block_ios += bios;
 		c->block_flushes += flushes;
@@ -886,12 +1039,33 @@ static void add_block(struct it_sysan *s, const struct bcall *b)
 		it_hist_add(&c->block, block);
 		it_hist_add(&c->above, lat > block ? lat - block : 0);
 	}
-	if (b->ev != UINT32_MAX) {
+	if (b->ev == EV_QUEUED && s->evlen) {
+		struct it_sysan_event *v = &s->evq[s->evhead];
+
+		v->block_ns = block;
+		v->block_ios = bios;
+		s->o.on_event(v, s->o.ctx);
+		s->evhead = (s->evhead + 1) % s->evqcap;
+		s->evlen--;
+	} else if (b->ev != UINT32_MAX && b->ev != EV_QUEUED) {
 		s->r.events[b->ev].block_ns = block;
 		s->r.events[b->ev].block_ios = bios;
 	}
 	if (s->o.on_call)
 		s->o.on_call(b->tid, b->call, b->ts_enter, b->ts_exit, block, bios, s->o.ctx);
+}
+
+/* The comm of tid at time ts as the side records so far have it: the
+ * newest at or before ts, else the oldest (as comm_at); "" when none. */
+static const char *comm_now(const struct it_sysan *s, uint32_t tid, uint64_t ts)
+{
+	uint32_t i = it_map_get(&s->tidcomm, (uint64_t)tid + 1);
+
+	if (i == IT_MAP_NONE)
+		return "";
+	while (s->tcv[i].ts > ts && s->tcv[i].prev != IT_MAP_NONE)
+		i = s->tcv[i].prev;
+	return s->tcv[i].comm;
 }
 
 /* Sums up a call but for its block I/O, which waits in the block queue
@@ -903,7 +1077,7 @@ static void add_call(struct it_sysan *s, const struct it_sys_event *e)
 	const char *path, *path2;
 	struct it_sysan_thread *t;
 	struct bcall b = { .ts_enter = e->ts_enter, .ts_exit = e->ts_exit, .tid = e->tid,
-			   .ev = UINT32_MAX, .call = (uint16_t)(c - s->calls) };
+			   .pid = e->pid, .ev = UINT32_MAX, .call = (uint16_t)(c - s->calls) };
 
 	names_of(s, e, &path, &path2);
 	s->r.calls++;
@@ -918,12 +1092,13 @@ static void add_call(struct it_sysan *s, const struct it_sys_event *e)
 		c->bytes += (uint64_t)e->ret;
 	it_hist_add(&c->lat, lat);
 	add_file(s, e, path);
+	add_proc(s, e, lat);
 	t = thread_of(s, e);
 	if (t) {
 		t->calls++;
 		t->errors += e->ret < 0;
 		t->lat_sum += lat;
-		timeline_add(s, (size_t)(t - s->r.threads), e->ts_enter);
+		timeline_add(s, &s->tl, (size_t)(t - s->r.threads), e->ts_enter);
 	}
 	if (s->o.events && GROW(s, s->r.events, s->r.nevents, s->evcap)) {
 		struct it_sysan_event *v = &s->r.events[s->r.nevents];
@@ -935,6 +1110,18 @@ static void add_call(struct it_sysan *s, const struct it_sys_event *e)
 		v->comm = ""; /* at the end: a thread's name may come later in the file */
 		v->block_ns = 0;
 		v->block_ios = 0;
+	}
+	if (s->o.on_event) {
+		struct it_sysan_event v = { .e = *e, .path = path, .path2 = path2,
+					    .comm = comm_now(s, e->tid, e->ts_exit) };
+
+		if (e->sflags & IT_SYSF_URING) {
+			s->o.on_event(&v, s->o.ctx);
+		} else if (ring_room(s, (void **)&s->evq, sizeof(*s->evq), &s->evhead, s->evlen,
+				     &s->evqcap)) {
+			s->evq[(s->evhead + s->evlen++) % s->evqcap] = v;
+			b.ev = EV_QUEUED;
+		}
 	}
 	if (e->sflags & IT_SYSF_URING) { /* an io_uring request owns no trail */
 		if (s->o.on_call)
@@ -1046,6 +1233,108 @@ static int cmp_file(const void *a, const void *b)
 	if (x->calls != y->calls)
 		return x->calls > y->calls ? -1 : 1;
 	return strcmp(x->path, y->path);
+}
+
+static int cmp_proc(const void *a, const void *b)
+{
+	const struct it_sysan_proc *x = a, *y = b;
+
+	if (x->io.calls != y->io.calls)
+		return x->io.calls > y->io.calls ? -1 : 1;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+const char *it_sysan_title(const struct it_sysan *s, uint32_t pid)
+{
+	uint32_t i = it_map_get(&s->titles, (uint64_t)pid + 1);
+
+	return i == IT_MAP_NONE ? "" : s->titlev[i];
+}
+
+/* Each process's title, and its comm: its main thread's last one, else
+ * that of its thread with the most calls. */
+static void name_procs(struct it_sysan *s)
+{
+	struct it_sysan_results *r = &s->r;
+
+	for (size_t i = 0; i < r->nthreads; i++) { /* by calls, descending */
+		const struct it_sysan_thread *t = &r->threads[i];
+		uint32_t k = it_map_get(&s->procs, (uint64_t)t->pid + 1);
+
+		if (k == IT_MAP_NONE)
+			continue;
+		if (!r->procs[k].comm[0] || t->tid == t->pid)
+			memcpy(r->procs[k].comm, t->comm, 16);
+		r->procs[k].threads++;
+	}
+	for (size_t i = 0; i < r->nprocs; i++)
+		r->procs[i].title = it_sysan_title(s, r->procs[i].pid);
+	it_sort(r->procs, r->nprocs, sizeof(*r->procs), cmp_proc);
+}
+
+static int cmp_role(const void *a, const void *b)
+{
+	const struct it_sysan_role *x = a, *y = b;
+
+	if (x->io.sync_lat.sum != y->io.sync_lat.sum)
+		return x->io.sync_lat.sum > y->io.sync_lat.sum ? -1 : 1;
+	if (x->io.calls != y->io.calls)
+		return x->io.calls > y->io.calls ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* The processes summed by role (title, else [comm]). */
+static void roles(struct it_sysan *s)
+{
+	struct it_sysan_results *r = &s->r;
+	struct it_map m = { 0 };
+	size_t cap = 0;
+
+	if (it_map_init(&m, 6)) {
+		s->error = 1;
+		return;
+	}
+	for (size_t i = 0; i < r->nprocs; i++) {
+		const struct it_sysan_proc *p = &r->procs[i];
+		char buf[24];
+		const char *name = p->title;
+		struct it_sysan_role *o;
+		uint64_t k;
+		uint32_t j;
+
+		if (!*name) {
+			snprintf(buf, sizeof(buf), "[%.16s]", p->comm);
+			name = buf;
+		}
+		k = str_key(name);
+		/* a hash key: step to the next one on a collision */
+		while ((j = it_map_get(&m, k)) != IT_MAP_NONE && strcmp(r->roles[j].name, name))
+			k = mix(k, 0x3f);
+		if (j == IT_MAP_NONE) {
+			if (!GROW(s, r->roles, r->nroles, cap))
+				break;
+			j = (uint32_t)r->nroles++;
+			r->roles[j] = (struct it_sysan_role){ .name = name == buf ? intern(s, buf, strlen(buf)) : name };
+			it_hist_init(&r->roles[j].io.sync_lat);
+			if (it_map_put(&m, k, j)) {
+				s->error = 1;
+				break;
+			}
+		}
+		o = &r->roles[j];
+		o->procs++;
+		o->io.calls += p->io.calls;
+		o->io.errors += p->io.errors;
+		o->io.read_bytes += p->io.read_bytes;
+		o->io.write_bytes += p->io.write_bytes;
+		o->io.block_ios += p->io.block_ios;
+		o->io.block_bytes += p->io.block_bytes;
+		o->io.syncs += p->io.syncs;
+		if (p->io.syncs && it_hist_merge(&o->io.sync_lat, &p->io.sync_lat))
+			s->error = 1;
+	}
+	it_sort(r->roles, r->nroles, sizeof(*r->roles), cmp_role);
+	it_map_free(&m);
 }
 
 static int cmp_thread(const void *a, const void *b)
@@ -1163,6 +1452,9 @@ static struct it_sysan_bfile *bfile_of(struct it_sysan *s, struct it_map *m, con
 	f->tag_ts = ts;
 	f->path = tg == IT_MAP_NONE ? NULL : s->tagv[tg].path;
 	it_hist_init(&f->q2c);
+	f->timeline = calloc(s->r.nintervals, sizeof(*f->timeline));
+	if (!f->timeline)
+		s->error = 1;
 	if (it_map_put(m, k, s->r.nbfiles)) {
 		s->error = 1;
 		return NULL;
@@ -1170,8 +1462,13 @@ static struct it_sysan_bfile *bfile_of(struct it_sysan *s, struct it_map *m, con
 	return &s->r.bfiles[s->r.nbfiles++];
 }
 
-static void by_file(struct it_sysan_bfile *f, const struct ftrail *t)
+static void by_file(struct it_sysan *s, struct it_sysan_bfile *f, const struct ftrail *t)
 {
+	const struct it_sysan_results *r = &s->r;
+	uint64_t c = t->q + t->q2c, k = c > r->start_ns ? (c - r->start_ns) / r->interval_ns : 0;
+
+	if (f->timeline)
+		f->timeline[k < r->nintervals ? k : r->nintervals - 1]++;
 	f->ios++;
 	f->bytes += t->bytes;
 	if (t->op == IT_OP_READ) {
@@ -1234,7 +1531,7 @@ static void background(struct it_sysan *s)
 			if (!f || q < from || q > to)
 				f = bfile_of(s, &files, by, &fcap, in, q, &from, &to);
 			if (f)
-				by_file(f, &in->v[j]);
+				by_file(s, f, &in->v[j]);
 		}
 	}
 	it_sort(r->background, r->nbackground, sizeof(*r->background), cmp_bg);
@@ -1245,23 +1542,58 @@ out:
 	it_map_free(&files);
 }
 
-/* The per-thread timelines at the report's interval, from the base
- * buckets (see TL_BUCKETS). */
+/* A timeline at the report's interval, from its base buckets (see
+ * TL_BUCKETS); NULL when memory ran out. */
+static uint64_t *spread(struct it_sysan *s, const struct tl_buckets *t)
+{
+	struct it_sysan_results *r = &s->r;
+	uint64_t *v = calloc(r->nintervals, sizeof(*v));
+
+	if (!v) {
+		s->error = 1;
+		return NULL;
+	}
+	for (size_t b = 0; b < t->n; b++) {
+		uint64_t k = (uint64_t)b * s->base_ns / r->interval_ns;
+		v[k < r->nintervals ? k : r->nintervals - 1] += t->b[b];
+	}
+	return v;
+}
+
+static int cmp_bproc(const void *a, const void *b)
+{
+	const struct it_sysan_bproc *x = a, *y = b;
+
+	if (x->ios != y->ios)
+		return x->ios > y->ios ? -1 : 1;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+/* The per-thread call timelines and the per-process block I/O timelines
+ * at the report's interval. */
 static void timelines(struct it_sysan *s)
 {
 	struct it_sysan_results *r = &s->r;
 
-	for (size_t i = 0; i < r->nthreads; i++) {
-		r->threads[i].timeline = calloc(r->nintervals, sizeof(*r->threads[i].timeline));
-		if (!r->threads[i].timeline) {
-			s->error = 1;
+	for (size_t i = 0; i < r->nthreads; i++)
+		if (!(r->threads[i].timeline = spread(s, &s->tl[i])))
 			return;
-		}
-		for (size_t b = 0; b < s->tl[i].n; b++) {
-			uint64_t k = (uint64_t)b * s->base_ns / r->interval_ns;
-			r->threads[i].timeline[k < r->nintervals ? k : r->nintervals - 1] += s->tl[i].b[b];
-		}
+	r->bprocs = calloc(s->nbprocs ? s->nbprocs : 1, sizeof(*r->bprocs));
+	if (!r->bprocs) {
+		s->error = 1;
+		return;
 	}
+	for (size_t i = 0; i < s->nbprocs; i++) {
+		struct it_sysan_bproc *p = &r->bprocs[r->nbprocs];
+
+		*p = (struct it_sysan_bproc){ .pid = s->bprocv[i].pid, .comm = s->bprocv[i].comm,
+					      .title = it_sysan_title(s, s->bprocv[i].pid),
+					      .ios = s->bprocv[i].ios, .bytes = s->bprocv[i].bytes };
+		if (!(p->timeline = spread(s, &s->btl[i])))
+			return;
+		r->nbprocs++;
+	}
+	it_sort(r->bprocs, r->nbprocs, sizeof(*r->bprocs), cmp_bproc);
 }
 
 void it_sysan_finish(struct it_sysan *s, uint64_t end_ns)
@@ -1306,6 +1638,8 @@ void it_sysan_finish(struct it_sysan *s, uint64_t end_ns)
 			memcpy(r->threads[i].comm, cr->comm, 16);
 	}
 	it_sort(r->threads, r->nthreads, sizeof(*r->threads), cmp_thread);
+	name_procs(s);
+	roles(s);
 	it_sort(r->events, r->nevents, sizeof(*r->events), cmp_event);
 	background(s);
 	for (size_t i = 0; i < s->nnames; i++)
@@ -1339,7 +1673,17 @@ void it_sysan_free(struct it_sysan *s)
 	for (size_t i = 0; i < s->r.nfiles; i++) {
 		it_hist_free(&s->r.files[i].read_lat);
 		it_hist_free(&s->r.files[i].write_lat);
+		it_hist_free(&s->r.files[i].sync_lat);
 	}
+	for (size_t i = 0; i < s->r.nprocs; i++)
+		it_hist_free(&s->r.procs[i].io.sync_lat);
+	free(s->r.procs);
+	for (size_t i = 0; i < s->r.nroles; i++)
+		it_hist_free(&s->r.roles[i].io.sync_lat);
+	free(s->r.roles);
+	free(s->titlev);
+	it_map_free(&s->titles);
+	it_map_free(&s->procs);
 	for (size_t i = 0; i < s->r.nthreads; i++)
 		free(s->r.threads[i].timeline);
 	free(s->r.per_call);
@@ -1347,8 +1691,18 @@ void it_sysan_free(struct it_sysan *s)
 	free(s->r.threads);
 	free(s->r.events);
 	free(s->r.background);
-	for (size_t i = 0; i < s->r.nbfiles; i++)
+	for (size_t i = 0; i < s->r.nbfiles; i++) {
 		it_hist_free(&s->r.bfiles[i].q2c);
+		free(s->r.bfiles[i].timeline);
+	}
+	for (size_t i = 0; i < s->r.nbprocs; i++)
+		free(s->r.bprocs[i].timeline);
+	free(s->r.bprocs);
+	for (size_t i = 0; i < s->nbprocs; i++)
+		free(s->btl[i].b);
+	free(s->btl);
+	free(s->bprocv);
+	it_map_free(&s->bprocs);
 	free(s->r.bfiles);
 	free(s->r.unattributed);
 	for (size_t i = 0; i < s->npool; i++)
@@ -1357,6 +1711,9 @@ void it_sysan_free(struct it_sysan *s)
 	free(s->tagv);
 	free(s->namev);
 	free(s->comms);
+	free(s->evq);
+	free(s->tcv);
+	it_map_free(&s->tidcomm);
 	for (size_t i = 0; i < s->ntids; i++)
 		free(s->tidv[i].v);
 	free(s->tidv);
@@ -1408,6 +1765,14 @@ const void *it_sys_side_next(const void *payload, size_t len, size_t *off, size_
 	case IT_SREC_TASK:
 		need = sizeof(struct it_sys_task);
 		break;
+	case IT_SREC_TITLE: {
+		struct it_sys_title h;
+		if (left < sizeof(h))
+			return NULL;
+		memcpy(&h, p, sizeof(h));
+		need = sizeof(h) + h.len;
+		break;
+	}
 	default:
 		return NULL;
 	}

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
  * The syscall layer's analysis (pure C, no libbpf): per call, per file, per
- * thread over time, the event list, and the link to the block layer (a
+ * thread over time, per process and role (its title), the event list (kept,
+ * or streamed to a callback), and the link to the block layer (a
  * system call owns the bios its thread queued between its entry and exit;
  * block I/O whose bios carry page-cache pages goes to their file, whoever
  * queued it: writeback, readahead).
@@ -38,7 +39,8 @@
  * it does); the calls waiting for their block part (32 bytes each: the
  * calls of about one EVENTS chunk's time span when block I/O flows; every
  * call at worst, when the block stream is silent until the end); per
- * thread, its calls over time in at most 2048 counters.
+ * thread, its calls over time in at most 2048 counters; per process that
+ * queued block I/O, the same for its I/Os; per process, its title.
  */
 #ifndef IOTRAIL_ANALYZE_SYSAN_H
 #define IOTRAIL_ANALYZE_SYSAN_H
@@ -56,9 +58,16 @@
  * moved to the next one. NULL at the end or at a malformed record. */
 const void *it_sys_side_next(const void *payload, size_t len, size_t *off, size_t *reclen);
 
+struct it_sysan_event;
+
 struct it_sysan_opts {
 	uint64_t interval_ns;  /* per-thread timeline step; 0: chosen from the span */
-	bool events;           /* keep the event list (--events, --log) */
+	bool events;           /* keep the event list, by entry time (--log) */
+	/* Called with each event once it is complete (its block part in),
+	 * about in the order the calls ended (the file's): the list streamed,
+	 * nothing kept (--json --events); NULL: none. The event and its
+	 * strings live until the call returns (the strings until the end). */
+	void (*on_event)(const struct it_sysan_event *v, void *ctx);
 	uint64_t start_ns;     /* trace start (monotonic): the timelines' origin */
 	bool block;            /* block trails will be handed in: calls wait for the watermark */
 	/* Called with every call once it is summed up with its time in the
@@ -93,6 +102,8 @@ struct it_sysan_file {
 	uint64_t seq, rnd;      /* data calls at the end of the previous one (per direction) */
 	uint64_t last_end[2];   /* read, write: end offset of the last call + 1 (0: none) */
 	struct it_hist read_lat, write_lat;
+	uint64_t syncs;         /* fsync and fdatasync calls */
+	struct it_hist sync_lat;
 	uint64_t first_ns, last_ns;
 };
 
@@ -103,6 +114,35 @@ struct it_sysan_thread {
 	uint64_t calls, errors;
 	uint64_t lat_sum;
 	uint64_t *timeline;     /* nintervals counts */
+};
+
+/* What a process, or the processes of a role, did: calls, bytes, the
+ * block I/O its calls owned, fsync and fdatasync latency. */
+struct it_sysan_io {
+	uint64_t calls, errors;
+	uint64_t read_bytes, write_bytes;
+	uint64_t block_ios, block_bytes; /* block I/O its calls owned */
+	uint64_t syncs;         /* fsync and fdatasync calls */
+	struct it_hist sync_lat;
+};
+
+/* Per process: its title (what ps shows, e.g. "postgres: checkpointer":
+ * /proc/PID/cmdline as the process rewrote it, from the trace's title
+ * records; its comm when there is none) and its calls. */
+struct it_sysan_proc {
+	uint32_t pid;
+	char comm[16];
+	const char *title;      /* "" when the trace has none for it */
+	uint64_t threads;
+	struct it_sysan_io io;
+};
+
+/* Processes by role: those of one title (or, without one, one comm:
+ * "[comm]", as ps shows a kernel thread), summed. */
+struct it_sysan_role {
+	const char *name;       /* the title, or "[comm]" */
+	uint64_t procs;
+	struct it_sysan_io io;
 };
 
 /* One event of the list (--events, --log). */
@@ -135,6 +175,17 @@ struct it_sysan_bfile {
 	uint64_t read_ios, read_bytes, write_ios, write_bytes;
 	uint64_t bg_ios, bg_bytes;   /* of those, I/O no traced call owned */
 	struct it_hist q2c;     /* ns, every I/O of the file */
+	uint64_t *timeline;     /* I/Os by completion time, nintervals counts */
+};
+
+/* Block I/O of one process (the one that queued the bios: a flusher or
+ * journal thread for writeback and commits), over time. */
+struct it_sysan_bproc {
+	uint32_t pid;
+	uint32_t comm;          /* block analyzer's interned id */
+	const char *title;      /* its title record's, "" when none */
+	uint64_t ios, bytes;
+	uint64_t *timeline;     /* I/Os by completion time, nintervals counts */
 };
 
 struct it_sysan_results {
@@ -148,7 +199,11 @@ struct it_sysan_results {
 	size_t nfiles;
 	struct it_sysan_thread *threads; /* sorted by calls, descending */
 	size_t nthreads;
-	uint64_t interval_ns;
+	struct it_sysan_proc *procs;     /* sorted by calls, descending */
+	size_t nprocs;
+	struct it_sysan_role *roles;     /* by time in fsync/fdatasync, then calls, descending */
+	size_t nroles;
+	uint64_t interval_ns;   /* of every timeline here (threads, block by process and file) */
 	size_t nintervals;
 	struct it_sysan_event *events;   /* by entry time; NULL unless opts.events */
 	size_t nevents;
@@ -159,6 +214,9 @@ struct it_sysan_results {
 	/* block I/O by file (owned or not); by bytes, descending */
 	struct it_sysan_bfile *bfiles;
 	size_t nbfiles;
+	/* block I/O by the process that queued it; by I/Os, descending */
+	struct it_sysan_bproc *bprocs;
+	size_t nbprocs;
 	/* background I/O of no file (metadata, journal, raw device I/O), by
 	 * comm; by ios, descending */
 	struct it_sysan_background *unattributed;
@@ -169,8 +227,8 @@ struct it_sysan_results {
 struct it_sysan;
 
 struct it_sysan *it_sysan_new(const struct it_sysan_opts *o);
-/* A side record (struct it_sys_path, it_sys_name or it_sys_task with its
- * tail), len bytes. Returns 0, or -1 when it is malformed or memory ran
+/* A side record (struct it_sys_path, it_sys_name, it_sys_task or
+ * it_sys_title with its tail), len bytes. Returns 0, or -1 when it is malformed or memory ran
  * out. */
 int it_sysan_side(struct it_sysan *s, const void *rec, size_t len);
 /* A chunk of side records is in: calls before it wait for no more. */
@@ -189,11 +247,14 @@ size_t it_sysan_queued(const struct it_sysan *s);
  * timelines' interval from the span. */
 void it_sysan_finish(struct it_sysan *s, uint64_t end_ns);
 const struct it_sysan_results *it_sysan_results(const struct it_sysan *s);
+/* The title of process pid (its title record), "" when none. */
+const char *it_sysan_title(const struct it_sysan *s, uint32_t pid);
 int it_sysan_error(const struct it_sysan *s);
 void it_sysan_free(struct it_sysan *s);
 
 /* ---- helpers shared by printers and tests ---- */
 const char *it_sys_call_name(unsigned call);   /* "pread64", NULL if unknown */
+bool it_sys_call_is_sync(unsigned call);       /* fsync, fdatasync */
 const char *it_sys_file_type_name(unsigned ft); /* "reg", "dir", ... */
 bool it_sys_call_is_read(unsigned call);
 bool it_sys_call_is_write(unsigned call);
