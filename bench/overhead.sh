@@ -5,7 +5,9 @@
 # round and the median IOPS ratio (traced / untraced) per queue depth.
 # Each round also runs fio under bench/hook_floor, which puts on the same
 # three tracepoints (1) programs that do nothing and (2) programs that write
-# one minimal 64-byte record each: the floor any per-I/O tracer pays here.
+# one minimal 64-byte record each, drained as iotrail drains its ring: the
+# floor any per-I/O tracer pays here. Each round prints hook_floor's count
+# (3 records per completed I/O, 0 not written, or the floor is not one).
 # The order inside a round is reversed every other round so that a drift in
 # the machine's speed (it is shared) does not favour a side.
 #   bench/overhead.sh [PAIRS] [SECONDS]      (defaults: 6 pairs, 4 s per run)
@@ -50,6 +52,7 @@ for qd in 8 32; do
 			base=$(fio_iops "$qd")
 			empty=$(fio_iops "$qd" build/bench/hook_floor 0 --)
 			minrec=$(fio_iops "$qd" build/bench/hook_floor 1 --)
+			floor=$(grep -h '^hook_floor:' "$out/rec.log" | tail -1) || floor="hook_floor printed no count"
 			traced=$(fio_iops "$qd" "${rec[@]}")
 			summary=$(tail -1 "$out/rec.log")
 			oldrec=$([ -z "$baseline" ] && echo 0 || fio_iops "$qd" "${old[@]}")
@@ -58,6 +61,7 @@ for qd in 8 32; do
 			traced=$(fio_iops "$qd" "${rec[@]}")
 			summary=$(tail -1 "$out/rec.log")
 			minrec=$(fio_iops "$qd" build/bench/hook_floor 1 --)
+			floor=$(grep -h '^hook_floor:' "$out/rec.log" | tail -1) || floor="hook_floor printed no count"
 			empty=$(fio_iops "$qd" build/bench/hook_floor 0 --)
 			base=$(fio_iops "$qd")
 		fi
@@ -68,7 +72,7 @@ for qd in 8 32; do
 		printf "  QD %-3s round %d: untraced %7d  empty %7d (%s)  record %7d (%s)  iotrail %7d IOPS (%s)" \
 			"$qd" "$i" "$base" "$empty" "$re" "$minrec" "$rm" "$traced" "$ratio"
 		[ -z "$baseline" ] && echo || printf "  baseline %7d (%s)\n" "$oldrec" "$ro"
-		printf "      [%s]\n" "$summary"
+		printf "      [%s]\n      [%s]\n" "$floor" "$summary"
 	done
 	printf "QD %s: median IOPS ratio to untraced over %d rounds: empty hooks %s, minimal records %s, iotrail record %s (goal >= 0.97)\n" \
 		"$qd" "$pairs" "$(cut -d' ' -f2 "$out/ratios" | median)" "$(cut -d' ' -f3 "$out/ratios" | median)" \

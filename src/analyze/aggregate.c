@@ -107,7 +107,8 @@ static uint32_t group_find(struct it_analyzer *a, const struct it_group_key *k)
 static void add_timeline(struct it_analyzer *a, struct it_dev_stats *d, struct devstate *ds,
 			 const struct it_trail *t, unsigned oc)
 {
-	uint64_t c = t->ts[IT_PT_C], start = a->res.start_ns, idx;
+	/* a completion not seen: at the latest time it can have been */
+	uint64_t c = t->ts[IT_PT_C] ? t->ts[IT_PT_C] : t->completed_by, start = a->res.start_ns, idx;
 
 	if (c >= ds->tl_lo && c < ds->tl_hi) { /* same interval as the last one: no division */
 		idx = ds->tl_idx;

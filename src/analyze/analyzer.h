@@ -55,6 +55,8 @@ enum it_seq {
 /* One I/O, complete. ts[p] == 0 means point p was not seen. */
 struct it_trail {
 	uint64_t ts[IT_PT_MAX];
+	uint64_t completed_by; /* ts[C] 0: its completion event was lost, and the
+				* request was seen again at this time (stitch.c) */
 	uint64_t sector;     /* first 512-byte sector */
 	uint64_t ino;        /* file whose page cache its (first) bio carries, 0: none (Q's aux) */
 	uint32_t fsdev;      /*   and that file's file system (s_dev), when ino != 0 */
@@ -209,6 +211,8 @@ struct it_stitch_stats {
 				       * data, in traces without IT_F_FLUSH_SEQ */
 	uint64_t lost;                /* open trails given up because their request
 				       * pointer came back (a completion was lost) */
+	uint64_t lost_counted;        /*   of which issued: counted as completed I/Os,
+				       *   without a completion time (stitch.c) */
 	uint64_t bio_requeued;        /* bio queued again (stacked device remap) */
 	uint64_t incomplete;          /* trails still open at the end: */
 	uint64_t incomplete_queued;   /*   bio queued, no request seen */

@@ -96,6 +96,7 @@ static void stats(struct it_json *j, const struct it_stitch_stats *s)
 	it_json_kv_uint(j, "requeues_unknown", s->requeues_unknown);
 	it_json_kv_uint(j, "partial_completions", s->partials);
 	it_json_kv_uint(j, "lost", s->lost);
+	it_json_kv_uint(j, "lost_counted", s->lost_counted);
 	it_json_kv_uint(j, "bio_requeued", s->bio_requeued);
 	it_json_kv_uint(j, "flush_commands", s->flush_cmds);
 	it_json_kv_uint(j, "flush_seq_ends", s->flush_seq_ends);

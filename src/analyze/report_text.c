@@ -171,10 +171,16 @@ static void warnings(FILE *f, const struct it_report_input *in)
 	else if (st && !st->complete)
 		fputs("\nNOTE: the recording did not end cleanly (no end record); the end time is the\n"
 		      "      last event's.\n", f);
-	if (s->lost)
+	if (s->lost_counted)
+		fprintf(f, "\nNOTE: %llu I/Os lost their completion event (the kernel ran no probe for it)\n"
+			"      but are counted: their request was issued, then reused for a new I/O,\n"
+			"      so it had completed. They have no completion time (not in latencies).\n",
+			(unsigned long long)s->lost_counted);
+	if (s->lost > s->lost_counted)
 		fprintf(f, "\n*** WARNING: %llu I/Os lost their completion event (their request was seen\n"
-			"*** again first) and are not counted: counts are lower bounds by that much.\n",
-			(unsigned long long)s->lost);
+			"*** again first) before they were issued, and are not counted: counts are\n"
+			"*** lower bounds by that much.\n",
+			(unsigned long long)(s->lost - s->lost_counted));
 	silent_block_layer(f, in);
 	if (s->incomplete || s->unknown_completions)
 		fprintf(f, "\nnot counted as I/Os: %llu still open at the end (queued %llu, inserted %llu, "

@@ -87,7 +87,8 @@ check_run() { # name scheduler
 		|| { fail "$name" "D2C is $d2c_share of Q2C, want >= 0.9: the delay is below the driver"
 		     return 1; }
 	pass "$name (delay $delay_ns ns; reads $reads == fio; Q2C p50 $p50 vs fio clat p50 $fio_p50 ns,\
- off by $d; D2C p50 $d2c ns, share $d2c_share${RETRY:+; second run after a $RETRY})"
+ off by $d; D2C p50 $d2c ns, share $d2c_share; lost completions counted from their reused\
+ request: $(jq -r '.stitch.lost_counted' "$rep")${RETRY:+; second run after a $RETRY})"
 }
 
 check_run block_delay_none none

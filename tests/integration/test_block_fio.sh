@@ -71,7 +71,7 @@ check_run() { # name scheduler [record options]
 	d=$(rel_diff "$avg" "$kavg")
 	awk -v d="$d" 'BEGIN { exit !(d <= 0.15) }' \
 		|| { fail "$name" "Q2C avg $avg ns vs the kernel's $kavg ns: off by $d (> 0.15)"; return; }
-	pass "$name (reads $reads == fio $fio_ios; Q2C avg $avg ns vs kernel $kavg ns, off by $d; p50 $p50, fio clat p50 $fio_p50${RETRY:+; second run after a $RETRY})"
+	pass "$name (reads $reads == fio $fio_ios; Q2C avg $avg ns vs kernel $kavg ns, off by $d; p50 $p50, fio clat p50 $fio_p50; lost completions counted from their reused request: $(jq -r '.stitch.lost_counted' "$TMP/$name.report.json")${RETRY:+; second run after a $RETRY})"
 }
 
 check_run block_fio_none none

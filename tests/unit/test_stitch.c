@@ -378,8 +378,11 @@ TEST(stitch_request_merge)
 	it_analyzer_free(a);
 }
 
-/* The completion of 0x71's first I/O was lost; the pointer comes back
- * for a new I/O: the old trail is given up, the new one completes. */
+/* The completion of 0x71's first I/O was lost (the kernel ran no probe for
+ * it); the pointer comes back for a new I/O. The first I/O was issued, and
+ * the kernel reuses a request only once it has ended: it is counted, with
+ * its bytes, but without a completion time (no Q2C sample, no callback),
+ * and the new one completes. */
 TEST(stitch_lost_completion_pointer_reuse)
 {
 	struct it_event evs[] = {
@@ -393,10 +396,70 @@ TEST(stitch_lost_completion_pointer_reuse)
 	struct it_analyzer *a = run(evs, N(evs), &tr);
 	const struct it_results *r = it_analyzer_results(a);
 
-	ASSERT_EQ(r->stats.ios, 1, "ios");
+	ASSERT_EQ(r->stats.ios, 2, "ios: the lost one counted");
+	ASSERT_EQ(r->stats.bytes, 2 * K4, "bytes of both");
 	ASSERT_EQ(r->stats.lost, 1, "lost");
-	ASSERT_EQ(it_stage_time(&tr.t[0], IT_STAGE_Q2C), 600, "the new I/O's Q2C");
-	ASSERT_EQ(tr.t[0].qd_issue, 1, "the lost one is no longer in flight");
+	ASSERT_EQ(r->stats.lost_counted, 1, "lost, counted");
+	ASSERT_EQ(r->stats.incomplete, 0, "incomplete");
+	if (ASSERT_EQ(r->ngroups, 1, "groups")) {
+		ASSERT_EQ(r->groups[0].count, 2, "group count");
+		ASSERT_EQ(r->groups[0].stage[IT_STAGE_Q2C].count, 1, "one Q2C sample: the seen one");
+		ASSERT_EQ(r->groups[0].stage[IT_STAGE_Q2C].max, 600, "its Q2C");
+	}
+	if (ASSERT_EQ(tr.n, 1, "callbacks: only the trail with a completion")) {
+		ASSERT_EQ(it_stage_time(&tr.t[0], IT_STAGE_Q2C), 600, "the new I/O's Q2C");
+		ASSERT_EQ(tr.t[0].qd_issue, 1, "the lost one is no longer in flight");
+	}
+	it_analyzer_free(a);
+}
+
+/* A request inserted but never issued whose pointer comes back: it may
+ * have been merged away (its merge event lost too), so it is not counted
+ * as an I/O, only as lost. */
+TEST(stitch_lost_before_issue_not_counted)
+{
+	struct it_event evs[] = {
+		Q(1000, 0xb1, DEV_A, 0, K4, IT_OP_READ),
+		I(1100, 0x71, 0xb1, DEV_A, 0, K4, IT_OP_READ),
+		Q(5000, 0xb2, DEV_A, 64, K4, IT_OP_READ),
+		I(5100, 0x71, 0xb2, DEV_A, 64, K4, IT_OP_READ),
+		D(5200, 0x71, 0xb2, DEV_A, 64, K4, IT_OP_READ),
+		C(5600, 0x71, DEV_A, K4),
+	};
+	struct trails tr;
+	struct it_analyzer *a = run(evs, N(evs), &tr);
+	const struct it_results *r = it_analyzer_results(a);
+
+	ASSERT_EQ(r->stats.ios, 1, "ios: only the completed one");
+	ASSERT_EQ(r->stats.lost, 1, "lost");
+	ASSERT_EQ(r->stats.lost_counted, 0, "lost, counted");
+	ASSERT_EQ(tr.n, 1, "callbacks");
+	it_analyzer_free(a);
+}
+
+/* A lost completion in the timeline: in the interval where the request
+ * was seen again (the latest it can have completed), not the first. */
+TEST(stitch_lost_completion_timeline)
+{
+	struct it_event evs[] = {
+		Q(2000000000ull, 0xb1, DEV_A, 0, K4, IT_OP_READ),
+		D(2000000100ull, 0x71, 0xb1, DEV_A, 0, K4, IT_OP_READ),
+		Q(3500000000ull, 0xb2, DEV_A, 64, K4, IT_OP_READ),
+		D(3500000100ull, 0x71, 0xb2, DEV_A, 64, K4, IT_OP_READ),
+		C(3500000600ull, 0x71, DEV_A, K4),
+	};
+	struct it_analyzer_opts o = IT_ANALYZER_OPTS_DEFAULT;
+	o.start_ns = 1000000000ull;
+	o.interval_ns = 1000000000ull;
+	struct it_analyzer *a = it_analyzer_new(&o);
+	it_analyzer_feed(a, evs, N(evs));
+	it_analyzer_finish(a, 0);
+	const struct it_results *r = it_analyzer_results(a);
+
+	if (ASSERT_EQ(r->ndevs, 1, "devices") && ASSERT_GE(r->devs[0].ntimeline, 3, "intervals")) {
+		ASSERT_EQ(r->devs[0].timeline[0].ios[0], 0, "nothing in the first second");
+		ASSERT_EQ(r->devs[0].timeline[2].ios[0], 2, "both reads where the pointer came back");
+	}
 	it_analyzer_free(a);
 }
 
@@ -524,7 +587,8 @@ TEST(stitch_random_streams_hold_invariants)
 	for (size_t d = 0; d < r->ndevs; d++)
 		devs += r->devs[d].ios[0] + r->devs[d].ios[1] + r->devs[d].ios[2];
 	ASSERT_GE(r->stats.ios, 1000, "some I/Os complete");
-	ASSERT_EQ(c.trails, r->stats.ios, "one callback per I/O");
+	ASSERT_EQ(c.trails + r->stats.lost_counted, r->stats.ios,
+		  "one callback per I/O with a completion time");
 	ASSERT_EQ(groups, r->stats.ios, "groups add up");
 	ASSERT_EQ(devs, r->stats.ios, "devices add up");
 	ASSERT_EQ(c.bad_sum, 0, "stages tile Q2C");
