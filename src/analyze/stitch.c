@@ -303,7 +303,7 @@ static void trail_drop(struct it_analyzer *a, uint32_t i)
 static void flush_cmd_end(struct it_analyzer *a, const struct slot *s)
 {
 	struct it_dev_stats *d = &a->dst[s->devidx];
-	int64_t d2c = it_stage_time(&s->t, IT_STAGE_D2C);
+	int64_t d2c = s->t.ts[IT_PT_C] ? it_stage_time(&s->t, IT_STAGE_D2C) : 0;
 
 	a->st.flush_cmds++;
 	d->flush_cmds++;
@@ -525,7 +525,8 @@ static uint32_t rq_link(struct it_analyzer *a, const struct it_event *e, uint32_
  * Q2C, and no link to a system call, NVMe command or zone. A request never
  * issued may instead have been merged away (its merge event lost too): it
  * is not counted. Both are counted in lost; the first also in
- * lost_counted.
+ * lost_counted; an issued flush command of the machinery's is counted as
+ * a flush command.
  */
 static void trail_lost(struct it_analyzer *a, uint32_t i, uint64_t seen_again)
 {
@@ -538,15 +539,30 @@ static void trail_lost(struct it_analyzer *a, uint32_t i, uint64_t seen_again)
 		s->t.ts[IT_PT_C] = 0;
 		s->t.completed_by = seen_again;
 		it_aggregate(a, &s->t, s->devidx);
+	} else if (s->state == SLOT_ISSUED) {
+		/* the machinery's flush command: issued, so it completed (its
+		 * request is reused only after); counted as a flush command
+		 * (not an I/O: not in lost_counted), without a D2C */
+		flush_cmd_end(a, s);
 	}
 	trail_drop(a, i);
+}
+
+/* The machinery's flush request inserted again while issued: it carries
+ * no bio to tell a new use by, and the machinery inserts it for its next
+ * flush only once the last one completed: that completion was lost (a
+ * requeue of it, lost too, would look the same; never seen). */
+static bool flush_cmd_reused(const struct slot *s)
+{
+	return s->t.op == IT_OP_FLUSH && !s->t.ts[IT_PT_Q] && s->t.kind == IT_TRAIL_REQUEST &&
+	       s->state == SLOT_ISSUED;
 }
 
 static void on_insert(struct it_analyzer *a, const struct it_event *e, uint32_t di)
 {
 	uint32_t i = it_map_get(&a->rqs, e->id);
 
-	if (i != IT_MAP_NONE && stale(a, e)) {
+	if (i != IT_MAP_NONE && (stale(a, e) || flush_cmd_reused(&a->slots[i]))) {
 		trail_lost(a, i, e->ts_ns);
 		i = IT_MAP_NONE;
 	}
