@@ -168,3 +168,33 @@ TEST(flush_command_lost_completion_counted)
 	}
 	it_analyzer_free(a);
 }
+
+/* fdatasync's data-less PREFLUSH whose completion event was lost (the
+ * kernel ran no probe for it): its bio is freed and the next fdatasync's
+ * bio comes at the same address, queued on the same device. The first
+ * flush request ended: counted, without a completion time. */
+TEST(flush_dataless_lost_completion_counted_on_bio_reuse)
+{
+	struct it_event evs[] = {
+		ev_flags(Q(1000, 0xb1, DEV_A, 0, 0, IT_OP_WRITE), IT_F_PREFLUSH | IT_F_SYNC),
+		FLUSH_CMD(2000),
+		/* its completion lost; the next fdatasync, same bio address */
+		ev_flags(Q(9000, 0xb1, DEV_A, 0, 0, IT_OP_WRITE), IT_F_PREFLUSH | IT_F_SYNC),
+		FLUSH_CMD(10000),
+		ev_aux(ev_io(IT_EV_RQ_COMPLETE, 13500, 0x71, 0, DEV_A, 0, 0, IT_OP_WRITE), 0xb1),
+	};
+	struct trails tr;
+	struct it_analyzer *a = run(evs, N(evs), &tr);
+	const struct it_results *r = it_analyzer_results(a);
+
+	ASSERT_EQ(r->stats.ios, 2, "two flush requests");
+	ASSERT_EQ(r->stats.lost, 1, "one lost completion");
+	ASSERT_EQ(r->stats.lost_counted, 1, "counted");
+	ASSERT_EQ(r->stats.bio_requeued, 0, "not taken for a resubmitted bio");
+	ASSERT_EQ(r->stats.incomplete, 0, "nothing left in flight");
+	ASSERT_EQ(tr.n, 1, "one trail with a completion time");
+	const struct it_group *g = group_of(r, IT_OP_FLUSH);
+	if (ASSERT_TRUE(g != NULL, "a flush group"))
+		ASSERT_EQ(g->count, 2, "both flushes in it");
+	it_analyzer_free(a);
+}
