@@ -671,7 +671,8 @@ static void track(struct track *t, uint64_t hs0, uint64_t ti, uint64_t tsr, uint
 		x.rtt = (uint64_t)(hi - lo);
 		x.delta = lo + (hi - lo) / 2;
 		if (hs0 >= t->window + TRACK_WINDOW_NS) {
-			t->prev = t->cur.rtt || t->cur.at ? t->cur : t->prev;
+			if (t->cur.at) /* the last window with a sample */
+				t->prev = t->cur;
 			t->cur = (struct track_sample){ 0 };
 			t->window = hs0 - hs0 % TRACK_WINDOW_NS;
 		}

@@ -198,121 +198,122 @@ static bool read_ahead(struct it_fabric_tape *t)
 
 #define CMD_KEY(cntlid, qid, cid) ((uint64_t)(cntlid) << 32 | (uint64_t)(qid) << 16 | (cid))
 
-static struct it_clock_cmd *grow(struct it_clock_cmd *v, size_t n, size_t *cap)
+/* One side's commands as it_fabric_target_commands and _host_commands
+ * collect them: started by a request, ended by the same request. */
+struct scan {
+	struct it_clock_cmd *v;
+	size_t n, cap;
+	struct it_map open;       /* request -> its command's index in v */
+	struct { uint16_t instance, cntlid; } ctrl[64]; /* the host's controllers */
+	size_t nctrl;
+};
+
+static int scan_start(struct scan *s, uint64_t req, struct it_clock_cmd c)
 {
-	if (n < *cap)
-		return v;
-	*cap = *cap ? 2 * *cap : 256;
-	return realloc(v, *cap * sizeof(*v));
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 256;
+		void *v = realloc(s->v, cap * sizeof(*s->v));
+		if (!v)
+			return -1;
+		s->v = v;
+		s->cap = cap;
+	}
+	s->v[s->n] = c;
+	return it_map_put(&s->open, req, (uint32_t)s->n++);
 }
 
-struct it_clock_cmd *it_fabric_target_commands(const char *path, uint16_t machine, size_t *n)
+/* The command req started, now ended at ts; NULL when none was open. */
+static struct it_clock_cmd *scan_end(struct scan *s, uint64_t req, uint64_t ts)
+{
+	uint32_t i = it_map_take(&s->open, req);
+
+	if (i == IT_MAP_NONE)
+		return NULL;
+	s->v[i].end = ts;
+	return &s->v[i];
+}
+
+/* nvmet INIT to COMPLETE: TI, TC; keyed at the end, where the cid is. */
+static int target_event(struct scan *s, const struct it_event *e)
+{
+	struct it_clock_cmd *c;
+
+	if (e->layer != IT_LAYER_NVMET)
+		return 0;
+	if (e->type == IT_EV_NVMET_INIT)
+		return scan_start(s, e->nvmet.req, (struct it_clock_cmd){ .start = e->ts_ns });
+	if (e->type == IT_EV_NVMET_COMPLETE && (c = scan_end(s, e->nvmet.req, e->ts_ns)))
+		c->key = CMD_KEY(e->nvmet.cntlid, e->nvmet.qid, e->nvmet.cid);
+	return 0;
+}
+
+/* nvme SUBMIT to COMPLETE: S, N; keyed through the controllers' table. */
+static int host_event(struct scan *s, const struct it_event *ev)
+{
+	const struct it_nvme_event *e = &ev->nvme;
+	size_t x = 0;
+
+	if (e->layer != IT_LAYER_NVME)
+		return 0;
+	if (e->type == IT_EV_NVME_CTRL && s->nctrl < 64) {
+		s->ctrl[s->nctrl++] = (typeof(s->ctrl[0])){ e->ctrl, (uint16_t)e->cntlid };
+	} else if (e->type == IT_EV_NVME_SUBMIT) {
+		while (x < s->nctrl && s->ctrl[x].instance != e->ctrl)
+			x++;
+		if (x == s->nctrl)
+			return 0; /* not in the table: the join cannot key it either */
+		return scan_start(s, e->rq, (struct it_clock_cmd){
+			CMD_KEY(s->ctrl[x].cntlid, e->qid, e->cid), e->ts_ns, 0 });
+	} else if (e->type == IT_EV_NVME_COMPLETE) {
+		scan_end(s, e->rq, e->ts_ns);
+	}
+	return 0;
+}
+
+/* Every event of machine's records through one(); the commands it kept. */
+static struct it_clock_cmd *scan(const char *path, uint16_t machine, size_t *n,
+				 int (*one)(struct scan *, const struct it_event *))
 {
 	const struct it_select sel = { machine, IT_ANY, IT_CHUNK_EVENTS };
-	struct it_clock_cmd *v = NULL, *g;
+	struct scan s = { .v = NULL };
 	struct it_reader *rd;
-	struct it_map open;
 	struct it_chunk c;
-	size_t cap = 0;
 	char err[256];
+	int rc = 0;
 
 	*n = 0;
 	if (!(rd = it_reader_open_select(path, &sel, 1, err, sizeof(err))))
 		return NULL; /* the pass reads it too and says why */
-	if (it_map_init(&open, 8))
-		goto nomem;
-	while (it_reader_next_chunk(rd, &c) == 1) {
-		const struct it_event *evs = c.data;
-
-		for (uint32_t k = 0; k < c.count; k++) {
-			const struct it_event *e = &evs[k];
-			uint32_t i;
-
-			if (e->layer != IT_LAYER_NVMET)
-				continue;
-			if (e->type == IT_EV_NVMET_INIT) {
-				if (!(g = grow(v, *n, &cap)))
-					goto nomem;
-				v = g;
-				v[*n] = (struct it_clock_cmd){ .start = e->ts_ns };
-				if (it_map_put(&open, e->nvmet.req, (uint32_t)(*n)++))
-					goto nomem;
-			} else if (e->type == IT_EV_NVMET_COMPLETE &&
-				   (i = it_map_take(&open, e->nvmet.req)) != IT_MAP_NONE) {
-				v[i].key = CMD_KEY(e->nvmet.cntlid, e->nvmet.qid, e->nvmet.cid);
-				v[i].end = e->ts_ns;
-			}
-		}
-	}
-	it_map_free(&open);
-	it_reader_close(rd);
-	return v;
-nomem:
-	it_map_free(&open);
-	it_reader_close(rd);
-	free(v);
-	*n = 1;
-	return NULL;
-}
-
-struct it_clock_cmd *it_fabric_host_commands(const char *path, size_t *n)
-{
-	const struct it_select sel = { 0, IT_ANY, IT_CHUNK_EVENTS };
-	struct { uint16_t instance, cntlid; } ctrl[64];
-	size_t nctrl = 0, cap = 0;
-	struct it_clock_cmd *v = NULL, *g;
-	struct it_reader *rd;
-	struct it_map open;
-	struct it_chunk c;
-	char err[256];
-
-	*n = 0;
-	if (!(rd = it_reader_open_select(path, &sel, 1, err, sizeof(err))))
-		return NULL; /* the pass reads it too and says why */
-	if (it_map_init(&open, 8)) {
+	if (it_map_init(&s.open, 8)) {
 		it_reader_close(rd);
 		*n = 1;
 		return NULL;
 	}
-	while (it_reader_next_chunk(rd, &c) == 1) {
+	while (!rc && it_reader_next_chunk(rd, &c) == 1) {
 		const struct it_event *evs = c.data;
 
-		for (uint32_t k = 0; k < c.count; k++) {
-			const struct it_nvme_event *e = &evs[k].nvme;
-			uint32_t i;
-
-			if (e->layer != IT_LAYER_NVME)
-				continue;
-			if (e->type == IT_EV_NVME_CTRL && nctrl < 64) {
-				ctrl[nctrl++] = (typeof(ctrl[0])){ e->ctrl, (uint16_t)e->cntlid };
-			} else if (e->type == IT_EV_NVME_SUBMIT) {
-				size_t x = 0;
-				while (x < nctrl && ctrl[x].instance != e->ctrl)
-					x++;
-				if (x == nctrl)
-					continue; /* not in the table: the join cannot key it either */
-				if (!(g = grow(v, *n, &cap)))
-					goto nomem;
-				v = g;
-				v[*n] = (struct it_clock_cmd){ CMD_KEY(ctrl[x].cntlid, e->qid, e->cid),
-							       e->ts_ns, 0 };
-				if (it_map_put(&open, e->rq, (uint32_t)(*n)++))
-					goto nomem;
-			} else if (e->type == IT_EV_NVME_COMPLETE &&
-				   (i = it_map_take(&open, e->rq)) != IT_MAP_NONE) {
-				v[i].end = e->ts_ns;
-			}
-		}
+		for (uint32_t k = 0; k < c.count && !rc; k++)
+			rc = one(&s, &evs[k]);
 	}
-	it_map_free(&open);
+	it_map_free(&s.open);
 	it_reader_close(rd);
-	return v;
-nomem:
-	it_map_free(&open);
-	it_reader_close(rd);
-	free(v);
-	*n = 1;
-	return NULL;
+	if (rc) { /* out of memory */
+		free(s.v);
+		*n = 1;
+		return NULL;
+	}
+	*n = s.n;
+	return s.v;
+}
+
+struct it_clock_cmd *it_fabric_target_commands(const char *path, uint16_t machine, size_t *n)
+{
+	return scan(path, machine, n, target_event);
+}
+
+struct it_clock_cmd *it_fabric_host_commands(const char *path, size_t *n)
+{
+	return scan(path, 0, n, host_event);
 }
 
 void it_fabric_tape_shift(struct it_fabric_tape *t, const struct it_clock_guess *g)
