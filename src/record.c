@@ -40,6 +40,7 @@
 
 #define MAX_DEVS 16           /* IT_MAX_DEVS in the BPF programs */
 #define MAX_LAYERS 16
+#define MAX_TARGETS 8         /* --target machines: 1..MAX_TARGETS in the file */
 #define POLL_MS 20            /* consumer timer: the BPF side rarely wakes us */
 #define DROPS_EVERY_NS 250000000ull
 #define LINGER_QUIET_NS 100000000ull
@@ -58,9 +59,14 @@ struct record_opts {
 	bool want[MAX_LAYERS];        /* by index in it_layers[] */
 	bool layers_given;            /* --layers: a layer that cannot load is an error */
 	double flush_every_s;         /* --flush-every: the agent's recorder */
-	const char *target;           /* --target HOST:PORT: also record that machine */
-	const char *keyfile;
-	const char *target_layers, *target_devs;
+	/* --target HOST:PORT[,...]: also record those machines (1..ntargets),
+	 * each with its key file (--key: one for all, or one per target) */
+	char *target_list, *key_list; /* strdup'd: targets[] and keyfiles[] point in */
+	const char *targets[MAX_TARGETS], *keyfiles[MAX_TARGETS];
+	size_t ntargets, nkeyfiles;
+	const char *target_layers;
+	const char *target_devs[MAX_TARGETS]; /* --target-dev: one for all, or one per target */
+	size_t ntarget_devs;
 };
 
 static volatile sig_atomic_t stop_signal, nsignals;
@@ -129,11 +135,15 @@ static void usage(FILE *f)
 		"  -v, --verbose        show libbpf's messages and hook decisions\n"
 		"      --layers LIST    comma-separated from: %s (default: every layer this\n"
 		"                       kernel supports; see iotrail probe)\n"
-		"      --target HOST:PORT  also record that machine through its `iotrail agent`\n"
-		"                       (machine 1 of the file; the clock offset measured)\n"
-		"      --key FILE       the agent's shared key (default /etc/iotrail/agent.key)\n"
-		"      --target-layers LIST, --target-dev DEV[,DEV]  what the target records\n"
-		"                       (default: what `iotrail record` records there)\n"
+		"      --target HOST:PORT[,HOST:PORT...]  also record those machines, each\n"
+		"                       through its `iotrail agent` (machines 1..N of the\n"
+		"                       file, in this order; each one's clock offset measured)\n"
+		"      --key FILE[,FILE...]  the agents' shared key: one for all, or one per\n"
+		"                       target in order (default /etc/iotrail/agent.key)\n"
+		"      --target-layers LIST  what the targets record (default: what\n"
+		"                       `iotrail record` records there)\n"
+		"      --target-dev DEV[,DEV]  the targets' devices: once for all, or once\n"
+		"                       per target in order (default: every device)\n"
 		"      --flush-every SECS  write buffered records to the file every SECS\n"
 		"                       (the agent's recorder uses it)\n"
 		"\n"
@@ -290,14 +300,69 @@ static int open_cgroup(struct record_opts *o, const char *dir)
 	return 0;
 }
 
-/* --target HOST:PORT, checked before anything connects */
-static int parse_target(const char *arg)
+/* --OPTION A[,B...]: a copy of arg in *copy (freed first: the option
+ * may be given again), split at its commas into out[] (at most
+ * MAX_TARGETS, none empty), their number in *n. 0, or -1 after one line
+ * ending in what to give. */
+static int parse_list(const char *option, const char *arg, char **copy, const char **out,
+		      size_t *n, const char *give)
+{
+	free(*copy);
+	*n = 0;
+	if (!(*copy = strdup(arg)))
+		return fail(option, "out of memory", NULL);
+	for (char *p = *copy, *comma;; p = comma + 1) {
+		comma = strchr(p, ',');
+		if (comma)
+			*comma = '\0';
+		if (!*p || *n == MAX_TARGETS)
+			return it_failf(-1, "failed to parse %s %s: an empty entry or more than %d; "
+					"give %s", option, arg, MAX_TARGETS, give);
+		out[(*n)++] = p;
+		if (!comma)
+			return 0;
+	}
+}
+
+/* --target HOST:PORT[,HOST:PORT...], each checked before anything connects */
+static int parse_targets(struct record_opts *o, const char *arg)
 {
 	char host[256], port[8], why[320];
 
-	if (it_hostport_split(arg, host, sizeof(host), port, sizeof(port), why, sizeof(why)))
-		return it_fail(-1, "parse --target", why,
-			       "give the agent's address, e.g. 10.0.0.2:4790");
+	if (parse_list("--target", arg, &o->target_list, o->targets, &o->ntargets,
+		       "HOST:PORT[,HOST:PORT...]"))
+		return -1;
+	for (size_t i = 0; i < o->ntargets; i++) {
+		if (it_hostport_split(o->targets[i], host, sizeof(host), port, sizeof(port), why,
+				      sizeof(why)))
+			return it_fail(-1, "parse --target", why,
+				       "give the agents' addresses, e.g. 10.0.0.2:4790,10.0.0.3:4790");
+		for (size_t k = 0; k < i; k++)
+			if (!strcmp(o->targets[k], o->targets[i]))
+				return it_failf(-1, "failed to parse --target: %s is given twice; "
+						"give each agent once", o->targets[i]);
+	}
+	return 0;
+}
+
+/* After parsing: one key file (and one --target-dev) for all targets, or
+ * one per target in --target's order. */
+static int check_per_target(struct record_opts *o)
+{
+	if (o->nkeyfiles > 1 && o->nkeyfiles != o->ntargets)
+		return it_failf(-1, "failed to match --key to --target: %zu key files for %zu "
+				"targets; give one key file for all, or one per target in the "
+				"same order", o->nkeyfiles, o->ntargets);
+	if (o->ntarget_devs > 1 && o->ntarget_devs != o->ntargets)
+		return it_failf(-1, "failed to match --target-dev to --target: given %zu times for "
+				"%zu targets; give it once for all, or once per target in the "
+				"same order", o->ntarget_devs, o->ntargets);
+	for (size_t i = 1; i < o->ntargets; i++) {
+		if (o->nkeyfiles == 1)
+			o->keyfiles[i] = o->keyfiles[0];
+		if (o->ntarget_devs == 1)
+			o->target_devs[i] = o->target_devs[0];
+	}
 	return 0;
 }
 
@@ -369,17 +434,24 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			o->verbose = true;
 			break;
 		case 'T':
-			o->target = optarg;
-			rc = parse_target(optarg);
+			rc = parse_targets(o, optarg);
 			break;
 		case 'K':
-			o->keyfile = optarg;
+			/* one key file for every target, or one per target in
+			 * --target's order (a fleet keeps a key per target) */
+			rc = parse_list("--key", optarg, &o->key_list, o->keyfiles, &o->nkeyfiles,
+					"FILE, or FILE,FILE... one per --target");
 			break;
 		case 'Y':
 			o->target_layers = optarg;
 			break;
 		case 'Z':
-			o->target_devs = optarg;
+			if (o->ntarget_devs == MAX_TARGETS)
+				rc = it_failf(-1, "failed to parse --target-dev %s: more than %d; give "
+					      "one for every target, or one per target", optarg,
+					      MAX_TARGETS);
+			else
+				o->target_devs[o->ntarget_devs++] = optarg;
 			break;
 		case 'F':
 			o->flush_every_s = strtod(optarg, &end);
@@ -405,9 +477,11 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	free(longopts);
 	if (!rc && optind < argc)
 		o->cmd = argv + optind;
-	if (!rc && !o->target && (o->keyfile || o->target_layers || o->target_devs))
+	if (!rc && !o->ntargets && (o->nkeyfiles || o->target_layers || o->ntarget_devs))
 		rc = it_fail(-1, "parse the options", "--key, --target-layers and --target-dev go "
 			     "with --target", "give --target HOST:PORT");
+	if (!rc)
+		rc = check_per_target(o);
 	return rc;
 }
 
@@ -420,6 +494,8 @@ int it_record_parse_only(int argc, char **argv)
 	rc = parse_args(argc, argv, &o);
 	/* what parsing took, as cmd_record gives it back */
 	free(o.scope.pids);
+	free(o.target_list);
+	free(o.key_list);
 	if (o.scope.cgroup_fd >= 0)
 		close(o.scope.cgroup_fd);
 	return rc;
@@ -439,12 +515,20 @@ struct session {
 	 * then the deltas of those that moved (s.disk) */
 	struct it_disk_delta *disk;
 	size_t ndisk;
-	struct it_remote *remote;     /* --target: the agent's session */
+	struct it_remote *remote[MAX_TARGETS]; /* --target: machine i + 1's agent session */
+	size_t nremote;
 };
 
 #define FOR_STARTED(ss, i, l) \
 	for (size_t i = 0; i < it_nlayers; i++) \
 		for (const struct it_layer_ops *l = it_layers[i]; l && (ss)->started[i]; l = NULL)
+
+/* Every target is pulled in the one loop: a lost one stops only itself. */
+static void remote_ticks(struct session *ss, uint64_t now)
+{
+	for (size_t i = 0; i < ss->nremote; i++)
+		it_remote_tick(ss->remote[i], now);
+}
 
 /* Which layers record: those given in --layers, else every layer this
  * kernel can record; a layer that is part of another goes with it. Then
@@ -511,8 +595,7 @@ static int start_layers(struct session *ss, char *hooks, size_t len)
 			return 1;
 		/* loading probes can take seconds on a slow machine: the
 		 * target's session is running already, keep pulling it */
-		if (ss->remote)
-			it_remote_tick(ss->remote, it_clock_ns(CLOCK_MONOTONIC));
+		remote_ticks(ss, it_clock_ns(CLOCK_MONOTONIC));
 		ss->started[i] = rc > 0;
 		if (!rc) {
 			snprintf(h, sizeof(h), "%s=none", l->name);
@@ -658,8 +741,7 @@ static void record_loop(struct session *ss)
 				s->err = it_writer_flush(s->w);
 			next_flush = now + (uint64_t)(ss->o->flush_every_s * 1e9);
 		}
-		if (ss->remote)
-			it_remote_tick(ss->remote, now);
+		remote_ticks(ss, now);
 		if (ss->child > 0 && waitpid(ss->child, &ss->status, WNOHANG) == ss->child) {
 			ss->child = 0;
 			break;
@@ -906,61 +988,102 @@ static void catch_signals(void)
 	sigaction(SIGTERM, &sa, NULL);
 }
 
-/* --target: the agent's session starts before the local probes, so a
- * target that cannot record stops everything before anything ran. The
- * local recording goes to OUTPUT.local, the target's chunks to
- * OUTPUT.target; both become OUTPUT at the end (target_merge). */
-static int target_start(struct session *ss, struct record_opts *o, char *local, char *spool,
-			size_t len)
+/* Where the recording of machine m goes until the merge: OUTPUT.local
+ * for ours (m == 0), OUTPUT.targetM for machine M's pulled chunks. */
+static void spool_path(char *out, size_t len, const char *output, size_t m)
 {
-	struct it_remote_opts ro = { .target = o->target, .keyfile = o->keyfile,
-				     .layers = o->target_layers, .devs = o->target_devs,
-				     .spool = spool, .pull_every_ns = 1000000000ull };
-	char err[600];
+	if (m)
+		snprintf(out, len, "%s.target%zu", output, m);
+	else
+		snprintf(out, len, "%s.local", output);
+}
 
-	snprintf(local, len, "%s.local", o->output);
-	snprintf(spool, len, "%s.target", o->output);
-	if (!(ss->remote = it_remote_start(&ro, err, sizeof(err))))
-		return it_failf(1, "%s", err);
+static void remove_spools(const char *output, size_t ntargets)
+{
+	char path[4096];
+
+	for (size_t m = 0; m <= ntargets; m++) {
+		spool_path(path, sizeof(path), output, m);
+		unlink(path);
+	}
+}
+
+/* --target: every agent's session starts before the local probes, so a
+ * target that cannot record stops everything before anything ran here:
+ * first every agent is reached (key, protocol, clock), so an unreachable
+ * one or a wrong key is refused before any target records; then each
+ * starts recording (one that cannot ends the sessions started before it
+ * with their connections). The local recording goes to OUTPUT.local,
+ * target i's chunks to OUTPUT.target(i+1); all become OUTPUT at the end
+ * (target_merge). */
+static int target_start(struct session *ss, struct record_opts *o, char *local, size_t len)
+{
+	char err[600], spool[4096];
+
+	for (size_t i = 0; i < o->ntargets; i++) {
+		struct it_remote_opts ro = { .target = o->targets[i], .keyfile = o->keyfiles[i],
+					     .layers = o->target_layers, .devs = o->target_devs[i],
+					     .spool = spool, .pull_every_ns = 1000000000ull };
+
+		spool_path(spool, sizeof(spool), o->output, i + 1);
+		if (!(ss->remote[i] = it_remote_open(&ro, err, sizeof(err)))) {
+			remove_spools(o->output, i);
+			return it_failf(1, "%s", err);
+		}
+		ss->nremote++;
+	}
+	for (size_t i = 0; i < ss->nremote; i++) {
+		if (it_remote_begin(ss->remote[i], err, sizeof(err))) {
+			remove_spools(o->output, ss->nremote);
+			return it_failf(1, "%s", err);
+		}
+	}
+	spool_path(local, len, o->output, 0);
 	o->output = local;
 	return 0;
 }
 
-/* The last pulls, then one file: machine 0 (ours) and machine 1 (the
- * target) with the clock offset, and a NOTE when the agent was lost. A
+/* The last pulls, then one file: machine 0 (ours) and machines 1..N (the
+ * targets) each with its clock offset, and a NOTE for each agent lost. A
  * merge that fails leaves our own recording at OUTPUT and says so. */
 static int target_merge(struct session *ss, struct record_opts *o, const char *output)
 {
-	struct it_merge_target t = { .path = NULL };
-	struct it_merge_result res;
+	struct it_merge_target t[MAX_TARGETS];
+	struct it_merge_result res[MAX_TARGETS];
 	const char *local = o->output;
-	char spool[4096], err[600];
+	char spool[MAX_TARGETS][4096], err[600];
 	uint64_t rtt;
 	int rc = 0;
 
-	snprintf(spool, sizeof(spool), "%s.target", output);
-	it_remote_finish(ss->remote);
-	it_remote_clock(ss->remote, &t.clock, &rtt);
-	t.path = spool;
-	t.lost = it_remote_lost(ss->remote, &t.lost_at_ns);
+	for (size_t i = 0; i < ss->nremote; i++) {
+		const struct it_remote *r = ss->remote[i];
+
+		it_remote_finish(ss->remote[i]);
+		spool_path(spool[i], sizeof(spool[i]), output, i + 1);
+		t[i] = (struct it_merge_target){ .path = spool[i] };
+		it_remote_clock(r, &t[i].clock, &rtt);
+		t[i].lost = it_remote_lost(r, &t[i].lost_at_ns);
+		fprintf(stderr, "iotrail record: target %s: clock offset %+lld ns +- %llu ns (best "
+			"round trip %llu ns; %s)\n", it_remote_target(r),
+			(long long)t[i].clock.offset_ns, (unsigned long long)t[i].clock.uncertainty_ns,
+			(unsigned long long)rtt, t[i].clock.method);
+	}
 	o->output = output;
-	fprintf(stderr, "iotrail record: target %s: clock offset %+lld ns +- %llu ns (best round "
-		"trip %llu ns; %s)\n", it_remote_target(ss->remote), (long long)t.clock.offset_ns,
-		(unsigned long long)t.clock.uncertainty_ns, (unsigned long long)rtt,
-		t.clock.method);
-	if (it_trace_merge(output, local, &t, &res, err, sizeof(err))) {
-		rc = it_failf(1, "failed to merge the target's recording into %s: %s; %s holds "
+	if (it_trace_merge(output, local, t, ss->nremote, res, err, sizeof(err))) {
+		rc = it_failf(1, "failed to merge the targets' recordings into %s: %s; %s holds "
 			      "this machine's recording only", output, err, output);
 		if (rename(local, output))
 			unlink(local);
 	} else {
-		fprintf(stderr, "iotrail record: target %s: %llu events in %llu chunks (machine 1)%s\n",
-			it_remote_target(ss->remote), (unsigned long long)res.target_events,
-			(unsigned long long)res.target_chunks,
-			res.target_complete ? "" : "; incomplete: its agent was lost");
+		for (size_t i = 0; i < ss->nremote; i++)
+			fprintf(stderr, "iotrail record: target %s: %llu events in %llu chunks "
+				"(machine %zu)%s\n", it_remote_target(ss->remote[i]),
+				(unsigned long long)res[i].target_events,
+				(unsigned long long)res[i].target_chunks, i + 1,
+				res[i].target_complete ? "" : "; incomplete: its agent was lost");
 		unlink(local);
 	}
-	unlink(spool);
+	remove_spools(output, ss->nremote);
 	return rc;
 }
 
@@ -982,7 +1105,7 @@ int cmd_record(int argc, char **argv)
 	struct session ss = { .o = &o };
 	struct it_session *s = &ss.s;
 	char hooks[sizeof(((struct it_host_rec *)0)->hooks)] = "";
-	char local[4096], spool[4096];
+	char local[4096];
 	const char *output;
 	int rc, ret = 1;
 	bool ran_command = false;
@@ -1003,10 +1126,10 @@ int cmd_record(int argc, char **argv)
 		return 1;
 	output = o.output;
 	/* a dropped agent is an error to handle, not a SIGPIPE that kills us */
-	if (o.target)
+	if (o.ntargets)
 		signal(SIGPIPE, SIG_IGN);
-	if (o.target && target_start(&ss, &o, local, spool, sizeof(local)))
-		return 1;
+	if (o.ntargets && target_start(&ss, &o, local, sizeof(local)))
+		goto out;
 	if (start_layers(&ss, hooks, sizeof(hooks)))
 		goto out;
 	if (verbose)
@@ -1033,7 +1156,7 @@ int cmd_record(int argc, char **argv)
 		     "check free space on its file system");
 		goto out;
 	}
-	if (ss.remote && target_merge(&ss, &o, output))
+	if (ss.nremote && target_merge(&ss, &o, output))
 		goto out;
 	summary(&ss, ran_command);
 	ret = ran_command ? exit_code(ss.status) : 0;
@@ -1045,12 +1168,13 @@ out:
 	for (size_t i = it_nlayers; i-- > 0;)
 		if (ss.called[i] && it_layers[i]->free)
 			it_layers[i]->free();
-	if (ss.remote && o.output != output) {
+	if (ss.nremote && o.output != output)
 		/* stopped before the end: nothing half-written is left */
-		unlink(local);
-		unlink(spool);
-	}
-	it_remote_free(ss.remote);
+		remove_spools(output, ss.nremote);
+	for (size_t i = 0; i < ss.nremote; i++)
+		it_remote_free(ss.remote[i]);
+	free(o.target_list);
+	free(o.key_list);
 	free(o.scope.pids);
 	free(ss.disk);
 	if (o.scope.cgroup_fd >= 0)

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
  * The merged file of `iotrail record --target`. The head must come first
- * (HOST, DEVICES, LAYERS of machine 0, then machine 1's HOST, DEVICES,
- * CLOCK and any NOTE), so the merge happens at the end, from two finished
- * files: chunks are copied as they are stored (packed, zstd), only their
- * machine changes, so nothing is decoded and re-encoded. The manifest is
- * the union of both files' layers (one build writes both: a layer id
- * means the same records on both sides). A target's file without END (its
- * agent was lost) gives a NOTE that the report shows.
+ * (HOST, DEVICES, LAYERS of machine 0, then each target machine's HOST,
+ * DEVICES, CLOCK and any NOTE), so the merge happens at the end, from
+ * finished files: chunks are copied as they are stored (packed, zstd),
+ * only their machine changes, so nothing is decoded and re-encoded. The
+ * manifest is the union of every file's layers (one build writes them
+ * all: a layer id means the same records on every side). A target's file
+ * without END (its agent was lost) gives a NOTE naming it that the report
+ * shows; the other machines are unaffected.
  */
 #include "trace_merge.h"
 #include "tracefile.h"
@@ -65,18 +66,22 @@ static int copy_body(struct it_writer *w, const char *src, uint16_t machine, str
 	return rc < 0 ? -1 : 0;
 }
 
-/* The union of two manifests, a's first. */
-static size_t union_layers(const struct it_reader *a, const struct it_reader *b,
-			   struct it_layer_rec *out, size_t max)
+/* Adds b's layers that out[0..n) lacks; the new count. */
+static size_t union_layers(size_t n, const struct it_reader *b, struct it_layer_rec *out,
+			   size_t max)
 {
-	size_t na, nb, n = 0;
-	const struct it_layer_rec *la = it_reader_layers(a, &na), *lb = it_reader_layers(b, &nb);
+	size_t nb, have = n;
+	const struct it_layer_rec *lb = it_reader_layers(b, &nb);
 
-	for (size_t i = 0; i < na && n < max; i++)
-		out[n++] = la[i];
-	for (size_t i = 0; i < nb && n < max; i++)
-		if (!it_reader_layer(a, lb[i].id))
+	for (size_t i = 0; i < nb && n < max; i++) {
+		size_t k = 0;
+
+		while (k < have && out[k].id != lb[i].id)
+			k++;
+		if (k == have)
 			out[n++] = lb[i];
+		have = n;
+	}
 	return n;
 }
 
@@ -132,7 +137,7 @@ static uint16_t event_layer(const struct it_layer_rec *l, size_t n)
 	return 0;
 }
 
-static int write_head(struct it_writer *w, const struct it_reader *rt,
+static int write_head(struct it_writer *w, uint16_t machine, const struct it_reader *rt,
 		      const struct it_merge_target *t, int ended)
 {
 	const struct it_host_rec *th = it_reader_host(rt);
@@ -141,15 +146,15 @@ static int write_head(struct it_writer *w, const struct it_reader *rt,
 	const struct it_device_rec *devs = it_reader_devices(rt, &ndevs);
 	int rc;
 
-	clock.machine = 1;
+	clock.machine = machine;
 	clock.ref_machine = 0;
-	rc = it_writer_add_machine(w, 1, th);
+	rc = it_writer_add_machine(w, machine, th);
 	if (!rc)
-		rc = it_writer_add_devices(w, 1, devs, ndevs);
+		rc = it_writer_add_devices(w, machine, devs, ndevs);
 	if (!rc)
 		rc = it_writer_add_clock(w, &clock);
 	if (!rc && (t->lost || !ended)) {
-		struct it_note_rec note = { .machine = 1, .kind = IT_NOTE_LOST,
+		struct it_note_rec note = { .machine = machine, .kind = IT_NOTE_LOST,
 					    .at_ns = t->lost_at_ns };
 
 		snprintf(note.text, sizeof(note.text), "%s",
@@ -160,9 +165,9 @@ static int write_head(struct it_writer *w, const struct it_reader *rt,
 }
 
 int it_trace_merge(const char *out, const char *local, const struct it_merge_target *t,
-		   struct it_merge_result *res, char *err, size_t errlen)
+		   size_t nt, struct it_merge_result *res, char *err, size_t errlen)
 {
-	struct it_reader *rl = NULL, *rt = NULL;
+	struct it_reader *rl = NULL, **rt = calloc(nt ? nt : 1, sizeof(*rt));
 	struct it_writer *w = NULL;
 	struct it_layer_rec layers[32];
 	struct it_trace_head head;
@@ -171,32 +176,53 @@ int it_trace_merge(const char *out, const char *local, const struct it_merge_tar
 	char tmp[4096], why[256] = "";
 	int rc = -1, e, ended;
 
-	memset(res, 0, sizeof(*res));
+	memset(res, 0, nt * sizeof(*res));
 	*err = '\0';
 	snprintf(tmp, sizeof(tmp), "%s.merge", out);
+	if (!rt) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if (nt > UINT16_MAX - 1) {
+		snprintf(err, errlen, "%zu targets: at most %u machines fit", nt, UINT16_MAX - 1);
+		goto out;
+	}
 	if (!(rl = it_reader_open(local, why, sizeof(why)))) {
 		snprintf(err, errlen, "cannot read the local recording %s: %s", local, why);
 		goto out;
 	}
-	if (!(rt = it_reader_open(t->path, why, sizeof(why)))) {
-		snprintf(err, errlen, "cannot read the target's recording: %s", why);
-		goto out;
-	}
 	head = (struct it_trace_head){ .host = it_reader_host(rl), .layers = layers };
 	head.devs = it_reader_devices(rl, &head.ndevs);
-	head.nlayers = union_layers(rl, rt, layers, sizeof(layers) / sizeof(*layers));
+	head.nlayers = union_layers(0, rl, layers, sizeof(layers) / sizeof(*layers));
+	for (size_t i = 0; i < nt; i++) {
+		if (!(rt[i] = it_reader_open(t[i].path, why, sizeof(why)))) {
+			snprintf(err, errlen, "cannot read the recording of machine %zu: %s", i + 1, why);
+			goto out;
+		}
+		head.nlayers = union_layers(head.nlayers, rt[i], layers,
+					    sizeof(layers) / sizeof(*layers));
+	}
 	if (!(w = it_writer_open(tmp, &head, why, sizeof(why)))) {
 		snprintf(err, errlen, "%s", why);
 		goto out;
 	}
-	ended = ends_whole(t->path);
-	if (ended < 0 || (e = write_head(w, rt, t, ended))) {
-		snprintf(err, errlen, "cannot write %s: %s", tmp,
-			 strerror(ended < 0 ? errno : -e));
-		goto out;
+	for (size_t i = 0; i < nt; i++) {
+		ended = ends_whole(t[i].path);
+		if (ended < 0 || (e = write_head(w, (uint16_t)(i + 1), rt[i], &t[i], ended))) {
+			snprintf(err, errlen, "cannot write %s: %s", tmp,
+				 strerror(ended < 0 ? errno : -e));
+			goto out;
+		}
 	}
-	if (copy_body(w, local, 0, &cl, err, errlen) || copy_body(w, t->path, 1, &ct, err, errlen))
+	if (copy_body(w, local, 0, &cl, err, errlen))
 		goto out;
+	for (size_t i = 0; i < nt; i++) {
+		if (copy_body(w, t[i].path, (uint16_t)(i + 1), &ct, err, errlen))
+			goto out;
+		res[i].target_chunks = ct.chunks;
+		res[i].target_events = ct.events;
+		res[i].target_complete = ct.ended;
+	}
 	local_end(local, &dropped, &end_ns);
 	it_writer_set_lost(w, 0, event_layer(layers, head.nlayers), dropped);
 	e = it_writer_close(w, end_ns);
@@ -205,14 +231,13 @@ int it_trace_merge(const char *out, const char *local, const struct it_merge_tar
 		snprintf(err, errlen, "cannot write %s: %s", out, strerror(e ? -e : errno));
 		goto out;
 	}
-	res->target_chunks = ct.chunks;
-	res->target_events = ct.events;
-	res->target_complete = ct.ended;
 	rc = 0;
 out:
 	it_writer_abort(w);
 	it_reader_close(rl);
-	it_reader_close(rt);
+	for (size_t i = 0; i < nt; i++)
+		it_reader_close(rt[i]);
+	free(rt);
 	if (rc)
 		unlink(tmp);
 	return rc;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
- * One trace file from two: the initiator's own recording (machine 0) and a
- * target's (a copy of the agent's trace file, whole chunks only, perhaps
- * cut short when the agent was lost), which becomes machine 1. Pure C.
+ * One trace file from several: the initiator's own recording (machine 0)
+ * and each target's (a copy of its agent's trace file, whole chunks only,
+ * perhaps cut short when the agent was lost): target i becomes machine
+ * i + 1. Pure C.
  */
 #ifndef IOTRAIL_TRACE_MERGE_H
 #define IOTRAIL_TRACE_MERGE_H
@@ -20,14 +21,14 @@ struct it_merge_target {
 };
 
 struct it_merge_result {
-	uint64_t target_chunks, target_events; /* copied as machine 1 */
+	uint64_t target_chunks, target_events; /* copied as its machine */
 	int target_complete;          /* the target's file ended with END */
 };
 
-/* Writes out (through out.tmp, renamed at the end) from local (machine 0,
- * every chunk kept) and t (machine 1). 0, or -1 with a one-line reason in
- * err and nothing at out. */
+/* Writes out (through out.merge, renamed at the end) from local (machine
+ * 0, every chunk kept) and t[0..nt) (machines 1..nt), res[i] what came of
+ * t[i]. 0, or -1 with a one-line reason in err and nothing at out. */
 int it_trace_merge(const char *out, const char *local, const struct it_merge_target *t,
-		   struct it_merge_result *res, char *err, size_t errlen);
+		   size_t nt, struct it_merge_result *res, char *err, size_t errlen);
 
 #endif

@@ -136,12 +136,10 @@ struct it_chan *it_agent_connect(const char *target, const char *keyfile, char *
 	return NULL;
 }
 
-struct it_remote *it_remote_start(const struct it_remote_opts *o, char *err, size_t errlen)
+struct it_remote *it_remote_open(const struct it_remote_opts *o, char *err, size_t errlen)
 {
 	struct it_remote *r = calloc(1, sizeof(*r));
-	struct it_agent_msg m, a;
 	char why[400];
-	int rc;
 
 	if (!r) {
 		snprintf(err, errlen, "out of memory");
@@ -164,6 +162,21 @@ struct it_remote *it_remote_start(const struct it_remote_opts *o, char *err, siz
 			 o->spool, strerror(errno));
 		goto fail;
 	}
+	return r;
+fail:
+	if (r->spool >= 0)
+		unlink(o->spool);
+	it_remote_free(r);
+	return NULL;
+}
+
+int it_remote_begin(struct it_remote *r, char *err, size_t errlen)
+{
+	const struct it_remote_opts *o = &r->o;
+	struct it_agent_msg m, a;
+	char why[400];
+	int rc;
+
 	m = (struct it_agent_msg){ .type = IT_MSG_START };
 	snprintf(m.u.start.layers, sizeof(m.u.start.layers), "%s", o->layers ? o->layers : "");
 	snprintf(m.u.start.devs, sizeof(m.u.start.devs), "%s", o->devs ? o->devs : "");
@@ -173,17 +186,12 @@ struct it_remote *it_remote_start(const struct it_remote_opts *o, char *err, siz
 	if (rc) {
 		snprintf(err, errlen, "failed to start recording on the target %s: %s", o->target,
 			 why);
-		goto fail;
+		return -1;
 	}
 	fprintf(stderr, "iotrail record: target %s recording, hooks %s\n", o->target,
 		a.u.start.layers[0] ? a.u.start.layers : "?");
 	r->next_pull = now_ns() + o->pull_every_ns;
-	return r;
-fail:
-	if (r->spool >= 0)
-		unlink(o->spool);
-	it_remote_free(r);
-	return NULL;
+	return 0;
 }
 
 static void mark_lost(struct it_remote *r, const char *why)

@@ -38,9 +38,13 @@ struct it_remote_opts {
 	uint64_t pull_every_ns;
 };
 
-/* Connects, authenticates, HELLO, clock exchanges, START. NULL with a
- * one-line reason ("WHAT: WHY; WHAT TO DO") on any failure. */
-struct it_remote *it_remote_start(const struct it_remote_opts *o, char *err, size_t errlen);
+/* Connects, authenticates, HELLO, clock exchanges, creates the spool: the
+ * agent is reachable and speaks our protocol, nothing records yet. NULL
+ * with a one-line reason ("WHAT: WHY; WHAT TO DO") on any failure. */
+struct it_remote *it_remote_open(const struct it_remote_opts *o, char *err, size_t errlen);
+/* START: the target records. 0, or -1 with the one-line reason (the
+ * caller frees r; the spool is its to remove). */
+int it_remote_begin(struct it_remote *r, char *err, size_t errlen);
 /* Pulls when pull_every_ns has passed; the first failure marks the agent
  * lost and prints one warning line. */
 void it_remote_tick(struct it_remote *r, uint64_t now_ns);

@@ -176,3 +176,17 @@ start_agent() {
 	trap 'stop_agent; cleanup' EXIT
 }
 stop_agent() { kill "$AGENT" 2>/dev/null; wait "$AGENT" 2>/dev/null; }
+
+# kill_recorder_when SPOOL AGENT_PID: in the background, once the
+# initiator's copy SPOOL of a target's recording holds 64 KiB (pulls brought
+# I/O: a size, not a time that a loaded machine can miss), kill -9 the
+# recorder of that agent's session: its agent lost mid-run. $KILLER is
+# the background job to wait for.
+kill_recorder_when() {
+	( for i in $(seq 200); do
+		[ "$(stat -c %s "$1" 2>/dev/null || echo 0)" -gt 65536 ] && break
+		sleep 0.1
+	  done
+	  kill -9 $(pgrep -P "$2") 2>/dev/null ) &
+	KILLER=$!
+}

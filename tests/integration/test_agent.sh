@@ -162,12 +162,7 @@ fi
 # whole, with the target's data up to its last pull and a warning
 # (once pulls brought I/O: 64 KiB in the initiator's copy, not a time that a
 # loaded machine can miss)
-( for i in $(seq 200); do
-	[ "$(stat -c %s "$TMP/k.trail.target" 2>/dev/null || echo 0)" -gt 65536 ] && break
-	sleep 0.1
-  done
-  kill -9 $(pgrep -P $AGENT) 2>/dev/null ) &
-KILLER=$!
+kill_recorder_when "$TMP/k.trail.target1" $AGENT
 "$IOTRAIL" record -o "$TMP/k.trail" --layers block --dev "$LOOPNAME" "${TARGET[@]}" -- \
 	fio --name=kill --filename="$LOOPDEV" --rw=randread --bs=4k --direct=1 --ioengine=psync \
 	--size=64M --time_based --runtime=5 > /dev/null 2> "$TMP/k.err"; rc=$?

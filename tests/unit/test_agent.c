@@ -175,17 +175,27 @@ static int write_trace(const char *path, const char *host, size_t n, uint64_t ts
 	return it_writer_close(w, ts + n * 1000);
 }
 
-static void count_events(const char *path, uint64_t *m0, uint64_t *m1)
+/* Events per machine (machines 0..n-1; others are counted in the last). */
+static void count_machine_events(const char *path, uint64_t *per, size_t n)
 {
 	const struct it_select sel = { IT_ANY, IT_ANY, IT_CHUNK_EVENTS };
 	char err[200];
 	struct it_chunk c;
 	struct it_reader *r = it_reader_open_select(path, &sel, 1, err, sizeof(err));
 
-	*m0 = *m1 = 0;
+	memset(per, 0, n * sizeof(*per));
 	while (r && it_reader_next_chunk(r, &c) == 1)
-		*(c.machine ? m1 : m0) += c.count;
+		per[c.machine < n ? c.machine : n - 1] += c.count;
 	it_reader_close(r);
+}
+
+static void count_events(const char *path, uint64_t *m0, uint64_t *m1)
+{
+	uint64_t per[2];
+
+	count_machine_events(path, per, 2);
+	*m0 = per[0];
+	*m1 = per[1];
 }
 
 TEST(agent_merge)
@@ -210,7 +220,7 @@ TEST(agent_merge)
 	t.path = target;
 	ASSERT_EQ(write_trace(local, "ini", 250, 1000000, true), 0, "local trace");
 	ASSERT_EQ(write_trace(target, "tgt", 330, 2000000, true), 0, "target trace");
-	ASSERT_EQ(it_trace_merge(out, local, &t, &res, err, sizeof(err)), 0, err);
+	ASSERT_EQ(it_trace_merge(out, local, &t, 1, &res, err, sizeof(err)), 0, err);
 	ASSERT_EQ(res.target_events, 330, "target events copied");
 	ASSERT_TRUE(res.target_complete, "target complete");
 	count_events(out, &m0, &m1);
@@ -239,7 +249,7 @@ TEST(agent_merge)
 	ASSERT_EQ(write_trace(target, "tgt", 330, 2000000, false), 0, "cut target trace");
 	t.lost = "agent 10.0.0.2:4790 lost: connection reset";
 	t.lost_at_ns = 1200000;
-	ASSERT_EQ(it_trace_merge(out, local, &t, &res, err, sizeof(err)), 0, err);
+	ASSERT_EQ(it_trace_merge(out, local, &t, 1, &res, err, sizeof(err)), 0, err);
 	ASSERT_TRUE(!res.target_complete, "target incomplete");
 	count_events(out, &m0, &m1);
 	ASSERT_EQ(m1, 330, "machine 1 events up to its last chunk");
@@ -255,9 +265,72 @@ TEST(agent_merge)
 	/* no target data at all: an error, nothing at out */
 	unlink(out);
 	truncate(target, 0);
-	ASSERT_EQ(it_trace_merge(out, local, &t, &res, err, sizeof(err)), -1, "empty target");
+	ASSERT_EQ(it_trace_merge(out, local, &t, 1, &res, err, sizeof(err)), -1, "empty target");
 	ASSERT_TRUE(access(out, F_OK) != 0, "nothing written");
 	unlink(local);
 	unlink(target);
+	rmdir(dir);
+}
+
+/* Two targets, the second's agent lost: machines 1 and 2 each with their
+ * own head, clock and events; the NOTE names machine 2 alone. */
+TEST(agent_merge_two_targets)
+{
+	char dir[] = "/tmp/it-merge2.XXXXXX", local[64], t1[64], t2[64], out[64], err[300];
+	struct it_merge_target t[2] = {
+		{ .clock.offset_ns = -1500, .clock.uncertainty_ns = 20000 },
+		{ .clock.offset_ns = 7000, .clock.uncertainty_ns = 30000,
+		  .lost = "agent 10.0.0.3:4790 lost: connection reset", .lost_at_ns = 1500000 },
+	};
+	struct it_merge_result res[2];
+	const struct it_machine *ms;
+	const struct it_note_rec *notes;
+	const struct it_clock_rec *c1, *c2;
+	uint64_t per[4];
+	struct it_reader *r;
+	size_t n;
+
+	if (!mkdtemp(dir))
+		SKIP("no temporary directory");
+	snprintf(local, sizeof(local), "%s/local", dir);
+	snprintf(t1, sizeof(t1), "%s/target1", dir);
+	snprintf(t2, sizeof(t2), "%s/target2", dir);
+	snprintf(out, sizeof(out), "%s/out", dir);
+	t[0].path = t1;
+	t[1].path = t2;
+	ASSERT_EQ(write_trace(local, "ini", 250, 1000000, true), 0, "local trace");
+	ASSERT_EQ(write_trace(t1, "tgt1", 330, 2000000, true), 0, "target 1 trace");
+	ASSERT_EQ(write_trace(t2, "tgt2", 170, 3000000, false), 0, "target 2 trace, cut");
+	ASSERT_EQ(it_trace_merge(out, local, t, 2, res, err, sizeof(err)), 0, err);
+	ASSERT_TRUE(res[0].target_complete, "machine 1 complete");
+	ASSERT_TRUE(!res[1].target_complete, "machine 2 incomplete");
+	ASSERT_EQ(res[0].target_events, 330, "machine 1 events copied");
+	ASSERT_EQ(res[1].target_events, 170, "machine 2 events copied");
+	count_machine_events(out, per, 4);
+	ASSERT_EQ(per[0], 250, "machine 0 events");
+	ASSERT_EQ(per[1], 330, "machine 1 events");
+	ASSERT_EQ(per[2], 170, "machine 2 events");
+	ASSERT_EQ(per[3], 0, "no other machine");
+	r = it_reader_open(out, err, sizeof(err));
+	if (!ASSERT_NOT_NULL(r, err))
+		return;
+	ms = it_reader_machines(r, &n);
+	ASSERT_EQ(n, 3, "three machines");
+	ASSERT_TRUE(n == 3 && !strcmp(ms[1].host.hostname, "tgt1") &&
+		    !strcmp(ms[2].host.hostname, "tgt2"), "each machine its own host");
+	c1 = it_reader_clock(r, 1);
+	c2 = it_reader_clock(r, 2);
+	ASSERT_TRUE(c1 && c1->offset_ns == -1500 && c1->machine == 1, "machine 1's clock");
+	ASSERT_TRUE(c2 && c2->offset_ns == 7000 && c2->uncertainty_ns == 30000 && c2->machine == 2,
+		    "machine 2's clock");
+	notes = it_reader_notes(r, &n);
+	ASSERT_EQ(n, 1, "one note");
+	ASSERT_TRUE(n == 1 && notes[0].machine == 2 && strstr(notes[0].text, "10.0.0.3"),
+		    "the note names machine 2's agent");
+	it_reader_close(r);
+	unlink(local);
+	unlink(t1);
+	unlink(t2);
+	unlink(out);
 	rmdir(dir);
 }
