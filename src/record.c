@@ -34,6 +34,7 @@
 #include "hooks.h"
 #include "hostinfo.h"
 #include "layer.h"
+#include "nvmf.h"
 #include "scope.h"
 #include "trace_merge.h"
 #include "tracefile.h"
@@ -914,6 +915,18 @@ static int stopped_early(struct session *ss)
 	return 1;
 }
 
+/* This machine's NVMe-oF endpoints into the head: what maps an
+ * initiator's controller to the target machine serving it (nvmf.h). */
+static int add_nvmf(struct it_writer *w)
+{
+	struct it_nvmf_rec *recs;
+	long n = it_nvmf_collect("/sys/class/nvme", "/sys/kernel/config/nvmet/ports", &recs);
+	int rc = n < 0 ? -ENOMEM : n ? it_writer_add_nvmf(w, 0, recs, (size_t)n) : 0;
+
+	free(recs);
+	return rc;
+}
+
 static struct it_writer *open_trace(struct session *ss, int argc, char **argv, const char *hooks)
 {
 	const struct record_opts *o = ss->o;
@@ -943,6 +956,11 @@ static struct it_writer *open_trace(struct session *ss, int argc, char **argv, c
 	head.devs = devs;
 	head.ndevs = ndevs;
 	w = it_writer_open(o->output, &head, err, sizeof(err));
+	if (w && add_nvmf(w)) {
+		snprintf(err, sizeof(err), "cannot write its NVMF chunk");
+		it_writer_abort(w);
+		w = NULL;
+	}
 	if (w) {
 		disk_start(ss, devs, devs ? ndevs : 0);
 		ss->s.w = w;

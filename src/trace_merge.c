@@ -46,7 +46,8 @@ static int copy_body(struct it_writer *w, const char *src, uint16_t machine, str
 			break;
 		}
 		if (h.type == IT_CHUNK_HOST || h.type == IT_CHUNK_DEVICES ||
-		    h.type == IT_CHUNK_LAYERS || h.type == IT_CHUNK_CLOCK || h.type == IT_CHUNK_NOTE)
+		    h.type == IT_CHUNK_LAYERS || h.type == IT_CHUNK_CLOCK || h.type == IT_CHUNK_NOTE ||
+		    h.type == IT_CHUNK_NVMF)
 			continue; /* the head: written anew */
 		if (h.machine) /* a merged file is not merged again */
 			continue;
@@ -142,8 +143,9 @@ static int write_head(struct it_writer *w, uint16_t machine, const struct it_rea
 {
 	const struct it_host_rec *th = it_reader_host(rt);
 	struct it_clock_rec clock = t->clock;
-	size_t ndevs;
+	size_t ndevs, nm;
 	const struct it_device_rec *devs = it_reader_devices(rt, &ndevs);
+	const struct it_machine *own = it_reader_machines(rt, &nm);
 	int rc;
 
 	clock.machine = machine;
@@ -153,6 +155,8 @@ static int write_head(struct it_writer *w, uint16_t machine, const struct it_rea
 		rc = it_writer_add_devices(w, machine, devs, ndevs);
 	if (!rc)
 		rc = it_writer_add_clock(w, &clock);
+	if (!rc && own[0].nvmf)
+		rc = it_writer_add_nvmf(w, machine, own[0].nvmf, own[0].nnvmf);
 	if (!rc && (t->lost || !ended)) {
 		struct it_note_rec note = { .machine = machine, .kind = IT_NOTE_LOST,
 					    .at_ns = t->lost_at_ns };
@@ -172,6 +176,8 @@ int it_trace_merge(const char *out, const char *local, const struct it_merge_tar
 	struct it_layer_rec layers[32];
 	struct it_trace_head head;
 	struct copy cl, ct;
+	const struct it_machine *ms;
+	size_t nm;
 	uint64_t dropped, end_ns;
 	char tmp[4096], why[256] = "";
 	int rc = -1, e, ended;
@@ -204,6 +210,11 @@ int it_trace_merge(const char *out, const char *local, const struct it_merge_tar
 	}
 	if (!(w = it_writer_open(tmp, &head, why, sizeof(why)))) {
 		snprintf(err, errlen, "%s", why);
+		goto out;
+	}
+	ms = it_reader_machines(rl, &nm);
+	if (ms[0].nvmf && (e = it_writer_add_nvmf(w, 0, ms[0].nvmf, ms[0].nnvmf))) {
+		snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(-e));
 		goto out;
 	}
 	for (size_t i = 0; i < nt; i++) {

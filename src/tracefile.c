@@ -80,6 +80,7 @@ static size_t own_size(uint16_t type)
 	case IT_CHUNK_CLOCK:   return sizeof(struct it_clock_rec);
 	case IT_CHUNK_LAYERS:  return sizeof(struct it_layer_rec);
 	case IT_CHUNK_NOTE:    return sizeof(struct it_note_rec);
+	case IT_CHUNK_NVMF:    return sizeof(struct it_nvmf_rec);
 	default:               return 0;
 	}
 }
@@ -684,6 +685,20 @@ int it_writer_add_note(struct it_writer *w, const struct it_note_rec *note)
 	return write_chunk(w, IT_CHUNK_NOTE, c.machine, 0, 1, &c, sizeof(c));
 }
 
+int it_writer_add_nvmf(struct it_writer *w, uint16_t machine, const struct it_nvmf_rec *recs,
+		       size_t n)
+{
+	if (w->body || machine == IT_ANY || n > UINT32_MAX / sizeof(*recs))
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (!memchr(recs[i].transport, '\0', sizeof(recs[i].transport)) ||
+		    !memchr(recs[i].traddr, '\0', sizeof(recs[i].traddr)) ||
+		    !memchr(recs[i].trsvcid, '\0', sizeof(recs[i].trsvcid)) ||
+		    !memchr(recs[i].nqn, '\0', sizeof(recs[i].nqn)))
+			return -EINVAL;
+	return write_chunk(w, IT_CHUNK_NVMF, machine, 0, (uint32_t)n, recs, n * sizeof(*recs));
+}
+
 int it_writer_copy_chunk(struct it_writer *w, uint16_t machine, const struct it_chunk_header *h,
 			 const void *stored)
 {
@@ -693,7 +708,7 @@ int it_writer_copy_chunk(struct it_writer *w, uint16_t machine, const struct it_
 		return w->err;
 	switch (h->type) {
 	case IT_CHUNK_HOST: case IT_CHUNK_DEVICES: case IT_CHUNK_LAYERS: case IT_CHUNK_CLOCK:
-	case IT_CHUNK_NOTE: case IT_CHUNK_END:
+	case IT_CHUNK_NOTE: case IT_CHUNK_NVMF: case IT_CHUNK_END:
 		return -EINVAL;
 	}
 	if (!own_type(h->type) && !find_record_type(w->layers, w->nlayers, h->layer, h->type))
@@ -825,6 +840,8 @@ struct it_reader {
 	size_t nnotes;
 	struct it_device_rec **mdevs; /* other machines' device tables */
 	size_t nmdevs;
+	struct it_nvmf_rec **mnvmf;   /* the machines' NVMF records */
+	size_t nmnvmf;
 
 	/* producer state: the read-ahead thread's once it runs */
 	uint64_t off;               /* next chunk */
@@ -904,7 +921,7 @@ static const char *type_name(uint16_t type)
 {
 	static const char *names[] = { "?", "HOST", "DEVICES", "EVENTS", "DROPS", "END",
 				       "unknown", "unknown", "DROPS", "MISSED", "CLOCK", "LAYERS",
-				       "NOTE" };
+				       "NOTE", "NVMF" };
 
 	return type < sizeof(names) / sizeof(*names) ? names[type] : "unknown";
 }
@@ -1374,13 +1391,44 @@ static struct it_machine *machine_of(struct it_reader *r, uint16_t id)
 	return NULL;
 }
 
+/* A machine's NVMF (after its HOST; a second one, or one of an unknown
+ * machine, is ignored). 0, or -1 out of memory. */
+static int read_nvmf(struct it_reader *r, const struct hdr *x)
+{
+	struct it_machine *m = machine_of(r, x->machine);
+	struct it_nvmf_rec *recs;
+	void *p;
+
+	if (!m || m->nvmf)
+		return 0;
+	if (!(p = realloc(r->mnvmf, (r->nmnvmf + 1) * sizeof(*r->mnvmf))))
+		return -1;
+	r->mnvmf = p;
+	if (!(recs = r->mnvmf[r->nmnvmf] = malloc(x->h.count ? x->h.raw_len : 1)))
+		return -1;
+	r->nmnvmf++;
+	memcpy(recs, r->tmp.p, x->h.raw_len);
+	for (size_t i = 0; i < x->h.count; i++) {
+		TERMINATE(recs[i].transport);
+		TERMINATE(recs[i].traddr);
+		TERMINATE(recs[i].trsvcid);
+		TERMINATE(recs[i].nqn);
+	}
+	m->nvmf = recs;
+	m->nnvmf = x->h.count;
+	return 0;
+}
+
 /* Another machine's DEVICES (after its HOST; a second one, or one of an
- * unknown machine, is ignored) or a NOTE. 0, or -1 out of memory. */
+ * unknown machine, is ignored), a NOTE or any machine's NVMF. 0, or -1
+ * out of memory. */
 static int read_machine_extra(struct it_reader *r, const struct hdr *x)
 {
 	struct it_machine *m = machine_of(r, x->machine);
 	void *p;
 
+	if (x->type == IT_CHUNK_NVMF)
+		return read_nvmf(r, x);
 	if (x->type == IT_CHUNK_NOTE) {
 		if (!(p = realloc(r->notes, (r->nnotes + 1) * sizeof(*r->notes))))
 			return -1;
@@ -1419,12 +1467,12 @@ static int read_machines(struct it_reader *r, char *err, size_t errlen)
 		void *p;
 
 		if (rc != RD_OK || (x.type != IT_CHUNK_HOST && x.type != IT_CHUNK_CLOCK &&
-				    x.type != IT_CHUNK_NOTE &&
+				    x.type != IT_CHUNK_NOTE && x.type != IT_CHUNK_NVMF &&
 				    (x.type != IT_CHUNK_DEVICES || !x.machine)))
 			return 0; /* the records start here (or the damage reading will meet) */
 		if (read_head_payload(r, &x, at, rc, err, errlen))
 			return -1;
-		if (x.type == IT_CHUNK_DEVICES || x.type == IT_CHUNK_NOTE) {
+		if (x.type == IT_CHUNK_DEVICES || x.type == IT_CHUNK_NOTE || x.type == IT_CHUNK_NVMF) {
 			if (read_machine_extra(r, &x))
 				goto oom;
 			continue;
@@ -1810,5 +1858,8 @@ void it_reader_close(struct it_reader *r)
 	for (size_t i = 0; i < r->nmdevs; i++)
 		free(r->mdevs[i]);
 	free(r->mdevs);
+	for (size_t i = 0; i < r->nmnvmf; i++)
+		free(r->mnvmf[i]);
+	free(r->mnvmf);
 	free(r);
 }

@@ -44,6 +44,9 @@ int it_writer_add_clock(struct it_writer *w, const struct it_clock_rec *clock);
 int it_writer_add_devices(struct it_writer *w, uint16_t machine, const struct it_device_rec *devs,
 			  size_t n);
 int it_writer_add_note(struct it_writer *w, const struct it_note_rec *note);
+/* machine's NVMe-oF endpoints (head, once per machine; n may be 0). */
+int it_writer_add_nvmf(struct it_writer *w, uint16_t machine, const struct it_nvmf_rec *recs,
+		       size_t n);
 /* Copies a chunk as it is in another file (header h, then stored_len
  * payload bytes, CRC checked by the caller: it_chunk_scan) as a chunk of
  * machine: the CRC is made anew, the rest is kept. A layer's chunk needs
@@ -121,6 +124,8 @@ struct it_machine {
 	struct it_host_rec host;
 	const struct it_device_rec *devs;
 	size_t ndevs;
+	const struct it_nvmf_rec *nvmf; /* its NVMF chunk; NULL, 0 when it has none */
+	size_t nnvmf;
 };
 const struct it_machine *it_reader_machines(const struct it_reader *r, size_t *n);
 /* How machine's clock relates to another's; NULL when the file has no

@@ -3,7 +3,7 @@
  * The trace file on disk (see doc/trace-format.md). Little-endian, as
  * written by the recording host; the reader rejects anything else.
  *
- *   file header | HOST | DEVICES | LAYERS | [HOST, CLOCK of other machines]
+ *   file header | HOST | DEVICES | LAYERS | [NVMF] | [HOST, CLOCK, NVMF of other machines]
  *               | chunk | chunk | ... | DROPS, MISSED per layer | END
  *
  * Every chunk is a 40-byte header (32 bytes in versions 1 and 2) and a
@@ -49,6 +49,7 @@ enum it_chunk_type {
 	IT_CHUNK_CLOCK = 10,    /* one struct it_clock_rec (version 3) */
 	IT_CHUNK_LAYERS = 11,   /* array of struct it_layer_rec: the layers manifest (version 3) */
 	IT_CHUNK_NOTE = 12,     /* one struct it_note_rec: a warning about a machine's data (head) */
+	IT_CHUNK_NVMF = 13,     /* array of struct it_nvmf_rec: a machine's NVMe-oF endpoints (head) */
 };
 
 enum it_compression {
@@ -142,6 +143,28 @@ struct it_clock_rec {
 	int64_t  offset_ns;
 	uint64_t uncertainty_ns;
 	char     method[72];        /* e.g. "ntp-like 4-timestamp exchange, 16 samples" */
+};
+
+/*
+ * A machine's NVMe over Fabrics endpoints (NVMF chunk, in the head, at most
+ * one per machine; files without one are read as before): what joins an
+ * initiator's controller to the target machine serving it. An initiator's
+ * controller (/sys/class/nvme/nvmeN: transport, address, subsysnqn) and a
+ * target's port with a subsystem it exports (configfs nvmet/ports/N:
+ * addr_trtype, addr_traddr, addr_trsvcid, and each link in subsystems/).
+ */
+enum it_nvmf_role {
+	IT_NVMF_HOST_CTRL = 1,      /* id: the controller instance N of nvmeN */
+	IT_NVMF_TARGET_PORT = 2,    /* id: the nvmet port number; nqn: one subsystem it exports */
+};
+struct it_nvmf_rec {
+	uint16_t role;              /* enum it_nvmf_role */
+	uint16_t reserved;          /* 0 */
+	uint32_t id;
+	char     transport[8];      /* "tcp", "rdma", "fc", "loop" */
+	char     traddr[64];        /* "10.0.9.2"; a target port may listen on 0.0.0.0 or :: */
+	char     trsvcid[16];       /* "4420" */
+	char     nqn[224];          /* the subsystem's NQN (223 characters at most) */
 };
 
 /*
