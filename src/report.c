@@ -208,9 +208,11 @@ static void report_machines(const char *path, struct it_reader *rd, uint16_t sho
 				(long long)c->offset_ns, c->ref_machine,
 				(unsigned long long)c->uncertainty_ns, 50, c->method);
 		if (ms[i].id != shown && shown == 0 && (it_pass_layers(rd) & (1u << IT_LAYER_NVMET)))
-			fprintf(f, "      %llu records of machine %u (target): the fabric view above joins "
-				"its NVMe target side;\n      the rest of it: iotrail report --machine %u\n",
-				(unsigned long long)records[i], ms[i].id, ms[i].id);
+			/* with several targets the fabric view joins one: it names it */
+			fprintf(f, "      %llu records of machine %u (target): the fabric view above %s "
+				"NVMe target side;\n      the rest of it: iotrail report --machine %u\n",
+				(unsigned long long)records[i], ms[i].id,
+				n > 2 ? "says if it joins its" : "joins its", ms[i].id);
 		else if (ms[i].id != shown)
 			fprintf(f, "      %llu records of machine %u (%s) not analysed yet (see "
 				"iotrail report --machine %u)\n", (unsigned long long)records[i],

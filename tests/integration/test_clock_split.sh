@@ -22,6 +22,12 @@
 #     estimate;
 #   - report --machine 1 shows the target alone; iotrail diff reads the
 #     merged file (one file twice: every LAD 1);
+#   - three machines (split_trace --decoy: machine 1 a decoy target with no
+#     nvmet events, machine 2 the real one, each with its NVMF records):
+#     the controller is mapped to machine 2 by its address and subsystem,
+#     the join and the estimate are the two-machine file's; the real
+#     target's port at another address: no machine serves the controller,
+#     its 100 writes are the initiator's alone, nothing matched;
 #   - a long trace (the r2t recording 300 times over, 27 minutes) whose
 #     target clock drifts -200 ppm, 2 s from its CLOCK chunk: every I/O
 #     matched and causal, the drift within its bound.
@@ -210,6 +216,37 @@ long_drift() {
 }
 
 long_drift
+
+three_machines() {
+	local split=$TMP/decoy.trail j=$TMP/decoy.json two=$TMP/nvme-tcp-r2t.json
+	"$SPLIT" tests/data/nvme-tcp-r2t.trail "$split" --offset "$OFFSET" --drift-ppm "$PPM" --decoy \
+		|| { fail clock_split_three_machines "split_trace failed"; return; }
+	"$IOTRAIL" report --json "$split" > "$j" || { fail clock_split_three_machines "report failed"; return; }
+	if jq -e --slurpfile t "$two" '.fabric.cross.target_machine == 2 and
+		  .fabric.cross.controllers == [{ctrl: 0, transport: "tcp", traddr: "127.0.0.1",
+			trsvcid: "4420", subsysnqn: "nqn.2024-01.io.iotrail:split", machine: 2,
+			ambiguous: false, joined: true}] and
+		  .fabric.matched == $t[0].fabric.matched and
+		  .fabric.cross.clock.offset_ns == $t[0].fabric.cross.clock.offset_ns and
+		  .fabric.by_opcode == $t[0].fabric.by_opcode' "$j" > /dev/null &&
+	   "$IOTRAIL" report "$split" | grep -q "controller nvme0 (tcp 127.0.0.1:4420 nqn.2024-01.io.iotrail:split) -> machine 2, joined"; then
+		pass "clock_split_three_machines (nvme0 -> machine 2 by its port, past the decoy machine 1: $(jq .fabric.matched "$j") matched, the two-machine file's join and estimate)"
+	else
+		fail clock_split_three_machines "$(jq -c '{m: .fabric.matched, x: .fabric.cross | {target_machine, controllers, off: .clock.offset_ns}}' "$j")"
+	fi
+	"$SPLIT" tests/data/nvme-tcp-r2t.trail "$split" --offset "$OFFSET" --drift-ppm "$PPM" --decoy \
+		--real-port 10.98.0.1 || { fail clock_split_unserved "split_trace failed"; return; }
+	"$IOTRAIL" report --json "$split" > "$j"
+	if jq -e '.fabric.cross.controllers[0].machine == null and .fabric.matched == 0 and
+		  .fabric.initiator_alone.write.count == 100' "$j" > /dev/null &&
+	   "$IOTRAIL" report "$split" | grep -q "nvme0 .* -> no recorded machine serves it: the initiator's stages only"; then
+		pass "clock_split_unserved (no machine's port serves nvme0: its 100 writes the initiator's alone)"
+	else
+		fail clock_split_unserved "$(jq -c '{m: .fabric.matched, c: .fabric.cross.controllers, a: .fabric.initiator_alone.write.count}' "$j")"
+	fi
+}
+
+three_machines
 HOST_START=$(host_start tests/data/nvme-tcp-loop.trail)
 check_trace nvme-tcp-loop no
 exit ${FAILED:-0}

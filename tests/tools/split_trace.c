@@ -7,7 +7,7 @@
  *
  *   split_trace IN OUT [--offset NS] [--drift-ppm PPM] [--exchange-error NS]
  *               [--exchange-uncertainty NS] [--no-clock] [--no-nvmet] [--chunk N]
- *               [--repeat N]
+ *               [--repeat N] [--decoy [--real-port ADDR]]
  *
  * Machine 0 keeps the initiator's events; machine 1 gets the target's: the
  * nvmet and nvmet-tcp layers', and the block events of the disks behind
@@ -24,6 +24,16 @@
  * --repeat N writes the recording N times one after another (each copy a
  * second after the one before ends): a longer trace for timing the
  * analysis, not ground truth.
+ *
+ * --decoy writes three machines: machine 1 a decoy target (the target's
+ * events without its nvmet ones, on the same clock: no command of it can
+ * match) and machine 2 the real target, each with NVMF records (nvmf.h):
+ * machine 0's controller nvme0 connected over tcp to 127.0.0.1:4420,
+ * subsystem nqn.2024-01.io.iotrail:split; machine 1's port exports that
+ * subsystem at 10.99.0.1:4420, machine 2's at 127.0.0.1:4420. The join
+ * must take machine 2 for nvme0 by its address (the first other machine
+ * would be the decoy). --real-port puts machine 2's port at ADDR instead:
+ * another address, and no recorded machine serves nvme0.
  */
 #include <errno.h>
 #include <math.h>
@@ -40,7 +50,8 @@ struct opts {
 	double ppm;
 	int64_t exchange_error;
 	uint64_t exchange_uncertainty;
-	int no_clock, no_nvmet;
+	int no_clock, no_nvmet, decoy;
+	const char *real_port;  /* --decoy: machine 2's port address */
 	unsigned chunk;
 	unsigned repeat;
 	uint64_t span;          /* a copy's length, with a second between copies */
@@ -95,9 +106,10 @@ static bool on_target(const struct it_event *e, const uint32_t *devs, size_t nd)
 	return false;
 }
 
-/* One machine's events of in into w, in chunks of o->chunk. */
+/* One machine's events of in into w, in chunks of o->chunk: machine 0 the
+ * initiator's, another the target's (without nvmet's when no_nvmet). */
 static int copy_events(struct it_writer *w, const char *in, uint16_t machine, const struct opts *o,
-		       uint64_t start, const uint32_t *devs, size_t nd)
+		       uint64_t start, const uint32_t *devs, size_t nd, int no_nvmet)
 {
 	const struct it_select sel = { 0, IT_ANY, IT_CHUNK_EVENTS };
 	char err[256];
@@ -123,9 +135,9 @@ static int copy_events(struct it_writer *w, const char *in, uint16_t machine, co
 		for (uint32_t i = 0; i < c.count && !rc; i++) {
 			struct it_event e = evs[i];
 
-			if (on_target(&e, devs, nd) != (machine == 1))
+			if (on_target(&e, devs, nd) != (machine != 0))
 				continue;
-			if (machine == 1 && o->no_nvmet && e.layer == IT_LAYER_NVMET)
+			if (machine && no_nvmet && e.layer == IT_LAYER_NVMET)
 				continue;
 			if (copy) { /* a later copy: every time moved on */
 				e.ts_ns += copy * o->span;
@@ -133,7 +145,7 @@ static int copy_events(struct it_writer *w, const char *in, uint16_t machine, co
 				    e.tcp.end_ns)
 					e.tcp.end_ns += copy * o->span;
 			}
-			if (machine == 1) {
+			if (machine) {
 				e.ts_ns = target_time(o, start, e.ts_ns);
 				if (e.layer == IT_LAYER_NVMET_TCP) /* a response's C2H data start */
 					e.tcp.end_ns = target_time(o, start, e.tcp.end_ns);
@@ -151,9 +163,39 @@ static int copy_events(struct it_writer *w, const char *in, uint16_t machine, co
 	return rc ? fail("write the output", strerror(-rc)) : 0;
 }
 
+static struct it_nvmf_rec nvmf(uint16_t role, const char *traddr)
+{
+	struct it_nvmf_rec r = { .role = role };
+
+	snprintf(r.transport, sizeof(r.transport), "tcp");
+	snprintf(r.traddr, sizeof(r.traddr), "%s", traddr);
+	snprintf(r.trsvcid, sizeof(r.trsvcid), "4420");
+	snprintf(r.nqn, sizeof(r.nqn), "nqn.2024-01.io.iotrail:split");
+	return r;
+}
+
+/* Target machine m's head: HOST, DEVICES, CLOCK, and its NVMF with --decoy. */
+static int add_target(struct it_writer *w, uint16_t m, const struct it_host_rec *target,
+		      const struct it_trace_head *head, struct it_clock_rec clock,
+		      const struct opts *o)
+{
+	struct it_nvmf_rec port = nvmf(IT_NVMF_TARGET_PORT, m == 1 ? "10.99.0.1" : o->real_port);
+	int rc = it_writer_add_machine(w, m, target);
+
+	clock.machine = m;
+	if (!rc)
+		rc = it_writer_add_devices(w, m, head->devs, head->ndevs);
+	if (!rc && !o->no_clock)
+		rc = it_writer_add_clock(w, &clock);
+	if (!rc && o->decoy)
+		rc = it_writer_add_nvmf(w, m, &port, 1);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
-	struct opts o = { .exchange_uncertainty = 50000, .chunk = 64, .repeat = 1 };
+	struct opts o = { .exchange_uncertainty = 50000, .chunk = 64, .repeat = 1,
+			  .real_port = "127.0.0.1" };
 	struct it_host_rec target;
 	struct it_reader_status st;
 	struct it_trace_head head;
@@ -175,6 +217,8 @@ int main(int argc, char **argv)
 			o.no_clock = 1;
 		else if (!strcmp(a, "--no-nvmet"))
 			o.no_nvmet = 1;
+		else if (!strcmp(a, "--decoy"))
+			o.decoy = 1;
 		else if (!v)
 			return fail("parse the arguments", a);
 		else if (!strcmp(a, "--offset") && ++i)
@@ -185,6 +229,8 @@ int main(int argc, char **argv)
 			o.exchange_error = strtoll(v, NULL, 10);
 		else if (!strcmp(a, "--exchange-uncertainty") && ++i)
 			o.exchange_uncertainty = strtoull(v, NULL, 10);
+		else if (!strcmp(a, "--real-port") && ++i)
+			o.real_port = v;
 		else if (!strcmp(a, "--chunk") && ++i)
 			o.chunk = (unsigned)strtoul(v, NULL, 10);
 		else if (!strcmp(a, "--repeat") && ++i)
@@ -211,11 +257,16 @@ int main(int argc, char **argv)
 	clock.uncertainty_ns = o.exchange_uncertainty;
 	snprintf(clock.method, sizeof(clock.method), "split_trace %+.3f s %+g ppm",
 		 (double)o.offset / 1e9, o.ppm);
-	rc = it_writer_add_machine(w, 1, &target);
+	rc = 0;
+	if (o.decoy) {
+		struct it_nvmf_rec ctrl = nvmf(IT_NVMF_HOST_CTRL, "127.0.0.1");
+
+		rc = it_writer_add_nvmf(w, 0, &ctrl, 1);
+	}
 	if (!rc)
-		rc = it_writer_add_devices(w, 1, head.devs, head.ndevs);
-	if (!rc && !o.no_clock)
-		rc = it_writer_add_clock(w, &clock);
+		rc = add_target(w, 1, &target, &head, clock, &o);
+	if (!rc && o.decoy)
+		rc = add_target(w, 2, &target, &head, clock, &o);
 	while (it_reader_next(r, &evs, &n) == 1)
 		; /* to its end: the END time */
 	it_reader_status(r, &st);
@@ -224,9 +275,13 @@ int main(int argc, char **argv)
 	if (rc)
 		rc = fail("write the output", strerror(-rc));
 	if (!rc)
-		rc = copy_events(w, argv[1], 0, &o, head.host->start_monotonic_ns, devs, nd);
+		rc = copy_events(w, argv[1], 0, &o, head.host->start_monotonic_ns, devs, nd, 0);
 	if (!rc)
-		rc = copy_events(w, argv[1], 1, &o, head.host->start_monotonic_ns, devs, nd);
+		rc = copy_events(w, argv[1], 1, &o, head.host->start_monotonic_ns, devs, nd,
+				 o.no_nvmet || o.decoy);
+	if (!rc && o.decoy)
+		rc = copy_events(w, argv[1], 2, &o, head.host->start_monotonic_ns, devs, nd,
+				 o.no_nvmet);
 	if (rc) {
 		it_writer_abort(w);
 		it_reader_close(r);

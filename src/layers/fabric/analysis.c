@@ -18,6 +18,7 @@
 #include "analyze/report.h"
 #include "layers/fabric/fabric.h"
 #include "layers/fabric/tape.h"
+#include "nvmf.h"
 #include "tracefile.h"
 
 struct fabric {
@@ -31,6 +32,11 @@ struct fabric {
 	uint16_t others;          /* more machines in the file, not joined */
 	struct it_clock_guess guess; /* the first guess */
 	bool coarse_from_io;      /* from the commands' times; else the exchange */
+	/* machine 0's fabric controllers and the machine serving each (nvmf.h:
+	 * machine id, IT_NVMF_UNKNOWN or IT_NVMF_AMBIGUOUS); none when the file
+	 * has no NVMF records of machine 0 and of a target */
+	struct ctrl_map { struct it_nvmf_rec c; int machine; } *cmap;
+	size_t ncmap;
 };
 
 static void on_cmd(const void *msg, void *ctx)
@@ -72,13 +78,66 @@ static void fabric_free(void *self)
 		return;
 	it_fabric_free(x->f);
 	it_fabric_tape_free(x->tape);
+	free(x->cmap);
 	free(x);
 }
 
+/* Which machine serves each of machine 0's fabric controllers, from the
+ * machines' NVMF records; x->ncmap stays 0 when machine 0 or every target
+ * has none (a file recorded before them). 0, or -1 out of memory. */
+static int map_controllers(struct fabric *x, const struct it_machine *ms, size_t n)
+{
+	struct it_nvmf_machine *nm = calloc(n ? n : 1, sizeof(*nm));
+	bool targets_known = false;
+
+	if (!nm)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		nm[i] = (struct it_nvmf_machine){ ms[i].id, ms[i].nvmf, ms[i].nnvmf };
+		targets_known |= ms[i].id && ms[i].nnvmf;
+	}
+	if (n && targets_known && ms[0].nnvmf &&
+	    !(x->cmap = calloc(ms[0].nnvmf, sizeof(*x->cmap)))) {
+		free(nm);
+		return -1;
+	}
+	for (size_t k = 0; x->cmap && k < ms[0].nnvmf; k++)
+		if (ms[0].nvmf[k].role == IT_NVMF_HOST_CTRL)
+			x->cmap[x->ncmap++] = (struct ctrl_map){ ms[0].nvmf[k],
+								 it_nvmf_map(&ms[0].nvmf[k], nm, n) };
+	free(nm);
+	return 0;
+}
+
+/* The machine the most controllers map to (the lowest on a tie); 0 when
+ * none maps to any. */
+static uint16_t most_served(const struct fabric *x)
+{
+	size_t best = 0;
+	uint16_t id = 0;
+
+	for (size_t i = 0; i < x->ncmap; i++) {
+		size_t votes = 0;
+
+		if (x->cmap[i].machine <= 0)
+			continue;
+		for (size_t k = 0; k < x->ncmap; k++)
+			votes += x->cmap[k].machine == x->cmap[i].machine;
+		if (votes > best || (votes == best && x->cmap[i].machine < id)) {
+			best = votes;
+			id = (uint16_t)x->cmap[i].machine;
+		}
+	}
+	return id;
+}
+
 /*
- * Machine 0 of a file of several: the first other machine is the target
- * its fabric controllers reach (`record --target` merges one; with more,
- * the others' commands stay out and the report says so). Its side is read
+ * Machine 0 of a file of several: the target its fabric controllers reach
+ * is the machine the most of them map to by the machines' NVMF records
+ * (nvmf.h); the controllers another machine serves, or none recorded,
+ * count as the initiator's alone (one target machine per report). A file
+ * without NVMF records: the first other machine, as `record --target`
+ * with one target merges it. Its side is read
  * alongside (tape.h), a first guess of its clock placed on it (clock.h:
  * it_clock_coarse, from the commands' times; the CLOCK chunk's exchange
  * when no command pairs up), and the join told to keep its matched I/Os
@@ -98,14 +157,23 @@ static int cross_setup(struct fabric *x, const struct it_pass_info *info)
 	if (!rd)
 		return 0; /* the pass says why */
 	ms = it_reader_machines(rd, &n);
+	if (map_controllers(x, ms, n)) {
+		rc = -1;
+		goto out;
+	}
+	uint16_t want = most_served(x);
 	for (size_t i = 0; i < n; i++)
-		if (ms[i].id != 0 && !m)
+		if (ms[i].id != 0 && !m && (!want || ms[i].id == want))
 			m = &ms[i];
-		else if (ms[i].id != 0)
-			x->others++;
+	x->others = m && n > 2 ? (uint16_t)(n - 2) : 0;
 	if (!m)
 		goto out;
 	x->target = m->id;
+	for (size_t i = 0; i < x->ncmap; i++)
+		if (x->cmap[i].machine != m->id && it_fabric_ctrl_elsewhere(x->f, (uint16_t)x->cmap[i].c.id)) {
+			rc = -1;
+			goto out;
+		}
 	if (!(x->tape = it_fabric_tape_open(info, m, err, sizeof(err)))) {
 		x->cross_error = "its records could not be read";
 		rc = strstr(err, "memory") ? -1 : 0;
@@ -238,12 +306,33 @@ static void op_text(FILE *out, const struct it_fabric_op *o, const char *what)
 	}
 }
 
+/* Which machine serves each controller, and what this report does with it. */
+static void controllers_text(const struct fabric *x, FILE *out)
+{
+	for (size_t i = 0; i < x->ncmap; i++) {
+		const struct ctrl_map *c = &x->cmap[i];
+
+		fprintf(out, "  %s nvme%u (%s %s:%s %s) -> ", i ? "          " : "controller",
+			c->c.id, c->c.transport, c->c.traddr, c->c.trsvcid, c->c.nqn);
+		if (c->machine == x->target)
+			fprintf(out, "machine %d, joined\n", c->machine);
+		else if (c->machine > 0)
+			fprintf(out, "machine %d, not joined here (one target machine per report): "
+				"the initiator's stages only\n", c->machine);
+		else
+			fprintf(out, "%s: the initiator's stages only\n",
+				c->machine == IT_NVMF_AMBIGUOUS ? "several machines' ports fit it" :
+								  "no recorded machine serves it");
+	}
+}
+
 /* Two machines: where the target's side came from, its clock on the
  * initiator's, and how causal the merged timeline is. */
 static void cross_text(const struct fabric *x, const struct it_fabric_results *r, FILE *out)
 {
 	const struct it_clock_est *e = &r->clock;
 
+	controllers_text(x, out);
 	if (!r->cross) {
 		if (x->cross_error)
 			fprintf(out, "  machine %u's side not joined: %s\n", x->target, x->cross_error);
@@ -444,6 +533,29 @@ static void cross_json(const struct fabric *x, const struct it_fabric_results *r
 	it_json_kv_uint(j, "target_machine", x->target);
 	it_json_kv_uint(j, "machines_not_joined", x->others);
 	it_json_kv_bool(j, "joined", r->cross);
+	if (x->ncmap) {
+		it_json_name(j, "controllers");
+		it_json_array_start(j);
+		for (size_t i = 0; i < x->ncmap; i++) {
+			const struct ctrl_map *c = &x->cmap[i];
+
+			it_json_object_start(j);
+			it_json_kv_uint(j, "ctrl", c->c.id);
+			it_json_kv_string(j, "transport", c->c.transport);
+			it_json_kv_string(j, "traddr", c->c.traddr);
+			it_json_kv_string(j, "trsvcid", c->c.trsvcid);
+			it_json_kv_string(j, "subsysnqn", c->c.nqn);
+			it_json_name(j, "machine");
+			if (c->machine > 0)
+				it_json_uint(j, (uint64_t)c->machine);
+			else
+				it_json_null(j);
+			it_json_kv_bool(j, "ambiguous", c->machine == IT_NVMF_AMBIGUOUS);
+			it_json_kv_bool(j, "joined", c->machine == x->target);
+			it_json_object_end(j);
+		}
+		it_json_array_end(j);
+	}
 	if (!r->cross)
 		it_json_kv_string(j, "not_joined", x->cross_error);
 	if (x->tape && it_fabric_tape_error(x->tape))

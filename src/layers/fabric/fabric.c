@@ -170,6 +170,8 @@ struct it_fabric {
 	/* two machines (it_fabric_cross) */
 	uint16_t feeding;         /* the machine of the events being given */
 	uint16_t target_machine;  /* the machine serving the host's controllers */
+	uint16_t *elsewhere;      /* controller instances another machine serves */
+	size_t nelsewhere;
 	struct it_clock_guess guess; /* what the target events' times were moved by */
 	uint64_t slack;           /* how far that can be off: the join's windows allow it */
 	bool have_exchange;
@@ -258,6 +260,7 @@ void it_fabric_free(struct it_fabric *f)
 	it_map_free(&f->early_q);
 	free(f->early);
 	free(f->kept);
+	free(f->elsewhere);
 	it_clock_free(&f->r.clock);
 	free(f);
 }
@@ -273,6 +276,25 @@ void it_fabric_cross(struct it_fabric *f, uint16_t target_machine,
 	f->have_exchange = have_exchange;
 	f->exchange_offset = exchange_offset_ns;
 	f->exchange_uncertainty = exchange_uncertainty_ns;
+}
+
+int it_fabric_ctrl_elsewhere(struct it_fabric *f, uint16_t instance)
+{
+	uint16_t *p = realloc(f->elsewhere, (f->nelsewhere + 1) * sizeof(*p));
+
+	if (!p)
+		return f->err = -1;
+	f->elsewhere = p;
+	f->elsewhere[f->nelsewhere++] = instance;
+	return 0;
+}
+
+static bool served_elsewhere(const struct it_fabric *f, uint16_t instance)
+{
+	for (size_t k = 0; k < f->nelsewhere; k++)
+		if (f->elsewhere[k] == instance)
+			return true;
+	return false;
 }
 
 void it_fabric_feeding(struct it_fabric *f, uint16_t machine)
@@ -935,6 +957,12 @@ static void host_one(struct it_fabric *f, const struct it_fabric_host *h)
 	f->r.host_commands++;
 	if (!c) {
 		unmatched(f, IT_FR_NO_CONTROLLER, true, h->qid);
+		return;
+	}
+	if (served_elsewhere(f, h->ctrl)) { /* its target side is not in this join */
+		unmatched(f, IT_FR_NO_TARGET_SIDE, true, h->qid);
+		if (f->r.transport && h->qid)
+			alone(f, h);
 		return;
 	}
 	key = KEY(f->target_machine, c->cntlid, h->qid, h->cid);

@@ -208,6 +208,11 @@ int it_fabric_trail(struct it_fabric *f, uint32_t dev, uint64_t q, uint64_t d, u
 void it_fabric_cross(struct it_fabric *f, uint16_t target_machine,
 		     const struct it_clock_guess *guess, bool have_exchange,
 		     int64_t exchange_offset_ns, uint64_t exchange_uncertainty_ns);
+/* Several target machines: the initiator's controller instance is served
+ * by another machine than target_machine, or by none recorded (nvmf.h):
+ * its commands are not matched here, they count as the initiator's alone.
+ * 0, or -1 when memory ran out. */
+int it_fabric_ctrl_elsewhere(struct it_fabric *f, uint16_t instance);
 /* The machine of the events given next (target commands are keyed by
  * machine too: two targets may have the same cntlid). */
 void it_fabric_feeding(struct it_fabric *f, uint16_t machine);
