@@ -29,6 +29,7 @@
 
 #include "agent/channel.h"
 #include "agent/remote.h"
+#include "analyze/clock_store.h"
 #include "cli.h"
 #include "commands.h"
 #include "hooks.h"
@@ -1061,6 +1062,58 @@ static int target_start(struct session *ss, struct record_opts *o, char *local, 
 	return 0;
 }
 
+/* The clock estimate of each target from the matched I/Os, made from the
+ * merged file with the report's own join and stored in it: the file is
+ * merged again with them in its head (the head comes first; chunks are
+ * copied, not decoded). Without a fabric join there is nothing to store;
+ * a failure leaves the file as merged (the report estimates) and says so. */
+static void store_clocks(const char *output, const char *local, struct it_merge_target *t,
+			 size_t n)
+{
+	struct it_clock_store est[MAX_TARGETS];
+	struct it_merge_result res[MAX_TARGETS];
+	uint64_t start = it_clock_ns(CLOCK_MONOTONIC);
+	size_t stored = 0;
+	char err[600];
+
+	if (it_clock_store_estimate(output, est, n, err, sizeof(err))) {
+		fprintf(stderr, "iotrail record: warning: cannot estimate the targets' clocks from "
+			"the matched I/Os: %s; the file has none stored, iotrail report "
+			"estimates them\n", err);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (est[i].est.method) {
+			t[i].est = &est[i].est;
+			t[i].windows = est[i].windows;
+			t[i].nwindows = est[i].nwindows;
+			stored++;
+		}
+	if (stored && it_trace_merge(output, local, t, n, res, err, sizeof(err)))
+		fprintf(stderr, "iotrail record: warning: cannot store the clock estimates in %s: "
+			"%s; iotrail report estimates them\n", output, err);
+	else
+		for (size_t i = 0; i < n; i++) {
+			const struct it_clock_est_rec *e = t[i].est;
+			char drift[64] = "drift not estimated";
+
+			if (!e)
+				continue;
+			if (e->flags & IT_CLOCK_EST_DRIFT_KNOWN)
+				snprintf(drift, sizeof(drift), "drift %+.2f ppm +- %.2f",
+					 -e->slope * 1e6, e->drift_bound_ppm);
+			fprintf(stderr, "iotrail record: machine %zu's clock stored (%s): %+.9f s "
+				"+- %.1f us, %s, from %llu matched I/Os (%.2f s to estimate and "
+				"store)\n", i + 1, e->method == 1 ? "matched-io" : "agent-exchange",
+				(double)e->offset_ns / 1e9, (double)e->uncertainty_ns / 1e3, drift,
+				(unsigned long long)e->samples,
+				(it_clock_ns(CLOCK_MONOTONIC) - start) / 1e9);
+		}
+	for (size_t i = 0; i < n; i++)
+		t[i].est = NULL;
+	it_clock_store_free(est, n);
+}
+
 /* The last pulls, then one file: machine 0 (ours) and machines 1..N (the
  * targets) each with its clock offset, and a NOTE for each agent lost. A
  * merge that fails leaves our own recording at OUTPUT and says so. */
@@ -1093,6 +1146,7 @@ static int target_merge(struct session *ss, struct record_opts *o, const char *o
 		if (rename(local, output))
 			unlink(local);
 	} else {
+		store_clocks(output, local, t, ss->nremote);
 		for (size_t i = 0; i < ss->nremote; i++)
 			fprintf(stderr, "iotrail record: target %s: %llu events in %llu chunks "
 				"(machine %zu)%s\n", it_remote_target(ss->remote[i]),

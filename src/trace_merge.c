@@ -157,6 +157,13 @@ static int write_head(struct it_writer *w, uint16_t machine, const struct it_rea
 		rc = it_writer_add_clock(w, &clock);
 	if (!rc && own[0].nvmf)
 		rc = it_writer_add_nvmf(w, machine, own[0].nvmf, own[0].nnvmf);
+	if (!rc && t->est) {
+		struct it_clock_est_rec est = *t->est;
+
+		est.machine = machine;
+		est.ref_machine = 0;
+		rc = it_writer_add_clock_est(w, &est, t->windows, t->nwindows);
+	}
 	if (!rc && (t->lost || !ended)) {
 		struct it_note_rec note = { .machine = machine, .kind = IT_NOTE_LOST,
 					    .at_ns = t->lost_at_ns };

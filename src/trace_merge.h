@@ -18,6 +18,11 @@ struct it_merge_target {
 	struct it_clock_rec clock;    /* machine and ref_machine are set by the merge */
 	const char *lost;             /* NULL, or why the agent was lost (a NOTE) */
 	uint64_t lost_at_ns;          /* when, on machine 0's clock */
+	/* the clock estimate from the matched I/Os (analyze/clock_store.h), or
+	 * NULL: none stored */
+	const struct it_clock_est_rec *est;
+	const struct it_clock_window_rec *windows;
+	size_t nwindows;
 };
 
 struct it_merge_result {

@@ -81,6 +81,8 @@ static size_t own_size(uint16_t type)
 	case IT_CHUNK_LAYERS:  return sizeof(struct it_layer_rec);
 	case IT_CHUNK_NOTE:    return sizeof(struct it_note_rec);
 	case IT_CHUNK_NVMF:    return sizeof(struct it_nvmf_rec);
+	case IT_CHUNK_CLOCK_EST: return sizeof(struct it_clock_est_rec);
+	case IT_CHUNK_CLOCK_WINDOWS: return sizeof(struct it_clock_window_rec);
 	default:               return 0;
 	}
 }
@@ -699,6 +701,21 @@ int it_writer_add_nvmf(struct it_writer *w, uint16_t machine, const struct it_nv
 	return write_chunk(w, IT_CHUNK_NVMF, machine, 0, (uint32_t)n, recs, n * sizeof(*recs));
 }
 
+int it_writer_add_clock_est(struct it_writer *w, const struct it_clock_est_rec *est,
+			    const struct it_clock_window_rec *windows, size_t n)
+{
+	int rc;
+
+	if (w->body || !est->machine || est->machine == IT_ANY || est->ref_machine ||
+	    n > UINT32_MAX / sizeof(*windows))
+		return -EINVAL;
+	rc = write_chunk(w, IT_CHUNK_CLOCK_EST, est->machine, 0, 1, est, sizeof(*est));
+	if (!rc)
+		rc = write_chunk(w, IT_CHUNK_CLOCK_WINDOWS, est->machine, 0, (uint32_t)n, windows,
+				 n * sizeof(*windows));
+	return rc;
+}
+
 int it_writer_copy_chunk(struct it_writer *w, uint16_t machine, const struct it_chunk_header *h,
 			 const void *stored)
 {
@@ -708,7 +725,8 @@ int it_writer_copy_chunk(struct it_writer *w, uint16_t machine, const struct it_
 		return w->err;
 	switch (h->type) {
 	case IT_CHUNK_HOST: case IT_CHUNK_DEVICES: case IT_CHUNK_LAYERS: case IT_CHUNK_CLOCK:
-	case IT_CHUNK_NOTE: case IT_CHUNK_NVMF: case IT_CHUNK_END:
+	case IT_CHUNK_NOTE: case IT_CHUNK_NVMF: case IT_CHUNK_CLOCK_EST: case IT_CHUNK_CLOCK_WINDOWS:
+	case IT_CHUNK_END:
 		return -EINVAL;
 	}
 	if (!own_type(h->type) && !find_record_type(w->layers, w->nlayers, h->layer, h->type))
@@ -842,6 +860,8 @@ struct it_reader {
 	size_t nmdevs;
 	struct it_nvmf_rec **mnvmf;   /* the machines' NVMF records */
 	size_t nmnvmf;
+	struct est { struct it_clock_est_rec e; struct it_clock_window_rec *w; size_t nw; } *ests;
+	size_t nests;
 
 	/* producer state: the read-ahead thread's once it runs */
 	uint64_t off;               /* next chunk */
@@ -921,7 +941,7 @@ static const char *type_name(uint16_t type)
 {
 	static const char *names[] = { "?", "HOST", "DEVICES", "EVENTS", "DROPS", "END",
 				       "unknown", "unknown", "DROPS", "MISSED", "CLOCK", "LAYERS",
-				       "NOTE", "NVMF" };
+				       "NOTE", "NVMF", "CLOCK_EST", "CLOCK_WINDOWS" };
 
 	return type < sizeof(names) / sizeof(*names) ? names[type] : "unknown";
 }
@@ -979,7 +999,8 @@ static enum rd read_header(struct it_reader *r, struct hdr *x)
 	if ((rs && (uint64_t)h->count * rs != h->raw_len) ||
 	    (x->rt && !rs && h->count > h->raw_len / 8) ||
 	    ((x->type == IT_CHUNK_HOST || x->type == IT_CHUNK_END || x->type == IT_CHUNK_MISSED ||
-	      x->type == IT_CHUNK_CLOCK || x->type == IT_CHUNK_NOTE) && h->count != 1)) {
+	      x->type == IT_CHUNK_CLOCK || x->type == IT_CHUNK_NOTE ||
+	      x->type == IT_CHUNK_CLOCK_EST) && h->count != 1)) {
 		set_err(r, "%s chunk at offset %llu: %u records do not fill %u bytes",
 			chunk_name(x), (unsigned long long)r->off, h->count, h->raw_len);
 		return RD_BAD;
@@ -1419,9 +1440,41 @@ static int read_nvmf(struct it_reader *r, const struct hdr *x)
 	return 0;
 }
 
+/* A machine's CLOCK_EST, then its CLOCK_WINDOWS (the first of each for a
+ * machine; windows without their estimate are ignored). 0, or -1 out of
+ * memory. */
+static int read_clock_est(struct it_reader *r, const struct hdr *x)
+{
+	struct est *e = NULL;
+	void *p;
+
+	for (size_t i = 0; i < r->nests; i++)
+		if (r->ests[i].e.machine == x->machine)
+			e = &r->ests[i];
+	if (x->type == IT_CHUNK_CLOCK_WINDOWS) {
+		if (!e || e->w)
+			return 0;
+		if (!(e->w = malloc(x->h.count ? x->h.raw_len : 1)))
+			return -1;
+		memcpy(e->w, r->tmp.p, x->h.raw_len);
+		e->nw = x->h.count;
+		return 0;
+	}
+	if (e || !x->machine)
+		return 0;
+	if (!(p = realloc(r->ests, (r->nests + 1) * sizeof(*r->ests))))
+		return -1;
+	r->ests = p;
+	e = &r->ests[r->nests++];
+	*e = (struct est){ .w = NULL };
+	memcpy(&e->e, r->tmp.p, sizeof(e->e));
+	e->e.machine = x->machine;
+	return 0;
+}
+
 /* Another machine's DEVICES (after its HOST; a second one, or one of an
- * unknown machine, is ignored), a NOTE or any machine's NVMF. 0, or -1
- * out of memory. */
+ * unknown machine, is ignored), a NOTE or any machine's NVMF or clock
+ * estimate. 0, or -1 out of memory. */
 static int read_machine_extra(struct it_reader *r, const struct hdr *x)
 {
 	struct it_machine *m = machine_of(r, x->machine);
@@ -1429,6 +1482,8 @@ static int read_machine_extra(struct it_reader *r, const struct hdr *x)
 
 	if (x->type == IT_CHUNK_NVMF)
 		return read_nvmf(r, x);
+	if (x->type == IT_CHUNK_CLOCK_EST || x->type == IT_CHUNK_CLOCK_WINDOWS)
+		return read_clock_est(r, x);
 	if (x->type == IT_CHUNK_NOTE) {
 		if (!(p = realloc(r->notes, (r->nnotes + 1) * sizeof(*r->notes))))
 			return -1;
@@ -1468,11 +1523,13 @@ static int read_machines(struct it_reader *r, char *err, size_t errlen)
 
 		if (rc != RD_OK || (x.type != IT_CHUNK_HOST && x.type != IT_CHUNK_CLOCK &&
 				    x.type != IT_CHUNK_NOTE && x.type != IT_CHUNK_NVMF &&
+				    x.type != IT_CHUNK_CLOCK_EST && x.type != IT_CHUNK_CLOCK_WINDOWS &&
 				    (x.type != IT_CHUNK_DEVICES || !x.machine)))
 			return 0; /* the records start here (or the damage reading will meet) */
 		if (read_head_payload(r, &x, at, rc, err, errlen))
 			return -1;
-		if (x.type == IT_CHUNK_DEVICES || x.type == IT_CHUNK_NOTE || x.type == IT_CHUNK_NVMF) {
+		if (x.type == IT_CHUNK_DEVICES || x.type == IT_CHUNK_NOTE || x.type == IT_CHUNK_NVMF ||
+		    x.type == IT_CHUNK_CLOCK_EST || x.type == IT_CHUNK_CLOCK_WINDOWS) {
 			if (read_machine_extra(r, &x))
 				goto oom;
 			continue;
@@ -1767,6 +1824,21 @@ const struct it_clock_rec *it_reader_clock(const struct it_reader *r, uint16_t m
 	return NULL;
 }
 
+const struct it_clock_est_rec *it_reader_clock_est(const struct it_reader *r, uint16_t machine,
+						   const struct it_clock_window_rec **windows,
+						   size_t *nwindows)
+{
+	for (size_t i = 0; i < r->nests; i++)
+		if (r->ests[i].e.machine == machine) {
+			*windows = r->ests[i].w;
+			*nwindows = r->ests[i].nw;
+			return &r->ests[i].e;
+		}
+	*windows = NULL;
+	*nwindows = 0;
+	return NULL;
+}
+
 void it_reader_losses(const struct it_reader *r, uint16_t machine, uint16_t layer,
 		      struct it_losses *out)
 {
@@ -1861,5 +1933,8 @@ void it_reader_close(struct it_reader *r)
 	for (size_t i = 0; i < r->nmnvmf; i++)
 		free(r->mnvmf[i]);
 	free(r->mnvmf);
+	for (size_t i = 0; i < r->nests; i++)
+		free(r->ests[i].w);
+	free(r->ests);
 	free(r);
 }

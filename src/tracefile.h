@@ -44,6 +44,9 @@ int it_writer_add_clock(struct it_writer *w, const struct it_clock_rec *clock);
 int it_writer_add_devices(struct it_writer *w, uint16_t machine, const struct it_device_rec *devs,
 			  size_t n);
 int it_writer_add_note(struct it_writer *w, const struct it_note_rec *note);
+/* machine's stored clock estimate and its windows (head, once per machine). */
+int it_writer_add_clock_est(struct it_writer *w, const struct it_clock_est_rec *est,
+			    const struct it_clock_window_rec *windows, size_t n);
 /* machine's NVMe-oF endpoints (head, once per machine; n may be 0). */
 int it_writer_add_nvmf(struct it_writer *w, uint16_t machine, const struct it_nvmf_rec *recs,
 		       size_t n);
@@ -131,6 +134,11 @@ const struct it_machine *it_reader_machines(const struct it_reader *r, size_t *n
 /* How machine's clock relates to another's; NULL when the file has no
  * CLOCK chunk for it (machine 0 has none: it is the reference). */
 const struct it_clock_rec *it_reader_clock(const struct it_reader *r, uint16_t machine);
+/* The clock estimate stored for machine (CLOCK_EST) and its windows; NULL
+ * when the file has none (recorded before them, or by one target only). */
+const struct it_clock_est_rec *it_reader_clock_est(const struct it_reader *r, uint16_t machine,
+						   const struct it_clock_window_rec **windows,
+						   size_t *nwindows);
 /* The warnings (NOTE chunks) of the head, in file order. */
 const struct it_note_rec *it_reader_notes(const struct it_reader *r, size_t *n);
 

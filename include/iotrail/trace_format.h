@@ -3,7 +3,8 @@
  * The trace file on disk (see doc/trace-format.md). Little-endian, as
  * written by the recording host; the reader rejects anything else.
  *
- *   file header | HOST | DEVICES | LAYERS | [NVMF] | [HOST, CLOCK, NVMF of other machines]
+ *   file header | HOST | DEVICES | LAYERS | [NVMF]
+ *               | [HOST, DEVICES, CLOCK, NVMF, CLOCK_EST, CLOCK_WINDOWS of other machines]
  *               | chunk | chunk | ... | DROPS, MISSED per layer | END
  *
  * Every chunk is a 40-byte header (32 bytes in versions 1 and 2) and a
@@ -50,6 +51,8 @@ enum it_chunk_type {
 	IT_CHUNK_LAYERS = 11,   /* array of struct it_layer_rec: the layers manifest (version 3) */
 	IT_CHUNK_NOTE = 12,     /* one struct it_note_rec: a warning about a machine's data (head) */
 	IT_CHUNK_NVMF = 13,     /* array of struct it_nvmf_rec: a machine's NVMe-oF endpoints (head) */
+	IT_CHUNK_CLOCK_EST = 14, /* one struct it_clock_est_rec: the clock from matched I/Os (head) */
+	IT_CHUNK_CLOCK_WINDOWS = 15, /* array of struct it_clock_window_rec: its windows (head) */
 };
 
 enum it_compression {
@@ -143,6 +146,39 @@ struct it_clock_rec {
 	int64_t  offset_ns;
 	uint64_t uncertainty_ns;
 	char     method[72];        /* e.g. "ntp-like 4-timestamp exchange, 16 samples" */
+};
+
+/*
+ * The estimate of how a target machine's clock relates to machine 0's,
+ * made by `record --target` at its end from the matched I/Os (the report's
+ * own code, src/layers/fabric/clock.h: it_clock_est) and stored so that a
+ * reader needs no join to place the machine's events; the report uses it
+ * when present (and says so). CLOCK_EST (one record) and CLOCK_WINDOWS
+ * (each window's fastest I/O: the drift over time) are chunks of the
+ * target machine, in the head after its CLOCK.
+ */
+enum it_clock_est_flags {
+	IT_CLOCK_EST_DRIFT_KNOWN = 1,     /* two windows or more, a second apart */
+	IT_CLOCK_EST_ALL_BOUNDS_MEET = 2, /* one line meets every I/O's bound */
+};
+struct it_clock_est_rec {
+	uint16_t machine;
+	uint16_t ref_machine;       /* 0 */
+	uint16_t method;            /* 1: matched I/Os, 2: the agent exchange alone (clock.h) */
+	uint16_t flags;             /* enum it_clock_est_flags */
+	int64_t  offset_ns;         /* at ref_ns of machine's clock: ref_machine = machine + offset */
+	uint64_t ref_ns;
+	double   slope;             /* offset change per ns of machine's clock (drift = -slope) */
+	double   drift_bound_ppm;
+	uint64_t uncertainty_ns;    /* anywhere in the trace */
+	uint64_t uncertainty_mid_ns; /* at its middle I/O; 0: not known apart */
+	uint64_t samples, rejected, windows;
+	uint64_t min_rtt_ns, max_rtt_ns;
+};
+struct it_clock_window_rec {
+	uint64_t at_ns;             /* machine's clock */
+	int64_t  offset_ns;
+	uint64_t rtt_ns;
 };
 
 /*

@@ -101,6 +101,9 @@ struct it_pass_info {
 	const struct it_layer_opts *opts;
 	struct it_bus *bus;
 	uint16_t machine;                 /* whose chunks the pass reads (report --machine) */
+	uint16_t join_machine;            /* machine 0's fabric join: this target machine
+					   * (0: the one serving most controllers) */
+	bool recompute_clock;             /* the join ignores a stored clock estimate */
 	int64_t clock_offset_ns;          /* its CLOCK offset to machine 0 (0 for machine 0) */
 };
 
@@ -196,5 +199,8 @@ void it_analysis_free(struct it_analysis *an);
  * benchmark and tests: its results, comm names). */
 extern const struct it_analysis_layer it_layer_block, it_layer_syscall, it_layer_fabric;
 const struct it_analyzer *it_layer_block_analyzer(const void *state);
+/* The fabric join's clock estimate (machine 0's pass of a file of several)
+ * and the machine it is of; NULL when no target machine was joined. */
+const struct it_clock_est *it_layer_fabric_clock(const void *state, uint16_t *machine);
 
 #endif

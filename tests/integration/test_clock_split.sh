@@ -28,6 +28,10 @@
 #     the join and the estimate are the two-machine file's; the real
 #     target's port at another address: no machine serves the controller,
 #     its 100 writes are the initiator's alone, nothing matched;
+#   - the clock estimate stored in the file (split_trace --store-clock, the
+#     code record --target runs at its end): the report uses it and says
+#     so, and its fabric view is the recomputing one's to the nanosecond;
+#     a stored offset 1 ms off shows 1 ms off (it is used, not recomputed);
 #   - a long trace (the r2t recording 300 times over, 27 minutes) whose
 #     target clock drifts -200 ppm, 2 s from its CLOCK chunk: every I/O
 #     matched and causal, the drift within its bound.
@@ -247,6 +251,32 @@ three_machines() {
 }
 
 three_machines
+
+stored_clock() {
+	local split=$TMP/stored.trail
+	"$SPLIT" tests/data/nvme-tcp-r2t.trail "$split" --offset "$OFFSET" --drift-ppm "$PPM" \
+		--store-clock || { fail clock_split_stored "split_trace failed"; return; }
+	"$IOTRAIL" report --json "$split" | jq -S '.fabric' > "$TMP/stored.json"
+	"$IOTRAIL" report --json "$TMP/nvme-tcp-r2t-split.trail" | jq -S '.fabric' > "$TMP/recomputed.json"
+	if jq -e --slurpfile r "$TMP/recomputed.json" '.cross.clock.stored == true and
+		  (.cross.clock | del(.stored)) == $r[0].cross.clock and del(.cross.clock) == ($r[0] | del(.cross.clock))' \
+		"$TMP/stored.json" > /dev/null &&
+	   "$IOTRAIL" report "$split" | grep -q "clock (matched-io, stored by record): "; then
+		pass "clock_split_stored (the stored estimate used and said so; the fabric view equal to the recomputed one)"
+	else
+		fail clock_split_stored "$(diff <(jq .cross.clock "$TMP/stored.json") <(jq .cross.clock "$TMP/recomputed.json") | head -5 | tr '\n' ' ')"
+	fi
+	"$SPLIT" tests/data/nvme-tcp-r2t.trail "$split" --offset "$OFFSET" --drift-ppm "$PPM" \
+		--store-clock --stored-error 1000000 || { fail clock_split_stored_used "split_trace failed"; return; }
+	if "$IOTRAIL" report --json "$split" | jq -e --slurpfile r "$TMP/recomputed.json" \
+		'.fabric.cross.clock.offset_ns == $r[0].cross.clock.offset_ns + 1000000' > /dev/null; then
+		pass "clock_split_stored_used (a stored offset 1 ms off is the report's offset)"
+	else
+		fail clock_split_stored_used "$("$IOTRAIL" report --json "$split" | jq -c .fabric.cross.clock)"
+	fi
+}
+
+stored_clock
 HOST_START=$(host_start tests/data/nvme-tcp-loop.trail)
 check_trace nvme-tcp-loop no
 exit ${FAILED:-0}

@@ -7,7 +7,7 @@
  *
  *   split_trace IN OUT [--offset NS] [--drift-ppm PPM] [--exchange-error NS]
  *               [--exchange-uncertainty NS] [--no-clock] [--no-nvmet] [--chunk N]
- *               [--repeat N] [--decoy [--real-port ADDR]]
+ *               [--repeat N] [--decoy [--real-port ADDR]] [--store-clock [--stored-error NS]]
  *
  * Machine 0 keeps the initiator's events; machine 1 gets the target's: the
  * nvmet and nvmet-tcp layers', and the block events of the disks behind
@@ -34,6 +34,11 @@
  * must take machine 2 for nvme0 by its address (the first other machine
  * would be the decoy). --real-port puts machine 2's port at ADDR instead:
  * another address, and no recorded machine serves nvme0.
+ *
+ * --store-clock: then the target machines' clock estimates are made from
+ * the file as `record --target` makes them (analyze/clock_store.h) and
+ * the file written again with them stored (CLOCK_EST, CLOCK_WINDOWS);
+ * --stored-error NS stores offsets NS off (to see the report use them).
  */
 #include <errno.h>
 #include <math.h>
@@ -43,6 +48,7 @@
 
 #include "iotrail/event.h"
 #include "iotrail/trace_format.h"
+#include "analyze/clock_store.h"
 #include "tracefile.h"
 
 struct opts {
@@ -50,7 +56,9 @@ struct opts {
 	double ppm;
 	int64_t exchange_error;
 	uint64_t exchange_uncertainty;
-	int no_clock, no_nvmet, decoy;
+	int no_clock, no_nvmet, decoy, store_clock;
+	const struct it_clock_store *est; /* machine m's at [m - 1], or NULL */
+	int64_t stored_error;
 	const char *real_port;  /* --decoy: machine 2's port address */
 	unsigned chunk;
 	unsigned repeat;
@@ -189,23 +197,24 @@ static int add_target(struct it_writer *w, uint16_t m, const struct it_host_rec 
 		rc = it_writer_add_clock(w, &clock);
 	if (!rc && o->decoy)
 		rc = it_writer_add_nvmf(w, m, &port, 1);
+	if (!rc && o->est && o->est[m - 1].est.method) {
+		struct it_clock_est_rec e = o->est[m - 1].est;
+
+		e.machine = m;
+		e.offset_ns += o->stored_error;
+		rc = it_writer_add_clock_est(w, &e, o->est[m - 1].windows, o->est[m - 1].nwindows);
+	}
 	return rc;
 }
+
+static int write_split(char **argv, struct opts *o);
 
 int main(int argc, char **argv)
 {
 	struct opts o = { .exchange_uncertainty = 50000, .chunk = 64, .repeat = 1,
 			  .real_port = "127.0.0.1" };
-	struct it_host_rec target;
-	struct it_reader_status st;
-	struct it_trace_head head;
-	struct it_clock_rec clock = { .machine = 1, .ref_machine = 0 };
-	struct it_writer *w;
-	struct it_reader *r;
-	uint32_t devs[16];
-	size_t nd;
+	struct it_clock_store est[2];
 	char err[256];
-	const struct it_event *evs;
 	size_t n;
 	int rc;
 
@@ -219,6 +228,8 @@ int main(int argc, char **argv)
 			o.no_nvmet = 1;
 		else if (!strcmp(a, "--decoy"))
 			o.decoy = 1;
+		else if (!strcmp(a, "--store-clock"))
+			o.store_clock = 1;
 		else if (!v)
 			return fail("parse the arguments", a);
 		else if (!strcmp(a, "--offset") && ++i)
@@ -229,6 +240,8 @@ int main(int argc, char **argv)
 			o.exchange_error = strtoll(v, NULL, 10);
 		else if (!strcmp(a, "--exchange-uncertainty") && ++i)
 			o.exchange_uncertainty = strtoull(v, NULL, 10);
+		else if (!strcmp(a, "--stored-error") && ++i)
+			o.stored_error = strtoll(v, NULL, 10);
 		else if (!strcmp(a, "--real-port") && ++i)
 			o.real_port = v;
 		else if (!strcmp(a, "--chunk") && ++i)
@@ -240,6 +253,35 @@ int main(int argc, char **argv)
 	}
 	if (!o.chunk || !o.repeat)
 		return fail("parse the arguments", "--chunk and --repeat must be at least 1");
+	rc = write_split(argv, &o);
+	if (rc || !o.store_clock)
+		return rc;
+	n = o.decoy ? 2 : 1;
+	if (it_clock_store_estimate(argv[2], est, n, err, sizeof(err)))
+		return fail("estimate the clocks", err);
+	o.est = est;
+	rc = write_split(argv, &o);
+	it_clock_store_free(est, n);
+	return rc;
+}
+
+/* IN (argv[1]) split into OUT (argv[2]) as o says. 0, or 1 after a line. */
+static int write_split(char **argv, struct opts *o_)
+{
+	struct opts o = *o_;
+	struct it_host_rec target;
+	struct it_reader_status st;
+	struct it_trace_head head;
+	struct it_clock_rec clock = { .machine = 1, .ref_machine = 0 };
+	struct it_writer *w;
+	struct it_reader *r;
+	uint32_t devs[16];
+	size_t nd;
+	char err[256];
+	const struct it_event *evs;
+	size_t n;
+	int rc;
+
 	if (!(r = it_reader_open(argv[1], err, sizeof(err))))
 		return fail("read the input", err);
 	head = (struct it_trace_head){ .host = it_reader_host(r) };

@@ -277,8 +277,15 @@ TEST(agent_merge)
 TEST(agent_merge_two_targets)
 {
 	char dir[] = "/tmp/it-merge2.XXXXXX", local[64], t1[64], t2[64], out[64], err[300];
+	const struct it_clock_est_rec est = { .method = 1, .offset_ns = -1400, .ref_ns = 2000000,
+					      .slope = -5e-6, .uncertainty_ns = 900, .samples = 42,
+					      .flags = IT_CLOCK_EST_DRIFT_KNOWN };
+	const struct it_clock_window_rec win[2] = { { 2000000, -1450, 300 }, { 3000000, -1350, 200 } };
+	const struct it_clock_window_rec *gotw;
+	const struct it_clock_est_rec *got;
 	struct it_merge_target t[2] = {
-		{ .clock.offset_ns = -1500, .clock.uncertainty_ns = 20000 },
+		{ .clock.offset_ns = -1500, .clock.uncertainty_ns = 20000, .est = &est,
+		  .windows = win, .nwindows = 2 },
 		{ .clock.offset_ns = 7000, .clock.uncertainty_ns = 30000,
 		  .lost = "agent 10.0.0.3:4790 lost: connection reset", .lost_at_ns = 1500000 },
 	};
@@ -327,6 +334,14 @@ TEST(agent_merge_two_targets)
 	ASSERT_EQ(n, 1, "one note");
 	ASSERT_TRUE(n == 1 && notes[0].machine == 2 && strstr(notes[0].text, "10.0.0.3"),
 		    "the note names machine 2's agent");
+	got = it_reader_clock_est(r, 1, &gotw, &n);
+	ASSERT_TRUE(got && got->machine == 1 && got->offset_ns == -1400 && got->slope == -5e-6 &&
+		    got->samples == 42 && got->flags == IT_CLOCK_EST_DRIFT_KNOWN,
+		    "machine 1's stored estimate");
+	ASSERT_TRUE(n == 2 && gotw && gotw[1].offset_ns == -1350 && gotw[1].rtt_ns == 200,
+		    "its windows");
+	ASSERT_TRUE(!it_reader_clock_est(r, 2, &gotw, &n) && !gotw && !n,
+		    "machine 2 has none stored");
 	it_reader_close(r);
 	unlink(local);
 	unlink(t1);

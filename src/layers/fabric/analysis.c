@@ -37,6 +37,7 @@ struct fabric {
 	 * has no NVMF records of machine 0 and of a target */
 	struct ctrl_map { struct it_nvmf_rec c; int machine; } *cmap;
 	size_t ncmap;
+	bool stored_clock;        /* the estimate is the one stored in the trace */
 };
 
 static void on_cmd(const void *msg, void *ctx)
@@ -109,6 +110,35 @@ static int map_controllers(struct fabric *x, const struct it_machine *ms, size_t
 	return 0;
 }
 
+/* The estimate record stored for machine (CLOCK_EST), if any, given to
+ * the join. 0, or -1 out of memory. */
+static int use_stored_clock(struct fabric *x, struct it_reader *rd, uint16_t machine)
+{
+	const struct it_clock_window_rec *w;
+	size_t nw;
+	const struct it_clock_est_rec *s = it_reader_clock_est(rd, machine, &w, &nw);
+	struct it_clock_est e;
+
+	if (!s || (s->method != IT_CLOCK_IO && s->method != IT_CLOCK_EXCHANGE))
+		return 0;
+	e = (struct it_clock_est){
+		.method = s->method, .offset_ns = s->offset_ns, .ref_ns = s->ref_ns,
+		.slope = s->slope, .drift_known = s->flags & IT_CLOCK_EST_DRIFT_KNOWN,
+		.drift_bound_ppm = s->drift_bound_ppm,
+		.all_bounds_meet = s->flags & IT_CLOCK_EST_ALL_BOUNDS_MEET,
+		.uncertainty_ns = s->uncertainty_ns, .uncertainty_mid_ns = s->uncertainty_mid_ns,
+		.samples = s->samples, .rejected = s->rejected, .windows = nw,
+		.min_rtt_ns = s->min_rtt_ns, .max_rtt_ns = s->max_rtt_ns,
+	};
+	if (nw && !(e.window = malloc(nw * sizeof(*e.window))))
+		return -1;
+	for (size_t i = 0; i < nw; i++)
+		e.window[i] = (struct it_clock_window){ w[i].at_ns, w[i].offset_ns, w[i].rtt_ns };
+	it_fabric_use_estimate(x->f, &e);
+	x->stored_clock = true;
+	return 0;
+}
+
 /* The machine the most controllers map to (the lowest on a tie); 0 when
  * none maps to any. */
 static uint16_t most_served(const struct fabric *x)
@@ -161,13 +191,17 @@ static int cross_setup(struct fabric *x, const struct it_pass_info *info)
 		rc = -1;
 		goto out;
 	}
-	uint16_t want = most_served(x);
+	uint16_t want = info->join_machine ? info->join_machine : most_served(x);
 	for (size_t i = 0; i < n; i++)
 		if (ms[i].id != 0 && !m && (!want || ms[i].id == want))
 			m = &ms[i];
 	x->others = m && n > 2 ? (uint16_t)(n - 2) : 0;
 	if (!m)
 		goto out;
+	if (!info->recompute_clock && use_stored_clock(x, rd, m->id)) {
+		rc = -1;
+		goto out;
+	}
 	x->target = m->id;
 	for (size_t i = 0; i < x->ncmap; i++)
 		if (x->cmap[i].machine != m->id && it_fabric_ctrl_elsewhere(x->f, (uint16_t)x->cmap[i].c.id)) {
@@ -352,8 +386,9 @@ static void cross_text(const struct fabric *x, const struct it_fabric_results *r
 			"taken\n");
 		return;
 	}
-	fprintf(out, "  clock (%s): machine 0's time = machine %u's %+.9f s (at machine %u's %.6f s),\n"
-		"    +- %.1f us anywhere in the trace", it_clock_method_name(e->method), x->target,
+	fprintf(out, "  clock (%s%s): machine 0's time = machine %u's %+.9f s (at machine %u's %.6f s),\n"
+		"    +- %.1f us anywhere in the trace", it_clock_method_name(e->method),
+		x->stored_clock ? ", stored by record" : "", x->target,
 		(double)e->offset_ns / 1e9, x->target, (double)e->ref_ns / 1e9,
 		(double)e->uncertainty_ns / 1e3);
 	if (e->uncertainty_mid_ns)
@@ -563,6 +598,8 @@ static void cross_json(const struct fabric *x, const struct it_fabric_results *r
 	it_json_name(j, "clock");
 	it_json_object_start(j);
 	it_json_kv_string(j, "method", it_clock_method_name(e->method));
+	if (x->stored_clock) /* absent: recomputed by this report (a file without one) */
+		it_json_kv_bool(j, "stored", true);
 	it_json_kv_int(j, "offset_ns", e->offset_ns);
 	it_json_kv_uint(j, "at_target_ns", e->ref_ns);
 	it_json_kv_uint(j, "uncertainty_ns", e->uncertainty_ns);
@@ -693,3 +730,15 @@ const struct it_analysis_layer it_layer_fabric = {
 	.report_json = fabric_json,
 	.free = fabric_free,
 };
+
+const struct it_clock_est *it_layer_fabric_clock(const void *state, uint16_t *machine)
+{
+	const struct fabric *x = state;
+	const struct it_fabric_results *r;
+
+	if (!x || !x->tape)
+		return NULL;
+	r = it_fabric_results(x->f);
+	*machine = x->target;
+	return r->cross ? &r->clock : NULL;
+}

@@ -170,6 +170,8 @@ struct it_fabric {
 	/* two machines (it_fabric_cross) */
 	uint16_t feeding;         /* the machine of the events being given */
 	uint16_t target_machine;  /* the machine serving the host's controllers */
+	bool stored;              /* stored_est is the estimate (it_fabric_use_estimate) */
+	struct it_clock_est stored_est;
 	uint16_t *elsewhere;      /* controller instances another machine serves */
 	size_t nelsewhere;
 	struct it_clock_guess guess; /* what the target events' times were moved by */
@@ -261,6 +263,7 @@ void it_fabric_free(struct it_fabric *f)
 	free(f->early);
 	free(f->kept);
 	free(f->elsewhere);
+	it_clock_free(&f->stored_est);
 	it_clock_free(&f->r.clock);
 	free(f);
 }
@@ -276,6 +279,14 @@ void it_fabric_cross(struct it_fabric *f, uint16_t target_machine,
 	f->have_exchange = have_exchange;
 	f->exchange_offset = exchange_offset_ns;
 	f->exchange_uncertainty = exchange_uncertainty_ns;
+}
+
+void it_fabric_use_estimate(struct it_fabric *f, struct it_clock_est *e)
+{
+	it_clock_free(&f->stored_est);
+	f->stored_est = *e;
+	f->stored = true;
+	e->window = NULL;
 }
 
 int it_fabric_ctrl_elsewhere(struct it_fabric *f, uint16_t instance)
@@ -1118,9 +1129,18 @@ static void place_kept(struct it_fabric *f)
 	}
 	for (size_t i = 0; i < f->nkept; i++)
 		n += sample_of(&f->kept[i], &f->guess, &smp[n]);
-	if (it_clock_estimate(smp, n, f->have_exchange, f->exchange_offset, f->exchange_uncertainty,
-			      e))
+	if (f->stored) { /* made by record from these I/Os with this code */
+		it_clock_free(e);
+		*e = f->stored_est;
+		f->stored_est.window = NULL;
+		f->stored = false;
+		e->exchange = f->have_exchange;
+		e->exchange_offset_ns = f->exchange_offset;
+		e->exchange_uncertainty_ns = f->exchange_uncertainty;
+	} else if (it_clock_estimate(smp, n, f->have_exchange, f->exchange_offset,
+				     f->exchange_uncertainty, e)) {
 		f->err = -1;
+	}
 	free(smp);
 	for (size_t i = 0; i < f->nkept; i++) {
 		struct kept *k = &f->kept[i];

@@ -208,6 +208,10 @@ int it_fabric_trail(struct it_fabric *f, uint32_t dev, uint64_t q, uint64_t d, u
 void it_fabric_cross(struct it_fabric *f, uint16_t target_machine,
 		     const struct it_clock_guess *guess, bool have_exchange,
 		     int64_t exchange_offset_ns, uint64_t exchange_uncertainty_ns);
+/* Two machines: the clock estimate stored in the trace (CLOCK_EST, made
+ * by record with this code): it_fabric_finish places the matched I/Os by
+ * it instead of estimating; f takes e's windows. */
+void it_fabric_use_estimate(struct it_fabric *f, struct it_clock_est *e);
 /* Several target machines: the initiator's controller instance is served
  * by another machine than target_machine, or by none recorded (nvmf.h):
  * its commands are not matched here, they count as the initiator's alone.
