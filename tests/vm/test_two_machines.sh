@@ -173,8 +173,13 @@ if [ -s "$out/read4k.json" ]; then
 			[$c.method, $c.uncertainty_mid_ns, $c.uncertainty_ns, $c.min_rtt_ns, $k.checked,
 			 $k.noncausal_out + $k.noncausal_back, $k.noncausal_within_uncertainty] | @tsv')
 		read -r method umid uall rtt checked noncausal within <<< "$line"
-		all="$all $n: $method +-$((${umid:-0} / 1000)) us (anywhere $((${uall:-0} / 1000)) us), rtt $((${rtt:-0} / 1000)) us, causal $((${checked:-0} - ${noncausal:-0}))/$checked;"
-		if [ "$method" != matched-io ] || [ -z "$umid" ] || [ "$umid" -ge "$rtt" ] ||
+		# record stored its estimate in the file (the report says it used it),
+		# and how long estimating and storing took at its end
+		stored=$(fab $n '.cross.clock.stored // false')
+		secs=$(sed -n "s/.*machine 1's clock stored .*(\([0-9.]*\) s to estimate and store)/\1/p" "$out/$n.err")
+		all="$all $n: $method +-$((${umid:-0} / 1000)) us (anywhere $((${uall:-0} / 1000)) us), rtt $((${rtt:-0} / 1000)) us, causal $((${checked:-0} - ${noncausal:-0}))/$checked, stored in ${secs:-?} s;"
+		if [ "$method" != matched-io ] || [ "$stored" != true ] || [ -z "$secs" ] ||
+		   [ -z "$umid" ] || [ "$umid" -ge "$rtt" ] ||
 		   [ "${checked:-0}" -eq 0 ] || [ "$noncausal" -gt "$within" ] ||
 		   [ $((noncausal * 1000)) -gt "$checked" ]; then
 			bad="$bad $n"
