@@ -79,7 +79,7 @@ __attribute__((format(printf, 1, 2))) static void logf_(const char *fmt, ...)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: iotrail agent [--listen ADDR:PORT] [--key FILE]\n"
+		"usage: iotrail agent [--listen ADDR:PORT] [--key FILE|DIR]...\n"
 		"       iotrail agent --new-key FILE\n"
 		"\n"
 		"Run on a target machine: record it for `iotrail record --target` on an\n"
@@ -88,7 +88,9 @@ static void usage(FILE *f)
 		"\n"
 		"  --listen ADDR:PORT  where to listen (default 127.0.0.1:%d; give the\n"
 		"                      address of the storage network to serve initiators)\n"
-		"  --key FILE          the shared key, mode 0600 (default %s)\n"
+		"  --key FILE|DIR      the shared key, mode 0600 (default %s); repeat it,\n"
+		"                      or give a directory of key files, for a key per\n"
+		"                      initiator (the log names the key of each session)\n"
 		"  --new-key FILE      write a new random key to FILE (mode 0600) and exit;\n"
 		"                      copy it to the initiators over a channel you trust\n"
 		"\n"
@@ -143,6 +145,7 @@ static void shared_lock(struct agent_shared *sh)
 
 struct session {
 	struct it_chan *c;
+	const char *keyfile;      /* the key file that authenticated the initiator */
 	struct agent_shared *sh;
 	char spool[PATH_MAX];
 	char log[PATH_MAX];
@@ -358,7 +361,8 @@ static int hello(struct session *s, const struct it_agent_msg *m)
 	gethostname(r.u.hello.host, sizeof(r.u.hello.host) - 1);
 	if (it_chan_send(s->c, &r, err, sizeof(err)))
 		return -1;
-	logf_("%s: connected (initiator %s)", it_chan_peer(s->c), m->u.hello.host);
+	logf_("%s: connected (initiator %s, key %s)", it_chan_peer(s->c), m->u.hello.host,
+	      s->keyfile);
 	return 0;
 }
 
@@ -606,17 +610,19 @@ static int serve(struct session *s)
 }
 
 /* A connection's child: handshake, HELLO, then the session. */
-static int connection(int fd, const uint8_t *key, struct agent_shared *sh)
+static int connection(int fd, const struct it_keyring *ring, struct agent_shared *sh)
 {
 	struct session s = { .fd = -1, .sh = sh };
 	struct it_agent_msg m;
 	char err[512];
+	size_t which;
 	int rc = 1;
 
-	if (!(s.c = it_chan_accept(fd, key, TIMEOUT_MS, err, sizeof(err)))) {
+	if (!(s.c = it_chan_accept(fd, ring, &which, TIMEOUT_MS, err, sizeof(err)))) {
 		logf_("refused a connection from %s", err);
 		return 1;
 	}
+	s.keyfile = ring->path[which];
 	if (it_chan_recv(s.c, &m, err, sizeof(err)) <= 0) {
 		logf_("%s: no HELLO: %s", it_chan_peer(s.c), err);
 	} else if (!hello(&s, &m)) {
@@ -666,7 +672,7 @@ static int make_dir(char *dir, size_t len, char *err, size_t errlen)
 	return -1;
 }
 
-static int run(const char *addr, const uint8_t *key)
+static int run(const char *addr, const struct it_keyring *ring)
 {
 	struct sigaction sa = { .sa_handler = on_stop };
 	struct agent_shared *sh;
@@ -691,7 +697,11 @@ static int run(const char *addr, const uint8_t *key)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	logf_("listening on %s (TLS 1.3, pre-shared key); SIGTERM or Ctrl-C stops", addr);
+	if (ring->n > 1)
+		logf_("listening on %s (TLS 1.3, pre-shared keys: %zu, one per initiator); SIGTERM "
+		      "or Ctrl-C stops", addr, ring->n);
+	else
+		logf_("listening on %s (TLS 1.3, pre-shared key); SIGTERM or Ctrl-C stops", addr);
 	while (!stopping) {
 		struct pollfd p = { .fd = lfd, .events = POLLIN };
 		pid_t pid;
@@ -720,7 +730,7 @@ static int run(const char *addr, const uint8_t *key)
 		if (pid == 0) {
 			prctl(PR_SET_PDEATHSIG, SIGTERM);
 			close(lfd);
-			_exit(connection(fd, key, sh));
+			_exit(connection(fd, ring, sh));
 		}
 		close(fd);
 		if (pid > 0)
@@ -747,8 +757,9 @@ int cmd_agent(int argc, char **argv)
 		{ 0 },
 	};
 	char addr[300], err[512];
-	const char *listen_addr = NULL, *keyfile = NULL, *newkey = NULL;
-	uint8_t key[IT_AGENT_KEY_LEN];
+	const char *listen_addr = NULL, *keyfiles[IT_AGENT_MAX_KEYS], *newkey = NULL;
+	static struct it_keyring ring;
+	size_t nkeyfiles = 0;
 	int c;
 
 	optind = 1;
@@ -756,7 +767,12 @@ int cmd_agent(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'l': listen_addr = optarg; break;
-		case 'k': keyfile = optarg; break;
+		case 'k':
+			if (nkeyfiles == IT_AGENT_MAX_KEYS)
+				return it_failf(2, "failed to parse --key: more than %d; give a "
+						"directory of key files instead", IT_AGENT_MAX_KEYS);
+			keyfiles[nkeyfiles++] = optarg;
+			break;
 		case 'n': newkey = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: return it_fail_option("agent", "", argv);
@@ -772,15 +788,17 @@ int cmd_agent(int argc, char **argv)
 			"initiators over a channel you trust\n", newkey);
 		return 0;
 	}
-	if (!keyfile)
-		keyfile = IT_AGENT_KEY_DEFAULT;
-	if (it_key_load(keyfile, key, err, sizeof(err)))
-		return it_failf(1, "failed to start without a key: %s", err);
+	if (!nkeyfiles)
+		keyfiles[nkeyfiles++] = IT_AGENT_KEY_DEFAULT;
+	ring.n = 0;
+	for (size_t i = 0; i < nkeyfiles; i++)
+		if (it_keyring_add(&ring, keyfiles[i], err, sizeof(err)))
+			return it_failf(1, "failed to start without a key: %s", err);
 	if (!listen_addr)
 		snprintf(addr, sizeof(addr), "127.0.0.1:%d", IT_AGENT_PORT);
 	else if (!strchr(listen_addr, ':'))
 		snprintf(addr, sizeof(addr), "%s:%d", listen_addr, IT_AGENT_PORT);
 	else
 		snprintf(addr, sizeof(addr), "%s", listen_addr);
-	return run(addr, key);
+	return run(addr, &ring);
 }

@@ -11,6 +11,7 @@
  */
 #include "agent/channel.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -26,6 +27,7 @@
 #include <unistd.h>
 
 #include <openssl/err.h>
+#include <openssl/sha.h>
 #include <openssl/ssl.h>
 
 #define PSK_IDENTITY "iotrail-agent-key-v1"
@@ -39,7 +41,12 @@ struct it_chan {
 	char peer[80];
 };
 
-static uint8_t chan_key[IT_AGENT_KEY_LEN]; /* one key per process */
+static uint8_t chan_key[IT_AGENT_KEY_LEN]; /* one handshake at a time per process */
+/* the agent's side: its keys, the one the initiator's key id named, and
+ * an id that named none (for the reason) */
+static const struct it_keyring *chan_ring;
+static size_t chan_which;
+static char chan_unknown_id[17];
 
 int it_key_load(const char *path, uint8_t key[IT_AGENT_KEY_LEN], char *err, size_t errlen)
 {
@@ -109,6 +116,67 @@ int it_key_new(const char *path, char *err, size_t errlen)
 	return 0;
 }
 
+void it_key_id(const uint8_t key[IT_AGENT_KEY_LEN], char id[17])
+{
+	uint8_t md[SHA256_DIGEST_LENGTH];
+
+	SHA256(key, IT_AGENT_KEY_LEN, md);
+	for (int i = 0; i < 8; i++)
+		sprintf(id + 2 * i, "%02x", md[i]);
+}
+
+static int ring_add_file(struct it_keyring *ring, const char *path, char *err, size_t errlen)
+{
+	uint8_t key[IT_AGENT_KEY_LEN];
+
+	if (ring->n == IT_AGENT_MAX_KEYS) {
+		snprintf(err, errlen, "more than %d keys; give at most %d", IT_AGENT_MAX_KEYS,
+			 IT_AGENT_MAX_KEYS);
+		return -1;
+	}
+	if (it_key_load(path, key, err, errlen))
+		return -1;
+	for (size_t i = 0; i < ring->n; i++)
+		if (!memcmp(ring->key[i], key, sizeof(key))) {
+			snprintf(err, errlen, "key files %s and %s hold the same key; give each "
+				 "initiator its own key, once", ring->path[i], path);
+			return -1;
+		}
+	memcpy(ring->key[ring->n], key, sizeof(key));
+	snprintf(ring->path[ring->n++], sizeof(ring->path[0]), "%s", path);
+	return 0;
+}
+
+int it_keyring_add(struct it_keyring *ring, const char *path, char *err, size_t errlen)
+{
+	struct dirent **names;
+	struct stat st;
+	int n, rc = 0;
+
+	if (stat(path, &st) || !S_ISDIR(st.st_mode))
+		return ring_add_file(ring, path, err, errlen);
+	if ((n = scandir(path, &names, NULL, alphasort)) < 0) {
+		snprintf(err, errlen, "cannot read the key directory %s: %s", path, strerror(errno));
+		return -1;
+	}
+	size_t before = ring->n;
+	for (int i = 0; i < n; i++) {
+		char file[512];
+
+		snprintf(file, sizeof(file), "%s/%s", path, names[i]->d_name);
+		if (!rc && names[i]->d_name[0] != '.' && !stat(file, &st) && S_ISREG(st.st_mode))
+			rc = ring_add_file(ring, file, err, errlen);
+		free(names[i]);
+	}
+	free(names);
+	if (!rc && ring->n == before) {
+		snprintf(err, errlen, "the key directory %s holds no key file; make one with "
+			 "`iotrail agent --new-key %s/NAME.key`", path, path);
+		rc = -1;
+	}
+	return rc;
+}
+
 /* The PSK as a TLS 1.3 session OpenSSL can use or find. */
 static SSL_SESSION *psk_session(SSL *ssl)
 {
@@ -125,21 +193,50 @@ static SSL_SESSION *psk_session(SSL *ssl)
 	return s;
 }
 
+/* The initiator's identity: PSK_IDENTITY ":" its key id. */
 static int use_session(SSL *ssl, const EVP_MD *md, const unsigned char **id, size_t *idlen,
 		       SSL_SESSION **sess)
 {
+	static char identity[sizeof(PSK_IDENTITY) + 17];
+
 	(void)md;
+	snprintf(identity, sizeof(identity), "%s:", PSK_IDENTITY);
+	it_key_id(chan_key, identity + strlen(identity));
 	*sess = psk_session(ssl);
-	*id = (const unsigned char *)PSK_IDENTITY;
-	*idlen = strlen(PSK_IDENTITY);
+	*id = (const unsigned char *)identity;
+	*idlen = strlen(identity);
 	return *sess != NULL;
 }
 
+/* The agent's key for the identity: the one its key id names; the bare
+ * PSK_IDENTITY of an initiator before key ids, when the agent has one key. */
 static int find_session(SSL *ssl, const unsigned char *id, size_t idlen, SSL_SESSION **sess)
 {
+	size_t plen = strlen(PSK_IDENTITY);
+
 	*sess = NULL;
-	if (idlen != strlen(PSK_IDENTITY) || memcmp(id, PSK_IDENTITY, idlen))
+	if (idlen < plen || memcmp(id, PSK_IDENTITY, plen))
 		return 1; /* not ours: the handshake fails for want of a PSK */
+	if (idlen == plen && chan_ring->n == 1) {
+		chan_which = 0;
+	} else if (idlen == plen + 17 && id[plen] == ':') {
+		char want[17], have[17];
+
+		memcpy(want, id + plen + 1, 16);
+		want[16] = '\0';
+		for (chan_which = 0; chan_which < chan_ring->n; chan_which++) {
+			it_key_id(chan_ring->key[chan_which], have);
+			if (!strcmp(have, want))
+				break;
+		}
+		if (chan_which == chan_ring->n) {
+			memcpy(chan_unknown_id, want, sizeof(want));
+			return 1;
+		}
+	} else {
+		return 1;
+	}
+	memcpy(chan_key, chan_ring->key[chan_which], sizeof(chan_key));
 	*sess = psk_session(ssl);
 	return *sess != NULL;
 }
@@ -152,9 +249,17 @@ static void tls_reason(char *out, size_t len, bool server)
 
 	if (!r)
 		r = "connection closed during the handshake";
-	if (strstr(r, "binder") || strstr(r, "decrypt error") || strstr(r, "bad record mac"))
+	if (server && chan_unknown_id[0])
+		snprintf(out, len, "the keys differ: its key (key id %s) is none of this agent's "
+			 "keys; give the agent that initiator's key file with --key, or the "
+			 "initiator one of them", chan_unknown_id);
+	else if (strstr(r, "binder") || strstr(r, "decrypt error") || strstr(r, "bad record mac"))
 		snprintf(out, len, "the keys differ (TLS: %s); use the same key file on both "
 			 "machines", r);
+	else if (!server && strstr(r, "handshake failure"))
+		/* what OpenSSL's server answers when no key of its has our key id */
+		snprintf(out, len, "the agent has no key of ours (TLS: %s): the keys differ; give "
+			 "the agent this key file with --key, or use one of its keys", r);
 	else if (!server && strstr(r, "illegal parameter"))
 		/* what OpenSSL's server answers to a PSK binder made with another key */
 		snprintf(out, len, "the agent refused our key (TLS: %s): the keys differ; use the "
@@ -286,8 +391,8 @@ struct it_chan *it_chan_connect(const char *hostport, const uint8_t *key, int ti
 	return c;
 }
 
-struct it_chan *it_chan_accept(int fd, const uint8_t *key, int timeout_ms, char *err,
-			       size_t errlen)
+struct it_chan *it_chan_accept(int fd, const struct it_keyring *ring, size_t *which,
+			       int timeout_ms, char *err, size_t errlen)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
@@ -305,7 +410,11 @@ struct it_chan *it_chan_accept(int fd, const uint8_t *key, int timeout_ms, char 
 		}
 	}
 	snprintf(peer, sizeof(peer), "%s:%d", host, port);
-	c = chan_new(fd, key, true, timeout_ms, err, errlen);
+	chan_ring = ring;
+	chan_which = 0;
+	chan_unknown_id[0] = '\0';
+	c = chan_new(fd, ring->key[0], true, timeout_ms, err, errlen);
+	*which = chan_which;
 	if (c)
 		snprintf(c->peer, sizeof(c->peer), "%s", peer);
 	else if (strlen(err) + strlen(peer) + 3 < errlen) {

@@ -23,14 +23,34 @@ int it_key_load(const char *path, uint8_t key[IT_AGENT_KEY_LEN], char *err, size
 /* Creates path (it must not exist) with 32 random bytes in hex, mode 0600. */
 int it_key_new(const char *path, char *err, size_t errlen);
 
+/* The agent's keys: one per initiator (or one for all), each with the
+ * file it came from. An initiator names its key by a key id (the first 8
+ * bytes of SHA-256 of the key, in hex: public, it tells nothing of the
+ * key) in its PSK identity; the agent takes the key of that id. */
+#define IT_AGENT_MAX_KEYS 64
+struct it_keyring {
+	size_t n;
+	uint8_t key[IT_AGENT_MAX_KEYS][IT_AGENT_KEY_LEN];
+	char path[IT_AGENT_MAX_KEYS][256];
+};
+/* Adds the key file at path (it_key_load's checks), or every regular file
+ * of the directory at path. 0, or -1 with the one-line reason (a key
+ * given twice under two names is refused: which one authenticated a
+ * session would be unknown). */
+int it_keyring_add(struct it_keyring *ring, const char *path, char *err, size_t errlen);
+/* key's id: 16 hex digits and a NUL. */
+void it_key_id(const uint8_t key[IT_AGENT_KEY_LEN], char id[17]);
+
 struct it_chan;
 /* Connects to host:port (the agent's side: it_chan_accept on an accepted
  * fd) and completes the TLS handshake with key. NULL with a one-line
  * reason on failure; a wrong key fails here, on both ends. */
 struct it_chan *it_chan_connect(const char *hostport, const uint8_t *key, int timeout_ms,
 				char *err, size_t errlen);
-struct it_chan *it_chan_accept(int fd, const uint8_t *key, int timeout_ms, char *err,
-			       size_t errlen);
+/* The agent's side, with any key of ring; *which: the index of the key
+ * that authenticated the initiator. */
+struct it_chan *it_chan_accept(int fd, const struct it_keyring *ring, size_t *which,
+			       int timeout_ms, char *err, size_t errlen);
 /* Sends one message (DATA: its bytes follow the header). 0 or -1. */
 int it_chan_send(struct it_chan *c, const struct it_agent_msg *m, char *err, size_t errlen);
 /* Receives one message into *m (valid until the next call). 1, 0 when the

@@ -5,11 +5,15 @@
 # per-job total_ios is the ground truth for machines 1 and 2. Then: the
 # second agent killed mid-run (its machine incomplete with a NOTE naming
 # it, the first machine whole and exact), and a bad second target refused
-# with one line naming it before anything records.
+# with one line naming it before anything records. Then an agent with a
+# key per initiator (--key repeated, or a directory): each initiator's
+# session logged with the key that authenticated it, a key it lacks
+# refused on both ends, the same key under two names refused at start.
 cd "$(dirname "$0")/../.."
 . tests/integration/lib.sh
 
-ALL="targets_merged targets_machines_named targets_one_lost targets_bad_second targets_key_count"
+ALL="targets_merged targets_machines_named targets_one_lost targets_bad_second targets_key_count
+targets_keys_per_initiator targets_key_unknown targets_key_dir targets_key_twice"
 why=$(host_blocker)
 if [ -n "$why" ]; then
 	for t in $ALL; do skip "$t" "$why"; done
@@ -35,7 +39,7 @@ start_agent_n() {
 	AGENTS="$AGENTS $pid"
 	eval "AGENT_$1=$pid"
 	for i in $(seq 50); do
-		grep -q listening "$TMP/agent$1.log" && return 0
+		grep -q listening "$TMP/agent$1.log" 2>/dev/null && return 0
 		kill -0 $pid 2>/dev/null || break
 		sleep 0.1
 	done
@@ -146,5 +150,68 @@ if [ $rc -ne 0 ] && [ "$n" = 1 ] && grep -q "3 key files for 2 targets" "$TMP/c.
 	pass "targets_key_count (3 keys for 2 targets refused in one line)"
 else
 	fail targets_key_count "exit $rc, $n lines: $(head -2 "$TMP/c.err" | tr '\n' '|')"
+fi
+
+# ---- an agent with a key per initiator ----
+mkdir -m 700 "$TMP/keys"
+for k in alpha beta; do "$IOTRAIL" agent --new-key "$TMP/keys/$k.key" 2>/dev/null; done
+"$IOTRAIL" agent --new-key "$TMP/stranger.key" 2>/dev/null
+PORT3=$((PORT2 + 3))
+"$IOTRAIL" agent --key "$TMP/keys/alpha.key" --key "$TMP/keys/beta.key" \
+	--listen "127.0.0.1:$PORT3" 2> "$TMP/agent3.log" &
+AGENTS="$AGENTS $!"
+for i in $(seq 50); do grep -q listening "$TMP/agent3.log" && break; sleep 0.1; done
+ok=1
+for k in alpha beta; do
+	"$IOTRAIL" record -o "$TMP/$k.trail" --layers block --target "127.0.0.1:$PORT3" \
+		--key "$TMP/keys/$k.key" --target-layers block --target-dev "$LOOPNAME" -- \
+		dd if="$LOOPDEV" of=/dev/null bs=4k count=100 iflag=direct 2> "$TMP/$k.err" || ok=0
+done
+sleep 0.3
+na=$(grep -c "connected (initiator .*, key $TMP/keys/alpha.key)" "$TMP/agent3.log")
+nb=$(grep -c "connected (initiator .*, key $TMP/keys/beta.key)" "$TMP/agent3.log")
+ra=$(reads 1 "$LOOPNAME" "$TMP/alpha.trail")
+if [ $ok = 1 ] && [ "$na" = 1 ] && [ "$nb" = 1 ] && [ "$ra" -ge 100 ] \
+	&& grep -q "pre-shared keys: 2, one per initiator" "$TMP/agent3.log"; then
+	pass "targets_keys_per_initiator (two keys on one agent; each session logged with its key file; machine 1 read $ra)"
+else
+	fail targets_keys_per_initiator "ok=$ok alpha sessions $na beta $nb reads $ra: $(grep -v '^$' "$TMP"/alpha.err "$TMP"/beta.err | tail -2 | tr '\n' '|') $(tail -2 "$TMP/agent3.log" | tr '\n' '|')"
+fi
+
+"$IOTRAIL" record -o "$TMP/s.trail" --layers block --target "127.0.0.1:$PORT3" \
+	--key "$TMP/stranger.key" -- true 2> "$TMP/s.err"; rc=$?
+sleep 0.3
+n=$(grep -c . "$TMP/s.err")
+if [ $rc -ne 0 ] && [ "$n" = 1 ] && grep -q "keys differ" "$TMP/s.err" \
+	&& grep -q "refused a connection from .*none of this agent's keys" "$TMP/agent3.log" \
+	&& [ ! -e "$TMP/s.trail" ]; then
+	pass "targets_key_unknown (initiator: $(cut -c1-70 "$TMP/s.err")...; agent: $(grep -o "key id [0-9a-f]*) is none of this agent's keys" "$TMP/agent3.log"))"
+else
+	fail targets_key_unknown "exit $rc, $n lines: $(head -2 "$TMP/s.err" | tr '\n' '|'); agent: $(tail -1 "$TMP/agent3.log")"
+fi
+
+# a directory of keys: the agent takes each file in it
+PORT4=$((PORT3 + 1))
+"$IOTRAIL" agent --key "$TMP/keys" --listen "127.0.0.1:$PORT4" 2> "$TMP/agent4.log" &
+AGENTS="$AGENTS $!"
+for i in $(seq 50); do grep -q listening "$TMP/agent4.log" && break; sleep 0.1; done
+"$IOTRAIL" record -o "$TMP/d.trail" --layers block --target "127.0.0.1:$PORT4" \
+	--key "$TMP/keys/beta.key" --target-layers block --target-dev "$LOOPNAME" -- true 2> "$TMP/d.err"; rc=$?
+sleep 0.3
+if [ $rc -eq 0 ] && grep -q "pre-shared keys: 2" "$TMP/agent4.log" \
+	&& grep -q "connected (initiator .*, key $TMP/keys/beta.key)" "$TMP/agent4.log"; then
+	pass "targets_key_dir (--key DIR: 2 keys; the beta initiator's session logged with beta.key)"
+else
+	fail targets_key_dir "exit $rc: $(head -2 "$TMP/d.err" | tr '\n' '|'); agent: $(head -3 "$TMP/agent4.log" | tr '\n' '|')"
+fi
+
+cp "$TMP/keys/alpha.key" "$TMP/alpha-copy.key"
+"$IOTRAIL" agent --key "$TMP/keys/alpha.key" --key "$TMP/alpha-copy.key" \
+	--listen "127.0.0.1:$((PORT4 + 1))" 2> "$TMP/twice.err"; rc=$?
+n=$(grep -c . "$TMP/twice.err")
+if [ $rc -ne 0 ] && [ "$n" = 1 ] && grep -q "hold the same key" "$TMP/twice.err"; then
+	pass "targets_key_twice (the same key under two names refused at start in one line)"
+else
+	fail targets_key_twice "exit $rc, $n lines: $(head -2 "$TMP/twice.err" | tr '\n' '|')"
 fi
 exit 0
