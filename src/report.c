@@ -38,7 +38,9 @@ static void usage(FILE *f)
 	      "  -l, --log            the system calls as a list, one a line (time, pid, tid,\n"
 	      "                       comm, call, fd, offset, count, return, file type, path)\n"
 	      "  -m, --machine N      analyse machine N of a file of several (record --target:\n"
-	      "                       0 the initiator, the default; 1 its target)\n"
+	      "                       0 the initiator, the default; 1.. its targets)\n"
+	      "      --recompute-clock  estimate the targets' clocks from the matched I/Os\n"
+	      "                       even when the file has the estimate record stored\n"
 	      "  -h, --help           this text\n"
 	      "\n"
 	      "examples:\n"
@@ -241,6 +243,7 @@ int cmd_report(int argc, char **argv)
 		{ "events", no_argument, NULL, 'e' },
 		{ "log", no_argument, NULL, 'l' },
 		{ "machine", required_argument, NULL, 'm' },
+		{ "recompute-clock", no_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -260,6 +263,9 @@ int cmd_report(int argc, char **argv)
 			break;
 		case 'l':
 			o.log = true;
+			break;
+		case 'R':
+			o.recompute_clock = true;
 			break;
 		case 'z':
 			o.zones = true;

@@ -32,7 +32,8 @@ static struct it_reader *open_machine0(const char *path, char *err, size_t errle
 static int estimate_one(const char *path, uint16_t target, struct it_clock_store *out, char *err,
 			size_t errlen)
 {
-	const struct it_layer_opts opts = { .analyzer = IT_ANALYZER_OPTS_DEFAULT };
+	const struct it_layer_opts opts = { .analyzer = IT_ANALYZER_OPTS_DEFAULT,
+					    .recompute_clock = true };
 	struct it_reader *rd = open_machine0(path, err, errlen);
 	const struct it_machine *ms;
 	const struct it_clock_est *e;
@@ -48,8 +49,7 @@ static int estimate_one(const char *path, uint16_t target, struct it_clock_store
 	ms = it_reader_machines(rd, &n);
 	info = (struct it_pass_info){ .path = path, .host = &ms[0].host, .devs = ms[0].devs,
 				      .ndevs = ms[0].ndevs, .opts = &opts,
-				      .layers = it_pass_layers(rd), .join_machine = target,
-				      .recompute_clock = true };
+				      .layers = it_pass_layers(rd), .join_machine = target };
 	if (!(an = it_analysis_new(&info))) {
 		it_reader_close(rd);
 		snprintf(err, errlen, "out of memory");

@@ -90,6 +90,7 @@ struct it_layer_opts {
 	bool events;                      /* --events: the event lists in JSON */
 	bool pretty;                      /* --pretty: JSON indented */
 	bool log;                         /* --log: the event lists as text, nothing else */
+	bool recompute_clock;             /* --recompute-clock: a stored clock estimate is ignored */
 };
 
 struct it_pass_info {
@@ -103,7 +104,6 @@ struct it_pass_info {
 	uint16_t machine;                 /* whose chunks the pass reads (report --machine) */
 	uint16_t join_machine;            /* machine 0's fabric join: this target machine
 					   * (0: the one serving most controllers) */
-	bool recompute_clock;             /* the join ignores a stored clock estimate */
 	int64_t clock_offset_ns;          /* its CLOCK offset to machine 0 (0 for machine 0) */
 };
 

@@ -31,7 +31,8 @@
 #   - the clock estimate stored in the file (split_trace --store-clock, the
 #     code record --target runs at its end): the report uses it and says
 #     so, and its fabric view is the recomputing one's to the nanosecond;
-#     a stored offset 1 ms off shows 1 ms off (it is used, not recomputed);
+#     a stored offset 1 ms off shows 1 ms off (it is used, not recomputed),
+#     and report --recompute-clock ignores it;
 #   - a long trace (the r2t recording 300 times over, 27 minutes) whose
 #     target clock drifts -200 ppm, 2 s from its CLOCK chunk: every I/O
 #     matched and causal, the drift within its bound.
@@ -269,8 +270,10 @@ stored_clock() {
 	"$SPLIT" tests/data/nvme-tcp-r2t.trail "$split" --offset "$OFFSET" --drift-ppm "$PPM" \
 		--store-clock --stored-error 1000000 || { fail clock_split_stored_used "split_trace failed"; return; }
 	if "$IOTRAIL" report --json "$split" | jq -e --slurpfile r "$TMP/recomputed.json" \
-		'.fabric.cross.clock.offset_ns == $r[0].cross.clock.offset_ns + 1000000' > /dev/null; then
-		pass "clock_split_stored_used (a stored offset 1 ms off is the report's offset)"
+		'.fabric.cross.clock.offset_ns == $r[0].cross.clock.offset_ns + 1000000' > /dev/null &&
+	   "$IOTRAIL" report --recompute-clock --json "$split" | jq -e --slurpfile r "$TMP/recomputed.json" \
+		'.fabric.cross.clock.offset_ns == $r[0].cross.clock.offset_ns and .fabric.cross.clock.stored == null' > /dev/null; then
+		pass "clock_split_stored_used (a stored offset 1 ms off is the report's offset; --recompute-clock ignores it)"
 	else
 		fail clock_split_stored_used "$("$IOTRAIL" report --json "$split" | jq -c .fabric.cross.clock)"
 	fi
