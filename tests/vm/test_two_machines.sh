@@ -155,11 +155,15 @@ if [ -s "$out/read4k.json" ]; then
 	fio_ios=$(jq -r '.jobs[0].read.total_ios' "$out/read4k.fio.json" 2>/dev/null)
 	read -r joined count detailed sumok uio <<< "$(fab read4k '[.cross.joined, .by_opcode.read.count,
 		.detailed, .detail_sum_ok, .unmatched_io] | @tsv')"
+	# the controller joined to machine 1 by both machines' NVMF records (the
+	# initiator's sysfs address and subsystem, the target's nvmet port)
+	ctrl=$(fab read4k '[.cross.controllers[]? | select(.machine == 1 and .joined and .traddr == "10.0.9.2")
+		| "nvme\(.ctrl) \(.transport) \(.traddr):\(.trsvcid) \(.subsysnqn)"] | first // empty')
 	if [ "$joined" = true ] && [ -n "$fio_ios" ] && [ "$count" = "$fio_ios" ] &&
-	   [ "$detailed" = "$fio_ios" ] && [ "$sumok" = "$detailed" ] && [ "$uio" = 0 ]; then
-		pass "two_matched (fio total_ios $fio_ios = matched across the machines $count = split to the network $detailed, parts adding up on $sumok)"
+	   [ "$detailed" = "$fio_ios" ] && [ "$sumok" = "$detailed" ] && [ "$uio" = 0 ] && [ -n "$ctrl" ]; then
+		pass "two_matched (fio total_ios $fio_ios = matched across the machines $count = split to the network $detailed, parts adding up on $sumok; $ctrl -> machine 1)"
 	else
-		fail two_matched "joined '$joined', fio total_ios '$fio_ios', matched '$count', split '$detailed', adding up '$sumok', unmatched on I/O queues '$uio'; not split: $(fab read4k '.not_detailed | tostring')"
+		fail two_matched "joined '$joined', fio total_ios '$fio_ios', matched '$count', split '$detailed', adding up '$sumok', unmatched on I/O queues '$uio', controllers $(fab read4k '.cross.controllers | tostring'); not split: $(fab read4k '.not_detailed | tostring')"
 	fi
 
 	# every run's clock: its uncertainty (at the middle I/O: the drift of
