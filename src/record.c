@@ -312,7 +312,7 @@ static int parse_list(const char *option, const char *arg, char **copy, const ch
 	free(*copy);
 	*n = 0;
 	if (!(*copy = strdup(arg)))
-		return fail(option, "out of memory", NULL);
+		return it_failf(-1, "failed to parse %s: out of memory", option);
 	for (char *p = *copy, *comma;; p = comma + 1) {
 		comma = strchr(p, ',');
 		if (comma)

@@ -26,6 +26,7 @@
 
 struct it_remote {
 	struct it_remote_opts o;
+	char spool_path[4096];    /* o.spool's copy: the caller's may not last */
 	struct it_chan *c;
 	int spool;
 	uint64_t bytes, next_pull;
@@ -146,6 +147,8 @@ struct it_remote *it_remote_open(const struct it_remote_opts *o, char *err, size
 		return NULL;
 	}
 	r->o = *o;
+	snprintf(r->spool_path, sizeof(r->spool_path), "%s", o->spool);
+	r->o.spool = r->spool_path;
 	if (!r->o.keyfile)
 		r->o.keyfile = IT_AGENT_KEY_DEFAULT;
 	r->spool = -1;
