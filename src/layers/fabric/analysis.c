@@ -198,7 +198,7 @@ static int cross_setup(struct fabric *x, const struct it_pass_info *info)
 	x->others = m && n > 2 ? (uint16_t)(n - 2) : 0;
 	if (!m)
 		goto out;
-	if (!info->opts->recompute_clock && use_stored_clock(x, rd, m->id)) {
+	if (!(info->opts && info->opts->recompute_clock) && use_stored_clock(x, rd, m->id)) {
 		rc = -1;
 		goto out;
 	}
