@@ -47,7 +47,8 @@ static int copy_body(struct it_writer *w, const char *src, uint16_t machine, str
 		}
 		if (h.type == IT_CHUNK_HOST || h.type == IT_CHUNK_DEVICES ||
 		    h.type == IT_CHUNK_LAYERS || h.type == IT_CHUNK_CLOCK || h.type == IT_CHUNK_NOTE ||
-		    h.type == IT_CHUNK_NVMF)
+		    h.type == IT_CHUNK_NVMF || h.type == IT_CHUNK_CLOCK_EST ||
+		    h.type == IT_CHUNK_CLOCK_WINDOWS)
 			continue; /* the head: written anew */
 		if (h.machine) /* a merged file is not merged again */
 			continue;
