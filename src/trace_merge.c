@@ -144,9 +144,8 @@ static int write_head(struct it_writer *w, uint16_t machine, const struct it_rea
 {
 	const struct it_host_rec *th = it_reader_host(rt);
 	struct it_clock_rec clock = t->clock;
-	size_t ndevs, nm;
+	size_t ndevs;
 	const struct it_device_rec *devs = it_reader_devices(rt, &ndevs);
-	const struct it_machine *own = it_reader_machines(rt, &nm);
 	int rc;
 
 	clock.machine = machine;
@@ -156,15 +155,6 @@ static int write_head(struct it_writer *w, uint16_t machine, const struct it_rea
 		rc = it_writer_add_devices(w, machine, devs, ndevs);
 	if (!rc)
 		rc = it_writer_add_clock(w, &clock);
-	if (!rc && own[0].nvmf)
-		rc = it_writer_add_nvmf(w, machine, own[0].nvmf, own[0].nnvmf);
-	if (!rc && t->est) {
-		struct it_clock_est_rec est = *t->est;
-
-		est.machine = machine;
-		est.ref_machine = 0;
-		rc = it_writer_add_clock_est(w, &est, t->windows, t->nwindows);
-	}
 	if (!rc && (t->lost || !ended)) {
 		struct it_note_rec note = { .machine = machine, .kind = IT_NOTE_LOST,
 					    .at_ns = t->lost_at_ns };
@@ -172,6 +162,33 @@ static int write_head(struct it_writer *w, uint16_t machine, const struct it_rea
 		snprintf(note.text, sizeof(note.text), "%s",
 			 t->lost ? t->lost : "its recording ends without its END chunk");
 		rc = it_writer_add_note(w, &note);
+	}
+	return rc;
+}
+
+/* The head's newer chunks, after every machine's HOST, DEVICES, CLOCK and
+ * NOTE: a reader older than them ends its head at the first one, so they
+ * come last, where it has read every machine already. */
+static int write_head_extras(struct it_writer *w, struct it_reader *rl, struct it_reader **rt,
+			     const struct it_merge_target *t, size_t nt)
+{
+	size_t nm;
+	const struct it_machine *ms = it_reader_machines(rl, &nm);
+	int rc = ms[0].nvmf ? it_writer_add_nvmf(w, 0, ms[0].nvmf, ms[0].nnvmf) : 0;
+
+	for (size_t i = 0; !rc && i < nt; i++) {
+		uint16_t machine = (uint16_t)(i + 1);
+		const struct it_machine *own = it_reader_machines(rt[i], &nm);
+
+		if (own[0].nvmf)
+			rc = it_writer_add_nvmf(w, machine, own[0].nvmf, own[0].nnvmf);
+		if (!rc && t[i].est) {
+			struct it_clock_est_rec est = *t[i].est;
+
+			est.machine = machine;
+			est.ref_machine = 0;
+			rc = it_writer_add_clock_est(w, &est, t[i].windows, t[i].nwindows);
+		}
 	}
 	return rc;
 }
@@ -184,8 +201,6 @@ int it_trace_merge(const char *out, const char *local, const struct it_merge_tar
 	struct it_layer_rec layers[32];
 	struct it_trace_head head;
 	struct copy cl, ct;
-	const struct it_machine *ms;
-	size_t nm;
 	uint64_t dropped, end_ns;
 	char tmp[4096], why[256] = "";
 	int rc = -1, e, ended;
@@ -220,11 +235,6 @@ int it_trace_merge(const char *out, const char *local, const struct it_merge_tar
 		snprintf(err, errlen, "%s", why);
 		goto out;
 	}
-	ms = it_reader_machines(rl, &nm);
-	if (ms[0].nvmf && (e = it_writer_add_nvmf(w, 0, ms[0].nvmf, ms[0].nnvmf))) {
-		snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(-e));
-		goto out;
-	}
 	for (size_t i = 0; i < nt; i++) {
 		ended = ends_whole(t[i].path);
 		if (ended < 0 || (e = write_head(w, (uint16_t)(i + 1), rt[i], &t[i], ended))) {
@@ -232,6 +242,10 @@ int it_trace_merge(const char *out, const char *local, const struct it_merge_tar
 				 strerror(ended < 0 ? errno : -e));
 			goto out;
 		}
+	}
+	if ((e = write_head_extras(w, rl, rt, t, nt))) {
+		snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(-e));
+		goto out;
 	}
 	if (copy_body(w, local, 0, &cl, err, errlen))
 		goto out;

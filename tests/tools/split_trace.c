@@ -182,12 +182,11 @@ static struct it_nvmf_rec nvmf(uint16_t role, const char *traddr)
 	return r;
 }
 
-/* Target machine m's head: HOST, DEVICES, CLOCK, and its NVMF with --decoy. */
+/* Target machine m's head: HOST, DEVICES, CLOCK. */
 static int add_target(struct it_writer *w, uint16_t m, const struct it_host_rec *target,
 		      const struct it_trace_head *head, struct it_clock_rec clock,
 		      const struct opts *o)
 {
-	struct it_nvmf_rec port = nvmf(IT_NVMF_TARGET_PORT, m == 1 ? "10.99.0.1" : o->real_port);
 	int rc = it_writer_add_machine(w, m, target);
 
 	clock.machine = m;
@@ -195,9 +194,18 @@ static int add_target(struct it_writer *w, uint16_t m, const struct it_host_rec 
 		rc = it_writer_add_devices(w, m, head->devs, head->ndevs);
 	if (!rc && !o->no_clock)
 		rc = it_writer_add_clock(w, &clock);
-	if (!rc && o->decoy)
-		rc = it_writer_add_nvmf(w, m, &port, 1);
-	if (!rc && o->est && o->est[m - 1].est.method) {
+	return rc;
+}
+
+/* Machine m's newer head chunks, after every machine's HOST (as the merge
+ * puts them): its NVMF with --decoy, its stored estimate with --store-clock. */
+static int add_extras(struct it_writer *w, uint16_t m, const struct opts *o)
+{
+	struct it_nvmf_rec rec = nvmf(m ? IT_NVMF_TARGET_PORT : IT_NVMF_HOST_CTRL,
+				      m == 1 ? "10.99.0.1" : m ? o->real_port : "127.0.0.1");
+	int rc = o->decoy ? it_writer_add_nvmf(w, m, &rec, 1) : 0;
+
+	if (!rc && m && o->est && o->est[m - 1].est.method) {
 		struct it_clock_est_rec e = o->est[m - 1].est;
 
 		e.machine = m;
@@ -299,16 +307,11 @@ static int write_split(char **argv, struct opts *o_)
 	clock.uncertainty_ns = o.exchange_uncertainty;
 	snprintf(clock.method, sizeof(clock.method), "split_trace %+.3f s %+g ppm",
 		 (double)o.offset / 1e9, o.ppm);
-	rc = 0;
-	if (o.decoy) {
-		struct it_nvmf_rec ctrl = nvmf(IT_NVMF_HOST_CTRL, "127.0.0.1");
-
-		rc = it_writer_add_nvmf(w, 0, &ctrl, 1);
-	}
-	if (!rc)
-		rc = add_target(w, 1, &target, &head, clock, &o);
+	rc = add_target(w, 1, &target, &head, clock, &o);
 	if (!rc && o.decoy)
 		rc = add_target(w, 2, &target, &head, clock, &o);
+	for (uint16_t m = 0; !rc && m <= (o.decoy ? 2 : 1); m++)
+		rc = add_extras(w, m, &o);
 	while (it_reader_next(r, &evs, &n) == 1)
 		; /* to its end: the END time */
 	it_reader_status(r, &st);
