@@ -90,6 +90,9 @@ struct it_layer_opts {
 	bool events;                      /* --events: the event lists in JSON */
 	bool pretty;                      /* --pretty: JSON indented */
 	bool log;                         /* --log: the event lists as text, nothing else */
+	bool fabric_grouped;              /* --fabric-group-by: the fabric's keys */
+	uint8_t fabric_keys[8];           /*   enum it_fabric_key, in order */
+	unsigned nfabric_keys;
 };
 
 struct it_pass_info {

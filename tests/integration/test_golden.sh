@@ -42,6 +42,8 @@ json-events|report --json --events
 log|report --log
 group-op-comm-pid|report --group-by op,comm,pid
 zones|report --zones
+fabric-groups|report --fabric-group-by op,size,queue,initiator,machine
+fabric-groups-json|report --json --fabric-group-by size,queue
 csv|export --format csv"
 
 record=""

@@ -715,3 +715,110 @@ TEST(fabric_target_alone)
 	}
 	it_fabric_free(f);
 }
+
+/* The group of r's side `side` whose key fields are these, or NULL. */
+static const struct it_fabric_op *group(const struct it_fabric_results *r, uint8_t side,
+					 uint8_t opcode, uint8_t size_class, uint16_t qid)
+{
+	for (size_t i = 0; i < r->ngroups; i++)
+		if (r->groups[i].side == side && r->groups[i].opcode == opcode &&
+		    r->groups[i].size_class == size_class && r->groups[i].qid == qid)
+			return &r->groups[i];
+	return NULL;
+}
+
+TEST(fabric_group_by_size_queue)
+{
+	/* reads of 4K on queue 1 and of 128K on queues 1 and 2, a write of
+	 * 4K on queue 2, a keep-alive, and a target command no host claims:
+	 * grouped by size and queue (not op), each command in one group, the
+	 * keep-alive in its own (admin) group, the target's alone in its side */
+	struct it_fabric *f = it_fabric_new();
+	static const uint8_t keys[] = { IT_FK_SIZE, IT_FK_QUEUE };
+	struct it_event evs[] = {
+		ctrl_ev(INST, CNTLID, IT_NVME_TR_TCP),
+		TI(1100, 0xa1, 1, 0x0001, IT_NVME_READ),
+		TI(1150, 0xa2, 1, 0x0002, IT_NVME_READ),
+		TI(1160, 0xa3, 2, 0x0003, IT_NVME_READ),
+		TI(1170, 0xa4, 2, 0x0004, IT_NVME_WRITE),
+		TI(1180, 0xa5, 0, 0x0005, 0x18 /* keep alive */),
+		TC(1400, 0xa1, 1, 0x0001, IT_NVME_READ),
+		TC(1500, 0xa2, 1, 0x0002, IT_NVME_READ),
+		TC(1600, 0xa3, 2, 0x0003, IT_NVME_READ),
+		TC(1700, 0xa4, 2, 0x0004, IT_NVME_WRITE),
+		TC(1800, 0xa5, 0, 0x0005, 0x18),
+	};
+	struct it_fabric_host h[] = {
+		host(1000, 1500, 1, 0x0001, IT_NVME_READ), host(1010, 1600, 1, 0x0002, IT_NVME_READ),
+		host(1020, 1700, 2, 0x0003, IT_NVME_READ), host(1030, 1800, 2, 0x0004, IT_NVME_WRITE),
+		host(1040, 1900, 0, 0x0005, 0x18),
+	};
+	struct it_event late[] = { /* after the host commands: claimed by none */
+		TI(5000, 0xa6, 1, 0x0009, IT_NVME_READ), TC(5300, 0xa6, 1, 0x0009, IT_NVME_READ),
+	};
+
+	h[1].bytes = h[2].bytes = 128 * 1024;
+	evs[2].nvmet.bytes = evs[3].nvmet.bytes = 128 * 1024;
+	evs[7].nvmet.bytes = evs[8].nvmet.bytes = 128 * 1024;
+	h[4].bytes = evs[5].nvmet.bytes = evs[10].nvmet.bytes = 0;
+	it_fabric_group_by(f, keys, 2);
+	events(f, evs, N(evs));
+	for (size_t i = 0; i < N(h); i++)
+		it_fabric_host(f, &h[i]);
+	ASSERT_EQ(it_fabric_settle(f), 0, "settle");
+	events(f, late, N(late));
+	ASSERT_EQ(it_fabric_finish(f), 0, "finish");
+	const struct it_fabric_results *r = it_fabric_results(f);
+	ASSERT_EQ(r->matched, 5, "matched");
+	ASSERT_EQ(r->grouped, true, "grouped");
+	ASSERT_EQ(r->ngroups, 6, "4K q1, 128K q1, 128K q2, 4K q2, the keep-alive; the target's one");
+	/* op is not a key: a group's opcode is 0, reads and writes together */
+	const struct it_fabric_op *g4k1 = group(r, IT_FSIDE_MATCHED, 0, 13, 1);
+	const struct it_fabric_op *g128k1 = group(r, IT_FSIDE_MATCHED, 0, 18, 1);
+	const struct it_fabric_op *g128k2 = group(r, IT_FSIDE_MATCHED, 0, 18, 2);
+	const struct it_fabric_op *g4k2 = group(r, IT_FSIDE_MATCHED, 0, 13, 2);
+	const struct it_fabric_op *ka = group(r, IT_FSIDE_MATCHED, 0x18, 0, 0);
+	if (ASSERT_NOT_NULL(g4k1, "4K queue 1") && ASSERT_NOT_NULL(g128k1, "128K queue 1") &&
+	    ASSERT_NOT_NULL(g128k2, "128K queue 2") && ASSERT_NOT_NULL(g4k2, "4K queue 2") &&
+	    ASSERT_NOT_NULL(ka, "keep-alive")) {
+		ASSERT_EQ(g4k1->count, 1, "one 4K read on queue 1");
+		ASSERT_U64_EQ(g4k1->stage[IT_FS_TARGET].sum, 300, "its target");
+		ASSERT_U64_EQ(g128k1->stage[IT_FS_HOST_OUT].sum, 140, "the 128K read's host.out");
+		ASSERT_U64_EQ(g128k2->stage[IT_FS_COMMAND].sum, 680, "128K on queue 2: command");
+		ASSERT_EQ(g4k2->count, 1, "the write");
+		ASSERT_U64_EQ(g4k2->bytes, K4, "its bytes");
+		ASSERT_EQ(ka->admin, true, "admin, in a group of its own");
+		ASSERT_EQ(g4k1->machine, 0, "machine not a key: 0");
+	}
+	/* the groups hold every matched command once: their sums are the ops' */
+	uint64_t groups = 0, ops = 0;
+	for (size_t i = 0; i < r->ngroups; i++)
+		if (r->groups[i].side == IT_FSIDE_MATCHED)
+			groups += r->groups[i].stage[IT_FS_COMMAND].sum;
+	for (size_t i = 0; i < r->nops; i++)
+		ops += r->ops[i].stage[IT_FS_COMMAND].sum;
+	ASSERT_U64_EQ(groups, ops, "the groups' command time is the opcodes'");
+	const struct it_fabric_op *t = group(r, IT_FSIDE_TARGET, 0, 13, 1);
+	if (ASSERT_NOT_NULL(t, "the target's command alone, 4K on queue 1"))
+		ASSERT_U64_EQ(t->stage[IT_FS_TARGET].sum, 300, "its target");
+	it_fabric_free(f);
+}
+
+TEST(fabric_group_keys_parse)
+{
+	uint8_t keys[IT_FK_MAX];
+	unsigned n = 9;
+	char err[160];
+
+	ASSERT_EQ(it_fabric_parse_keys("op,size,queue,initiator,machine", keys, &n, err, sizeof(err)),
+		  0, "every key");
+	ASSERT_EQ(n, 5, "five");
+	ASSERT_EQ(keys[2], IT_FK_QUEUE, "in order");
+	ASSERT_EQ(it_fabric_parse_keys("none", keys, &n, err, sizeof(err)), 0, "none");
+	ASSERT_EQ(n, 0, "no key");
+	ASSERT_EQ(it_fabric_parse_keys("op,dev", keys, &n, err, sizeof(err)), -1, "dev: no such key");
+	ASSERT_TRUE(strstr(err, "unknown fabric group-by key 'dev'") != NULL, "says which");
+	ASSERT_EQ(it_fabric_parse_keys("op,op", keys, &n, err, sizeof(err)), -1, "twice");
+	ASSERT_EQ(it_fabric_parse_keys("op,", keys, &n, err, sizeof(err)), -1, "a trailing comma");
+	ASSERT_EQ(it_fabric_parse_keys("", keys, &n, err, sizeof(err)), -1, "empty");
+}

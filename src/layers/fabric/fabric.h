@@ -119,10 +119,30 @@ struct it_fabric_host {
 	uint8_t opcode;
 };
 
+/* Group-by keys of the fabric tables (report --fabric-group-by): the
+ * opcode, the I/O size as the block tables bucket it (powers of two), the
+ * queue (qid), the initiator (the host's controller, nvmeN; a target
+ * alone: the initiator's cntlid) and the target's machine (a merged file). */
+enum it_fabric_key { IT_FK_OP, IT_FK_SIZE, IT_FK_QUEUE, IT_FK_INITIATOR, IT_FK_MACHINE, IT_FK_MAX };
+extern const char *const it_fabric_key_names[IT_FK_MAX];
+/* Parses "op,size,queue": 0, or -1 with one line in err. "none": no keys. */
+int it_fabric_parse_keys(const char *s, uint8_t *keys, unsigned *nkeys, char *err, size_t len);
+
+/* Which commands a group holds. */
+enum it_fabric_side { IT_FSIDE_MATCHED = 1, IT_FSIDE_INITIATOR = 2, IT_FSIDE_TARGET = 3 };
+#define IT_FABRIC_NO_MACHINE 0x7fff /* initiator alone: its target is not in the trace */
+
 struct it_fabric_op {
 	uint8_t opcode;
 	bool admin;               /* admin queue (qid 0): admin opcodes */
 	uint16_t cntlid;          /* target alone: the initiator's controller; else 0 */
+	/* a group's key (it_fabric_results.groups; the keys not grouped on
+	 * are 0, and an admin command keeps its opcode) */
+	uint8_t side;             /* enum it_fabric_side */
+	uint8_t size_class;       /* it_size_class() of the command's bytes */
+	uint16_t qid;
+	uint16_t ctrl;            /* matched, initiator alone: the host's controller (nvmeN) */
+	uint16_t machine;         /* the target's machine; IT_FABRIC_NO_MACHINE */
 	uint64_t count, bytes;
 	uint64_t with_trail;      /* of which with their request's completed trail (host.done);
 				   * host.block and io need its first point (Q or I) too */
@@ -175,6 +195,13 @@ struct it_fabric_results {
 	size_t ntarget_alone;
 	struct it_fabric_queue *queues; /* by controller, qid */
 	size_t nqueues;
+	/* it_fabric_group_by: the same commands by those keys, each group
+	 * with its side; sorted by side, then key */
+	bool grouped;
+	uint8_t keys[IT_FK_MAX];
+	unsigned nkeys;
+	struct it_fabric_op *groups;
+	size_t ngroups;
 	/* two machines (it_fabric_cross): the target's clock on the
 	 * initiator's, estimated from the matched I/Os, and how causal the
 	 * merged timeline is. Per matched I/O: out = the target received
@@ -208,6 +235,9 @@ int it_fabric_trail(struct it_fabric *f, uint32_t dev, uint64_t q, uint64_t d, u
 void it_fabric_cross(struct it_fabric *f, uint16_t target_machine,
 		     const struct it_clock_guess *guess, bool have_exchange,
 		     int64_t exchange_offset_ns, uint64_t exchange_uncertainty_ns);
+/* Groups the commands by these keys too (results.groups); call before
+ * any event. */
+void it_fabric_group_by(struct it_fabric *f, const uint8_t *keys, unsigned nkeys);
 /* The machine of the events given next (target commands are keyed by
  * machine too: two targets may have the same cntlid). */
 void it_fabric_feeding(struct it_fabric *f, uint16_t machine);
