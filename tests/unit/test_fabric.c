@@ -453,7 +453,65 @@ TEST(fabric_transport_write_r2t_and_loopback)
 	ASSERT_U64_EQ(stage_sum(o, IT_FS_TARGET_SEND), 0, "target.send: the response alone");
 	ASSERT_U64_EQ(stage_sum(o, IT_FS_NET_BACK), 100, "net.back");
 	ASSERT_U64_EQ(stage_sum(o, IT_FS_HOST_COMPLETE), 100, "host.complete");
+	/* target.queue's R2T round trip: parsed 1300, R2T out 1400, landed
+	 * on the host 1500, H2C data 1600 to 2600, landed on the target 1700
+	 * (inside the send call: at its return), backend 2700 */
+	ASSERT_EQ(r->r2t_split, 1, "the R2T round trip split");
+	ASSERT_EQ(r->r2t_sum_ok, 1, "its parts add up to target.queue");
+	ASSERT_U64_EQ(stage_sum(o, IT_FS_R2T_SEND), 100, "r2t.send");
+	ASSERT_U64_EQ(stage_sum(o, IT_FS_R2T_NET), 100, "r2t.net");
+	ASSERT_U64_EQ(stage_sum(o, IT_FS_H2C_WAIT), 100, "h2c.wait");
+	ASSERT_U64_EQ(stage_sum(o, IT_FS_H2C_SEND), 1000, "h2c.send");
+	ASSERT_U64_EQ(stage_sum(o, IT_FS_H2C_NET), 0, "h2c.net: delivered inside the call");
+	ASSERT_U64_EQ(stage_sum(o, IT_FS_H2C_RECV), 100, "h2c.recv");
 out:
+	it_fabric_free(f);
+}
+
+TEST(fabric_transport_h2c_by_request)
+{
+	/* a write whose H2C data goes out in two calls (the socket full
+	 * after the first), recorded as Debian 6.1's probe did: the PDU
+	 * buffer the cid is read from holds the H2C data PDU by then, so
+	 * those sends carry the target's transfer tag (0x00fc) as their cid;
+	 * the request pointer names the command (the analysis keeps each
+	 * request's capsule cid). */
+	struct it_fabric *f = it_fabric_new();
+	struct it_event evs[] = {
+		ctrl_ev(INST, CNTLID, IT_NVME_TR_TCP),
+		hsend(1100, 1200, 0x3002, IT_TCP_CMD_PDU, IT_TCP_CMD_PDU, true),
+		TREADY(1250),
+		TI(1300, 0xb1, 1, 0x3002, IT_NVME_WRITE),
+		TSEND(1400, 0x3002, IT_TCPT_R2T),
+		HREADY(1500),
+		hsend(1600, 2000, 0x00fc, IT_TCP_H2C_PDU, IT_TCP_DATA, false),
+		hsend(2100, 2600, 0x00fc, IT_TCP_DATA, IT_TCP_DATA, true),
+		TREADY(2650),
+		TX(2700, 0xb1, 0x3002, IT_NVME_WRITE),
+		TC(5700, 0xb1, 1, 0x3002, IT_NVME_WRITE),
+		TSEND(5800, 0x3002, IT_TCPT_RESPONSE),
+		HREADY(5900),
+	};
+	struct it_fabric_host h = host(1000, 6000, 1, 0x3002, IT_NVME_WRITE);
+
+	for (size_t i = 0; i < N(evs); i++)
+		if (evs[i].type == IT_EV_TCP_SEND)
+			evs[i].tcp.cmd = 0xffff888000300000ull; /* its struct request * */
+	events(f, evs, N(evs));
+	it_fabric_host(f, &h);
+	it_fabric_settle(f);
+	it_fabric_finish(f);
+	const struct it_fabric_results *r = it_fabric_results(f);
+	ASSERT_EQ(r->detail_sum_ok, 1, "split, parts add up");
+	ASSERT_EQ(r->r2t_split, 1, "the R2T round trip split");
+	ASSERT_EQ(r->r2t_sum_ok, 1, "adding up to target.queue");
+	const struct it_fabric_op *o = op_stats(r, false, IT_NVME_WRITE);
+	if (ASSERT_NOT_NULL(o, "writes")) {
+		ASSERT_U64_EQ(stage_sum(o, IT_FS_H2C_SEND), 1000, "h2c.send: both calls, 1600 -> 2600");
+		ASSERT_U64_EQ(stage_sum(o, IT_FS_H2C_NET), 50, "h2c.net: its arrival at 2650");
+		ASSERT_U64_EQ(stage_sum(o, IT_FS_H2C_RECV), 50, "h2c.recv");
+		ASSERT_U64_EQ(stage_sum(o, IT_FS_HOST_SEND), 100, "host.send: the capsule only");
+	}
 	it_fabric_free(f);
 }
 

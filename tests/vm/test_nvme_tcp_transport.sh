@@ -11,6 +11,9 @@
 #    to the network and its target.dev to the backing disk's bios, and the
 #    parts add up (per I/O: detail_sum_ok, dev_sum_ok; in the sums: the
 #    parts' sum_ns == host.out + target + host.in);
+#  - the R2T round trip: every 128K write's target.queue splits into
+#    r2t.* and h2c.* (R2T out, landed on the host, H2C data out, landed on
+#    the target), adding up; no 8K write (in-capsule) and no read has one;
 #  - SQ head pointer updates disabled (a second controller, disable_sqflow):
 #    reads complete on their data PDU, no response PDU: matched and split
 #    all the same, target.send 0;
@@ -31,7 +34,7 @@ cd "$(dirname "$0")/../.." || exit 1
 
 DELAY_NS=20000000 # TCG fires a null_blk timer 0.3-1 ms late (more on a loaded host): under 5%
 NETEM_MS=80 # TCG adds 1-3 ms of timer, softirq and cross-CPU latency each way: under 4%
-names="vm_tcp_layers vm_tcp_read4k vm_tcp_write8k vm_tcp_write128k vm_tcp_read1m vm_tcp_sqhd_disabled vm_tcp_cost vm_tcp_backlog
+names="vm_tcp_layers vm_tcp_read4k vm_tcp_write8k vm_tcp_write128k vm_tcp_r2t vm_tcp_read1m vm_tcp_sqhd_disabled vm_tcp_cost vm_tcp_backlog
        vm_tcp_dev_delay vm_tcp_netem vm_tcp_diff_target_dev"
 vm_skip_unless fio jq tc -- $names
 
@@ -128,6 +131,21 @@ workload vm_tcp_read4k read4k read
 workload vm_tcp_write8k write8k write
 workload vm_tcp_write128k write128k write
 workload vm_tcp_read1m read1m read
+
+# the R2T round trip: fio's 128K writes each one, the others none
+r2t() { jq -r "[.fabric.r2t_split, .fabric.r2t_sum_ok] | @tsv" "$out/$1.json" 2>/dev/null; }
+read -r w128 w128ok <<< "$(r2t write128k)"
+read -r w8 _ <<< "$(r2t write8k)"
+read -r r4 _ <<< "$(r2t read4k)"
+fio_ios=$(jq -r '.jobs[0].write.total_ios' "$out/write128k.fio.json" 2>/dev/null)
+r2tavgs=$(jq -r '[.fabric.by_opcode.write.stages[] | select(.part_of == "target.queue") |
+	"\(.name)=\(.ns.avg / 1000 | floor)"] | join(" ")' "$out/write128k.json" 2>/dev/null)
+if [ -n "$fio_ios" ] && [ "$fio_ios" -gt 0 ] && [ "$w128" = "$fio_ios" ] && [ "$w128ok" = "$w128" ] &&
+   [ "$w8" = 0 ] && [ "$r4" = 0 ]; then
+	pass "vm_tcp_r2t (fio's $fio_ios 128K writes: $w128 split into the R2T round trip, adding up on $w128ok; 8K writes and 4K reads none; avg us: $r2tavgs)"
+else
+	fail vm_tcp_r2t "fio's 128K writes '$fio_ios', R2T split '$w128' adding up '$w128ok'; 8K writes '$w8', 4K reads '$r4' (want 0)"
+fi
 
 # SQ head pointer updates disabled: reads complete on their C2H data PDU
 # (no response PDU): matched and split all the same, target.send is 0

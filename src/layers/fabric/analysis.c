@@ -435,6 +435,10 @@ static void fabric_text(void *self, FILE *out, const struct it_report_ctx *ctx)
 			if (r->gap[k])
 				fprintf(out, "    not split, %s: %llu\n", it_fabric_gap_names[k],
 					(unsigned long long)r->gap[k]);
+		if (r->r2t_split)
+			fprintf(out, "  with the R2T round trip (r2t.*, h2c.*): %llu writes, adding up on "
+				"%llu\n", (unsigned long long)r->r2t_split,
+				(unsigned long long)r->r2t_sum_ok);
 		if (r->dev_split)
 			fprintf(out, "  with the backing device's block stages: %llu, adding up on %llu; "
 				"%llu without their bios\n", (unsigned long long)r->dev_split,
@@ -694,6 +698,8 @@ static void fabric_json(void *self, struct it_json *j, const struct it_report_ct
 	it_json_kv_bool(j, "transport", r->transport);
 	it_json_kv_uint(j, "detailed", r->detailed);
 	it_json_kv_uint(j, "detail_sum_ok", r->detail_sum_ok);
+	it_json_kv_uint(j, "r2t_split", r->r2t_split);
+	it_json_kv_uint(j, "r2t_sum_ok", r->r2t_sum_ok);
 	it_json_kv_uint(j, "dev_split", r->dev_split);
 	it_json_kv_uint(j, "dev_sum_ok", r->dev_sum_ok);
 	it_json_kv_uint(j, "dev_unlinked", r->dev_unlinked);

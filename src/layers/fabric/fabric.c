@@ -43,6 +43,18 @@ const struct it_fabric_stage_def it_fabric_stages[IT_FS_MAX] = {
 	    "target parsed -> target completed (execution on the backing device)"),
 	PART(IT_FS_TARGET_QUEUE, "target.queue", IT_FP_TI, IT_FP_TX, IT_FS_TARGET,
 	     "parsed -> backend started (a write's data: in-capsule, or R2T and H2C)"),
+	PART(IT_FS_R2T_SEND, "r2t.send", IT_FP_TI, IT_FP_TR2T, IT_FS_TARGET_QUEUE,
+	     "parsed -> its R2T starts out (a write's data buffer, the R2T queued)"),
+	PART(IT_FS_R2T_NET, "r2t.net", IT_FP_TR2T, IT_FP_HR2T, IT_FS_TARGET_QUEUE,
+	     "R2T starts out -> data landed on the initiator's socket"),
+	PART(IT_FS_H2C_WAIT, "h2c.wait", IT_FP_HR2T, IT_FP_HH0, IT_FS_TARGET_QUEUE,
+	     "landed -> the first H2C data PDU to TCP (nvme-tcp io_work, R2T handled)"),
+	PART(IT_FS_H2C_SEND, "h2c.send", IT_FP_HH0, IT_FP_HH1, IT_FS_TARGET_QUEUE,
+	     "first H2C byte -> the last data's send call returned"),
+	PART(IT_FS_H2C_NET, "h2c.net", IT_FP_HH1, IT_FP_TH, IT_FS_TARGET_QUEUE,
+	     "H2C data sent -> its last arrival on the target's socket"),
+	PART(IT_FS_H2C_RECV, "h2c.recv", IT_FP_TH, IT_FP_TX, IT_FS_TARGET_QUEUE,
+	     "landed -> backend started (nvmet-tcp io_work, data received)"),
 	PART(IT_FS_TARGET_DEV, "target.dev", IT_FP_TX, IT_FP_TC, IT_FS_TARGET,
 	     "backend started -> completed (the backing device)"),
 	PART(IT_FS_TDEV_SUBMIT, "tdev.submit", IT_FP_TX, IT_FP_BQ, IT_FS_TARGET_DEV,
@@ -782,7 +794,7 @@ static void alone(struct it_fabric *f, const struct it_fabric_host *h)
 	struct it_fabric_op *to[2];
 
 	if (it_fabric_tcp_host_sent(f->tcp, h->ctrl, h->qid, h->cid, h->s, h->n, &p[IT_FP_HS0],
-				    &p[IT_FP_HS1]) != IT_TCP_FOUND ||
+				    &p[IT_FP_HS1], &p[IT_FP_HH0], &p[IT_FP_HH1]) != IT_TCP_FOUND ||
 	    !(to[0] = op_in(f, f->alone, false, h->opcode)))
 		return;
 	if (p[IT_FP_HS0] < h->s || p[IT_FP_HS1] < p[IT_FP_HS0] || h->n < p[IT_FP_HS1])
@@ -846,6 +858,35 @@ static enum it_tcp_found arrival(struct it_fabric *f, enum it_tcp_side side, uin
 					  at > (int64_t)unc ? (uint64_t)at - unc : 0, to, p);
 }
 
+/* A write's R2T round trip, given its R2T (TR2T) and H2C sends (HH0,
+ * HH1): the R2T's arrival on the host (HR2T: the first arrival after it
+ * on one clock; across two, as arrival() finds it, the target's times
+ * moved by d give or take unc) and its data's last arrival on the target
+ * before the backend started (TH). All five points, or none (the R2T
+ * parts are then left out; target.queue stays whole). */
+static void r2t_points(struct it_fabric *f, const struct it_fabric_host *h, const struct tcmd *t,
+		       uint64_t *p, int64_t d, uint64_t unc)
+{
+	enum it_tcp_found hr = IT_TCP_NONE, th = IT_TCP_NONE;
+
+	if (p[IT_FP_TR2T] && p[IT_FP_HH0] && p[IT_FP_HH1] && t->tx) {
+		if (!f->r.cross) {
+			hr = it_fabric_tcp_arrival(f->tcp, IT_TCP_HOST, h->ctrl, h->qid,
+						   p[IT_FP_TR2T], p[IT_FP_HH0], &p[IT_FP_HR2T]);
+			th = it_fabric_tcp_arrival_last(f->tcp, IT_TCP_TARGET, t->cntlid, t->qid,
+							p[IT_FP_HH0], t->tx, &p[IT_FP_TH]);
+		} else {
+			hr = arrival(f, IT_TCP_HOST, h->ctrl, h->qid, (int64_t)p[IT_FP_TR2T] + d, unc,
+				     p[IT_FP_HH0], &p[IT_FP_HR2T]);
+			th = arrival(f, IT_TCP_TARGET, t->cntlid, t->qid, (int64_t)p[IT_FP_HH0] - d,
+				     unc, t->tx, &p[IT_FP_TH]);
+		}
+	}
+	if (hr != IT_TCP_FOUND || th != IT_TCP_FOUND)
+		for (int k = IT_FP_TR2T; k <= IT_FP_TH; k++)
+			p[k] = 0;
+}
+
 /* The transport points of a matched I/O command (p[HS0 .. HR], TX is the
  * target command's), or the first one missing. */
 static int transport_points(struct it_fabric *f, const struct it_fabric_host *h,
@@ -855,11 +896,11 @@ static int transport_points(struct it_fabric *f, const struct it_fabric_host *h,
 
 	/* both sides' sends are used up whatever else is missing */
 	hs = it_fabric_tcp_host_sent(f->tcp, h->ctrl, h->qid, h->cid, h->s, h->n, &p[IT_FP_HS0],
-				     &p[IT_FP_HS1]);
+				     &p[IT_FP_HS1], &p[IT_FP_HH0], &p[IT_FP_HH1]);
 	/* across two clocks, a window's edge set by the other side's point
 	 * is good to the slack */
 	ts = it_fabric_tcp_target_sent(f->tcp, t->cntlid, t->qid, t->cid, t->ti, t->tc,
-				       h->n + f->slack, &p[IT_FP_TS0], &p[IT_FP_TSR]);
+				       h->n + f->slack, &p[IT_FP_TS0], &p[IT_FP_TSR], &p[IT_FP_TR2T]);
 	if (!f->r.cross) {
 		if (hs == IT_TCP_FOUND)
 			tr = it_fabric_tcp_arrival(f->tcp, IT_TCP_TARGET, t->cntlid, t->qid,
@@ -867,6 +908,7 @@ static int transport_points(struct it_fabric *f, const struct it_fabric_host *h,
 		if (ts == IT_TCP_FOUND)
 			hr = it_fabric_tcp_arrival(f->tcp, IT_TCP_HOST, h->ctrl, h->qid,
 						   p[IT_FP_TSR], h->n, &p[IT_FP_HR]);
+		r2t_points(f, h, t, p, 0, 0);
 	} else if (hs == IT_TCP_FOUND && ts == IT_TCP_FOUND) {
 		/* across two clocks: where the I/Os so far put the send, not
 		 * the coarse guess give or take its slack (another PDU's
@@ -883,6 +925,7 @@ static int transport_points(struct it_fabric *f, const struct it_fabric_host *h,
 			     t->ti, &p[IT_FP_TR]);
 		hr = arrival(f, IT_TCP_HOST, h->ctrl, h->qid, (int64_t)p[IT_FP_TSR] + d, unc, h->n,
 			     &p[IT_FP_HR]);
+		r2t_points(f, h, t, p, d, unc);
 	}
 	if (hs == IT_TCP_GONE || ts == IT_TCP_GONE || tr == IT_TCP_GONE || hr == IT_TCP_GONE)
 		return IT_FG_GONE;
@@ -906,8 +949,9 @@ static int transport_points(struct it_fabric *f, const struct it_fabric_host *h,
 }
 
 /* The target's points of a matched I/O (the rest are the initiator's). */
-static const uint8_t target_points[] = { IT_FP_TR, IT_FP_TI, IT_FP_TX, IT_FP_BQ, IT_FP_BD,
-					 IT_FP_BC, IT_FP_TC, IT_FP_TS0, IT_FP_TSR };
+static const uint8_t target_points[] = { IT_FP_TR, IT_FP_TI, IT_FP_TR2T, IT_FP_TH, IT_FP_TX,
+					 IT_FP_BQ, IT_FP_BD, IT_FP_BC, IT_FP_TC, IT_FP_TS0,
+					 IT_FP_TSR };
 
 static bool on_target(int point)
 {
@@ -964,6 +1008,10 @@ static void account(struct it_fabric *f, const struct it_fabric_host *h, uint64_
 		f->r.detail_sum_ok += sum[IT_FS_HOST_OUT] == p[IT_FP_TI] - h->s &&
 				      sum[IT_FS_TARGET] == p[IT_FP_TC] - p[IT_FP_TI] &&
 				      sum[IT_FS_HOST_IN] == h->n - p[IT_FP_TC];
+		if (p[IT_FP_TR2T]) {
+			f->r.r2t_split++;
+			f->r.r2t_sum_ok += sum[IT_FS_TARGET_QUEUE] == p[IT_FP_TX] - p[IT_FP_TI];
+		}
 		if (p[IT_FP_BQ]) {
 			f->r.dev_split++;
 			f->r.dev_sum_ok += sum[IT_FS_TARGET_DEV] == p[IT_FP_TC] - p[IT_FP_TX];
@@ -1023,7 +1071,8 @@ static void match(struct it_fabric *f, const struct it_fabric_host *h, const str
  * machine, or not traced): what the target's side alone tells. */
 static void target_alone(struct it_fabric *f, const struct tcmd *t)
 {
-	static const int stages[] = { IT_FS_TARGET, IT_FS_TARGET_QUEUE, IT_FS_TARGET_DEV,
+	static const int stages[] = { IT_FS_TARGET, IT_FS_TARGET_QUEUE, IT_FS_R2T_SEND,
+				      IT_FS_TARGET_DEV,
 				      IT_FS_TDEV_SUBMIT, IT_FS_TDEV_Q2D, IT_FS_TDEV_D2C,
 				      IT_FS_TDEV_DONE, IT_FS_TARGET_SENDQ, IT_FS_TARGET_SEND };
 	uint64_t p[IT_FP_MAX] = { [IT_FP_TI] = t->ti, [IT_FP_TX] = t->tx, [IT_FP_TC] = t->tc };
@@ -1037,7 +1086,7 @@ static void target_alone(struct it_fabric *f, const struct tcmd *t)
 		p[IT_FP_BC] = t->bc;
 	}
 	it_fabric_tcp_target_sent(f->tcp, t->cntlid, t->qid, t->cid, t->ti, t->tc, UINT64_MAX,
-				  &p[IT_FP_TS0], &p[IT_FP_TSR]);
+				  &p[IT_FP_TS0], &p[IT_FP_TSR], &p[IT_FP_TR2T]);
 	for (size_t k = 0; k < f->ntalone && !o; k++)
 		if (f->talone[k]->cntlid == t->cntlid && f->talone[k]->opcode == t->opcode)
 			o = f->talone[k];

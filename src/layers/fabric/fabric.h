@@ -50,6 +50,12 @@ enum it_fabric_point {
 	IT_FP_HS1,       /* host: the capsule's last byte handed to TCP (send call returned) */
 	IT_FP_TR,        /* target: data landed on its socket (first arrival after HS0) */
 	IT_FP_TI,        /* target: command parsed (nvmet_req_init) */
+	/* a write's data after an R2T (0 for every other command) */
+	IT_FP_TR2T,      /* target: its (first) R2T PDU starts out */
+	IT_FP_HR2T,      /* host: data landed on its socket (first arrival after TR2T) */
+	IT_FP_HH0,       /* host: the first H2C data PDU's first byte handed to TCP */
+	IT_FP_HH1,       /* host: the last H2C data's send call returned */
+	IT_FP_TH,        /* target: the last data arrival on its socket before TX */
 	IT_FP_TX,        /* target: the backend started it (bdev or file execute) */
 	IT_FP_BQ,        /* target: its first bio queued on the backing device (block Q) */
 	IT_FP_BD,        /* target: its last request issued to the backing device (D) */
@@ -74,12 +80,17 @@ struct it_fabric_stage_def {
 /* Top stages, each followed by its parts where the transport was traced:
  * host.out = host.queue + host.send + net.out + target.recv, target =
  * target.queue + target.dev, host.in = target.sendq + target.send +
- * net.back + host.complete; and where the backend's bios were traced,
+ * net.back + host.complete; for a write whose data came after an R2T,
+ * target.queue = r2t.send + r2t.net + h2c.wait + h2c.send + h2c.net +
+ * h2c.recv (the R2T round trip); and where the backend's bios were traced,
  * target.dev = tdev.submit + tdev.q2d + tdev.d2c + tdev.done (the backing
  * device's own block stages, inside the command). */
 enum { IT_FS_HOST_BLOCK,
        IT_FS_HOST_OUT, IT_FS_HOST_QUEUE, IT_FS_HOST_SEND, IT_FS_NET_OUT, IT_FS_TARGET_RECV,
-       IT_FS_TARGET, IT_FS_TARGET_QUEUE, IT_FS_TARGET_DEV,
+       IT_FS_TARGET, IT_FS_TARGET_QUEUE,
+       IT_FS_R2T_SEND, IT_FS_R2T_NET, IT_FS_H2C_WAIT, IT_FS_H2C_SEND, IT_FS_H2C_NET,
+       IT_FS_H2C_RECV,
+       IT_FS_TARGET_DEV,
        IT_FS_TDEV_SUBMIT, IT_FS_TDEV_Q2D, IT_FS_TDEV_D2C, IT_FS_TDEV_DONE,
        IT_FS_HOST_IN, IT_FS_TARGET_SENDQ, IT_FS_TARGET_SEND, IT_FS_NET_BACK, IT_FS_HOST_COMPLETE,
        IT_FS_HOST_DONE, IT_FS_COMMAND, IT_FS_IO,
@@ -176,6 +187,8 @@ struct it_fabric_results {
 	uint64_t gap[IT_FG_MAX];  /* matched I/O commands without them, by first missing point */
 	uint64_t dev_split;       /* split commands whose backend bios were traced too */
 	uint64_t dev_sum_ok;      /*   whose tdev.* parts add up to target.dev */
+	uint64_t r2t_split;       /* split writes whose data came after an R2T, every point seen */
+	uint64_t r2t_sum_ok;      /*   whose r2t and h2c parts add up to target.queue */
 	uint64_t dev_unlinked;    /* split commands of a bdev backend whose bios were not found
 				   * (a bio or completion event lost; none in a trace
 				   * without the block layer's target disk) */

@@ -35,6 +35,11 @@ struct list {                     /* a command key's sends, or a queue's arrival
 
 struct it_fabric_tcp {
 	struct it_map sends, arrivals; /* key -> index in lists */
+	/* the host's request (struct request *) -> the cid of its last
+	 * capsule: a send after an R2T names its command by the request (the
+	 * PDU buffer the cid was read from holds the H2C data PDU by then,
+	 * whose bytes there are the target's transfer tag) */
+	struct it_map host_cid;
 	struct list *lists;
 	uint32_t nlists, cap;
 	uint64_t latest, held, prune_at;
@@ -47,7 +52,8 @@ struct it_fabric_tcp *it_fabric_tcp_new(void)
 	if (!t)
 		return NULL;
 	t->prune_at = PRUNE_MIN;
-	if (it_map_init(&t->sends, 8) || it_map_init(&t->arrivals, 4)) {
+	if (it_map_init(&t->sends, 8) || it_map_init(&t->arrivals, 4) ||
+	    it_map_init(&t->host_cid, 8)) {
 		it_fabric_tcp_free(t);
 		return NULL;
 	}
@@ -63,6 +69,7 @@ void it_fabric_tcp_free(struct it_fabric_tcp *t)
 	free(t->lists);
 	it_map_free(&t->sends);
 	it_map_free(&t->arrivals);
+	it_map_free(&t->host_cid);
 	free(t);
 }
 
@@ -110,8 +117,20 @@ static void *list_push(struct list *l, size_t sz)
 
 static int add_send(struct it_fabric_tcp *t, enum it_tcp_side side, const struct it_event *e)
 {
-	struct list *l = list_of(t, &t->sends, SEND_KEY(side, e->tcp.ctrl, e->tcp.qid, e->tcp.cid), true);
+	uint16_t cid = e->tcp.cid;
+	struct list *l;
 	struct send *s;
+
+	if (side == IT_TCP_HOST && e->tcp.cmd) {
+		uint32_t c = it_map_get(&t->host_cid, e->tcp.cmd);
+		if (e->tcp.pdu == IT_TCP_CMD_PDU) {
+			if (it_map_put(&t->host_cid, e->tcp.cmd, cid))
+				return -1;
+		} else if (c != IT_MAP_NONE) {
+			cid = (uint16_t)c;
+		}
+	}
+	l = list_of(t, &t->sends, SEND_KEY(side, e->tcp.ctrl, e->tcp.qid, cid), true);
 
 	/* a target's response that carries its C2H data's start: the data
 	 * PDU went out first */
@@ -211,21 +230,30 @@ static const struct send *take_sends(struct it_fabric_tcp *t, uint64_t key, uint
 
 enum it_tcp_found it_fabric_tcp_host_sent(struct it_fabric_tcp *t, uint16_t instance,
 					  uint16_t qid, uint16_t cid, uint64_t s, uint64_t n,
-					  uint64_t *first, uint64_t *capsule)
+					  uint64_t *first, uint64_t *capsule, uint64_t *h2c_first,
+					  uint64_t *h2c_last)
 {
 	uint32_t count;
 	uint64_t gone;
 	const struct send *v = take_sends(t, SEND_KEY(IT_TCP_HOST, instance, qid, cid), n, &count,
 					  &gone);
 
-	*first = *capsule = 0;
+	*first = *capsule = *h2c_first = *h2c_last = 0;
 	for (uint32_t k = 0; k < count; k++) {
 		if (v[k].ts < s)
 			continue;
 		if (!*first)
 			*first = v[k].ts;
 		/* the capsule (with in-capsule data) is out when the request
-		 * leaves the send slot; H2C data after an R2T comes later */
+		 * leaves the send slot; H2C data after an R2T comes later, in
+		 * the calls after that: the first of them starts it, the last
+		 * one's return ends it (an R2T each for data above the
+		 * target's maxh2cdata: all of them) */
+		if (*capsule && v[k].ts >= *capsule) {
+			if (!*h2c_first)
+				*h2c_first = v[k].ts;
+			*h2c_last = v[k].end;
+		}
 		if (!*capsule && v[k].pdu != IT_TCP_H2C_PDU && (v[k].flags & IT_TCP_SENT_ALL))
 			*capsule = v[k].end;
 	}
@@ -236,15 +264,18 @@ enum it_tcp_found it_fabric_tcp_host_sent(struct it_fabric_tcp *t, uint16_t inst
 
 enum it_tcp_found it_fabric_tcp_target_sent(struct it_fabric_tcp *t, uint16_t cntlid,
 					    uint16_t qid, uint16_t cid, uint64_t ti, uint64_t tc,
-					    uint64_t n, uint64_t *first, uint64_t *response)
+					    uint64_t n, uint64_t *first, uint64_t *response,
+					    uint64_t *r2t)
 {
 	uint32_t count;
 	uint64_t gone;
 	const struct send *v = take_sends(t, SEND_KEY(IT_TCP_TARGET, cntlid, qid, cid), n, &count,
 					  &gone);
 
-	*first = *response = 0;
+	*first = *response = *r2t = 0;
 	for (uint32_t k = 0; k < count; k++) {
+		if (v[k].ts >= ti && v[k].ts <= tc && v[k].pdu == IT_TCPT_R2T && !*r2t)
+			*r2t = v[k].ts;
 		if (v[k].ts < ti || v[k].ts < tc || v[k].pdu == IT_TCPT_R2T)
 			continue;
 		if (!*first)

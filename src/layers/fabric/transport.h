@@ -39,18 +39,24 @@ int it_fabric_tcp_event(struct it_fabric_tcp *t, const struct it_event *e);
 /* The host's sends of command (instance, qid, cid) set up at s and
  * completed at n: *first = the first byte of its capsule handed to TCP,
  * *capsule = the return of the call that sent the capsule's last byte
- * (with in-capsule data, the data's). The sends are used up. */
+ * (with in-capsule data, the data's); a write's data after an R2T:
+ * *h2c_first = the first byte of the first H2C data PDU handed to TCP,
+ * *h2c_last = the return of the call that sent the last (both 0 without
+ * an R2T). The sends are used up. */
 enum it_tcp_found it_fabric_tcp_host_sent(struct it_fabric_tcp *t, uint16_t instance,
 					  uint16_t qid, uint16_t cid, uint64_t s, uint64_t n,
-					  uint64_t *first, uint64_t *capsule);
+					  uint64_t *first, uint64_t *capsule, uint64_t *h2c_first,
+					  uint64_t *h2c_last);
 /* The target's sends of command (cntlid, qid, cid) between ti and n: *first
  * = the first PDU after its completion tc (C2H data or the response; an
  * R2T comes before the backend and is not counted), *response = the
  * response PDU (or *first when there is none: SQ head pointer updates
- * disabled, the data PDU carries the success). Used up. */
+ * disabled, the data PDU carries the success); *r2t = a write's first R2T
+ * (between ti and tc; 0: none). Used up. */
 enum it_tcp_found it_fabric_tcp_target_sent(struct it_fabric_tcp *t, uint16_t cntlid,
 					    uint16_t qid, uint16_t cid, uint64_t ti, uint64_t tc,
-					    uint64_t n, uint64_t *first, uint64_t *response);
+					    uint64_t n, uint64_t *first, uint64_t *response,
+					    uint64_t *r2t);
 /* The first arrival of data on queue (side, ctrl, qid) in [from, to]. */
 enum it_tcp_found it_fabric_tcp_arrival(const struct it_fabric_tcp *t, enum it_tcp_side side,
 					uint16_t ctrl, uint16_t qid, uint64_t from, uint64_t to,

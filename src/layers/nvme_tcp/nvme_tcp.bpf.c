@@ -57,6 +57,9 @@ struct nvme_tcp_request___it {
 	enum nvme_tcp_send_state___it state;
 } __attribute__((preserve_access_index));
 
+/* include/linux/nvme-tcp.h: enum nvme_tcp_pdu_type */
+#define NVME_TCP_H2C_DATA 6
+
 struct nvme_tcp_ctrl___it;
 
 struct nvme_tcp_queue___it {
@@ -135,6 +138,8 @@ static __always_inline int on_try_send_return(int ret)
 	struct nvme_tcp_request___it *req;
 	struct it_event *e;
 	__u16 cid = 0, instance = 0;
+	__u8 pdu_type = 0;
+	char *sqe;
 
 	if (!c)
 		return 0;
@@ -145,7 +150,13 @@ static __always_inline int on_try_send_return(int ret)
 	e = ev_reserve(IT_EV_TCP_SEND, IT_LAYER_NVME_TCP, 0);
 	if (!e)
 		goto out;
-	bpf_probe_read_kernel(&cid, sizeof(cid), (char *)BPF_CORE_READ(req, req.cmd) + 2);
+	/* the request's PDU buffer (its 8-byte header, then the SQE that
+	 * req.cmd points to) holds the command capsule, the cid 2 bytes into
+	 * the SQE, until an R2T makes it the H2C data PDU: the cid right
+	 * after the header, the target's transfer tag where it was before */
+	sqe = (char *)BPF_CORE_READ(req, req.cmd);
+	bpf_probe_read_kernel(&pdu_type, sizeof(pdu_type), sqe - 8);
+	bpf_probe_read_kernel(&cid, sizeof(cid), sqe + (pdu_type == NVME_TCP_H2C_DATA ? 0 : 2));
 	e->tcp.ts_ns = c->first_ns;
 	e->tcp.cmd = (__u64)req - bpf_core_type_size(struct request);
 	e->tcp.end_ns = bpf_ktime_get_ns();
