@@ -12,6 +12,7 @@
 #include "analyze/layer.h"
 #include "analyze/nvme.h"
 #include "layers/fabric/fabric.h"
+#include "layers/fabric/transport.h"
 
 #define DEV_T IT_MKDEV(259, 3)  /* the tcp namespace's disk */
 #define INST 2                  /* nvme2 */
@@ -879,4 +880,42 @@ TEST(fabric_group_keys_parse)
 	ASSERT_EQ(it_fabric_parse_keys("op,op", keys, &n, err, sizeof(err)), -1, "twice");
 	ASSERT_EQ(it_fabric_parse_keys("op,", keys, &n, err, sizeof(err)), -1, "a trailing comma");
 	ASSERT_EQ(it_fabric_parse_keys("", keys, &n, err, sizeof(err)), -1, "empty");
+}
+
+TEST(fabric_io_work_delay_per_queue)
+{
+	/* sends from io_work carry their run's scheduling delay: two sends of
+	 * one run (the same delay) count once; a send outside io_work (no
+	 * flag) not at all; the target's queue apart from the host's */
+	struct it_fabric *f = it_fabric_new();
+	struct it_event evs[] = {
+		ctrl_ev(INST, CNTLID, IT_NVME_TR_TCP),
+		hsend(1100, 1200, 0x0001, IT_TCP_CMD_PDU, IT_TCP_CMD_PDU, true),
+		hsend(1300, 1400, 0x0002, IT_TCP_CMD_PDU, IT_TCP_CMD_PDU, true),
+		hsend(2100, 2200, 0x0003, IT_TCP_CMD_PDU, IT_TCP_CMD_PDU, true),
+		hsend(3100, 3200, 0x0004, IT_TCP_CMD_PDU, IT_TCP_CMD_PDU, true),
+		TSEND(4000, 0x0001, IT_TCPT_RESPONSE),
+	};
+	uint32_t wait[] = { 0, 5000, 5000, 7000, 0, 9000 };
+
+	for (size_t i = 0; i < N(evs); i++)
+		if (wait[i]) {
+			evs[i].tcp.io_work_wait_ns = wait[i];
+			evs[i].tcp.flags |= IT_TCP_IO_WORK_WAIT;
+		}
+	events(f, evs, N(evs));
+	it_fabric_settle(f);
+	it_fabric_finish(f);
+	const struct it_fabric_results *r = it_fabric_results(f);
+	if (ASSERT_EQ(r->nio_work, 2, "the host's queue and the target's")) {
+		const struct it_tcp_io_work *h = &r->io_work[0], *t = &r->io_work[1];
+		ASSERT_EQ(h->side, IT_TCP_HOST, "host first (first seen)");
+		ASSERT_EQ(h->wait.count, 2, "two runs: 5000 (two sends), 7000");
+		ASSERT_U64_EQ(h->wait.sum, 12000, "their delays");
+		ASSERT_U64_EQ(h->wait.max, 7000, "max");
+		ASSERT_EQ(t->side, IT_TCP_TARGET, "target");
+		ASSERT_EQ(t->ctrl, CNTLID, "by its cntlid");
+		ASSERT_U64_EQ(t->wait.sum, 9000, "its run");
+	}
+	it_fabric_free(f);
 }

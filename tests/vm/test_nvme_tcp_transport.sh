@@ -22,6 +22,8 @@
 #  - the send backlog (ntprof's S2): one I/O queue for two CPUs; 16 reads
 #    at once from the CPU that is not the queue's queue up behind each
 #    other: 1 to 15 ahead;
+#  - the io_work scheduling delay (queued -> running) in the same run: on
+#    both sides' I/O queues, no more runs than commands (no injected delay);
 #  - ground truth, the device: reads at QD1 on namespace 2 alone: target.dev's
 #    average is DELAY_NS + its average at QD1 on namespace 1, within 10%;
 #  - ground truth, the network: netem delays lo by NETEM_MS: net.out and
@@ -34,7 +36,7 @@ cd "$(dirname "$0")/../.." || exit 1
 
 DELAY_NS=20000000 # TCG fires a null_blk timer 0.3-1 ms late (more on a loaded host): under 5%
 NETEM_MS=80 # TCG adds 1-3 ms of timer, softirq and cross-CPU latency each way: under 4%
-names="vm_tcp_layers vm_tcp_read4k vm_tcp_write8k vm_tcp_write128k vm_tcp_r2t vm_tcp_read1m vm_tcp_sqhd_disabled vm_tcp_cost vm_tcp_backlog
+names="vm_tcp_layers vm_tcp_read4k vm_tcp_write8k vm_tcp_write128k vm_tcp_r2t vm_tcp_read1m vm_tcp_sqhd_disabled vm_tcp_cost vm_tcp_backlog vm_tcp_io_work
        vm_tcp_dev_delay vm_tcp_netem vm_tcp_diff_target_dev"
 vm_skip_unless fio jq tc -- $names
 
@@ -190,6 +192,25 @@ if [ -n "$bmax" ] && [ "$bcmds" = "$fio_ios" ] && [ "$bmax" -ge 1 ] && [ "$bmax"
 	pass "vm_tcp_backlog (QD16 from CPU 1 on the queue of CPU 0: $bcmds commands on $bqueues queue(s), up to $bmax ahead, avg $bavg)"
 else
 	fail vm_tcp_backlog "QD16: commands '$bcmds' (fio $fio_ios) on '$bqueues' queues, max ahead '$bmax' (want 1..15), avg '$bavg'"
+fi
+
+# the io_work scheduling delay: both sides' I/O queues have runs, no more
+# runs than commands sent (a run that sent sent one at least), every run a
+# delay (no ground truth here: no injected delay)
+line=$(jq -r '.fabric as $f | [$f.io_work[] | select(.qid > 0)] as $q |
+	[([$q[] | select(.side == "initiator") | .runs] | add // 0),
+	 ([$q[] | select(.side == "target") | .runs] | add // 0),
+	 ([$q[] | select(.side == "initiator") | .wait_ns.avg] | max // 0),
+	 ([$q[] | select(.side == "initiator") | .wait_ns.max] | max // 0),
+	 ([$q[] | select(.side == "target") | .wait_ns.avg] | max // 0),
+	 ([$q[] | .wait_ns.min] | min // 0)] | @tsv' "$out/qd16.json" 2>/dev/null)
+read -r hruns truns havg hmax tavg wmin <<< "$line"
+fio_ios=$(jq -r '.jobs[0].read.total_ios' "$out/qd16.fio.json" 2>/dev/null)
+if [ -n "$wmin" ] && [ -n "$fio_ios" ] && [ "$hruns" -gt 0 ] && [ "$truns" -gt 0 ] &&
+   [ "$hruns" -le "$fio_ios" ] && [ "$wmin" -gt 0 ]; then
+	pass "vm_tcp_io_work (QD16, $fio_ios reads: initiator $hruns io_work runs that sent, wait avg $((havg / 1000)) us, max $((hmax / 1000)) us; target $truns runs, avg $((tavg / 1000)) us)"
+else
+	fail vm_tcp_io_work "QD16 ($fio_ios reads): initiator runs '$hruns' wait avg '$havg' max '$hmax' ns, target runs '$truns', least wait '$wmin': $(jq -c '.fabric.io_work' "$out/qd16.json" 2>/dev/null | head -c 300); hooks $(jq -r .host.hooks "$out/qd16.json" 2>/dev/null)"
 fi
 
 # the device: target.dev on namespace 2 = DELAY_NS + target.dev without delay

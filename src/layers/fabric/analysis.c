@@ -19,6 +19,7 @@
 #include "analyze/report.h"
 #include "layers/fabric/fabric.h"
 #include "layers/fabric/tape.h"
+#include "layers/fabric/transport.h"
 #include "tracefile.h"
 
 struct fabric {
@@ -458,6 +459,18 @@ static void fabric_text(void *self, FILE *out, const struct it_report_ctx *ctx)
 			(unsigned long long)q->max,
 			q->commands ? 100.0 * (double)q->depth[0] / (double)q->commands : 0.0);
 	}
+	if (r->nio_work)
+		fprintf(out, "  io_work scheduling delay: queued -> running, per run that sent a PDU (us)\n");
+	for (size_t i = 0; i < r->nio_work; i++) {
+		const struct it_tcp_io_work *q = &r->io_work[i];
+		char who[32];
+		snprintf(who, sizeof(who), q->side == IT_TCP_HOST ? "nvme%u" : "cntlid %u", q->ctrl);
+		fprintf(out, "    %-9s %-9s qid %-3u %8llu runs  avg %7.1f  p50 %7.1f  p99 %7.1f  max %8.1f\n",
+			q->side == IT_TCP_HOST ? "initiator" : "target", who, q->qid,
+			(unsigned long long)q->wait.count, it_hist_avg(&q->wait) / 1e3,
+			it_hist_percentile(&q->wait, 50) / 1e3, it_hist_percentile(&q->wait, 99) / 1e3,
+			(double)q->wait.max / 1e3);
+	}
 	if (r->grouped)
 		groups_text(out, r, IT_FSIDE_MATCHED, "matched");
 	for (size_t i = 0; i < r->nops && !r->grouped; i++)
@@ -723,6 +736,19 @@ static void fabric_json(void *self, struct it_json *j, const struct it_report_ct
 				it_json_kv_uint(j, d, q->depth[k]);
 			}
 		it_json_object_end(j);
+		it_json_object_end(j);
+	}
+	it_json_array_end(j);
+	it_json_name(j, "io_work");
+	it_json_array_start(j);
+	for (size_t i = 0; i < r->nio_work; i++) {
+		const struct it_tcp_io_work *q = &r->io_work[i];
+		it_json_object_start(j);
+		it_json_kv_string(j, "side", q->side == IT_TCP_HOST ? "initiator" : "target");
+		it_json_kv_uint(j, q->side == IT_TCP_HOST ? "ctrl" : "cntlid", q->ctrl);
+		it_json_kv_uint(j, "qid", q->qid);
+		it_json_kv_uint(j, "runs", q->wait.count);
+		it_json_latency(j, "wait_ns", &q->wait);
 		it_json_object_end(j);
 	}
 	it_json_array_end(j);

@@ -1449,6 +1449,7 @@ int it_fabric_finish(struct it_fabric *f)
 	}
 	if (groups_out(f))
 		return f->err = -1;
+	f->r.io_work = it_fabric_tcp_io_work(f->tcp, &f->r.nio_work);
 	for (int k = n = 0; k < 256; k++)
 		n += f->alone[k] != NULL;
 	f->r.alone = n ? calloc(n, sizeof(*f->r.alone)) : NULL;

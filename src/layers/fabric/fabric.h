@@ -208,6 +208,10 @@ struct it_fabric_results {
 	size_t ntarget_alone;
 	struct it_fabric_queue *queues; /* by controller, qid */
 	size_t nqueues;
+	/* io_work scheduling delay per queue, both sides (transport.h; the
+	 * join's memory: valid until it_fabric_free) */
+	const struct it_tcp_io_work *io_work;
+	size_t nio_work;
 	/* it_fabric_group_by: the same commands by those keys, each group
 	 * with its side; sorted by side, then key */
 	bool grouped;
@@ -229,6 +233,7 @@ struct it_fabric_results {
 };
 
 struct it_fabric;
+struct it_tcp_io_work;
 struct it_fabric *it_fabric_new(void);
 /* A completed host NVMe command. 0, or -1 when memory ran out. */
 int it_fabric_host(struct it_fabric *f, const struct it_fabric_host *h);

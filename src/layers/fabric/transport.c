@@ -43,6 +43,8 @@ struct it_fabric_tcp {
 	struct list *lists;
 	uint32_t nlists, cap;
 	uint64_t latest, held, prune_at;
+	struct it_tcp_io_work *io_work;
+	size_t nio_work;
 };
 
 struct it_fabric_tcp *it_fabric_tcp_new(void)
@@ -70,6 +72,9 @@ void it_fabric_tcp_free(struct it_fabric_tcp *t)
 	it_map_free(&t->sends);
 	it_map_free(&t->arrivals);
 	it_map_free(&t->host_cid);
+	for (size_t i = 0; i < t->nio_work; i++)
+		it_hist_free(&t->io_work[i].wait);
+	free(t->io_work);
 	free(t);
 }
 
@@ -169,6 +174,36 @@ static int add_arrival(struct it_fabric_tcp *t, enum it_tcp_side side, const str
 	return 0;
 }
 
+/* A send from io_work: its run's delay, once per run. */
+static int add_io_work(struct it_fabric_tcp *t, enum it_tcp_side side, const struct it_event *e)
+{
+	struct it_tcp_io_work *q = NULL;
+
+	for (size_t i = 0; i < t->nio_work && !q; i++)
+		if (t->io_work[i].side == side && t->io_work[i].ctrl == e->tcp.ctrl &&
+		    t->io_work[i].qid == e->tcp.qid)
+			q = &t->io_work[i];
+	if (!q) {
+		void *v = realloc(t->io_work, (t->nio_work + 1) * sizeof(*t->io_work));
+		if (!v)
+			return -1;
+		t->io_work = v;
+		q = &t->io_work[t->nio_work++];
+		*q = (struct it_tcp_io_work){ .side = side, .ctrl = e->tcp.ctrl, .qid = e->tcp.qid };
+		it_hist_init(&q->wait);
+	} else if (q->last == e->tcp.io_work_wait_ns) {
+		return 0; /* the same run's next send (a delay in ns repeats rarely) */
+	}
+	q->last = e->tcp.io_work_wait_ns;
+	return it_hist_add(&q->wait, e->tcp.io_work_wait_ns);
+}
+
+const struct it_tcp_io_work *it_fabric_tcp_io_work(const struct it_fabric_tcp *t, size_t *n)
+{
+	*n = t->nio_work;
+	return t->io_work;
+}
+
 int it_fabric_tcp_event(struct it_fabric_tcp *t, const struct it_event *e)
 {
 	enum it_tcp_side side = e->layer == IT_LAYER_NVMET_TCP ? IT_TCP_TARGET : IT_TCP_HOST;
@@ -182,6 +217,8 @@ int it_fabric_tcp_event(struct it_fabric_tcp *t, const struct it_event *e)
 	case IT_EV_TCP_SEND:
 	case IT_EV_TCPT_SEND:
 		err = add_send(t, side, e);
+		if (!err && (e->tcp.flags & IT_TCP_IO_WORK_WAIT))
+			err = add_io_work(t, side, e);
 		break;
 	case IT_EV_TCP_READY:
 	case IT_EV_TCPT_READY:

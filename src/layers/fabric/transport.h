@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "iotrail/event.h"
+#include "analyze/hist.h"
 
 enum it_tcp_side { IT_TCP_HOST = 0, IT_TCP_TARGET = 1 };
 
@@ -65,6 +66,18 @@ enum it_tcp_found it_fabric_tcp_arrival(const struct it_fabric_tcp *t, enum it_t
 enum it_tcp_found it_fabric_tcp_arrival_last(const struct it_fabric_tcp *t, enum it_tcp_side side,
 					     uint16_t ctrl, uint16_t qid, uint64_t from, uint64_t to,
 					     uint64_t *at);
+/* A queue's io_work scheduling delays (queued -> running), one per run
+ * that sent a PDU (its sends carry it: IT_TCP_IO_WORK_WAIT; a run's
+ * later sends, the same delay again, are not counted twice). */
+struct it_tcp_io_work {
+	uint8_t side;             /* enum it_tcp_side */
+	uint16_t ctrl, qid;       /* host: controller instance; target: cntlid */
+	uint32_t last;            /* the last run's delay (a run's sends share it) */
+	struct it_hist wait;      /* ns */
+};
+/* The queues' io_work delays so far, by (side, ctrl, qid) as first seen. */
+const struct it_tcp_io_work *it_fabric_tcp_io_work(const struct it_fabric_tcp *t, size_t *n);
+
 /* Lets go of what is older than HORIZON_NS before the latest event. */
 void it_fabric_tcp_prune(struct it_fabric_tcp *t);
 

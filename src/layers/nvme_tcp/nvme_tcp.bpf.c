@@ -35,6 +35,7 @@
 #include "iotrail/event.h"
 #include "events.bpf.h"
 #include "fn_hooks.bpf.h"
+#include "io_work.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -170,6 +171,7 @@ static __always_inline int on_try_send_return(int ret)
 	e->tcp.status = ret < 0 ? ret : 0;
 	if ((__u64)BPF_CORE_READ(q, request) != (__u64)req)
 		e->tcp.flags |= IT_TCP_SENT_ALL;
+	io_work_delay(e);
 	ev_submit(e);
 out:
 	bpf_map_delete_elem(&sending, &tid);
@@ -206,6 +208,28 @@ int BPF_KRETPROBE(try_send_kretprobe, int ret)
 	return on_try_send_return(ret);
 }
 
+static __always_inline int on_io_work(struct work_struct *w)
+{
+	io_work_starts(w);
+	return 0;
+}
+
+SEC("fexit/nvme_tcp_io_work")
+int BPF_PROG(io_work_fexit)
+{
+	io_work_ends();
+	return 0;
+}
+
+SEC("kretprobe/nvme_tcp_io_work")
+int BPF_KRETPROBE(io_work_kretprobe)
+{
+	io_work_ends();
+	return 0;
+}
+
+IT_FN_HOOK(nvme_tcp_io_work, io_work, struct work_struct *, on_io_work)
+IT_IO_WORK_QUEUE_HOOKS
 IT_FN_HOOK(nvme_tcp_try_send, try_send, struct nvme_tcp_queue___it *, on_try_send)
 IT_FN_HOOK(nvme_tcp_data_ready, data_ready, struct sock *, on_data_ready)
 IT_SOCK_SEND_HOOKS(on_sock_send)
