@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "tracefile.h"
+#include "layers/fabric/fabric.h"
 #include <stdlib.h>
 
 static void usage(FILE *f)
@@ -30,6 +31,8 @@ static void usage(FILE *f)
 	      "\n"
 	      "  -g, --group-by KEYS  comma-separated keys from op, size, dev, comm, pid, or none\n"
 	      "                       (default: op,dev); size groups by power-of-two class\n"
+	      "  -f, --fabric-group-by KEYS  the NVMe/TCP fabric tables by keys from op, size,\n"
+	      "                       queue, initiator, machine, or none (default: op)\n"
 	      "  -j, --json           JSON on stdout (contract: doc/report.md)\n"
 	      "  -p, --pretty         indent the JSON\n"
 	      "  -z, --zones          per-zone activity of zoned devices: heat maps (text) or\n"
@@ -240,6 +243,7 @@ int cmd_report(int argc, char **argv)
 		{ "pretty", no_argument, NULL, 'p' },
 		{ "group-by", required_argument, NULL, 'g' },
 		{ "zones", no_argument, NULL, 'z' },
+		{ "fabric-group-by", required_argument, NULL, 'f' },
 		{ "events", no_argument, NULL, 'e' },
 		{ "log", no_argument, NULL, 'l' },
 		{ "machine", required_argument, NULL, 'm' },
@@ -256,7 +260,7 @@ int cmd_report(int argc, char **argv)
 	optind = 1;
 	opterr = 0;
 	it_cli_json_from_args(argc, argv); /* errors in JSON too */
-	while ((c = getopt_long(argc, argv, "jpg:zelhm:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "jpg:zelhm:f:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			o.events = true;
@@ -281,6 +285,12 @@ int cmd_report(int argc, char **argv)
 			if (it_parse_group_keys(optarg, &o.analyzer, err, sizeof(err)))
 				return it_failf(2, "%s", err);
 			break;
+		case 'f':
+			o.fabric_grouped = true;
+			if (it_fabric_parse_keys(optarg, o.fabric_keys, &o.nfabric_keys, err,
+						 sizeof(err)))
+				return it_failf(2, "%s", err);
+			break;
 		case 'm':
 			machine = strtoul(optarg, &end, 10);
 			if (*end || !*optarg || machine >= IT_ANY)
@@ -291,7 +301,7 @@ int cmd_report(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		default:
-			return it_fail_option("report", "gm", argv);
+			return it_fail_option("report", "gmf", argv);
 		}
 	}
 	if (optind + 1 != argc)

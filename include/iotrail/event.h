@@ -268,6 +268,7 @@ enum it_tcp_target_state {    /* the kernel's enum nvmet_tcp_send_state */
 	IT_TCPT_RESPONSE = 4,
 };
 #define IT_TCP_SENT_ALL (1u << 0)
+#define IT_TCP_IO_WORK_WAIT (1u << 1) /* sent from io_work: io_work_wait_ns holds its delay */
 #define IT_TCP_STATE_AFTER(s) (((__u32)(s) & 0xff) << 8)
 #define IT_TCP_STATE_AFTER_OF(flags) (((flags) >> 8) & 0xff)
 
@@ -278,7 +279,8 @@ struct it_tcp_event {
 	__u64 end_ns;             /* it_event.sector: TCP_SEND: the call's return;
 				   * TCPT_SEND response: its C2H data's start */
 	__u64 queue;              /* it_event.aux: struct nvme_tcp_queue * / nvmet_tcp_queue * */
-	__u32 dev;                /* 0 */
+	__u32 io_work_wait_ns;    /* it_event.dev: with IT_TCP_IO_WORK_WAIT (sends), the delay
+				   * of the io_work run that sent it: queued -> started */
 	__u32 bytes;
 	__u32 pid;
 	__u32 tid;

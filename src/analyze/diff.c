@@ -33,6 +33,8 @@ static const char *block_role(unsigned s)
 /* Without the transport, host.block, host.out, target, host.in and
  * host.done partition io; with it, host.out, target and host.in give way
  * to their parts. */
+_Static_assert(IT_FS_MAX <= IT_DIFF_STAGES, "a diff group holds every fabric stage");
+
 static const char *fabric_role(unsigned s, bool split)
 {
 	switch (s) {
@@ -44,6 +46,9 @@ static const char *fabric_role(unsigned s, bool split)
 		return split ? "split below" : NULL;
 	case IT_FS_TDEV_SUBMIT: case IT_FS_TDEV_Q2D: case IT_FS_TDEV_D2C: case IT_FS_TDEV_DONE:
 		return "part of target.dev"; /* the partition stops one level up */
+	case IT_FS_R2T_SEND: case IT_FS_R2T_NET: case IT_FS_H2C_WAIT: case IT_FS_H2C_SEND:
+	case IT_FS_H2C_NET: case IT_FS_H2C_RECV:
+		return "part of target.queue";
 	default:
 		return it_fabric_stages[s].parent == s || split ? NULL : "not traced";
 	}

@@ -47,7 +47,7 @@ struct it_diff_side {
 };
 
 #define IT_DIFF_KEYS 6
-#define IT_DIFF_STAGES 24 /* the most stages a group has: the fabric view's */
+#define IT_DIFF_STAGES 28 /* the most stages a group has: the fabric view's (IT_FS_MAX) */
 
 struct it_diff_stat {
 	uint64_t count, p50_ns, avg_ns;

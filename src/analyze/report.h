@@ -36,9 +36,15 @@ struct it_json;
 void it_report_json_members(struct it_json *j, const struct it_report_input *in);
 
 /* ---- shared by the two printers ---- */
-/* The device's name from the table, else "major:minor". */
+/* The device's name from the table, else "major:minor"; device 0:0 (a
+ * request without a disk) is named for the NVMe admin queues whose
+ * commands the trace has: "nvme0 admin" (keep-alives and other admin
+ * commands go through the block layer on a queue without a disk). */
 const char *it_report_dev_name(const struct it_report_input *in, uint32_t dev, char *buf,
 			       size_t len);
+/* "nvme0 admin" ("nvme0,nvme1 admin"), or NULL when the trace has no
+ * admin command. */
+const char *it_report_admin_name(const struct it_report_input *in, char *buf, size_t len);
 const struct it_device_rec *it_report_dev_rec(const struct it_report_input *in, uint32_t dev);
 
 /* Queue-depth buckets as fio prints them: 1, 2, 3-4, 5-8, ... 129-256, >256. */

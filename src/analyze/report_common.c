@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "analyze/json_writer.h"
+#include "analyze/nvme.h"
 #include "analyze/report.h"
 
 const double it_report_pcts[IT_NPCT] = { 50, 90, 99, 99.9 };
@@ -34,6 +35,22 @@ const struct it_device_rec *it_report_dev_rec(const struct it_report_input *in, 
 	return NULL;
 }
 
+const char *it_report_admin_name(const struct it_report_input *in, char *buf, size_t len)
+{
+	const struct it_nvme_results *nv = in->a ? it_analyzer_nvme(in->a) : NULL;
+	size_t n = 0;
+
+	buf[0] = 0;
+	for (size_t i = 0; nv && i < nv->nqueues && n + 1 < len; i++)
+		if (nv->queues[i].qid == 0 && nv->queues[i].commands)
+			n += snprintf(buf + n, len - n, "%snvme%u", n ? "," : "", nv->queues[i].ctrl);
+	if (!n)
+		return NULL;
+	if (n + 1 < len)
+		snprintf(buf + n, len - n, " admin");
+	return buf;
+}
+
 const char *it_report_dev_name(const struct it_report_input *in, uint32_t dev, char *buf,
 			       size_t len)
 {
@@ -41,7 +58,7 @@ const char *it_report_dev_name(const struct it_report_input *in, uint32_t dev, c
 
 	if (d && d->name[0])
 		snprintf(buf, len, "%.*s", (int)sizeof(d->name), d->name);
-	else
+	else if (dev || !it_report_admin_name(in, buf, len))
 		snprintf(buf, len, "%u:%u", IT_DEV_MAJOR(dev), IT_DEV_MINOR(dev));
 	return buf;
 }

@@ -227,9 +227,12 @@ static void device_table(FILE *f, const struct it_report_input *in)
 	for (size_t i = 0; i < r->ndevs; i++) {
 		if (it_report_dev_rec(in, r->devs[i].dev))
 			continue;
-		char dev[16];
+		char dev[16], name[48];
 		snprintf(dev, sizeof(dev), "%u:%u", IT_DEV_MAJOR(r->devs[i].dev), IT_DEV_MINOR(r->devs[i].dev));
-		fprintf(f, "  %-12s %-8s (not in the trace's device table)\n", dev, dev);
+		it_report_dev_name(in, r->devs[i].dev, name, sizeof(name));
+		fprintf(f, "  %-12s %-8s %s\n", name, dev, strcmp(name, dev) ?
+			"(no disk: requests on NVMe admin queues, e.g. keep-alives; not I/O)" :
+			"(not in the trace's device table)");
 	}
 }
 

@@ -34,6 +34,7 @@ expect_error report_empty_file "$IOTRAIL" report "$TMP/empty.trail"
 expect_error report_future_version "$IOTRAIL" report "$TMP/future.trail"
 expect_error report_random_bytes "$IOTRAIL" report "$TMP/random.trail"
 expect_error report_bad_group_key "$IOTRAIL" report --group-by op,colour "$TMP/text.trail"
+expect_error report_bad_fabric_group_key "$IOTRAIL" report --fabric-group-by op,dev "$TMP/text.trail"
 expect_error report_no_file "$IOTRAIL" report
 expect_error record_bad_option "$IOTRAIL" record --frobnicate
 # values that once wrapped around or slipped through (found reading the

@@ -12,6 +12,9 @@
 # --drift-ppm 50 (the target's events on machine 1, its clock 3.7 s ahead
 # and gaining 50 ppm: tests/integration/test_clock_split.sh checks it
 # against the truth);
+# nvme-tcp-qd16's: the build that added the io_work scheduling delay, 400
+# fio 4K random reads at QD16 from the CPU that is not the one I/O queue's,
+# over the same loopback (the workload test_nvme_tcp_transport.sh's qd16);
 # the truncation note of syscall-chunks-cut's: the build that made it say
 # why the file is cut; syscall-titles': the build that added process
 # titles, a shell running two dd with fdatasync and fsync under the
@@ -34,7 +37,7 @@ cd "$(dirname "$0")/../.."
 . tests/integration/lib.sh
 
 GOLDEN=tests/data/golden
-TRACES="syscall-mixed syscall-chunks syscall-chunks-cut syscall-only syscall-titles v1-events nvme-tcp-loop nvme-tcp-r2t nvme-tcp-r2t-split"
+TRACES="syscall-mixed syscall-chunks syscall-chunks-cut syscall-only syscall-titles v1-events nvme-tcp-loop nvme-tcp-r2t nvme-tcp-r2t-split nvme-tcp-qd16"
 # name|arguments (the trace path goes last)
 CASES="report|report
 json|report --json
@@ -42,6 +45,8 @@ json-events|report --json --events
 log|report --log
 group-op-comm-pid|report --group-by op,comm,pid
 zones|report --zones
+fabric-groups|report --fabric-group-by op,size,queue,initiator,machine
+fabric-groups-json|report --json --fabric-group-by size,queue
 csv|export --format csv"
 
 record=""

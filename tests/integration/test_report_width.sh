@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every line of the text report fits 100 columns (README's promise), with
 # the default grouping and with wide ones (--group-by comm,pid,op and all
-# five keys), on every fixture in tests/data and on a recording of the
+# five keys; the fabric tables by all their keys), on every fixture in tests/data and on a recording of the
 # demo's workload (scripts/demo.sh: fio randrw 70/30, 4K/64K, io_uring QD
 # 16; one second here). --log is an event list whose last column is the
 # file's path: not held to it.
@@ -17,6 +17,7 @@ widest() {
 		"$IOTRAIL" report "$1"
 		"$IOTRAIL" report --zones "$1"
 		for g in $GROUPINGS; do "$IOTRAIL" report --group-by "$g" "$1"; done
+		"$IOTRAIL" report --fabric-group-by op,size,queue,initiator,machine "$1"
 	} 2>&1 | awk 'length($0) > m { m = length($0); l = $0 } END { print m, l }'
 }
 

@@ -12,6 +12,7 @@
 #include "analyze/layer.h"
 #include "analyze/nvme.h"
 #include "layers/fabric/fabric.h"
+#include "layers/fabric/transport.h"
 
 #define DEV_T IT_MKDEV(259, 3)  /* the tcp namespace's disk */
 #define INST 2                  /* nvme2 */
@@ -453,7 +454,65 @@ TEST(fabric_transport_write_r2t_and_loopback)
 	ASSERT_U64_EQ(stage_sum(o, IT_FS_TARGET_SEND), 0, "target.send: the response alone");
 	ASSERT_U64_EQ(stage_sum(o, IT_FS_NET_BACK), 100, "net.back");
 	ASSERT_U64_EQ(stage_sum(o, IT_FS_HOST_COMPLETE), 100, "host.complete");
+	/* target.queue's R2T round trip: parsed 1300, R2T out 1400, landed
+	 * on the host 1500, H2C data 1600 to 2600, landed on the target 1700
+	 * (inside the send call: at its return), backend 2700 */
+	ASSERT_EQ(r->r2t_split, 1, "the R2T round trip split");
+	ASSERT_EQ(r->r2t_sum_ok, 1, "its parts add up to target.queue");
+	ASSERT_U64_EQ(stage_sum(o, IT_FS_R2T_SEND), 100, "r2t.send");
+	ASSERT_U64_EQ(stage_sum(o, IT_FS_R2T_NET), 100, "r2t.net");
+	ASSERT_U64_EQ(stage_sum(o, IT_FS_H2C_WAIT), 100, "h2c.wait");
+	ASSERT_U64_EQ(stage_sum(o, IT_FS_H2C_SEND), 1000, "h2c.send");
+	ASSERT_U64_EQ(stage_sum(o, IT_FS_H2C_NET), 0, "h2c.net: delivered inside the call");
+	ASSERT_U64_EQ(stage_sum(o, IT_FS_H2C_RECV), 100, "h2c.recv");
 out:
+	it_fabric_free(f);
+}
+
+TEST(fabric_transport_h2c_by_request)
+{
+	/* a write whose H2C data goes out in two calls (the socket full
+	 * after the first), recorded as Debian 6.1's probe did: the PDU
+	 * buffer the cid is read from holds the H2C data PDU by then, so
+	 * those sends carry the target's transfer tag (0x00fc) as their cid;
+	 * the request pointer names the command (the analysis keeps each
+	 * request's capsule cid). */
+	struct it_fabric *f = it_fabric_new();
+	struct it_event evs[] = {
+		ctrl_ev(INST, CNTLID, IT_NVME_TR_TCP),
+		hsend(1100, 1200, 0x3002, IT_TCP_CMD_PDU, IT_TCP_CMD_PDU, true),
+		TREADY(1250),
+		TI(1300, 0xb1, 1, 0x3002, IT_NVME_WRITE),
+		TSEND(1400, 0x3002, IT_TCPT_R2T),
+		HREADY(1500),
+		hsend(1600, 2000, 0x00fc, IT_TCP_H2C_PDU, IT_TCP_DATA, false),
+		hsend(2100, 2600, 0x00fc, IT_TCP_DATA, IT_TCP_DATA, true),
+		TREADY(2650),
+		TX(2700, 0xb1, 0x3002, IT_NVME_WRITE),
+		TC(5700, 0xb1, 1, 0x3002, IT_NVME_WRITE),
+		TSEND(5800, 0x3002, IT_TCPT_RESPONSE),
+		HREADY(5900),
+	};
+	struct it_fabric_host h = host(1000, 6000, 1, 0x3002, IT_NVME_WRITE);
+
+	for (size_t i = 0; i < N(evs); i++)
+		if (evs[i].type == IT_EV_TCP_SEND)
+			evs[i].tcp.cmd = 0xffff888000300000ull; /* its struct request * */
+	events(f, evs, N(evs));
+	it_fabric_host(f, &h);
+	it_fabric_settle(f);
+	it_fabric_finish(f);
+	const struct it_fabric_results *r = it_fabric_results(f);
+	ASSERT_EQ(r->detail_sum_ok, 1, "split, parts add up");
+	ASSERT_EQ(r->r2t_split, 1, "the R2T round trip split");
+	ASSERT_EQ(r->r2t_sum_ok, 1, "adding up to target.queue");
+	const struct it_fabric_op *o = op_stats(r, false, IT_NVME_WRITE);
+	if (ASSERT_NOT_NULL(o, "writes")) {
+		ASSERT_U64_EQ(stage_sum(o, IT_FS_H2C_SEND), 1000, "h2c.send: both calls, 1600 -> 2600");
+		ASSERT_U64_EQ(stage_sum(o, IT_FS_H2C_NET), 50, "h2c.net: its arrival at 2650");
+		ASSERT_U64_EQ(stage_sum(o, IT_FS_H2C_RECV), 50, "h2c.recv");
+		ASSERT_U64_EQ(stage_sum(o, IT_FS_HOST_SEND), 100, "host.send: the capsule only");
+	}
 	it_fabric_free(f);
 }
 
@@ -712,6 +771,151 @@ TEST(fabric_target_alone)
 		ASSERT_U64_EQ(stage_sum(o, IT_FS_TARGET_DEV), 2000 + 1000, "target.dev");
 		ASSERT_U64_EQ(stage_sum(o, IT_FS_TARGET_SENDQ), 200 + 50, "target.sendq");
 		ASSERT_U64_EQ(stage_sum(o, IT_FS_TARGET), 2100 + 1050, "target");
+	}
+	it_fabric_free(f);
+}
+
+/* The group of r's side `side` whose key fields are these, or NULL. */
+static const struct it_fabric_op *group(const struct it_fabric_results *r, uint8_t side,
+					 uint8_t opcode, uint8_t size_class, uint16_t qid)
+{
+	for (size_t i = 0; i < r->ngroups; i++)
+		if (r->groups[i].side == side && r->groups[i].opcode == opcode &&
+		    r->groups[i].size_class == size_class && r->groups[i].qid == qid)
+			return &r->groups[i];
+	return NULL;
+}
+
+TEST(fabric_group_by_size_queue)
+{
+	/* reads of 4K on queue 1 and of 128K on queues 1 and 2, a write of
+	 * 4K on queue 2, a keep-alive, and a target command no host claims:
+	 * grouped by size and queue (not op), each command in one group, the
+	 * keep-alive in its own (admin) group, the target's alone in its side */
+	struct it_fabric *f = it_fabric_new();
+	static const uint8_t keys[] = { IT_FK_SIZE, IT_FK_QUEUE };
+	struct it_event evs[] = {
+		ctrl_ev(INST, CNTLID, IT_NVME_TR_TCP),
+		TI(1100, 0xa1, 1, 0x0001, IT_NVME_READ),
+		TI(1150, 0xa2, 1, 0x0002, IT_NVME_READ),
+		TI(1160, 0xa3, 2, 0x0003, IT_NVME_READ),
+		TI(1170, 0xa4, 2, 0x0004, IT_NVME_WRITE),
+		TI(1180, 0xa5, 0, 0x0005, 0x18 /* keep alive */),
+		TC(1400, 0xa1, 1, 0x0001, IT_NVME_READ),
+		TC(1500, 0xa2, 1, 0x0002, IT_NVME_READ),
+		TC(1600, 0xa3, 2, 0x0003, IT_NVME_READ),
+		TC(1700, 0xa4, 2, 0x0004, IT_NVME_WRITE),
+		TC(1800, 0xa5, 0, 0x0005, 0x18),
+	};
+	struct it_fabric_host h[] = {
+		host(1000, 1500, 1, 0x0001, IT_NVME_READ), host(1010, 1600, 1, 0x0002, IT_NVME_READ),
+		host(1020, 1700, 2, 0x0003, IT_NVME_READ), host(1030, 1800, 2, 0x0004, IT_NVME_WRITE),
+		host(1040, 1900, 0, 0x0005, 0x18),
+	};
+	struct it_event late[] = { /* after the host commands: claimed by none */
+		TI(5000, 0xa6, 1, 0x0009, IT_NVME_READ), TC(5300, 0xa6, 1, 0x0009, IT_NVME_READ),
+	};
+
+	h[1].bytes = h[2].bytes = 128 * 1024;
+	evs[2].nvmet.bytes = evs[3].nvmet.bytes = 128 * 1024;
+	evs[7].nvmet.bytes = evs[8].nvmet.bytes = 128 * 1024;
+	h[4].bytes = evs[5].nvmet.bytes = evs[10].nvmet.bytes = 0;
+	it_fabric_group_by(f, keys, 2);
+	events(f, evs, N(evs));
+	for (size_t i = 0; i < N(h); i++)
+		it_fabric_host(f, &h[i]);
+	ASSERT_EQ(it_fabric_settle(f), 0, "settle");
+	events(f, late, N(late));
+	ASSERT_EQ(it_fabric_finish(f), 0, "finish");
+	const struct it_fabric_results *r = it_fabric_results(f);
+	ASSERT_EQ(r->matched, 5, "matched");
+	ASSERT_EQ(r->grouped, true, "grouped");
+	ASSERT_EQ(r->ngroups, 6, "4K q1, 128K q1, 128K q2, 4K q2, the keep-alive; the target's one");
+	/* op is not a key: a group's opcode is 0, reads and writes together */
+	const struct it_fabric_op *g4k1 = group(r, IT_FSIDE_MATCHED, 0, 13, 1);
+	const struct it_fabric_op *g128k1 = group(r, IT_FSIDE_MATCHED, 0, 18, 1);
+	const struct it_fabric_op *g128k2 = group(r, IT_FSIDE_MATCHED, 0, 18, 2);
+	const struct it_fabric_op *g4k2 = group(r, IT_FSIDE_MATCHED, 0, 13, 2);
+	const struct it_fabric_op *ka = group(r, IT_FSIDE_MATCHED, 0x18, 0, 0);
+	if (ASSERT_NOT_NULL(g4k1, "4K queue 1") && ASSERT_NOT_NULL(g128k1, "128K queue 1") &&
+	    ASSERT_NOT_NULL(g128k2, "128K queue 2") && ASSERT_NOT_NULL(g4k2, "4K queue 2") &&
+	    ASSERT_NOT_NULL(ka, "keep-alive")) {
+		ASSERT_EQ(g4k1->count, 1, "one 4K read on queue 1");
+		ASSERT_U64_EQ(g4k1->stage[IT_FS_TARGET].sum, 300, "its target");
+		ASSERT_U64_EQ(g128k1->stage[IT_FS_HOST_OUT].sum, 140, "the 128K read's host.out");
+		ASSERT_U64_EQ(g128k2->stage[IT_FS_COMMAND].sum, 680, "128K on queue 2: command");
+		ASSERT_EQ(g4k2->count, 1, "the write");
+		ASSERT_U64_EQ(g4k2->bytes, K4, "its bytes");
+		ASSERT_EQ(ka->admin, true, "admin, in a group of its own");
+		ASSERT_EQ(g4k1->machine, 0, "machine not a key: 0");
+	}
+	/* the groups hold every matched command once: their sums are the ops' */
+	uint64_t groups = 0, ops = 0;
+	for (size_t i = 0; i < r->ngroups; i++)
+		if (r->groups[i].side == IT_FSIDE_MATCHED)
+			groups += r->groups[i].stage[IT_FS_COMMAND].sum;
+	for (size_t i = 0; i < r->nops; i++)
+		ops += r->ops[i].stage[IT_FS_COMMAND].sum;
+	ASSERT_U64_EQ(groups, ops, "the groups' command time is the opcodes'");
+	const struct it_fabric_op *t = group(r, IT_FSIDE_TARGET, 0, 13, 1);
+	if (ASSERT_NOT_NULL(t, "the target's command alone, 4K on queue 1"))
+		ASSERT_U64_EQ(t->stage[IT_FS_TARGET].sum, 300, "its target");
+	it_fabric_free(f);
+}
+
+TEST(fabric_group_keys_parse)
+{
+	uint8_t keys[IT_FK_MAX];
+	unsigned n = 9;
+	char err[160];
+
+	ASSERT_EQ(it_fabric_parse_keys("op,size,queue,initiator,machine", keys, &n, err, sizeof(err)),
+		  0, "every key");
+	ASSERT_EQ(n, 5, "five");
+	ASSERT_EQ(keys[2], IT_FK_QUEUE, "in order");
+	ASSERT_EQ(it_fabric_parse_keys("none", keys, &n, err, sizeof(err)), 0, "none");
+	ASSERT_EQ(n, 0, "no key");
+	ASSERT_EQ(it_fabric_parse_keys("op,dev", keys, &n, err, sizeof(err)), -1, "dev: no such key");
+	ASSERT_TRUE(strstr(err, "unknown fabric group-by key 'dev'") != NULL, "says which");
+	ASSERT_EQ(it_fabric_parse_keys("op,op", keys, &n, err, sizeof(err)), -1, "twice");
+	ASSERT_EQ(it_fabric_parse_keys("op,", keys, &n, err, sizeof(err)), -1, "a trailing comma");
+	ASSERT_EQ(it_fabric_parse_keys("", keys, &n, err, sizeof(err)), -1, "empty");
+}
+
+TEST(fabric_io_work_delay_per_queue)
+{
+	/* sends from io_work carry their run's scheduling delay: two sends of
+	 * one run (the same delay) count once; a send outside io_work (no
+	 * flag) not at all; the target's queue apart from the host's */
+	struct it_fabric *f = it_fabric_new();
+	struct it_event evs[] = {
+		ctrl_ev(INST, CNTLID, IT_NVME_TR_TCP),
+		hsend(1100, 1200, 0x0001, IT_TCP_CMD_PDU, IT_TCP_CMD_PDU, true),
+		hsend(1300, 1400, 0x0002, IT_TCP_CMD_PDU, IT_TCP_CMD_PDU, true),
+		hsend(2100, 2200, 0x0003, IT_TCP_CMD_PDU, IT_TCP_CMD_PDU, true),
+		hsend(3100, 3200, 0x0004, IT_TCP_CMD_PDU, IT_TCP_CMD_PDU, true),
+		TSEND(4000, 0x0001, IT_TCPT_RESPONSE),
+	};
+	uint32_t wait[] = { 0, 5000, 5000, 7000, 0, 9000 };
+
+	for (size_t i = 0; i < N(evs); i++)
+		if (wait[i]) {
+			evs[i].tcp.io_work_wait_ns = wait[i];
+			evs[i].tcp.flags |= IT_TCP_IO_WORK_WAIT;
+		}
+	events(f, evs, N(evs));
+	it_fabric_settle(f);
+	it_fabric_finish(f);
+	const struct it_fabric_results *r = it_fabric_results(f);
+	if (ASSERT_EQ(r->nio_work, 2, "the host's queue and the target's")) {
+		const struct it_tcp_io_work *h = &r->io_work[0], *t = &r->io_work[1];
+		ASSERT_EQ(h->side, IT_TCP_HOST, "host first (first seen)");
+		ASSERT_EQ(h->wait.count, 2, "two runs: 5000 (two sends), 7000");
+		ASSERT_U64_EQ(h->wait.sum, 12000, "their delays");
+		ASSERT_U64_EQ(h->wait.max, 7000, "max");
+		ASSERT_EQ(t->side, IT_TCP_TARGET, "target");
+		ASSERT_EQ(t->ctrl, CNTLID, "by its cntlid");
+		ASSERT_U64_EQ(t->wait.sum, 9000, "its run");
 	}
 	it_fabric_free(f);
 }

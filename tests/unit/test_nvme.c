@@ -340,6 +340,58 @@ TEST(nvme_report_sq_backlog_and_queue_time)
 	it_analyzer_free(a);
 }
 
+TEST(nvme_admin_queue_named_for_its_controller)
+{
+	/* a fabric controller's keep-alive (admin opcode 0x18 on qid 0) goes
+	 * through the block layer on the admin queue, which has no disk:
+	 * device 0:0. The report names it for its controller (nvme3 admin)
+	 * and says it is no disk; a read on nvme3n1 keeps its own name. */
+	struct it_event ka_s = NS(1500, 0x81, 0x18, 0, 0x1010, 0, 0, 0);
+	struct it_event ka_n = NC(9000, 0x81, 0x18, 0, 0x1010, 0);
+	struct it_event rd_s = NS(2500, 0x71, IT_NVME_READ, 1, 0x3005, 100, 7, K4);
+	struct it_event rd_n = NC(8000, 0x71, IT_NVME_READ, 1, 0x3005, K4);
+	ka_s.dev = ka_n.dev = 0;
+	ka_s.nvme.ctrl = ka_n.nvme.ctrl = rd_s.nvme.ctrl = rd_n.nvme.ctrl = 3;
+	struct it_event evs[] = {
+		TASK(500, 100, 100, "kworker"),
+		I(1000, 0x81, 0, 0, 0, 0, IT_OP_DRV_IN),
+		ka_s,
+		D(2000, 0x81, 0, 0, 0, 0, IT_OP_DRV_IN),
+		Q(2100, 0xb1, DEV_N, 800, K4, IT_OP_READ),
+		rd_s,
+		D(3000, 0x71, 0xb1, DEV_N, 800, K4, IT_OP_READ),
+		rd_n,
+		C(8500, 0x71, DEV_N, K4),
+		ka_n,
+		C(9500, 0x81, 0, 0),
+	};
+	struct it_analyzer *a = run(evs, N(evs), NULL);
+	struct it_report_input in = { .a = a, .r = it_analyzer_results(a) };
+	char name[48], *out = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	ASSERT_STREQ(it_report_dev_name(&in, 0, name, sizeof(name)), "nvme3 admin", "0:0 named");
+	ASSERT_STREQ(it_report_dev_name(&in, DEV_N, name, sizeof(name)), "259:0",
+		     "a disk not in the table keeps major:minor");
+	f = open_memstream(&out, &len);
+	it_report_text(f, &in);
+	fclose(f);
+	ASSERT_TRUE(strstr(out, "Device nvme3 admin (0:0): 1 I/Os") != NULL, "its device section");
+	ASSERT_TRUE(strstr(out, "(no disk: requests on NVMe admin queues") != NULL, "said so");
+	ASSERT_LE(widest_line(out), 100, "text fits 100 columns");
+	free(out);
+	it_analyzer_free(a);
+
+	/* without NVMe admin commands, 0:0 stays 0:0 */
+	struct it_event plain[] = { I(1000, 0x81, 0, 0, 0, 0, IT_OP_DRV_IN),
+				    D(2000, 0x81, 0, 0, 0, 0, IT_OP_DRV_IN), C(3000, 0x81, 0, 0) };
+	a = run(plain, N(plain), NULL);
+	in = (struct it_report_input){ .a = a, .r = it_analyzer_results(a) };
+	ASSERT_STREQ(it_report_dev_name(&in, 0, name, sizeof(name)), "0:0", "no admin command");
+	it_analyzer_free(a);
+}
+
 static struct it_event zinfo(uint32_t idx, uint64_t start, uint64_t len)
 {
 	struct it_event e = ev_base(IT_EV_ZONE_INFO, 1, start, DEV_N);

@@ -11,6 +11,9 @@
 #    to the network and its target.dev to the backing disk's bios, and the
 #    parts add up (per I/O: detail_sum_ok, dev_sum_ok; in the sums: the
 #    parts' sum_ns == host.out + target + host.in);
+#  - the R2T round trip: every 128K write's target.queue splits into
+#    r2t.* and h2c.* (R2T out, landed on the host, H2C data out, landed on
+#    the target), adding up; no 8K write (in-capsule) and no read has one;
 #  - SQ head pointer updates disabled (a second controller, disable_sqflow):
 #    reads complete on their data PDU, no response PDU: matched and split
 #    all the same, target.send 0;
@@ -19,6 +22,8 @@
 #  - the send backlog (ntprof's S2): one I/O queue for two CPUs; 16 reads
 #    at once from the CPU that is not the queue's queue up behind each
 #    other: 1 to 15 ahead;
+#  - the io_work scheduling delay (queued -> running) in the same run: on
+#    both sides' I/O queues, no more runs than commands (no injected delay);
 #  - ground truth, the device: reads at QD1 on namespace 2 alone: target.dev's
 #    average is DELAY_NS + its average at QD1 on namespace 1, within 10%;
 #  - ground truth, the network: netem delays lo by NETEM_MS: net.out and
@@ -31,7 +36,7 @@ cd "$(dirname "$0")/../.." || exit 1
 
 DELAY_NS=20000000 # TCG fires a null_blk timer 0.3-1 ms late (more on a loaded host): under 5%
 NETEM_MS=80 # TCG adds 1-3 ms of timer, softirq and cross-CPU latency each way: under 4%
-names="vm_tcp_layers vm_tcp_read4k vm_tcp_write8k vm_tcp_write128k vm_tcp_read1m vm_tcp_sqhd_disabled vm_tcp_cost vm_tcp_backlog
+names="vm_tcp_layers vm_tcp_read4k vm_tcp_write8k vm_tcp_write128k vm_tcp_r2t vm_tcp_read1m vm_tcp_sqhd_disabled vm_tcp_cost vm_tcp_backlog vm_tcp_io_work
        vm_tcp_dev_delay vm_tcp_netem vm_tcp_diff_target_dev"
 vm_skip_unless fio jq tc -- $names
 
@@ -129,6 +134,21 @@ workload vm_tcp_write8k write8k write
 workload vm_tcp_write128k write128k write
 workload vm_tcp_read1m read1m read
 
+# the R2T round trip: fio's 128K writes each one, the others none
+r2t() { jq -r "[.fabric.r2t_split, .fabric.r2t_sum_ok] | @tsv" "$out/$1.json" 2>/dev/null; }
+read -r w128 w128ok <<< "$(r2t write128k)"
+read -r w8 _ <<< "$(r2t write8k)"
+read -r r4 _ <<< "$(r2t read4k)"
+fio_ios=$(jq -r '.jobs[0].write.total_ios' "$out/write128k.fio.json" 2>/dev/null)
+r2tavgs=$(jq -r '[.fabric.by_opcode.write.stages[] | select(.part_of == "target.queue") |
+	"\(.name)=\(.ns.avg / 1000 | floor)"] | join(" ")' "$out/write128k.json" 2>/dev/null)
+if [ -n "$fio_ios" ] && [ "$fio_ios" -gt 0 ] && [ "$w128" = "$fio_ios" ] && [ "$w128ok" = "$w128" ] &&
+   [ "$w8" = 0 ] && [ "$r4" = 0 ]; then
+	pass "vm_tcp_r2t (fio's $fio_ios 128K writes: $w128 split into the R2T round trip, adding up on $w128ok; 8K writes and 4K reads none; avg us: $r2tavgs)"
+else
+	fail vm_tcp_r2t "fio's 128K writes '$fio_ios', R2T split '$w128' adding up '$w128ok'; 8K writes '$w8', 4K reads '$r4' (want 0)"
+fi
+
 # SQ head pointer updates disabled: reads complete on their C2H data PDU
 # (no response PDU): matched and split all the same, target.send is 0
 # (the response point is the data's), while the reads with responses have
@@ -172,6 +192,25 @@ if [ -n "$bmax" ] && [ "$bcmds" = "$fio_ios" ] && [ "$bmax" -ge 1 ] && [ "$bmax"
 	pass "vm_tcp_backlog (QD16 from CPU 1 on the queue of CPU 0: $bcmds commands on $bqueues queue(s), up to $bmax ahead, avg $bavg)"
 else
 	fail vm_tcp_backlog "QD16: commands '$bcmds' (fio $fio_ios) on '$bqueues' queues, max ahead '$bmax' (want 1..15), avg '$bavg'"
+fi
+
+# the io_work scheduling delay: both sides' I/O queues have runs, no more
+# runs than commands sent (a run that sent sent one at least), every run a
+# delay (no ground truth here: no injected delay)
+line=$(jq -r '.fabric as $f | [$f.io_work[] | select(.qid > 0)] as $q |
+	[([$q[] | select(.side == "initiator") | .runs] | add // 0),
+	 ([$q[] | select(.side == "target") | .runs] | add // 0),
+	 ([$q[] | select(.side == "initiator") | .wait_ns.avg] | max // 0),
+	 ([$q[] | select(.side == "initiator") | .wait_ns.max] | max // 0),
+	 ([$q[] | select(.side == "target") | .wait_ns.avg] | max // 0),
+	 ([$q[] | .wait_ns.min] | min // 0)] | @tsv' "$out/qd16.json" 2>/dev/null)
+read -r hruns truns havg hmax tavg wmin <<< "$line"
+fio_ios=$(jq -r '.jobs[0].read.total_ios' "$out/qd16.fio.json" 2>/dev/null)
+if [ -n "$wmin" ] && [ -n "$fio_ios" ] && [ "$hruns" -gt 0 ] && [ "$truns" -gt 0 ] &&
+   [ "$hruns" -le "$fio_ios" ] && [ "$wmin" -gt 0 ]; then
+	pass "vm_tcp_io_work (QD16, $fio_ios reads: initiator $hruns io_work runs that sent, wait avg $((havg / 1000)) us, max $((hmax / 1000)) us; target $truns runs, avg $((tavg / 1000)) us)"
+else
+	fail vm_tcp_io_work "QD16 ($fio_ios reads): initiator runs '$hruns' wait avg '$havg' max '$hmax' ns, target runs '$truns', least wait '$wmin': $(jq -c '.fabric.io_work' "$out/qd16.json" 2>/dev/null | head -c 300); hooks $(jq -r .host.hooks "$out/qd16.json" 2>/dev/null)"
 fi
 
 # the device: target.dev on namespace 2 = DELAY_NS + target.dev without delay

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyze/analyzer.h"
 #include "analyze/json_writer.h"
 #include "analyze/layer.h"
 #include "analyze/nvme.h"
@@ -19,6 +20,7 @@
 #include "layers/fabric/fabric.h"
 #include "layers/fabric/tape.h"
 #include "nvmf.h"
+#include "layers/fabric/transport.h"
 #include "tracefile.h"
 
 struct fabric {
@@ -247,13 +249,18 @@ static void *fabric_new(const struct it_pass_info *info)
 
 	if (!x)
 		return NULL;
-	if (!(x->f = it_fabric_new()) || it_bus_subscribe(info->bus, IT_BUS_NVME_CMD_DONE, on_cmd, x) ||
+	if (!(x->f = it_fabric_new()))
+		goto fail;
+	if (info->opts && info->opts->fabric_grouped)
+		it_fabric_group_by(x->f, info->opts->fabric_keys, info->opts->nfabric_keys);
+	if (it_bus_subscribe(info->bus, IT_BUS_NVME_CMD_DONE, on_cmd, x) ||
 	    it_bus_subscribe(info->bus, IT_BUS_TRAIL_DONE, on_trail, x) ||
-	    (info->machine == 0 && cross_setup(x, info))) {
-		fabric_free(x);
-		return NULL;
-	}
+	    (info->machine == 0 && cross_setup(x, info)))
+		goto fail;
 	return x;
+fail:
+	fabric_free(x);
+	return NULL;
 }
 
 static int fabric_feed(void *self, uint16_t type, const void *payload, size_t len, uint32_t count)
@@ -304,19 +311,75 @@ static double share(const struct it_fabric_op *o, unsigned s)
 	return of->sum ? (double)o->stage[s].sum / (double)of->sum : -1;
 }
 
-/* One opcode's table: each stage with count, avg, p50, p99 and share, a
- * part indented under its stage. */
-static void op_text(FILE *out, const struct it_fabric_op *o, const char *what)
+/* A size class as the block tables print it: its lower bound. */
+static const char *size_name(unsigned c, char *buf, size_t len)
+{
+	uint64_t b = it_size_class_lo(c);
+	static const char *const unit[] = { "", "K", "M", "G" };
+	unsigned u = 0;
+
+	while (u < 3 && b >= 1024 && b % 1024 == 0) {
+		b /= 1024;
+		u++;
+	}
+	snprintf(buf, len, "%llu%s", (unsigned long long)b, unit[u]);
+	return buf;
+}
+
+/* A group's initiator: the host's controller, or a target alone's cntlid. */
+static const char *initiator_name(const struct it_fabric_op *g, char *buf, size_t len)
+{
+	if (g->side == IT_FSIDE_TARGET)
+		snprintf(buf, len, "cntlid %u", g->cntlid);
+	else
+		snprintf(buf, len, "nvme%u", g->ctrl);
+	return buf;
+}
+
+/* "write size=128K queue=2 initiator=nvme0": a group's keys, in order */
+static const char *group_label(const struct it_fabric_results *r, const struct it_fabric_op *g,
+			       char *out, size_t len)
 {
 	char buf[32];
+	size_t n = 0;
+	bool op = g->admin; /* an admin group keeps its opcode */
 
-	if (o->cntlid)
-		fprintf(out, "\n  %s from cntlid %u: %llu %s\n", op_name(o, buf, sizeof(buf)),
-			o->cntlid, (unsigned long long)o->count, what);
-	else
-		fprintf(out, "\n  %s: %llu %s (%llu with their request's block trail)\n",
-			op_name(o, buf, sizeof(buf)), (unsigned long long)o->count, what,
-			(unsigned long long)o->with_trail);
+	out[0] = 0;
+	for (unsigned k = 0; k < r->nkeys; k++)
+		op |= r->keys[k] == IT_FK_OP;
+	if (op)
+		n += snprintf(out + n, len - n, "%s", op_name(g, buf, sizeof(buf)));
+	for (unsigned k = 0; k < r->nkeys && n < len; k++) {
+		const char *sep = n ? " " : "";
+		switch (r->keys[k]) {
+		case IT_FK_SIZE:
+			n += snprintf(out + n, len - n, "%ssize=%s", sep,
+				      size_name(g->size_class, buf, sizeof(buf)));
+			break;
+		case IT_FK_QUEUE:
+			n += snprintf(out + n, len - n, "%squeue=%u", sep, g->qid);
+			break;
+		case IT_FK_INITIATOR:
+			n += snprintf(out + n, len - n, "%sinitiator=%s", sep,
+				      initiator_name(g, buf, sizeof(buf)));
+			break;
+		case IT_FK_MACHINE:
+			if (g->machine == IT_FABRIC_NO_MACHINE)
+				n += snprintf(out + n, len - n, "%smachine=-", sep);
+			else
+				n += snprintf(out + n, len - n, "%smachine=%u", sep, g->machine);
+			break;
+		}
+	}
+	if (!out[0])
+		snprintf(out, len, "all");
+	return out;
+}
+
+/* One group's table under its heading: each stage with count, avg, p50,
+ * p99 and share, a part indented under its stage. */
+static void stages_text(FILE *out, const struct it_fabric_op *o)
+{
 	fprintf(out, "    %-15s %9s %11s %11s %11s %7s\n", "stage", "count", "avg us", "p50 us",
 		"p99 us", "share");
 	for (unsigned s = 0; s < IT_FS_MAX; s++) {
@@ -357,6 +420,41 @@ static void controllers_text(const struct fabric *x, FILE *out)
 			fprintf(out, "%s: the initiator's stages only\n",
 				c->machine == IT_NVMF_AMBIGUOUS ? "several machines' ports fit it" :
 								  "no recorded machine serves it");
+	}
+}
+
+/* One opcode's table (the default grouping). */
+static void op_text(FILE *out, const struct it_fabric_op *o, const char *what)
+{
+	char buf[32];
+
+	if (o->cntlid)
+		fprintf(out, "\n  %s from cntlid %u: %llu %s\n", op_name(o, buf, sizeof(buf)),
+			o->cntlid, (unsigned long long)o->count, what);
+	else
+		fprintf(out, "\n  %s: %llu %s (%llu with their request's block trail)\n",
+			op_name(o, buf, sizeof(buf)), (unsigned long long)o->count, what,
+			(unsigned long long)o->with_trail);
+	stages_text(out, o);
+}
+
+/* The groups of one side (--fabric-group-by). */
+static void groups_text(FILE *out, const struct it_fabric_results *r, enum it_fabric_side side,
+			const char *what)
+{
+	char label[160];
+
+	for (size_t i = 0; i < r->ngroups; i++) {
+		const struct it_fabric_op *g = &r->groups[i];
+		if (g->side != side)
+			continue;
+		fprintf(out, "\n  %s: %llu %s", group_label(r, g, label, sizeof(label)),
+			(unsigned long long)g->count, what);
+		if (side == IT_FSIDE_TARGET)
+			fputc('\n', out);
+		else
+			fprintf(out, " (%llu with block trails)\n", (unsigned long long)g->with_trail);
+		stages_text(out, g);
 	}
 }
 
@@ -462,6 +560,10 @@ static void fabric_text(void *self, FILE *out, const struct it_report_ctx *ctx)
 			if (r->gap[k])
 				fprintf(out, "    not split, %s: %llu\n", it_fabric_gap_names[k],
 					(unsigned long long)r->gap[k]);
+		if (r->r2t_split)
+			fprintf(out, "  with the R2T round trip (r2t.*, h2c.*): %llu writes, adding up on "
+				"%llu\n", (unsigned long long)r->r2t_split,
+				(unsigned long long)r->r2t_sum_ok);
 		if (r->dev_split)
 			fprintf(out, "  with the backing device's block stages: %llu, adding up on %llu; "
 				"%llu without their bios\n", (unsigned long long)r->dev_split,
@@ -481,18 +583,71 @@ static void fabric_text(void *self, FILE *out, const struct it_report_ctx *ctx)
 			(unsigned long long)q->max,
 			q->commands ? 100.0 * (double)q->depth[0] / (double)q->commands : 0.0);
 	}
-	for (size_t i = 0; i < r->nops; i++)
+	if (r->nio_work)
+		fprintf(out, "  io_work scheduling delay: queued -> running, per run that sent a PDU (us)\n");
+	for (size_t i = 0; i < r->nio_work; i++) {
+		const struct it_tcp_io_work *q = &r->io_work[i];
+		char who[32];
+		snprintf(who, sizeof(who), q->side == IT_TCP_HOST ? "nvme%u" : "cntlid %u", q->ctrl);
+		fprintf(out, "    %-9s %-9s qid %-3u %8llu runs  avg %7.1f  p50 %7.1f  p99 %7.1f  max %8.1f\n",
+			q->side == IT_TCP_HOST ? "initiator" : "target", who, q->qid,
+			(unsigned long long)q->wait.count, it_hist_avg(&q->wait) / 1e3,
+			it_hist_percentile(&q->wait, 50) / 1e3, it_hist_percentile(&q->wait, 99) / 1e3,
+			(double)q->wait.max / 1e3);
+	}
+	if (r->grouped)
+		groups_text(out, r, IT_FSIDE_MATCHED, "matched");
+	for (size_t i = 0; i < r->nops && !r->grouped; i++)
 		op_text(out, &r->ops[i], "matched");
 	if (r->nalone)
 		fprintf(out, "\n  Initiator alone: I/O commands without a target side in the trace, "
 			"split by nvme-tcp\n");
-	for (size_t i = 0; i < r->nalone; i++)
+	if (r->grouped)
+		groups_text(out, r, IT_FSIDE_INITIATOR, "without a target side");
+	for (size_t i = 0; i < r->nalone && !r->grouped; i++)
 		op_text(out, &r->alone[i], "without a target side");
 	if (r->ntarget_alone)
-		fprintf(out, "\n  Target alone: I/O commands without a host side in the trace, per "
-			"initiator controller\n");
-	for (size_t i = 0; i < r->ntarget_alone; i++)
+		fprintf(out, "\n  Target alone: I/O commands without a host side in the trace, %s\n",
+			r->grouped ? "by the keys given" : "per initiator controller");
+	if (r->grouped)
+		groups_text(out, r, IT_FSIDE_TARGET, "without a host side");
+	for (size_t i = 0; i < r->ntarget_alone && !r->grouped; i++)
 		op_text(out, &r->target_alone[i], "without a host side");
+}
+
+/* An opcode's or a group's members: counts and "stages": [...] */
+static void op_json(struct it_json *j, const struct it_fabric_op *o)
+{
+	it_json_kv_uint(j, "opcode", o->opcode);
+	if (o->cntlid)
+		it_json_kv_uint(j, "cntlid", o->cntlid);
+	it_json_kv_bool(j, "admin", o->admin);
+	it_json_kv_uint(j, "count", o->count);
+	it_json_kv_uint(j, "bytes", o->bytes);
+	it_json_kv_uint(j, "with_trail", o->with_trail);
+	it_json_name(j, "stages");
+	it_json_array_start(j);
+	for (int s = 0; s < IT_FS_MAX; s++) {
+		const struct it_hist *h = &o->stage[s];
+		if (!h->count)
+			continue;
+		it_json_object_start(j);
+		it_json_kv_string(j, "name", it_fabric_stages[s].name);
+		it_json_kv_string(j, "share_of", it_fabric_stages[it_fabric_stages[s].share_of].name);
+		if (it_fabric_stages[s].parent != s)
+			it_json_kv_string(j, "part_of", it_fabric_stages[it_fabric_stages[s].parent].name);
+		it_json_kv_uint(j, "count", h->count);
+		it_json_kv_uint(j, "sum_ns", h->sum);
+		if (share(o, s) < 0) {
+			it_json_name(j, "share");
+			it_json_null(j);
+		} else {
+			it_json_kv_double(j, "share", share(o, s));
+		}
+		it_json_latency(j, "ns", h);
+		it_json_object_end(j);
+	}
+	it_json_array_end(j);
 }
 
 /* "NAME": {opcode: {..., "stages": [...]}, ...} */
@@ -512,39 +667,65 @@ static void ops_json(struct it_json *j, const char *name, const struct it_fabric
 			it_json_name(j, op_name(o, buf, sizeof(buf)));
 		}
 		it_json_object_start(j);
-		it_json_kv_uint(j, "opcode", o->opcode);
-		if (o->cntlid)
-			it_json_kv_uint(j, "cntlid", o->cntlid);
-		it_json_kv_bool(j, "admin", o->admin);
-		it_json_kv_uint(j, "count", o->count);
-		it_json_kv_uint(j, "bytes", o->bytes);
-		it_json_kv_uint(j, "with_trail", o->with_trail);
-		it_json_name(j, "stages");
-		it_json_array_start(j);
-		for (int s = 0; s < IT_FS_MAX; s++) {
-			const struct it_hist *h = &o->stage[s];
-			if (!h->count)
-				continue;
-			it_json_object_start(j);
-			it_json_kv_string(j, "name", it_fabric_stages[s].name);
-			it_json_kv_string(j, "share_of", it_fabric_stages[it_fabric_stages[s].share_of].name);
-			if (it_fabric_stages[s].parent != s)
-				it_json_kv_string(j, "part_of", it_fabric_stages[it_fabric_stages[s].parent].name);
-			it_json_kv_uint(j, "count", h->count);
-			it_json_kv_uint(j, "sum_ns", h->sum);
-			if (share(o, s) < 0) {
-				it_json_name(j, "share");
-				it_json_null(j);
-			} else {
-				it_json_kv_double(j, "share", share(o, s));
-			}
-			it_json_latency(j, "ns", h);
-			it_json_object_end(j);
-		}
-		it_json_array_end(j);
+		op_json(j, o);
 		it_json_object_end(j);
 	}
 	it_json_object_end(j);
+}
+
+static const char *const side_names[] = {
+	[IT_FSIDE_MATCHED] = "matched", [IT_FSIDE_INITIATOR] = "initiator_alone",
+	[IT_FSIDE_TARGET] = "target_alone",
+};
+
+/* "group_by": [keys], "groups": [{"side", "key": {...}, ...}, ...] */
+static void groups_json(struct it_json *j, const struct it_fabric_results *r)
+{
+	char buf[32];
+
+	it_json_name(j, "group_by");
+	it_json_array_start(j);
+	for (unsigned k = 0; k < r->nkeys; k++)
+		it_json_string(j, it_fabric_key_names[r->keys[k]]);
+	it_json_array_end(j);
+	it_json_name(j, "groups");
+	it_json_array_start(j);
+	for (size_t i = 0; i < r->ngroups; i++) {
+		const struct it_fabric_op *g = &r->groups[i];
+		it_json_object_start(j);
+		it_json_kv_string(j, "side", side_names[g->side]);
+		it_json_name(j, "key");
+		it_json_object_start(j);
+		for (unsigned k = 0; k < r->nkeys; k++) {
+			it_json_name(j, it_fabric_key_names[r->keys[k]]);
+			switch (r->keys[k]) {
+			case IT_FK_OP:
+				it_json_string(j, op_name(g, buf, sizeof(buf)));
+				break;
+			case IT_FK_SIZE:
+				it_json_uint(j, it_size_class_lo(g->size_class));
+				break;
+			case IT_FK_QUEUE:
+				it_json_uint(j, g->qid);
+				break;
+			case IT_FK_INITIATOR:
+				it_json_string(j, initiator_name(g, buf, sizeof(buf)));
+				break;
+			case IT_FK_MACHINE:
+				if (g->machine == IT_FABRIC_NO_MACHINE)
+					it_json_null(j);
+				else
+					it_json_uint(j, g->machine);
+				break;
+			}
+		}
+		it_json_object_end(j);
+		if (memchr(r->keys, IT_FK_SIZE, r->nkeys))
+			it_json_kv_uint(j, "size_max", it_size_class_hi(g->size_class));
+		op_json(j, g);
+		it_json_object_end(j);
+	}
+	it_json_array_end(j);
 }
 
 /* "NAME": {names[k]: counts[k], ...}: counts by reason */
@@ -679,6 +860,8 @@ static void fabric_json(void *self, struct it_json *j, const struct it_report_ct
 	it_json_kv_bool(j, "transport", r->transport);
 	it_json_kv_uint(j, "detailed", r->detailed);
 	it_json_kv_uint(j, "detail_sum_ok", r->detail_sum_ok);
+	it_json_kv_uint(j, "r2t_split", r->r2t_split);
+	it_json_kv_uint(j, "r2t_sum_ok", r->r2t_sum_ok);
 	it_json_kv_uint(j, "dev_split", r->dev_split);
 	it_json_kv_uint(j, "dev_sum_ok", r->dev_sum_ok);
 	it_json_kv_uint(j, "dev_unlinked", r->dev_unlinked);
@@ -705,9 +888,24 @@ static void fabric_json(void *self, struct it_json *j, const struct it_report_ct
 		it_json_object_end(j);
 	}
 	it_json_array_end(j);
+	it_json_name(j, "io_work");
+	it_json_array_start(j);
+	for (size_t i = 0; i < r->nio_work; i++) {
+		const struct it_tcp_io_work *q = &r->io_work[i];
+		it_json_object_start(j);
+		it_json_kv_string(j, "side", q->side == IT_TCP_HOST ? "initiator" : "target");
+		it_json_kv_uint(j, q->side == IT_TCP_HOST ? "ctrl" : "cntlid", q->ctrl);
+		it_json_kv_uint(j, "qid", q->qid);
+		it_json_kv_uint(j, "runs", q->wait.count);
+		it_json_latency(j, "wait_ns", &q->wait);
+		it_json_object_end(j);
+	}
+	it_json_array_end(j);
 	ops_json(j, "by_opcode", r->ops, r->nops);
 	ops_json(j, "initiator_alone", r->alone, r->nalone);
 	ops_json(j, "target_alone", r->target_alone, r->ntarget_alone);
+	if (r->grouped)
+		groups_json(j, r);
 	it_json_object_end(j);
 }
 

@@ -15,9 +15,11 @@
  * command set up before them would have had to last that long. Memory is
  * then the target commands of the last HORIZON_NS at most.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyze/analyzer.h"
 #include "analyze/hashmap.h"
 #include "layers/fabric/fabric.h"
 #include "layers/fabric/transport.h"
@@ -41,6 +43,18 @@ const struct it_fabric_stage_def it_fabric_stages[IT_FS_MAX] = {
 	    "target parsed -> target completed (execution on the backing device)"),
 	PART(IT_FS_TARGET_QUEUE, "target.queue", IT_FP_TI, IT_FP_TX, IT_FS_TARGET,
 	     "parsed -> backend started (a write's data: in-capsule, or R2T and H2C)"),
+	PART(IT_FS_R2T_SEND, "r2t.send", IT_FP_TI, IT_FP_TR2T, IT_FS_TARGET_QUEUE,
+	     "parsed -> its R2T starts out (a write's data buffer, the R2T queued)"),
+	PART(IT_FS_R2T_NET, "r2t.net", IT_FP_TR2T, IT_FP_HR2T, IT_FS_TARGET_QUEUE,
+	     "R2T starts out -> data landed on the initiator's socket"),
+	PART(IT_FS_H2C_WAIT, "h2c.wait", IT_FP_HR2T, IT_FP_HH0, IT_FS_TARGET_QUEUE,
+	     "landed -> the first H2C data PDU to TCP (nvme-tcp io_work, R2T handled)"),
+	PART(IT_FS_H2C_SEND, "h2c.send", IT_FP_HH0, IT_FP_HH1, IT_FS_TARGET_QUEUE,
+	     "first H2C byte -> the last data's send call returned"),
+	PART(IT_FS_H2C_NET, "h2c.net", IT_FP_HH1, IT_FP_TH, IT_FS_TARGET_QUEUE,
+	     "H2C data sent -> its last arrival on the target's socket"),
+	PART(IT_FS_H2C_RECV, "h2c.recv", IT_FP_TH, IT_FP_TX, IT_FS_TARGET_QUEUE,
+	     "landed -> backend started (nvmet-tcp io_work, data received)"),
 	PART(IT_FS_TARGET_DEV, "target.dev", IT_FP_TX, IT_FP_TC, IT_FS_TARGET,
 	     "backend started -> completed (the backing device)"),
 	PART(IT_FS_TDEV_SUBMIT, "tdev.submit", IT_FP_TX, IT_FP_BQ, IT_FS_TARGET_DEV,
@@ -91,6 +105,52 @@ const char *const it_fabric_reason_names[IT_FR_MAX] = {
 	[IT_FR_TARGET_INCOMPLETE] = "target_incomplete",
 };
 
+const char *const it_fabric_key_names[IT_FK_MAX] = {
+	[IT_FK_OP] = "op", [IT_FK_SIZE] = "size", [IT_FK_QUEUE] = "queue",
+	[IT_FK_INITIATOR] = "initiator", [IT_FK_MACHINE] = "machine",
+};
+
+int it_fabric_parse_keys(const char *s, uint8_t *keys, unsigned *nkeys, char *err, size_t len)
+{
+	unsigned n = 0;
+
+	if (!strcmp(s, "none")) {
+		*nkeys = 0;
+		return 0;
+	}
+	for (const char *p = s; *p;) {
+		size_t l = strcspn(p, ",");
+		unsigned k, j;
+		for (k = 0; k < IT_FK_MAX; k++)
+			if (strlen(it_fabric_key_names[k]) == l && !strncmp(p, it_fabric_key_names[k], l))
+				break;
+		if (k == IT_FK_MAX) {
+			snprintf(err, len, "unknown fabric group-by key '%.*s' (keys: op, size, queue, "
+				 "initiator, machine, or none)", (int)l, p);
+			return -1;
+		}
+		for (j = 0; j < n && keys[j] != k; j++)
+			;
+		if (j < n) {
+			snprintf(err, len, "fabric group-by key '%s' given twice", it_fabric_key_names[k]);
+			return -1;
+		}
+		keys[n++] = (uint8_t)k;
+		p += l;
+		if (*p == ',' && !*++p) {
+			snprintf(err, len, "fabric group-by list '%s' ends with a comma", s);
+			return -1;
+		}
+	}
+	if (!n) {
+		snprintf(err, len, "empty fabric group-by list (keys: op, size, queue, initiator, "
+			 "machine, or none)");
+		return -1;
+	}
+	*nkeys = n;
+	return 0;
+}
+
 #define NONE UINT32_MAX
 #define HORIZON_NS (60ull * 1000000000ull) /* as the block layer's: beyond any I/O timeout */
 #define PRUNE_MIN 4096
@@ -105,6 +165,7 @@ struct tcmd {
 	uint64_t ti, tx, tc;      /* tx: backend started, 0 unseen */
 	uint64_t bq, bd, bc;      /* its backend bios: first Q, last D, last C; 0 unseen */
 	uint8_t backend;          /* enum it_nvmet_backend at TX; 0 unseen */
+	uint32_t bytes;           /* its data length */
 	uint32_t next;            /* in its FIFO, or the free list */
 	uint16_t cntlid, qid, cid;
 	uint8_t opcode;
@@ -166,6 +227,10 @@ struct it_fabric {
 	struct it_fabric_op *alone[256];  /* initiator alone, I/O opcodes */
 	struct it_fabric_op **talone;     /* target alone, by (cntlid, opcode) */
 	size_t ntalone;
+	uint8_t keymask;                  /* 1 << enum it_fabric_key grouped on; */
+	struct it_map group_index;        /* group_key() -> index in groups */
+	struct it_fabric_op **groups;
+	size_t ngroups;
 	uint64_t latest;          /* the latest event's time */
 	/* two machines (it_fabric_cross) */
 	uint16_t feeding;         /* the machine of the events being given */
@@ -206,7 +271,8 @@ struct it_fabric *it_fabric_new(void)
 	f->prune_at = PRUNE_MIN;
 	f->bound_prune_at = PRUNE_MIN;
 	if (it_map_init(&f->open, 8) || it_map_init(&f->fifo, 8) || !(f->tcp = it_fabric_tcp_new()) ||
-	    it_map_init(&f->running, 4) || it_map_init(&f->bound, 8) || it_map_init(&f->early_q, 8)) {
+	    it_map_init(&f->running, 4) || it_map_init(&f->bound, 8) || it_map_init(&f->early_q, 8) ||
+	    it_map_init(&f->group_index, 4)) {
 		it_fabric_free(f);
 		return NULL;
 	}
@@ -241,6 +307,17 @@ void it_fabric_free(struct it_fabric *f)
 		free(f->talone[k]);
 	}
 	free(f->talone);
+	for (size_t k = 0; k < f->ngroups; k++) {
+		for (int s = 0; s < IT_FS_MAX; s++)
+			it_hist_free(&f->groups[k]->stage[s]);
+		free(f->groups[k]);
+	}
+	free(f->groups);
+	it_map_free(&f->group_index);
+	for (size_t k = 0; k < f->r.ngroups; k++)
+		for (int s = 0; s < IT_FS_MAX; s++)
+			it_hist_free(&f->r.groups[k].stage[s]);
+	free(f->r.groups);
 	for (size_t k = 0; k < f->r.ntarget_alone; k++)
 		for (int s = 0; s < IT_FS_MAX; s++)
 			it_hist_free(&f->r.target_alone[k].stage[s]);
@@ -308,6 +385,16 @@ static bool served_elsewhere(const struct it_fabric *f, uint16_t instance)
 	return false;
 }
 
+void it_fabric_group_by(struct it_fabric *f, const uint8_t *keys, unsigned nkeys)
+{
+	f->r.grouped = true;
+	f->r.nkeys = nkeys < IT_FK_MAX ? nkeys : IT_FK_MAX;
+	memcpy(f->r.keys, keys, f->r.nkeys);
+	f->keymask = 0;
+	for (unsigned k = 0; k < f->r.nkeys; k++)
+		f->keymask |= 1u << keys[k];
+}
+
 void it_fabric_feeding(struct it_fabric *f, uint16_t machine)
 {
 	f->feeding = machine;
@@ -362,7 +449,7 @@ static void target_init(struct it_fabric *f, const struct it_event *e)
 	else if ((i = tcmd_new(f)) == NONE)
 		return;
 	f->t[i] = (struct tcmd){ .req = e->nvmet.req, .ti = e->ts_ns, .next = NONE,
-				 .qid = e->nvmet.qid };
+				 .qid = e->nvmet.qid, .bytes = e->nvmet.bytes };
 	if (it_map_put(&f->open, e->nvmet.req, i))
 		f->err = -1;
 }
@@ -475,6 +562,8 @@ static void target_complete(struct it_fabric *f, const struct it_event *e)
 	t->qid = e->nvmet.qid;
 	t->cid = e->nvmet.cid;
 	t->opcode = e->nvmet.opcode;
+	if (e->nvmet.bytes > t->bytes)
+		t->bytes = e->nvmet.bytes;
 	f->r.target_commands++;
 	if (++f->waiting > f->r.waiting_max)
 		f->r.waiting_max = f->waiting;
@@ -587,6 +676,68 @@ static struct it_fabric_op *op_of(struct it_fabric *f, bool admin, uint8_t opcod
 	return op_in(f, f->op + admin * 256, admin, opcode);
 }
 
+/* The group of a command of key k (its side, opcode, bytes' size class,
+ * qid, initiator, machine): the keys not grouped on cleared, an admin
+ * command's opcode kept (a keep-alive's latency is the target's timer, not
+ * its load: never in an I/O group). NULL when not grouping, or (the error
+ * kept) when memory ran out. */
+static struct it_fabric_op *group_of(struct it_fabric *f, struct it_fabric_op k)
+{
+	struct it_fabric_op *g;
+	uint64_t packed;
+	uint32_t i;
+
+	if (!f->r.grouped)
+		return NULL;
+	if (!(f->keymask & 1u << IT_FK_OP) && !k.admin)
+		k.opcode = 0;
+	if (!(f->keymask & 1u << IT_FK_SIZE))
+		k.size_class = 0;
+	if (!(f->keymask & 1u << IT_FK_QUEUE))
+		k.qid = 0;
+	if (!(f->keymask & 1u << IT_FK_INITIATOR))
+		k.ctrl = k.cntlid = 0;
+	if (!(f->keymask & 1u << IT_FK_MACHINE))
+		k.machine = 0;
+	/* side 2 bits, admin 1, opcode 8, size class 6, qid 16, initiator
+	 * 16 (the host's instance, or a target alone's cntlid), machine 15 */
+	packed = (uint64_t)k.side << 62 | (uint64_t)k.admin << 61 | (uint64_t)k.opcode << 53 |
+		 (uint64_t)(k.size_class & 63) << 47 | (uint64_t)k.qid << 31 |
+		 (uint64_t)(k.side == IT_FSIDE_TARGET ? k.cntlid : k.ctrl) << 15 | (k.machine & 0x7fff);
+	if ((i = it_map_get(&f->group_index, packed)) != IT_MAP_NONE)
+		return f->groups[i];
+	void *v = realloc(f->groups, (f->ngroups + 1) * sizeof(*f->groups));
+	if (!v) {
+		f->err = -1;
+		return NULL;
+	}
+	f->groups = v;
+	if (!(g = op_new(f, k.admin, k.opcode, k.cntlid)))
+		return NULL;
+	g->side = k.side;
+	g->size_class = k.size_class;
+	g->qid = k.qid;
+	g->ctrl = k.ctrl;
+	g->machine = k.machine;
+	if (it_map_put(&f->group_index, packed, (uint32_t)f->ngroups)) {
+		f->err = -1;
+		free(g);
+		return NULL;
+	}
+	f->groups[f->ngroups++] = g;
+	return g;
+}
+
+/* A host command's group. */
+static struct it_fabric_op *host_group(struct it_fabric *f, const struct it_fabric_host *h,
+				       enum it_fabric_side side)
+{
+	return group_of(f, (struct it_fabric_op){
+		.side = side, .admin = h->qid == 0, .opcode = h->opcode,
+		.size_class = (uint8_t)it_size_class(h->bytes), .qid = h->qid, .ctrl = h->ctrl,
+		.machine = side == IT_FSIDE_MATCHED ? f->target_machine : IT_FABRIC_NO_MACHINE });
+}
+
 /* ---- send backlog per initiator queue ---- */
 
 static void backlog_add(struct it_fabric *f, uint16_t ctrl, uint16_t qid, uint64_t s, uint64_t hs0)
@@ -673,20 +824,23 @@ static void alone(struct it_fabric *f, const struct it_fabric_host *h)
 				      IT_FS_REMOTE, IT_FS_HOST_DONE, IT_FS_COMMAND, IT_FS_IO };
 	uint64_t p[IT_FP_MAX] = { [IT_FP_START] = h->start, [IT_FP_S] = h->s, [IT_FP_N] = h->n,
 				  [IT_FP_C] = h->c };
-	struct it_fabric_op *o;
+	struct it_fabric_op *to[2];
 
 	if (it_fabric_tcp_host_sent(f->tcp, h->ctrl, h->qid, h->cid, h->s, h->n, &p[IT_FP_HS0],
-				    &p[IT_FP_HS1]) != IT_TCP_FOUND ||
-	    !(o = op_in(f, f->alone, false, h->opcode)))
+				    &p[IT_FP_HS1], &p[IT_FP_HH0], &p[IT_FP_HH1]) != IT_TCP_FOUND ||
+	    !(to[0] = op_in(f, f->alone, false, h->opcode)))
 		return;
 	if (p[IT_FP_HS0] < h->s || p[IT_FP_HS1] < p[IT_FP_HS0] || h->n < p[IT_FP_HS1])
 		return;
 	backlog_add(f, h->ctrl, h->qid, h->s, p[IT_FP_HS0]);
-	o->count++;
-	o->bytes += h->bytes;
-	o->with_trail += h->c != 0;
-	for (size_t k = 0; k < sizeof(stages) / sizeof(stages[0]); k++)
-		add_stage(f, o, stages[k], p);
+	to[1] = host_group(f, h, IT_FSIDE_INITIATOR);
+	for (int w = 0; w < 2 && to[w]; w++) {
+		to[w]->count++;
+		to[w]->bytes += h->bytes;
+		to[w]->with_trail += h->c != 0;
+		for (size_t k = 0; k < sizeof(stages) / sizeof(stages[0]); k++)
+			add_stage(f, to[w], stages[k], p);
+	}
 }
 
 #define TRACK_WINDOW_NS 1000000000ull
@@ -737,6 +891,35 @@ static enum it_tcp_found arrival(struct it_fabric *f, enum it_tcp_side side, uin
 					  at > (int64_t)unc ? (uint64_t)at - unc : 0, to, p);
 }
 
+/* A write's R2T round trip, given its R2T (TR2T) and H2C sends (HH0,
+ * HH1): the R2T's arrival on the host (HR2T: the first arrival after it
+ * on one clock; across two, as arrival() finds it, the target's times
+ * moved by d give or take unc) and its data's last arrival on the target
+ * before the backend started (TH). All five points, or none (the R2T
+ * parts are then left out; target.queue stays whole). */
+static void r2t_points(struct it_fabric *f, const struct it_fabric_host *h, const struct tcmd *t,
+		       uint64_t *p, int64_t d, uint64_t unc)
+{
+	enum it_tcp_found hr = IT_TCP_NONE, th = IT_TCP_NONE;
+
+	if (p[IT_FP_TR2T] && p[IT_FP_HH0] && p[IT_FP_HH1] && t->tx) {
+		if (!f->r.cross) {
+			hr = it_fabric_tcp_arrival(f->tcp, IT_TCP_HOST, h->ctrl, h->qid,
+						   p[IT_FP_TR2T], p[IT_FP_HH0], &p[IT_FP_HR2T]);
+			th = it_fabric_tcp_arrival_last(f->tcp, IT_TCP_TARGET, t->cntlid, t->qid,
+							p[IT_FP_HH0], t->tx, &p[IT_FP_TH]);
+		} else {
+			hr = arrival(f, IT_TCP_HOST, h->ctrl, h->qid, (int64_t)p[IT_FP_TR2T] + d, unc,
+				     p[IT_FP_HH0], &p[IT_FP_HR2T]);
+			th = arrival(f, IT_TCP_TARGET, t->cntlid, t->qid, (int64_t)p[IT_FP_HH0] - d,
+				     unc, t->tx, &p[IT_FP_TH]);
+		}
+	}
+	if (hr != IT_TCP_FOUND || th != IT_TCP_FOUND)
+		for (int k = IT_FP_TR2T; k <= IT_FP_TH; k++)
+			p[k] = 0;
+}
+
 /* The transport points of a matched I/O command (p[HS0 .. HR], TX is the
  * target command's), or the first one missing. */
 static int transport_points(struct it_fabric *f, const struct it_fabric_host *h,
@@ -746,11 +929,11 @@ static int transport_points(struct it_fabric *f, const struct it_fabric_host *h,
 
 	/* both sides' sends are used up whatever else is missing */
 	hs = it_fabric_tcp_host_sent(f->tcp, h->ctrl, h->qid, h->cid, h->s, h->n, &p[IT_FP_HS0],
-				     &p[IT_FP_HS1]);
+				     &p[IT_FP_HS1], &p[IT_FP_HH0], &p[IT_FP_HH1]);
 	/* across two clocks, a window's edge set by the other side's point
 	 * is good to the slack */
 	ts = it_fabric_tcp_target_sent(f->tcp, t->cntlid, t->qid, t->cid, t->ti, t->tc,
-				       h->n + f->slack, &p[IT_FP_TS0], &p[IT_FP_TSR]);
+				       h->n + f->slack, &p[IT_FP_TS0], &p[IT_FP_TSR], &p[IT_FP_TR2T]);
 	if (!f->r.cross) {
 		if (hs == IT_TCP_FOUND)
 			tr = it_fabric_tcp_arrival(f->tcp, IT_TCP_TARGET, t->cntlid, t->qid,
@@ -758,6 +941,7 @@ static int transport_points(struct it_fabric *f, const struct it_fabric_host *h,
 		if (ts == IT_TCP_FOUND)
 			hr = it_fabric_tcp_arrival(f->tcp, IT_TCP_HOST, h->ctrl, h->qid,
 						   p[IT_FP_TSR], h->n, &p[IT_FP_HR]);
+		r2t_points(f, h, t, p, 0, 0);
 	} else if (hs == IT_TCP_FOUND && ts == IT_TCP_FOUND) {
 		/* across two clocks: where the I/Os so far put the send, not
 		 * the coarse guess give or take its slack (another PDU's
@@ -774,6 +958,7 @@ static int transport_points(struct it_fabric *f, const struct it_fabric_host *h,
 			     t->ti, &p[IT_FP_TR]);
 		hr = arrival(f, IT_TCP_HOST, h->ctrl, h->qid, (int64_t)p[IT_FP_TSR] + d, unc, h->n,
 			     &p[IT_FP_HR]);
+		r2t_points(f, h, t, p, d, unc);
 	}
 	if (hs == IT_TCP_GONE || ts == IT_TCP_GONE || tr == IT_TCP_GONE || hr == IT_TCP_GONE)
 		return IT_FG_GONE;
@@ -797,8 +982,9 @@ static int transport_points(struct it_fabric *f, const struct it_fabric_host *h,
 }
 
 /* The target's points of a matched I/O (the rest are the initiator's). */
-static const uint8_t target_points[] = { IT_FP_TR, IT_FP_TI, IT_FP_TX, IT_FP_BQ, IT_FP_BD,
-					 IT_FP_BC, IT_FP_TC, IT_FP_TS0, IT_FP_TSR };
+static const uint8_t target_points[] = { IT_FP_TR, IT_FP_TI, IT_FP_TR2T, IT_FP_TH, IT_FP_TX,
+					 IT_FP_BQ, IT_FP_BD, IT_FP_BC, IT_FP_TC, IT_FP_TS0,
+					 IT_FP_TSR };
 
 static bool on_target(int point)
 {
@@ -815,7 +1001,8 @@ static bool on_target(int point)
 static void account(struct it_fabric *f, const struct it_fabric_host *h, uint64_t *p, int gap,
 		    uint8_t backend, bool one_clock)
 {
-	struct it_fabric_op *o = op_of(f, h->qid == 0, h->opcode);
+	struct it_fabric_op *to[2] = { op_of(f, h->qid == 0, h->opcode),
+				       host_group(f, h, IT_FSIDE_MATCHED) };
 	uint64_t ti = p[IT_FP_TI], tc = p[IT_FP_TC];
 	bool detail = false;
 
@@ -854,6 +1041,10 @@ static void account(struct it_fabric *f, const struct it_fabric_host *h, uint64_
 		f->r.detail_sum_ok += sum[IT_FS_HOST_OUT] == p[IT_FP_TI] - h->s &&
 				      sum[IT_FS_TARGET] == p[IT_FP_TC] - p[IT_FP_TI] &&
 				      sum[IT_FS_HOST_IN] == h->n - p[IT_FP_TC];
+		if (p[IT_FP_TR2T]) {
+			f->r.r2t_split++;
+			f->r.r2t_sum_ok += sum[IT_FS_TARGET_QUEUE] == p[IT_FP_TX] - p[IT_FP_TI];
+		}
 		if (p[IT_FP_BQ]) {
 			f->r.dev_split++;
 			f->r.dev_sum_ok += sum[IT_FS_TARGET_DEV] == p[IT_FP_TC] - p[IT_FP_TX];
@@ -861,17 +1052,17 @@ static void account(struct it_fabric *f, const struct it_fabric_host *h, uint64_
 			f->r.dev_unlinked++;
 		}
 	}
-	if (!o)
-		return;
-	o->count++;
-	o->bytes += h->bytes;
-	o->with_trail += h->c != 0;
-	for (int s = 0; s < IT_FS_MAX; s++) {
-		const struct it_fabric_stage_def *d = &it_fabric_stages[s];
-		if (one_clock && on_target(d->from) != on_target(d->to))
-			continue;
-		if ((d->parent == s || detail) && s != IT_FS_REMOTE)
-			add_stage(f, o, s, p);
+	for (int w = 0; w < 2 && to[w]; w++) {
+		to[w]->count++;
+		to[w]->bytes += h->bytes;
+		to[w]->with_trail += h->c != 0;
+		for (int s = 0; s < IT_FS_MAX; s++) {
+			const struct it_fabric_stage_def *d = &it_fabric_stages[s];
+			if (one_clock && on_target(d->from) != on_target(d->to))
+				continue;
+			if ((d->parent == s || detail) && s != IT_FS_REMOTE)
+				add_stage(f, to[w], s, p);
+		}
 	}
 }
 
@@ -913,7 +1104,8 @@ static void match(struct it_fabric *f, const struct it_fabric_host *h, const str
  * machine, or not traced): what the target's side alone tells. */
 static void target_alone(struct it_fabric *f, const struct tcmd *t)
 {
-	static const int stages[] = { IT_FS_TARGET, IT_FS_TARGET_QUEUE, IT_FS_TARGET_DEV,
+	static const int stages[] = { IT_FS_TARGET, IT_FS_TARGET_QUEUE, IT_FS_R2T_SEND,
+				      IT_FS_TARGET_DEV,
 				      IT_FS_TDEV_SUBMIT, IT_FS_TDEV_Q2D, IT_FS_TDEV_D2C,
 				      IT_FS_TDEV_DONE, IT_FS_TARGET_SENDQ, IT_FS_TARGET_SEND };
 	uint64_t p[IT_FP_MAX] = { [IT_FP_TI] = t->ti, [IT_FP_TX] = t->tx, [IT_FP_TC] = t->tc };
@@ -927,7 +1119,7 @@ static void target_alone(struct it_fabric *f, const struct tcmd *t)
 		p[IT_FP_BC] = t->bc;
 	}
 	it_fabric_tcp_target_sent(f->tcp, t->cntlid, t->qid, t->cid, t->ti, t->tc, UINT64_MAX,
-				  &p[IT_FP_TS0], &p[IT_FP_TSR]);
+				  &p[IT_FP_TS0], &p[IT_FP_TSR], &p[IT_FP_TR2T]);
 	for (size_t k = 0; k < f->ntalone && !o; k++)
 		if (f->talone[k]->cntlid == t->cntlid && f->talone[k]->opcode == t->opcode)
 			o = f->talone[k];
@@ -942,9 +1134,17 @@ static void target_alone(struct it_fabric *f, const struct tcmd *t)
 			return;
 		f->talone[f->ntalone++] = o;
 	}
-	o->count++;
-	for (size_t k = 0; k < sizeof(stages) / sizeof(stages[0]); k++)
-		add_stage(f, o, stages[k], p);
+	struct it_fabric_op *to[2] = {
+		o, group_of(f, (struct it_fabric_op){
+			   .side = IT_FSIDE_TARGET, .opcode = t->opcode,
+			   .size_class = (uint8_t)it_size_class(t->bytes), .qid = t->qid,
+			   .cntlid = t->cntlid, .machine = f->target_machine }) };
+	for (int w = 0; w < 2 && to[w]; w++) {
+		to[w]->count++;
+		to[w]->bytes += t->bytes;
+		for (size_t k = 0; k < sizeof(stages) / sizeof(stages[0]); k++)
+			add_stage(f, to[w], stages[k], p);
+	}
 }
 
 static const struct ctrl *ctrl_of(const struct it_fabric *f, uint16_t instance)
@@ -1170,6 +1370,68 @@ static void place_kept(struct it_fabric *f)
 	f->nkept = 0;
 }
 
+static int key_cmp(const struct it_fabric_op *a, const struct it_fabric_op *b, unsigned key)
+{
+	uint32_t x = 0, y = 0;
+
+	switch (key) {
+	case IT_FK_OP: /* I/O opcodes, then admin ones */
+		x = a->admin << 8 | a->opcode;
+		y = b->admin << 8 | b->opcode;
+		break;
+	case IT_FK_SIZE:
+		x = a->size_class, y = b->size_class;
+		break;
+	case IT_FK_QUEUE:
+		x = a->qid, y = b->qid;
+		break;
+	case IT_FK_INITIATOR:
+		x = a->side == IT_FSIDE_TARGET ? a->cntlid : a->ctrl;
+		y = b->side == IT_FSIDE_TARGET ? b->cntlid : b->ctrl;
+		break;
+	case IT_FK_MACHINE:
+		x = a->machine, y = b->machine;
+		break;
+	}
+	return x < y ? -1 : x > y;
+}
+
+/* By side, then by the keys in the order given, admin groups last. */
+static int group_cmp(const void *pa, const void *pb, void *ctx)
+{
+	const struct it_fabric_op *a = *(struct it_fabric_op *const *)pa;
+	const struct it_fabric_op *b = *(struct it_fabric_op *const *)pb;
+	const struct it_fabric_results *r = ctx;
+	int c;
+
+	if (a->side != b->side)
+		return a->side < b->side ? -1 : 1;
+	if (a->admin != b->admin)
+		return a->admin ? 1 : -1;
+	for (unsigned k = 0; k < r->nkeys; k++)
+		if ((c = key_cmp(a, b, r->keys[k])))
+			return c;
+	return key_cmp(a, b, IT_FK_OP);
+}
+
+/* The groups into the results, sorted (the histograms move). */
+static int groups_out(struct it_fabric *f)
+{
+	if (!f->ngroups)
+		return 0;
+	qsort_r(f->groups, f->ngroups, sizeof(*f->groups), group_cmp, &f->r);
+	if (!(f->r.groups = calloc(f->ngroups, sizeof(*f->r.groups))))
+		return -1;
+	for (size_t k = 0; k < f->ngroups; k++) {
+		f->r.groups[f->r.ngroups++] = *f->groups[k];
+		free(f->groups[k]);
+	}
+	free(f->groups);
+	f->groups = NULL;
+	f->ngroups = 0;
+	return 0;
+}
+
 int it_fabric_finish(struct it_fabric *f)
 {
 	size_t n = 0;
@@ -1233,6 +1495,9 @@ int it_fabric_finish(struct it_fabric *f)
 		}
 		f->r.queues[j] = f->bl[k].q;
 	}
+	if (groups_out(f))
+		return f->err = -1;
+	f->r.io_work = it_fabric_tcp_io_work(f->tcp, &f->r.nio_work);
 	for (int k = n = 0; k < 256; k++)
 		n += f->alone[k] != NULL;
 	f->r.alone = n ? calloc(n, sizeof(*f->r.alone)) : NULL;

@@ -50,6 +50,12 @@ enum it_fabric_point {
 	IT_FP_HS1,       /* host: the capsule's last byte handed to TCP (send call returned) */
 	IT_FP_TR,        /* target: data landed on its socket (first arrival after HS0) */
 	IT_FP_TI,        /* target: command parsed (nvmet_req_init) */
+	/* a write's data after an R2T (0 for every other command) */
+	IT_FP_TR2T,      /* target: its (first) R2T PDU starts out */
+	IT_FP_HR2T,      /* host: data landed on its socket (first arrival after TR2T) */
+	IT_FP_HH0,       /* host: the first H2C data PDU's first byte handed to TCP */
+	IT_FP_HH1,       /* host: the last H2C data's send call returned */
+	IT_FP_TH,        /* target: the last data arrival on its socket before TX */
 	IT_FP_TX,        /* target: the backend started it (bdev or file execute) */
 	IT_FP_BQ,        /* target: its first bio queued on the backing device (block Q) */
 	IT_FP_BD,        /* target: its last request issued to the backing device (D) */
@@ -74,12 +80,17 @@ struct it_fabric_stage_def {
 /* Top stages, each followed by its parts where the transport was traced:
  * host.out = host.queue + host.send + net.out + target.recv, target =
  * target.queue + target.dev, host.in = target.sendq + target.send +
- * net.back + host.complete; and where the backend's bios were traced,
+ * net.back + host.complete; for a write whose data came after an R2T,
+ * target.queue = r2t.send + r2t.net + h2c.wait + h2c.send + h2c.net +
+ * h2c.recv (the R2T round trip); and where the backend's bios were traced,
  * target.dev = tdev.submit + tdev.q2d + tdev.d2c + tdev.done (the backing
  * device's own block stages, inside the command). */
 enum { IT_FS_HOST_BLOCK,
        IT_FS_HOST_OUT, IT_FS_HOST_QUEUE, IT_FS_HOST_SEND, IT_FS_NET_OUT, IT_FS_TARGET_RECV,
-       IT_FS_TARGET, IT_FS_TARGET_QUEUE, IT_FS_TARGET_DEV,
+       IT_FS_TARGET, IT_FS_TARGET_QUEUE,
+       IT_FS_R2T_SEND, IT_FS_R2T_NET, IT_FS_H2C_WAIT, IT_FS_H2C_SEND, IT_FS_H2C_NET,
+       IT_FS_H2C_RECV,
+       IT_FS_TARGET_DEV,
        IT_FS_TDEV_SUBMIT, IT_FS_TDEV_Q2D, IT_FS_TDEV_D2C, IT_FS_TDEV_DONE,
        IT_FS_HOST_IN, IT_FS_TARGET_SENDQ, IT_FS_TARGET_SEND, IT_FS_NET_BACK, IT_FS_HOST_COMPLETE,
        IT_FS_HOST_DONE, IT_FS_COMMAND, IT_FS_IO,
@@ -119,10 +130,30 @@ struct it_fabric_host {
 	uint8_t opcode;
 };
 
+/* Group-by keys of the fabric tables (report --fabric-group-by): the
+ * opcode, the I/O size as the block tables bucket it (powers of two), the
+ * queue (qid), the initiator (the host's controller, nvmeN; a target
+ * alone: the initiator's cntlid) and the target's machine (a merged file). */
+enum it_fabric_key { IT_FK_OP, IT_FK_SIZE, IT_FK_QUEUE, IT_FK_INITIATOR, IT_FK_MACHINE, IT_FK_MAX };
+extern const char *const it_fabric_key_names[IT_FK_MAX];
+/* Parses "op,size,queue": 0, or -1 with one line in err. "none": no keys. */
+int it_fabric_parse_keys(const char *s, uint8_t *keys, unsigned *nkeys, char *err, size_t len);
+
+/* Which commands a group holds. */
+enum it_fabric_side { IT_FSIDE_MATCHED = 1, IT_FSIDE_INITIATOR = 2, IT_FSIDE_TARGET = 3 };
+#define IT_FABRIC_NO_MACHINE 0x7fff /* initiator alone: its target is not in the trace */
+
 struct it_fabric_op {
 	uint8_t opcode;
 	bool admin;               /* admin queue (qid 0): admin opcodes */
 	uint16_t cntlid;          /* target alone: the initiator's controller; else 0 */
+	/* a group's key (it_fabric_results.groups; the keys not grouped on
+	 * are 0, and an admin command keeps its opcode) */
+	uint8_t side;             /* enum it_fabric_side */
+	uint8_t size_class;       /* it_size_class() of the command's bytes */
+	uint16_t qid;
+	uint16_t ctrl;            /* matched, initiator alone: the host's controller (nvmeN) */
+	uint16_t machine;         /* the target's machine; IT_FABRIC_NO_MACHINE */
 	uint64_t count, bytes;
 	uint64_t with_trail;      /* of which with their request's completed trail (host.done);
 				   * host.block and io need its first point (Q or I) too */
@@ -156,6 +187,8 @@ struct it_fabric_results {
 	uint64_t gap[IT_FG_MAX];  /* matched I/O commands without them, by first missing point */
 	uint64_t dev_split;       /* split commands whose backend bios were traced too */
 	uint64_t dev_sum_ok;      /*   whose tdev.* parts add up to target.dev */
+	uint64_t r2t_split;       /* split writes whose data came after an R2T, every point seen */
+	uint64_t r2t_sum_ok;      /*   whose r2t and h2c parts add up to target.queue */
 	uint64_t dev_unlinked;    /* split commands of a bdev backend whose bios were not found
 				   * (a bio or completion event lost; none in a trace
 				   * without the block layer's target disk) */
@@ -175,6 +208,17 @@ struct it_fabric_results {
 	size_t ntarget_alone;
 	struct it_fabric_queue *queues; /* by controller, qid */
 	size_t nqueues;
+	/* io_work scheduling delay per queue, both sides (transport.h; the
+	 * join's memory: valid until it_fabric_free) */
+	const struct it_tcp_io_work *io_work;
+	size_t nio_work;
+	/* it_fabric_group_by: the same commands by those keys, each group
+	 * with its side; sorted by side, then key */
+	bool grouped;
+	uint8_t keys[IT_FK_MAX];
+	unsigned nkeys;
+	struct it_fabric_op *groups;
+	size_t ngroups;
 	/* two machines (it_fabric_cross): the target's clock on the
 	 * initiator's, estimated from the matched I/Os, and how causal the
 	 * merged timeline is. Per matched I/O: out = the target received
@@ -189,6 +233,7 @@ struct it_fabric_results {
 };
 
 struct it_fabric;
+struct it_tcp_io_work;
 struct it_fabric *it_fabric_new(void);
 /* A completed host NVMe command. 0, or -1 when memory ran out. */
 int it_fabric_host(struct it_fabric *f, const struct it_fabric_host *h);
@@ -217,6 +262,9 @@ void it_fabric_use_estimate(struct it_fabric *f, struct it_clock_est *e);
  * its commands are not matched here, they count as the initiator's alone.
  * 0, or -1 when memory ran out. */
 int it_fabric_ctrl_elsewhere(struct it_fabric *f, uint16_t instance);
+/* Groups the commands by these keys too (results.groups); call before
+ * any event. */
+void it_fabric_group_by(struct it_fabric *f, const uint8_t *keys, unsigned nkeys);
 /* The machine of the events given next (target commands are keyed by
  * machine too: two targets may have the same cntlid). */
 void it_fabric_feeding(struct it_fabric *f, uint16_t machine);

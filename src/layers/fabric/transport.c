@@ -35,9 +35,16 @@ struct list {                     /* a command key's sends, or a queue's arrival
 
 struct it_fabric_tcp {
 	struct it_map sends, arrivals; /* key -> index in lists */
+	/* the host's request (struct request *) -> the cid of its last
+	 * capsule: a send after an R2T names its command by the request (the
+	 * PDU buffer the cid was read from holds the H2C data PDU by then,
+	 * whose bytes there are the target's transfer tag) */
+	struct it_map host_cid;
 	struct list *lists;
 	uint32_t nlists, cap;
 	uint64_t latest, held, prune_at;
+	struct it_tcp_io_work *io_work;
+	size_t nio_work;
 };
 
 struct it_fabric_tcp *it_fabric_tcp_new(void)
@@ -47,7 +54,8 @@ struct it_fabric_tcp *it_fabric_tcp_new(void)
 	if (!t)
 		return NULL;
 	t->prune_at = PRUNE_MIN;
-	if (it_map_init(&t->sends, 8) || it_map_init(&t->arrivals, 4)) {
+	if (it_map_init(&t->sends, 8) || it_map_init(&t->arrivals, 4) ||
+	    it_map_init(&t->host_cid, 8)) {
 		it_fabric_tcp_free(t);
 		return NULL;
 	}
@@ -63,6 +71,10 @@ void it_fabric_tcp_free(struct it_fabric_tcp *t)
 	free(t->lists);
 	it_map_free(&t->sends);
 	it_map_free(&t->arrivals);
+	it_map_free(&t->host_cid);
+	for (size_t i = 0; i < t->nio_work; i++)
+		it_hist_free(&t->io_work[i].wait);
+	free(t->io_work);
 	free(t);
 }
 
@@ -110,8 +122,20 @@ static void *list_push(struct list *l, size_t sz)
 
 static int add_send(struct it_fabric_tcp *t, enum it_tcp_side side, const struct it_event *e)
 {
-	struct list *l = list_of(t, &t->sends, SEND_KEY(side, e->tcp.ctrl, e->tcp.qid, e->tcp.cid), true);
+	uint16_t cid = e->tcp.cid;
+	struct list *l;
 	struct send *s;
+
+	if (side == IT_TCP_HOST && e->tcp.cmd) {
+		uint32_t c = it_map_get(&t->host_cid, e->tcp.cmd);
+		if (e->tcp.pdu == IT_TCP_CMD_PDU) {
+			if (it_map_put(&t->host_cid, e->tcp.cmd, cid))
+				return -1;
+		} else if (c != IT_MAP_NONE) {
+			cid = (uint16_t)c;
+		}
+	}
+	l = list_of(t, &t->sends, SEND_KEY(side, e->tcp.ctrl, e->tcp.qid, cid), true);
 
 	/* a target's response that carries its C2H data's start: the data
 	 * PDU went out first */
@@ -150,6 +174,36 @@ static int add_arrival(struct it_fabric_tcp *t, enum it_tcp_side side, const str
 	return 0;
 }
 
+/* A send from io_work: its run's delay, once per run. */
+static int add_io_work(struct it_fabric_tcp *t, enum it_tcp_side side, const struct it_event *e)
+{
+	struct it_tcp_io_work *q = NULL;
+
+	for (size_t i = 0; i < t->nio_work && !q; i++)
+		if (t->io_work[i].side == side && t->io_work[i].ctrl == e->tcp.ctrl &&
+		    t->io_work[i].qid == e->tcp.qid)
+			q = &t->io_work[i];
+	if (!q) {
+		void *v = realloc(t->io_work, (t->nio_work + 1) * sizeof(*t->io_work));
+		if (!v)
+			return -1;
+		t->io_work = v;
+		q = &t->io_work[t->nio_work++];
+		*q = (struct it_tcp_io_work){ .side = side, .ctrl = e->tcp.ctrl, .qid = e->tcp.qid };
+		it_hist_init(&q->wait);
+	} else if (q->last == e->tcp.io_work_wait_ns) {
+		return 0; /* the same run's next send (a delay in ns repeats rarely) */
+	}
+	q->last = e->tcp.io_work_wait_ns;
+	return it_hist_add(&q->wait, e->tcp.io_work_wait_ns);
+}
+
+const struct it_tcp_io_work *it_fabric_tcp_io_work(const struct it_fabric_tcp *t, size_t *n)
+{
+	*n = t->nio_work;
+	return t->io_work;
+}
+
 int it_fabric_tcp_event(struct it_fabric_tcp *t, const struct it_event *e)
 {
 	enum it_tcp_side side = e->layer == IT_LAYER_NVMET_TCP ? IT_TCP_TARGET : IT_TCP_HOST;
@@ -163,6 +217,8 @@ int it_fabric_tcp_event(struct it_fabric_tcp *t, const struct it_event *e)
 	case IT_EV_TCP_SEND:
 	case IT_EV_TCPT_SEND:
 		err = add_send(t, side, e);
+		if (!err && (e->tcp.flags & IT_TCP_IO_WORK_WAIT))
+			err = add_io_work(t, side, e);
 		break;
 	case IT_EV_TCP_READY:
 	case IT_EV_TCPT_READY:
@@ -211,21 +267,30 @@ static const struct send *take_sends(struct it_fabric_tcp *t, uint64_t key, uint
 
 enum it_tcp_found it_fabric_tcp_host_sent(struct it_fabric_tcp *t, uint16_t instance,
 					  uint16_t qid, uint16_t cid, uint64_t s, uint64_t n,
-					  uint64_t *first, uint64_t *capsule)
+					  uint64_t *first, uint64_t *capsule, uint64_t *h2c_first,
+					  uint64_t *h2c_last)
 {
 	uint32_t count;
 	uint64_t gone;
 	const struct send *v = take_sends(t, SEND_KEY(IT_TCP_HOST, instance, qid, cid), n, &count,
 					  &gone);
 
-	*first = *capsule = 0;
+	*first = *capsule = *h2c_first = *h2c_last = 0;
 	for (uint32_t k = 0; k < count; k++) {
 		if (v[k].ts < s)
 			continue;
 		if (!*first)
 			*first = v[k].ts;
 		/* the capsule (with in-capsule data) is out when the request
-		 * leaves the send slot; H2C data after an R2T comes later */
+		 * leaves the send slot; H2C data after an R2T comes later, in
+		 * the calls after that: the first of them starts it, the last
+		 * one's return ends it (an R2T each for data above the
+		 * target's maxh2cdata: all of them) */
+		if (*capsule && v[k].ts >= *capsule) {
+			if (!*h2c_first)
+				*h2c_first = v[k].ts;
+			*h2c_last = v[k].end;
+		}
 		if (!*capsule && v[k].pdu != IT_TCP_H2C_PDU && (v[k].flags & IT_TCP_SENT_ALL))
 			*capsule = v[k].end;
 	}
@@ -236,15 +301,18 @@ enum it_tcp_found it_fabric_tcp_host_sent(struct it_fabric_tcp *t, uint16_t inst
 
 enum it_tcp_found it_fabric_tcp_target_sent(struct it_fabric_tcp *t, uint16_t cntlid,
 					    uint16_t qid, uint16_t cid, uint64_t ti, uint64_t tc,
-					    uint64_t n, uint64_t *first, uint64_t *response)
+					    uint64_t n, uint64_t *first, uint64_t *response,
+					    uint64_t *r2t)
 {
 	uint32_t count;
 	uint64_t gone;
 	const struct send *v = take_sends(t, SEND_KEY(IT_TCP_TARGET, cntlid, qid, cid), n, &count,
 					  &gone);
 
-	*first = *response = 0;
+	*first = *response = *r2t = 0;
 	for (uint32_t k = 0; k < count; k++) {
+		if (v[k].ts >= ti && v[k].ts <= tc && v[k].pdu == IT_TCPT_R2T && !*r2t)
+			*r2t = v[k].ts;
 		if (v[k].ts < ti || v[k].ts < tc || v[k].pdu == IT_TCPT_R2T)
 			continue;
 		if (!*first)

@@ -35,6 +35,7 @@
 #include "iotrail/event.h"
 #include "events.bpf.h"
 #include "fn_hooks.bpf.h"
+#include "io_work.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -56,6 +57,9 @@ struct nvme_tcp_request___it {
 	__u32 data_len;
 	enum nvme_tcp_send_state___it state;
 } __attribute__((preserve_access_index));
+
+/* include/linux/nvme-tcp.h: enum nvme_tcp_pdu_type */
+#define NVME_TCP_H2C_DATA 6
 
 struct nvme_tcp_ctrl___it;
 
@@ -135,6 +139,8 @@ static __always_inline int on_try_send_return(int ret)
 	struct nvme_tcp_request___it *req;
 	struct it_event *e;
 	__u16 cid = 0, instance = 0;
+	__u8 pdu_type = 0;
+	char *sqe;
 
 	if (!c)
 		return 0;
@@ -145,7 +151,13 @@ static __always_inline int on_try_send_return(int ret)
 	e = ev_reserve(IT_EV_TCP_SEND, IT_LAYER_NVME_TCP, 0);
 	if (!e)
 		goto out;
-	bpf_probe_read_kernel(&cid, sizeof(cid), (char *)BPF_CORE_READ(req, req.cmd) + 2);
+	/* the request's PDU buffer (its 8-byte header, then the SQE that
+	 * req.cmd points to) holds the command capsule, the cid 2 bytes into
+	 * the SQE, until an R2T makes it the H2C data PDU: the cid right
+	 * after the header, the target's transfer tag where it was before */
+	sqe = (char *)BPF_CORE_READ(req, req.cmd);
+	bpf_probe_read_kernel(&pdu_type, sizeof(pdu_type), sqe - 8);
+	bpf_probe_read_kernel(&cid, sizeof(cid), sqe + (pdu_type == NVME_TCP_H2C_DATA ? 0 : 2));
 	e->tcp.ts_ns = c->first_ns;
 	e->tcp.cmd = (__u64)req - bpf_core_type_size(struct request);
 	e->tcp.end_ns = bpf_ktime_get_ns();
@@ -159,6 +171,7 @@ static __always_inline int on_try_send_return(int ret)
 	e->tcp.status = ret < 0 ? ret : 0;
 	if ((__u64)BPF_CORE_READ(q, request) != (__u64)req)
 		e->tcp.flags |= IT_TCP_SENT_ALL;
+	io_work_delay(e);
 	ev_submit(e);
 out:
 	bpf_map_delete_elem(&sending, &tid);
@@ -195,6 +208,28 @@ int BPF_KRETPROBE(try_send_kretprobe, int ret)
 	return on_try_send_return(ret);
 }
 
+static __always_inline int on_io_work(struct work_struct *w)
+{
+	io_work_starts(w);
+	return 0;
+}
+
+SEC("fexit/nvme_tcp_io_work")
+int BPF_PROG(io_work_fexit)
+{
+	io_work_ends();
+	return 0;
+}
+
+SEC("kretprobe/nvme_tcp_io_work")
+int BPF_KRETPROBE(io_work_kretprobe)
+{
+	io_work_ends();
+	return 0;
+}
+
+IT_FN_HOOK(nvme_tcp_io_work, io_work, struct work_struct *, on_io_work)
+IT_IO_WORK_QUEUE_HOOKS
 IT_FN_HOOK(nvme_tcp_try_send, try_send, struct nvme_tcp_queue___it *, on_try_send)
 IT_FN_HOOK(nvme_tcp_data_ready, data_ready, struct sock *, on_data_ready)
 IT_SOCK_SEND_HOOKS(on_sock_send)

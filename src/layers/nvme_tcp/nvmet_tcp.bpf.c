@@ -27,6 +27,7 @@
 #include "events.bpf.h"
 #include "nvmet.bpf.h"
 #include "fn_hooks.bpf.h"
+#include "io_work.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -81,6 +82,7 @@ static __always_inline int on_io_work(struct work_struct *w)
 	__u64 q = (__u64)w - bpf_core_field_offset(struct nvmet_tcp_queue___it, io_work);
 
 	bpf_map_update_elem(&working, &tid, &q, BPF_ANY);
+	io_work_starts(w);
 	return 0;
 }
 
@@ -89,6 +91,7 @@ static __always_inline int on_io_work_return(void)
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 
 	bpf_map_delete_elem(&working, &tid);
+	io_work_ends();
 	return 0;
 }
 
@@ -136,6 +139,7 @@ static __always_inline int on_sock_send(void)
 	e->tcp.cid = cid;
 	e->tcp.pdu = state;
 	e->tcp.bytes = BPF_CORE_READ(cmd, req.transfer_len);
+	io_work_delay(e);
 	ev_submit(e);
 	return 0;
 }
@@ -166,5 +170,6 @@ int BPF_KRETPROBE(io_work_kretprobe)
 }
 
 IT_FN_HOOK(nvmet_tcp_io_work, io_work, struct work_struct *, on_io_work)
+IT_IO_WORK_QUEUE_HOOKS
 IT_FN_HOOK(nvmet_tcp_data_ready, data_ready, struct sock *, on_data_ready)
 IT_SOCK_SEND_HOOKS(on_sock_send)

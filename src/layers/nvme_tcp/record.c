@@ -31,6 +31,11 @@ IT_SKEL_OPS(nvmet_tcp);
 	{ [IT_HOOK_FENTRY] = prog "_fentry", [IT_HOOK_KPROBE] = prog "_kprobe" } }
 #define FN_RETURN_HOOK(fn, module, prog) { fn, NULL, module, false, \
 	{ [IT_HOOK_FENTRY] = prog "_fexit", [IT_HOOK_KPROBE] = prog "_kretprobe" } }
+#define FN_RETURN_HOOK_OPT(fn, module, prog) { fn, NULL, module, true, \
+	{ [IT_HOOK_FENTRY] = prog "_fexit", [IT_HOOK_KPROBE] = prog "_kretprobe" } }
+/* io_work queued: its scheduling delay (optional: the sends go without it) */
+#define QUEUE_WORK_HOOK { "workqueue_queue_work", "workqueue", NULL, true, \
+	{ [IT_HOOK_TP_BTF] = "workqueue_queue_work_btf", [IT_HOOK_RAW_TP] = "workqueue_queue_work" } }
 /* the socket send primitive: one of them, by kernel version */
 #define SOCK_SEND_HOOKS FN_HOOK("kernel_sendpage", NULL, true, "sendpage"), \
 	FN_HOOK("sock_sendmsg", NULL, true, "sendmsg")
@@ -40,6 +45,9 @@ static const struct it_hook_def host_hooks[] = {
 	FN_RETURN_HOOK("nvme_tcp_try_send", HOST_MODULE, "try_send"),
 	SOCK_SEND_HOOKS,
 	FN_HOOK("nvme_tcp_data_ready", HOST_MODULE, false, "data_ready"),
+	FN_HOOK("nvme_tcp_io_work", HOST_MODULE, true, "io_work"),
+	FN_RETURN_HOOK_OPT("nvme_tcp_io_work", HOST_MODULE, "io_work"),
+	QUEUE_WORK_HOOK,
 	/* probed only: neighbours for kernels where the above are missing */
 	{ "nvme_tcp_queue_rq", NULL, HOST_MODULE, true, { 0 } },
 	{ "nvme_tcp_recv_skb", NULL, HOST_MODULE, true, { 0 } },
@@ -50,6 +58,7 @@ static const struct it_hook_def target_hooks[] = {
 	FN_RETURN_HOOK("nvmet_tcp_io_work", TARGET_MODULE, "io_work"),
 	SOCK_SEND_HOOKS,
 	FN_HOOK("nvmet_tcp_data_ready", TARGET_MODULE, false, "data_ready"),
+	QUEUE_WORK_HOOK,
 	{ "nvmet_tcp_try_recv_pdu", NULL, TARGET_MODULE, true, { 0 } },
 	{ "nvmet_tcp_queue_response", NULL, TARGET_MODULE, true, { 0 } },
 };

@@ -19,7 +19,7 @@ SAME(ts_ns, ts_ns);
 SAME(id, cmd);
 SAME(sector, end_ns);
 SAME(aux, queue);
-SAME(dev, dev);
+SAME(dev, io_work_wait_ns);
 SAME(bytes, bytes);
 SAME(pid, pid);
 SAME(tid, tid);
