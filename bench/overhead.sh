@@ -19,14 +19,7 @@ pairs=${1:-6}
 secs=${2:-4}
 [ "$(id -u)" -eq 0 ] || { echo "overhead: needs root" >&2; exit 1; }
 
-img=$(mktemp /dev/shm/iotrail-bench.XXXXXX)
-out=$(mktemp -d /tmp/iotrail-bench.XXXXXX)
-dev=""
-cleanup() { [ -n "$dev" ] && losetup -d "$dev"; rm -f "$img"; rm -rf "$out"; }
-trap cleanup EXIT
-truncate -s 512M "$img"
-dev=$(losetup -f --show --direct-io=on "$img")
-dd if=/dev/zero of="$dev" bs=1M count=512 oflag=direct status=none
+. bench/loopdev.sh bench
 
 fio_iops() { # qd, then the command prefix (may be empty)
 	local qd=$1; shift
