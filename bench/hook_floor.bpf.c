@@ -3,6 +3,9 @@
  * The floor under iotrail's block probes, for bench/overhead.sh: the same
  * three tracepoints an unscheduled blk-mq read passes (Q, D, C), with
  *   mode 0: programs that return at once (the cost of the hooks alone);
+ *   mode 2: (for bench/syscall_cost) an empty program on sys_enter and on
+ *           sys_exit instead, the hooks the syscall layer uses: the floor
+ *           under its cost per call;
  *   mode 1: programs that put one 64-byte timestamped record in a shared
  *           ring buffer (the hooks plus the cheapest possible full record),
  *           submitted the way iotrail's probes submit (events.bpf.h:
@@ -66,3 +69,10 @@ int floor_d(u64 *ctx) { return hit(ctx[0], HIT_D); }
 
 SEC("tp_btf/block_rq_complete")
 int floor_c(u64 *ctx) { return hit(ctx[0], HIT_C); }
+
+/* mode 2 only (hook_floor.c loads these or the three above) */
+SEC("tp_btf/sys_enter")
+int floor_sys_enter(u64 *ctx) { return 0; }
+
+SEC("tp_btf/sys_exit")
+int floor_sys_exit(u64 *ctx) { return 0; }
