@@ -23,7 +23,7 @@ secs=${2:-5}
 baseline=${BASELINE:-}
 [ -z "$baseline" ] || [ -x "$baseline" ] || { echo "memory: BASELINE=$baseline is not an executable" >&2; exit 1; }
 
-. bench/loopdev.sh mem
+. bench/lib.sh mem
 
 # memlock of the BPF maps PID holds, in bytes
 maps_bytes() {

@@ -29,20 +29,10 @@ secs=${2:-4}
 baseline=${BASELINE:-}
 [ -z "$baseline" ] || [ -x "$baseline" ] || { echo "overhead: BASELINE=$baseline is not an executable" >&2; exit 1; }
 
-. bench/loopdev.sh bench
+. bench/lib.sh bench
 
 configs=(untraced empty floor block default)
 [ -z "$baseline" ] || configs+=(baseline)
-
-# fio's IOPS at queue depth $1 under the command prefix that follows (may
-# be empty); the prefix's own output in $out/run.log
-fio_iops() {
-	local qd=$1; shift
-	"$@" fio --name=bench --filename="$dev" --rw=randread --bs=4k --direct=1 \
-		--ioengine=io_uring --iodepth="$qd" --time_based --runtime="$secs" --size=512M \
-		--output-format=json --output="$out/fio.json" > "$out/run.log" 2>&1
-	jq -r '.jobs[0].read.iops | floor' "$out/fio.json"
-}
 
 # one configuration at queue depth $2: its IOPS into $out/NAME.iops, the
 # line it printed (hook_floor's count, iotrail's summary) into $out/NAME.note
@@ -59,32 +49,18 @@ run_config() {
 	grep -E '^(hook_floor|iotrail record):' "$out/run.log" | tail -1 > "$out/$name.note" || true
 }
 
-median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-
 echo "iotrail record overhead: fio randread 4K io_uring on ${dev} (loop over tmpfs), ${secs}s runs"
 echo "(empty: empty programs on Q, D, C; floor: one 64-byte ring record per hook, drained;"
 echo " block: iotrail record --layers block --dev; default: iotrail record --, every layer)"
 for qd in 8 32; do
 	rm -f "$out"/*.ratios
 	for i in $(seq 1 "$rounds"); do
-		order=("${configs[@]}")
-		if [ $((i % 2)) -eq 0 ]; then
-			order=()
-			for ((k = ${#configs[@]} - 1; k >= 0; k--)); do order+=("${configs[k]}"); done
-		fi
-		for c in "${order[@]}"; do run_config "$c" "$qd"; done
-		base=$(cat "$out/untraced.iops")
-		line=$(printf "  QD %-3s round %d: untraced %7d" "$qd" "$i" "$base")
-		for c in "${configs[@]:1}"; do
-			r=$(awk -v a="$(cat "$out/$c.iops")" -v b="$base" 'BEGIN { printf "%.4f", a / b }')
-			echo "$r" >> "$out/$c.ratios"
-			line="$line  $c $(cat "$out/$c.iops") ($r)"
-		done
+		for c in $(round_order "$i" "${configs[@]}"); do run_config "$c" "$qd"; done
+		printf "  QD %-3s round %d: %s\n" "$qd" "$i" "$(ratios_line "${configs[@]}")"
 		awk -v d="$(cat "$out/default.iops")" -v f="$(cat "$out/floor.iops")" \
 			'BEGIN { printf "%.4f\n", d / f }' >> "$out/default-floor.ratios"
-		echo "$line"
 		for c in floor block default baseline; do
-			[ -s "$out/$c.note" ] && echo "      [$c: $(cat "$out/$c.note")]"
+			if [ -s "$out/$c.note" ]; then echo "      [$c: $(cat "$out/$c.note")]"; fi
 		done
 	done
 	line="QD $qd: median IOPS ratio to untraced over $rounds rounds:"
