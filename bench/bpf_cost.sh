@@ -12,7 +12,9 @@
 # read (bpftool prog show) just before fio's tracer exits; printed per
 # program and, summed over the programs the tracer loaded, per completed
 # I/O of fio. The stats add two clock reads to every run, to every
-# configuration alike.
+# configuration alike. Programs that others load during a run (another
+# recorder on the same machine) cannot be told apart and are counted too:
+# run it on a machine of one's own.
 #   bench/bpf_cost.sh [ROUNDS] [SECONDS]       (defaults: 3 rounds, 4 s per run)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -49,7 +51,7 @@ run_config() {
 
 # per program loaded for the run: "name ns_per_run runs", then the total
 programs() {
-	awk 'NR == FNR { old[$1] = 1; next }
+	awk 'FILENAME == ARGV[1] { old[$1] = 1; next }
 	     /^[0-9]+:/ { id = $1; sub(":", "", id); if (id in old) next
 		for (i = 1; i <= NF; i++) {
 			if ($i == "name") n = $(i + 1)

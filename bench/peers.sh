@@ -44,30 +44,31 @@ peer_pids=""
 trap 'stop_peer ftrace; cleanup' EXIT # a peer left running, the tracefs instance
 
 # Starts peer tool $1 in the background (its pids in $peer_pids), its
-# output under $out/$1.*, its messages in $out/$1.err
+# output under $out/p/, its messages in $out/p/$1.err
 start_peer() {
 	local name=$1 f
-	rm -rf "$out/$name".* "$out/blk"
+	rm -rf "$out/p"
+	mkdir "$out/p"
 	peer_pids=""
 	case $name in
 	perf) perf record -a -q -e block:block_rq_issue -e block:block_rq_complete \
-		-o "$out/perf.data" > "$out/perf.err" 2>&1 & peer_pids=$! ;;
-	bpftrace) bpftrace -o "$out/bpftrace.out" "$out/peer.bt" > "$out/bpftrace.err" 2>&1 &
+		-o "$out/p/perf.data" > "$out/p/perf.err" 2>&1 & peer_pids=$! ;;
+	bpftrace) bpftrace -o "$out/p/bpftrace.out" "$out/peer.bt" > "$out/p/bpftrace.err" 2>&1 &
 		peer_pids=$! ;;
 	ftrace) # what trace-cmd does, which cannot enable ftrace here: the block
 		# events into a tracefs instance, each CPU's raw buffer read into a file
-		if ! { mkdir "$tracing" && echo 1 > "$tracing/events/block/enable"; } 2> "$out/ftrace.err"; then
+		if ! { mkdir "$tracing" && echo 1 > "$tracing/events/block/enable"; } 2> "$out/p/ftrace.err"; then
 			return 0
 		fi
 		for f in "$tracing"/per_cpu/cpu*/trace_pipe_raw; do
-			cat "$f" > "$out/ftrace.${f//\//_}" 2>> "$out/ftrace.err" &
+			cat "$f" > "$out/p/ftrace.${f//\//_}" 2>> "$out/p/ftrace.err" &
 			peer_pids="$peer_pids $!"
 		done ;;
-	biolatency) biolatency -d "${dev#/dev/}" > "$out/biolatency.out" 2> "$out/biolatency.err" &
+	biolatency) biolatency -d "${dev#/dev/}" > "$out/p/biolatency.out" 2> "$out/p/biolatency.err" &
 		peer_pids=$! ;;
-	blktrace) mkdir -p "$out/blk"
-		blktrace -d "$dev" -D "$out/blk" > "$out/blktrace.err" 2>&1 & peer_pids=$! ;;
-	biosnoop) biosnoop -d "${dev#/dev/}" > "$out/biosnoop.out" 2> "$out/biosnoop.err" &
+	blktrace) mkdir -p "$out/p/blk"
+		blktrace -d "$dev" -D "$out/p/blk" > "$out/p/blktrace.err" 2>&1 & peer_pids=$! ;;
+	biosnoop) biosnoop -d "${dev#/dev/}" > "$out/p/biosnoop.out" 2> "$out/p/biosnoop.err" &
 		peer_pids=$! ;;
 	esac
 }
@@ -89,12 +90,12 @@ stop_peer() {
 # records nothing is no peer)
 peer_recorded() {
 	case $1 in
-	perf) [ "$(perf script -i "$out/perf.data" 2>/dev/null | head -100 | wc -l)" -ge 100 ] ;;
-	bpftrace) [ "$(wc -l < "$out/bpftrace.out")" -ge 100 ] ;;
-	ftrace) [ "$(cat "$out"/ftrace.* 2>/dev/null | wc -c)" -gt 100000 ] ;;
-	biolatency) grep -q usecs "$out/biolatency.out" ;;
-	blktrace) [ "$(cat "$out"/blk/* 2>/dev/null | wc -c)" -gt 100000 ] ;;
-	biosnoop) [ "$(wc -l < "$out/biosnoop.out")" -ge 100 ] ;;
+	perf) [ "$(perf script -i "$out/p/perf.data" 2>/dev/null | head -100 | wc -l)" -ge 100 ] ;;
+	bpftrace) [ "$(wc -l < "$out/p/bpftrace.out")" -ge 100 ] ;;
+	ftrace) [ "$(cat "$out"/p/ftrace.* 2>/dev/null | wc -c)" -gt 100000 ] ;;
+	biolatency) grep -q usecs "$out/p/biolatency.out" ;;
+	blktrace) [ "$(cat "$out"/p/blk/* 2>/dev/null | wc -c)" -gt 100000 ] ;;
+	biosnoop) [ "$(wc -l < "$out/p/biosnoop.out")" -ge 100 ] ;;
 	esac
 }
 
@@ -136,7 +137,7 @@ for p in perf bpftrace ftrace biolatency blktrace biosnoop; do
 	elif fio_with_peer 1 "$p" > /dev/null && peer_recorded "$p"; then
 		configs+=("$p")
 	else
-		echo "  $p: cannot run here: $(grep -v '^$' "$out/$p.err" 2>/dev/null | tail -1)"
+		echo "  $p: cannot run here: $(grep -v '^$' "$out/p/$p.err" 2>/dev/null | tail -1)"
 	fi
 done
 for qd in 8 32; do
