@@ -25,14 +25,12 @@ baseline=${BASELINE:-}
 
 . bench/lib.sh mem
 
-# memlock of the BPF maps PID holds, in bytes
+# memlock of the BPF maps PID holds, in bytes (one awk over every fd: a
+# sample must be quick)
 maps_bytes() {
-	local sum=0 f m
-	for f in /proc/"$1"/fdinfo/*; do
-		m=$(awk '/^map_type:/ { map = 1 } /^memlock:/ && map { print $2 }' "$f" 2>/dev/null) || continue
-		[ -n "$m" ] && sum=$((sum + m))
-	done
-	echo "$sum"
+	cat /proc/"$1"/fdinfo/* 2>/dev/null |
+		awk '/^pos:/ { map = 0 } /^map_type:/ { map = 1 } /^memlock:/ && map { sum += $2 }
+		     END { print sum + 0 }'
 }
 
 # resident KB of PID outside the mappings of BPF maps
