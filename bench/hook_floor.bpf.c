@@ -22,9 +22,9 @@
 
 const volatile int mode = 0; /* the only read-only datum: hook_floor.c sets it whole */
 /* iotrail's default ring on 2 CPUs (this machine), woken as iotrail's
- * block ring is, a quarter full. The ring's size matters: with a 64 MiB
- * ring every record cost about twice as much here as with 4 MiB (cache
- * and TLB misses on ring pages; README, Performance). */
+ * block ring is, a quarter full: the floor writes under iotrail's
+ * conditions (iotrail's own records cost more with its old 64 MiB ring in
+ * one measurement; README, Performance). */
 #define RING_BYTES (4 << 20)
 #define WAKEUP_BYTES (RING_BYTES / 4)
 
