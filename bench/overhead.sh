@@ -1,82 +1,72 @@
 #!/usr/bin/env bash
 # Recording overhead: fio 4K random reads on a loop device over a tmpfs file
-# (io_uring, QD 8 and 32), runs alternating without and with `iotrail
-# record` (full per-I/O records), PAIRS rounds per queue depth. Prints each
-# round and the median IOPS ratio (traced / untraced) per queue depth.
-# Each round also runs fio under bench/hook_floor, which puts on the same
-# three tracepoints (1) programs that do nothing and (2) programs that write
-# one minimal 64-byte record each, drained as iotrail drains its ring: the
-# floor any per-I/O tracer pays here. Each round prints hook_floor's count
-# (3 records per completed I/O, 0 not written, or the floor is not one).
-# The order inside a round is reversed every other round so that a drift in
-# the machine's speed (it is shared) does not favour a side.
-#   bench/overhead.sh [PAIRS] [SECONDS]      (defaults: 6 pairs, 4 s per run)
-# With BASELINE=path/to/another/iotrail (an older build), each round also
-# records with it, so a change to the recorder is measured side by side.
+# (io_uring, QD 8 and 32), ROUNDS rounds per queue depth, each running fio
+#   untraced;
+#   empty:   under bench/hook_floor 0, programs that do nothing on the three
+#            tracepoints an I/O passes (Q, D, C);
+#   floor:   under bench/hook_floor 1, programs that write one minimal
+#            64-byte record each, drained as iotrail drains its ring: the
+#            floor any per-I/O tracer pays here (hook_floor prints its
+#            count: 3 records per completed I/O, 0 not written, or the
+#            floor is not one);
+#   block:   under `iotrail record --layers block --dev DEV` (full per-I/O
+#            records of that device);
+#   default: under `iotrail record --` (what a user gets: every layer this
+#            kernel supports, every device, every process, default rings);
+#   baseline (with BASELINE=path/to/another/iotrail, an older build): the
+#            default recording with that build, so a change is measured
+#            side by side.
+# Prints each round's IOPS and ratios to untraced, then per queue depth the
+# medians of the ratios and of default / floor within each round (the
+# goal: >= 1). The order inside a round is reversed every other round so
+# that a drift in the machine's speed (it is shared) does not favour a side.
+#   bench/overhead.sh [ROUNDS] [SECONDS]      (defaults: 6 rounds, 4 s per run)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-pairs=${1:-6}
+rounds=${1:-6}
 secs=${2:-4}
 [ "$(id -u)" -eq 0 ] || { echo "overhead: needs root" >&2; exit 1; }
+baseline=${BASELINE:-}
+[ -z "$baseline" ] || [ -x "$baseline" ] || { echo "overhead: BASELINE=$baseline is not an executable" >&2; exit 1; }
 
-img=$(mktemp /dev/shm/iotrail-bench.XXXXXX)
-out=$(mktemp -d /tmp/iotrail-bench.XXXXXX)
-dev=""
-cleanup() { [ -n "$dev" ] && losetup -d "$dev"; rm -f "$img"; rm -rf "$out"; }
-trap cleanup EXIT
-truncate -s 512M "$img"
-dev=$(losetup -f --show --direct-io=on "$img")
-dd if=/dev/zero of="$dev" bs=1M count=512 oflag=direct status=none
+. bench/lib.sh bench
 
-fio_iops() { # qd, then the command prefix (may be empty)
-	local qd=$1; shift
-	"$@" fio --name=bench --filename="$dev" --rw=randread --bs=4k --direct=1 \
-		--ioengine=io_uring --iodepth="$qd" --time_based --runtime="$secs" --size=512M \
-		--output-format=json --output="$out/fio.json" > "$out/run.log" 2>&1
-	[ $# -eq 0 ] || cp "$out/run.log" "$out/rec.log"
-	jq -r '.jobs[0].read.iops | floor' "$out/fio.json"
+configs=(untraced empty floor block default)
+[ -z "$baseline" ] || configs+=(baseline)
+
+# one configuration at queue depth $2: its IOPS into $out/NAME.iops, the
+# line it printed (hook_floor's count, iotrail's summary) into $out/NAME.note
+run_config() {
+	local name=$1 qd=$2
+	case $name in
+	untraced) fio_iops "$qd" ;;
+	empty) fio_iops "$qd" build/bench/hook_floor 0 -- ;;
+	floor) fio_iops "$qd" build/bench/hook_floor 1 -- ;;
+	block) fio_iops "$qd" build/iotrail record -o "$out/b.trail" --layers block --dev "$dev" -- ;;
+	default) fio_iops "$qd" build/iotrail record -o "$out/d.trail" -- ;;
+	baseline) fio_iops "$qd" "$baseline" record -o "$out/o.trail" -- ;;
+	esac > "$out/$name.iops"
+	grep -E '^(hook_floor|iotrail record):' "$out/run.log" | tail -1 > "$out/$name.note" || true
 }
 
-median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-
 echo "iotrail record overhead: fio randread 4K io_uring on ${dev} (loop over tmpfs), ${secs}s runs"
-echo "(empty = empty programs on Q, D, C; record = one 64-byte ring record per hook; iotrail = iotrail record)"
-rec=(build/iotrail record -o "$out/b.trail" --layers block --dev "$dev" --)
-baseline=${BASELINE:-}
-old=("$baseline" record -o "$out/o.trail" --layers block --dev "$dev" --)
-[ -z "$baseline" ] || [ -x "$baseline" ] || { echo "overhead: BASELINE=$baseline is not an executable" >&2; exit 1; }
+echo "(empty: empty programs on Q, D, C; floor: one 64-byte ring record per hook, drained;"
+echo " block: iotrail record --layers block --dev; default: iotrail record --, every layer)"
 for qd in 8 32; do
-	: > "$out/ratios"
-	for i in $(seq 1 "$pairs"); do
-		if [ $((i % 2)) -eq 1 ]; then
-			base=$(fio_iops "$qd")
-			empty=$(fio_iops "$qd" build/bench/hook_floor 0 --)
-			minrec=$(fio_iops "$qd" build/bench/hook_floor 1 --)
-			floor=$(grep -h '^hook_floor:' "$out/rec.log" | tail -1) || floor="hook_floor printed no count"
-			traced=$(fio_iops "$qd" "${rec[@]}")
-			summary=$(tail -1 "$out/rec.log")
-			oldrec=$([ -z "$baseline" ] && echo 0 || fio_iops "$qd" "${old[@]}")
-		else
-			oldrec=$([ -z "$baseline" ] && echo 0 || fio_iops "$qd" "${old[@]}")
-			traced=$(fio_iops "$qd" "${rec[@]}")
-			summary=$(tail -1 "$out/rec.log")
-			minrec=$(fio_iops "$qd" build/bench/hook_floor 1 --)
-			floor=$(grep -h '^hook_floor:' "$out/rec.log" | tail -1) || floor="hook_floor printed no count"
-			empty=$(fio_iops "$qd" build/bench/hook_floor 0 --)
-			base=$(fio_iops "$qd")
-		fi
-		r=$(awk -v a="$traced" -v e="$empty" -v m="$minrec" -v b="$base" -v o="$oldrec" \
-			'BEGIN { printf "%.4f %.4f %.4f %.4f", a / b, e / b, m / b, o / b }')
-		echo "$r" >> "$out/ratios"
-		read -r ratio re rm ro <<< "$r"
-		printf "  QD %-3s round %d: untraced %7d  empty %7d (%s)  record %7d (%s)  iotrail %7d IOPS (%s)" \
-			"$qd" "$i" "$base" "$empty" "$re" "$minrec" "$rm" "$traced" "$ratio"
-		[ -z "$baseline" ] && echo || printf "  baseline %7d (%s)\n" "$oldrec" "$ro"
-		printf "      [%s]\n      [%s]\n" "$floor" "$summary"
+	rm -f "$out"/*.ratios
+	for i in $(seq 1 "$rounds"); do
+		for c in $(round_order "$i" "${configs[@]}"); do run_config "$c" "$qd"; done
+		printf "  QD %-3s round %d: %s\n" "$qd" "$i" "$(ratios_line "${configs[@]}")"
+		awk -v d="$(cat "$out/default.iops")" -v f="$(cat "$out/floor.iops")" \
+			'BEGIN { printf "%.4f\n", d / f }' >> "$out/default-floor.ratios"
+		for c in floor block default baseline; do
+			if [ -s "$out/$c.note" ]; then echo "      [$c: $(cat "$out/$c.note")]"; fi
+		done
 	done
-	printf "QD %s: median IOPS ratio to untraced over %d rounds: empty hooks %s, minimal records %s, iotrail record %s (goal >= 0.97)\n" \
-		"$qd" "$pairs" "$(cut -d' ' -f2 "$out/ratios" | median)" "$(cut -d' ' -f3 "$out/ratios" | median)" \
-		"$(cut -d' ' -f1 "$out/ratios" | median)"
-	[ -z "$baseline" ] || printf "QD %s: median IOPS ratio of the baseline build (%s): %s\n" \
-		"$qd" "$baseline" "$(cut -d' ' -f4 "$out/ratios" | median)"
+	line="QD $qd: median IOPS ratio to untraced over $rounds rounds:"
+	for c in "${configs[@]:1}"; do
+		line="$line $c $(median < "$out/$c.ratios"),"
+	done
+	echo "${line%,}"
+	echo "QD $qd: median of default / floor within a round: $(median < "$out/default-floor.ratios") (goal >= 1)"
 done

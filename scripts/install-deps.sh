@@ -20,9 +20,13 @@ test_pkgs="fio util-linux jq fuse3 libfuse3-dev e2fsprogs postgresql-15"
 # (xz-utils: the uncompressed kernel that boots faster; iproute2: ip and tc)
 vm_pkgs="qemu-system-x86 busybox-static kmod cpio xz-utils iproute2"
 
+# bench/peers.sh only (not make test's): the tracers iotrail is compared with
+bench_pkgs="bpftrace linux-perf libbpf-tools blktrace"
+
 want="$build_pkgs $test_pkgs"
 case "${1:-}" in
     --vm|--all) want="$want $vm_pkgs" ;;
+    --bench) want="$want $bench_pkgs" ;;
 esac
 
 missing=""

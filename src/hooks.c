@@ -56,11 +56,11 @@ static void say(char *why, size_t len, const char *fmt, const char *a, int err)
 		snprintf(why, len, fmt, a, strerror(err));
 }
 
+static struct btf *btf;
+static int tried;
+
 static struct btf *vmlinux_btf(void)
 {
-	static struct btf *btf;
-	static int tried;
-
 	if (!tried) {
 		tried = 1;
 		btf = btf__load_vmlinux_btf(); /* NULL without kernel BTF */
@@ -71,6 +71,15 @@ static struct btf *vmlinux_btf(void)
 const struct btf *it_vmlinux_btf(void)
 {
 	return vmlinux_btf();
+}
+
+/* The parsed kernel BTF is some megabytes: freed once the probes are
+ * loaded (parsed again if asked for after). */
+void it_vmlinux_btf_release(void)
+{
+	btf__free(btf);
+	btf = NULL;
+	tried = 0;
 }
 
 /* The kernel BTF object of a module: its fd (for attach_btf_obj_fd) and the

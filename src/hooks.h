@@ -118,6 +118,7 @@ void *it_hooks_load(const struct it_hook_load *l, enum it_hook_kind *kinds, char
  * without /sys/kernel/btf/vmlinux. */
 struct btf;
 const struct btf *it_vmlinux_btf(void);
+void it_vmlinux_btf_release(void); /* when no more probes are loaded */
 
 /* ---- counters every layer reads ---- */
 struct bpf_map;

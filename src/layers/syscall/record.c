@@ -315,6 +315,7 @@ static int start(struct it_session *s, char *hooks, size_t hlen, char *why, size
 	int err;
 
 	sys.o.verbose = s->verbose;
+	sys.o.ringbuf_bytes = (size_t)s->ringbuf_mb << 20; /* --ringbuf-mb: every ring alike */
 	sys.l = it_syscall_open(&sys.o, sink, s, why, wlen);
 	if (!sys.l)
 		return 0;

@@ -410,7 +410,7 @@ static int configure(struct it_syscall_layer *l, const struct it_syscall_opts *o
 		if (set_prefix(s, k, o->paths[k], err, errlen))
 			return -1;
 	s->rodata->nprefix = o->npaths;
-	size_t rb = o->ringbuf_bytes ? o->ringbuf_bytes : 16 << 20;
+	size_t rb = o->ringbuf_bytes ? o->ringbuf_bytes : 4 << 20;
 
 	bpf_map__set_max_entries(s->maps.sys_events, rb);
 	/* wake the consumer when an eighth is used; it polls anyway (see the BPF side) */

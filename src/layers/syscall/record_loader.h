@@ -38,7 +38,7 @@ struct it_syscall_opts {
 	size_t ntids;
 	const char *paths[IT_SYS_MAX_PREFIX]; /* path prefixes, existing */
 	size_t npaths;
-	size_t ringbuf_bytes;       /* 0 = 16 MiB */
+	size_t ringbuf_bytes;       /* 0 = 4 MiB */
 };
 
 /* Receives each record (struct it_sys_event, it_sys_path + comps,

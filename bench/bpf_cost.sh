@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# CPU time of the BPF programs per I/O, the steady measure on a noisy shared
+# machine (IOPS ratios swing by +-40% between runs; a program's run time
+# hardly does): fio 4K random reads, io_uring, QD 32, on a loop device
+# over a tmpfs file, under
+#   floor:    bench/hook_floor 1 (one minimal 64-byte record at Q, D, C)
+#   block:    iotrail record --layers block --dev DEV
+#   default:  iotrail record -- (every layer, every device and process)
+#   baseline: the default recording with BASELINE=path/to/another/iotrail
+# ROUNDS rounds, alternating order. With kernel.bpf_stats_enabled=1 (on
+# for the run, restored after), each program's run_time_ns / run_cnt is
+# read (bpftool prog show) just before fio's tracer exits; printed per
+# program and, summed over the programs the tracer loaded, per completed
+# I/O of fio. The stats add two clock reads to every run, to every
+# configuration alike. Programs that others load during a run (another
+# recorder on the same machine) cannot be told apart and are counted too:
+# run it on a machine of one's own.
+#   bench/bpf_cost.sh [ROUNDS] [SECONDS]       (defaults: 3 rounds, 4 s per run)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds=${1:-3}
+secs=${2:-4}
+[ "$(id -u)" -eq 0 ] || { echo "bpf_cost: needs root" >&2; exit 1; }
+baseline=${BASELINE:-}
+[ -z "$baseline" ] || [ -x "$baseline" ] || { echo "bpf_cost: BASELINE=$baseline is not an executable" >&2; exit 1; }
+
+. bench/lib.sh bpfcost
+stats_was=$(sysctl -n kernel.bpf_stats_enabled)
+trap 'sysctl -qw kernel.bpf_stats_enabled="$stats_was"; cleanup' EXIT
+sysctl -qw kernel.bpf_stats_enabled=1
+
+configs=(floor block default)
+[ -z "$baseline" ] || configs+=(baseline)
+
+# fio under configuration $1; bpftool's view of the programs just before
+# fio's tracer exits in $out/progs, fio's results in $out/fio.json
+run_config() {
+	local inner="fio --name=bench --filename=$dev --rw=randread --bs=4k --direct=1 \
+--ioengine=io_uring --iodepth=32 --time_based --runtime=$secs --size=512M \
+--output-format=json --output=$out/fio.json; bpftool prog show > $out/progs"
+	local pre
+	case $1 in
+	floor) pre=(build/bench/hook_floor 1 --) ;;
+	block) pre=(build/iotrail record -o "$out/t.trail" --layers block --dev "$dev" --) ;;
+	default) pre=(build/iotrail record -o "$out/t.trail" --) ;;
+	baseline) pre=("$baseline" record -o "$out/t.trail" --) ;;
+	esac
+	bpftool prog show | awk -F: '/^[0-9]+:/ { print $1 }' > "$out/before"
+	"${pre[@]}" bash -c "$inner" > "$out/run.log" 2>&1
+}
+
+# per program loaded for the run: "name ns_per_run runs", then the total
+programs() {
+	awk 'FILENAME == ARGV[1] { old[$1] = 1; next }
+	     /^[0-9]+:/ { id = $1; sub(":", "", id); if (id in old) next
+		for (i = 1; i <= NF; i++) {
+			if ($i == "name") n = $(i + 1)
+			if ($i == "run_time_ns") t = $(i + 1)
+			if ($i == "run_cnt") c = $(i + 1)
+		}
+		if (c > 0) { printf "%s %.0f %d\n", n, t / c, c; total += t }
+		t = c = 0 }
+	     END { printf "TOTAL %.0f\n", total }' "$out/before" "$out/progs"
+}
+
+echo "BPF programs' run time: fio randread 4K io_uring QD 32 on $dev (loop over tmpfs), ${secs}s runs"
+for i in $(seq 1 "$rounds"); do
+	for c in $(round_order "$i" "${configs[@]}"); do
+		run_config "$c"
+		ios=$(jq -r '.jobs[0].read.total_ios' "$out/fio.json")
+		programs > "$out/p"
+		total=$(awk '$1 == "TOTAL" { print $2 }' "$out/p")
+		perio=$(awk -v t="$total" -v n="$ios" 'BEGIN { printf "%.0f", t / n }')
+		echo "$perio" >> "$out/$c.perio"
+		printf "  round %d %-8s %7d IOPS  %5d ns of BPF per I/O:" "$i" "$c" \
+			"$(jq -r '.jobs[0].read.iops | floor' "$out/fio.json")" "$perio"
+		awk '$1 != "TOTAL" && $3 >= 1000 { printf " %s %d", $1, $2 }' "$out/p"
+		echo " (ns per run)"
+	done
+done
+printf "median BPF ns per I/O over %d rounds:" "$rounds"
+for c in "${configs[@]}"; do printf " %s %s" "$c" "$(median < "$out/$c.perio")"; done
+echo

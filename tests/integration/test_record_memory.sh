@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# The recorder's memory by default (issue 11: <= 32 MB with 0 drops):
+# `iotrail record -- fio` (every layer, default options) over 4K random
+# reads at QD 32 on a loop device. While fio runs, the recorder's BPF maps
+# are read from /proc/PID/fdinfo and its resident memory outside them from
+# /proc/PID/smaps (ring pages are mapped twice there and are kernel memory,
+# counted as the maps' memlock). Asserted:
+#   - each ring buffer has the default size: 2 MiB per possible CPU,
+#     a power of two from 4 to 64 MiB (src/record.c);
+#   - the rest (resident memory + the other maps) stays under 24 MB, so
+#     that on this 2-CPU machine the whole is under 32 MB;
+#   - nothing dropped, no system call lost, and fio's reads in the trace
+#     (the exactness of that count is test_block_fio.sh's).
+# bench/memory.sh measures the same at full speed against an older build.
+cd "$(dirname "$0")/../.."
+. tests/integration/lib.sh
+
+NIOS=90000
+why=$(host_blocker)
+if [ -n "$why" ]; then
+	skip record_memory "$why"
+	exit 0
+fi
+make_loop 128 none || { fail record_memory "cannot set up a loop device"; exit 0; }
+
+ncpu=$(( $(cut -d- -f2 /sys/devices/system/cpu/possible) + 1 ))
+ring=4
+while [ "$ring" -lt 64 ] && [ "$ring" -lt $((2 * ncpu)) ]; do ring=$((ring * 2)); done
+ring=$((ring << 20))
+
+"$IOTRAIL" record -o "$TMP/m.trail" -- $(fio_cmd "$TMP/fio.json" $NIOS --iodepth=32 --loops=3) \
+	> "$TMP/rec.out" 2>&1 &
+rec=$!
+rest=0 rings="" samples=0
+while kill -0 "$rec" 2>/dev/null; do
+	if pgrep -P "$rec" -x fio > /dev/null; then
+		# map_type 27: BPF_MAP_TYPE_RINGBUF
+		maps=$(cat /proc/"$rec"/fdinfo/* 2>/dev/null | awk '
+			/^map_type:/ { t = $2 } /^max_entries:/ { e = $2 }
+			/^memlock:/ && t != "" { if (t == 27) r = r " " e; else m += $2; t = "" }
+			END { print m + 0, r }')
+		kb=$(awk '/^[0-9a-f]+-[0-9a-f]+ / { map = ($6 == "anon_inode:bpf-map") }
+			/^Rss:/ && !map { kb += $2 } END { print kb + 0 }' /proc/"$rec"/smaps 2>/dev/null)
+		read -r other r <<< "$maps"
+		if [ -n "$r" ] && [ -n "$kb" ]; then
+			rings=$r
+			[ $((kb * 1024 + other)) -gt "$rest" ] && rest=$((kb * 1024 + other))
+			samples=$((samples + 1))
+		fi
+	fi
+	sleep 0.05
+done
+wait "$rec" || { fail record_memory "record failed: $(tail -1 "$TMP/rec.out")"; exit 0; }
+summary=$(grep '^iotrail record:' "$TMP/rec.out" | tail -1)
+fio_ios=$(jq -r '.jobs[0].read.total_ios' "$TMP/fio.json")
+reads=$(jq_report "$TMP/m.trail" "[.groups[] | select(.key.op == \"read\" and .key.dev == \"$LOOPNAME\") | .count] | add // 0")
+
+if [ "$samples" -eq 0 ]; then
+	fail record_memory "no sample taken while fio ran (it ran too briefly?): $summary"
+elif [ "$(echo $rings)" != "$ring $ring" ]; then
+	fail record_memory "ring buffers of '$(echo $rings)' bytes, want two of $ring ($ncpu CPUs)"
+elif [ "$rest" -gt 24000000 ]; then
+	fail record_memory "resident memory and other maps peaked at $rest bytes, over 24 MB"
+elif ! [[ $summary =~ " 0 dropped" && $summary =~ "(0 lost)" ]]; then
+	fail record_memory "events dropped or calls lost with the default rings: $summary"
+elif [ "$reads" -lt $((fio_ios * 99 / 100)) ]; then
+	fail record_memory "recorded $reads reads on $LOOPNAME, fio did $fio_ios"
+else
+	pass "record_memory (rings 2 x $((ring >> 20)) MiB, the rest peaked at $((rest / 1000000)) MB over $samples samples; 0 dropped; $reads of fio's $fio_ios reads)"
+fi
