@@ -133,7 +133,8 @@ static inline int64_t it_stage_time(const struct it_trail *t, unsigned stage)
 }
 
 /* ---- group-by ---- */
-enum it_key { IT_KEY_OP, IT_KEY_SIZE, IT_KEY_DEV, IT_KEY_COMM, IT_KEY_PID, IT_KEY_MAX };
+/* role: the process's title (what ps shows), else "[comm]" (roles.c) */
+enum it_key { IT_KEY_OP, IT_KEY_SIZE, IT_KEY_DEV, IT_KEY_COMM, IT_KEY_PID, IT_KEY_ROLE, IT_KEY_MAX };
 extern const char *const it_key_names[IT_KEY_MAX];
 
 struct it_group_key {
@@ -143,6 +144,7 @@ struct it_group_key {
 	uint8_t op;
 	uint8_t size_class;  /* it_size_class() */
 	uint16_t pad;
+	uint32_t role;       /* it_analyzer_role(); set at the end (roles.c) */
 };
 
 struct it_group {
@@ -291,6 +293,11 @@ uint64_t it_analyzer_oldest_open(const struct it_analyzer *a, uint64_t not_befor
 const struct it_results *it_analyzer_results(const struct it_analyzer *a);
 /* Name of an interned comm id ("" for 0 / unknown). */
 const char *it_analyzer_comm(const struct it_analyzer *a, uint32_t id);
+/* A process's title (the syscall layer's title record; the first one per
+ * pid counts), for --group-by role. 0, or -1 when memory ran out. */
+int it_analyzer_title(struct it_analyzer *a, uint32_t pid, const char *title, size_t len);
+/* The name of a group's role (key.role). */
+const char *it_analyzer_role(const struct it_analyzer *a, uint32_t id);
 /* Nonzero when memory ran out while analysing. */
 int it_analyzer_error(const struct it_analyzer *a);
 void it_analyzer_free(struct it_analyzer *a);

@@ -136,6 +136,9 @@ static void group_key(struct it_json *j, const struct it_report_input *in, const
 		case IT_KEY_PID:
 			it_json_uint(j, g->key.pid);
 			break;
+		case IT_KEY_ROLE:
+			it_json_string(j, it_analyzer_role(in->a, g->key.role));
+			break;
 		}
 	}
 	it_json_object_end(j);

@@ -252,6 +252,15 @@ static const char *key_value(const struct it_report_input *in, const struct it_g
 	case IT_KEY_PID:
 		snprintf(buf, len, "%u", g->key.pid);
 		return buf;
+	case IT_KEY_ROLE: {
+		/* a long title is cut (JSON has it whole): the row must fit */
+		const char *role = it_analyzer_role(in->a, g->key.role);
+
+		if (strlen(role) < len)
+			return role;
+		snprintf(buf, len, "%.*s..", (int)len - 3, role);
+		return buf;
+	}
 	}
 	return "";
 }
@@ -304,7 +313,7 @@ static void count_widths(const struct it_report_input *in, struct keycols *kc)
 static void key_widths(const struct it_report_input *in, struct keycols *kc)
 {
 	const struct it_results *r = in->r;
-	char buf[40];
+	char buf[52];
 
 	kc->total = 0;
 	for (unsigned k = 0; k < r->nkeys; k++) {
@@ -339,7 +348,7 @@ static bool key_cells(FILE *f, const struct it_report_input *in, const struct ke
 		      const struct it_group *g)
 {
 	const struct it_results *r = in->r;
-	char buf[40];
+	char buf[52];
 
 	if (!r->nkeys)
 		fprintf(f, "%-4s", "all");
