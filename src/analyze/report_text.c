@@ -591,7 +591,7 @@ static void device_sections(FILE *f, const struct it_report_input *in)
 
 void it_report_text(FILE *f, const struct it_report_input *in)
 {
-	struct keycols kc;
+	struct keycols kc = { 0 }; /* wrap stays false on the short path */
 
 	header(f, in);
 	warnings(f, in);
