@@ -215,6 +215,8 @@ void it_aggregate(struct it_analyzer *a, const struct it_trail *t, uint32_t devi
 			a->err = -1;
 	}
 
+	it_diskwin_add(a, t->dev, it_ds_class(t->op, false), t->ts[IT_PT_C] ? t->ts[IT_PT_C] : t->completed_by,
+		       t->ts[IT_PT_C] ? IT_DS_COUNTED : IT_DS_REUSED);
 	a->st.ios++;
 	a->st.bytes += t->bytes;
 	a->st.request_ios += t->kind == IT_TRAIL_REQUEST;

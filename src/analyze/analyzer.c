@@ -20,6 +20,7 @@ const char *const it_key_names[IT_KEY_MAX] = {
 };
 
 const char *const it_opc_names[IT_OPC_MAX] = { "read", "write", "other" };
+const char *const it_ds_names[IT_DS_MAX] = { "reads", "writes", "flushes", "discards" };
 
 const char *it_op_name(unsigned op)
 {
@@ -93,6 +94,7 @@ struct it_analyzer *it_analyzer_new(const struct it_analyzer_opts *o)
 	a->free_head = IT_NO_SLOT;
 	a->last_group = IT_MAP_NONE;
 	a->res.start_ns = o->start_ns;
+	a->win_to = UINT64_MAX;
 	a->res.interval_ns = o->interval_ns ? o->interval_ns : 1000000000ull;
 	a->commcap = 64;
 	a->comms = calloc(a->commcap, sizeof(*a->comms));
@@ -167,6 +169,7 @@ void it_analyzer_finish(struct it_analyzer *a, uint64_t end_ns)
 	r->ngroups = a->ngroups;
 	r->devs = a->dst;
 	r->ndevs = a->ndevs;
+	it_diskwin_finish(a);
 	r->disk = a->disk;
 	r->ndisk = a->ndisk;
 	memcpy(r->keys, a->o.keys, sizeof(r->keys));
@@ -213,6 +216,7 @@ void it_analyzer_free(struct it_analyzer *a)
 		free(a->dst[i].timeline);
 	free(a->groups);
 	free(a->disk);
+	free(a->win);
 	free(a->dst);
 	free(a->ds);
 	free(a->slots);

@@ -108,7 +108,21 @@ struct it_analyzer {
 	struct it_zones *zones;            /* zoned devices (zones.c): at the first zone record */
 	struct it_diskstats *disk;         /* IT_EV_DISKSTATS, in file order */
 	size_t ndisk;
+	/* the diskstats window (diskwin.c): 0 / UINT64_MAX until known */
+	uint64_t win_from, win_to;
+	bool win_scoped;
+	struct it_diskwin *win;            /* per device, in the order seen */
+	uint32_t nwin;
 };
+
+/* diskwin.c */
+enum it_ds_how { IT_DS_COUNTED, IT_DS_REUSED, IT_DS_UNSTARTED };
+int it_ds_class(uint8_t op, bool flush_cmd);  /* IT_DS_*, -1: not in diskstats */
+void it_diskwin_from(struct it_analyzer *a, const struct it_event *e);
+void it_diskwin_to(struct it_analyzer *a, uint64_t ts);
+void it_diskwin_add(struct it_analyzer *a, uint32_t dev, int cls, uint64_t ts,
+		    enum it_ds_how how);
+void it_diskwin_finish(struct it_analyzer *a);
 
 #define IT_NO_SLOT IT_MAP_NONE
 

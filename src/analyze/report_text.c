@@ -182,6 +182,12 @@ static void warnings(FILE *f, const struct it_report_input *in)
 			"*** lower bounds by that much.\n",
 			(unsigned long long)(s->lost - s->lost_counted));
 	silent_block_layer(f, in);
+	uint64_t lack = it_diskwin_short_total(in->r);
+	if (lack)
+		fprintf(f, "\n*** WARNING: the kernel counted %llu completions that iotrail's counts lack\n"
+			"*** (/sys/block/DEV/stat from the probes' attach to their detach; per device\n"
+			"*** below): I/O counts, IOPS and bandwidth are lower bounds by %llu I/Os.\n",
+			(unsigned long long)lack, (unsigned long long)lack);
 	if (s->incomplete || s->unknown_completions)
 		fprintf(f, "\nnot counted as I/Os: %llu still open at the end (queued %llu, inserted %llu, "
 			"issued %llu),\n  %llu completions of I/Os issued before the trace started\n",
@@ -537,6 +543,63 @@ static void timeline_rows(FILE *f, const struct it_report_input *in, const struc
 	}
 }
 
+/* A "name N, name N" list of the classes where v(d, class) is not 0; the
+ * number of them summed. */
+static uint64_t class_list(char *buf, size_t len, const struct it_diskstats *d,
+			   uint64_t (*v)(const struct it_diskstats *, int))
+{
+	uint64_t sum = 0;
+	size_t off = 0;
+
+	buf[0] = 0;
+	for (int c = 0; c < IT_DS_MAX; c++) {
+		uint64_t n = v(d, c);
+
+		if (n && off < len)
+			off += (size_t)snprintf(buf + off, len - off, "%s%s %llu", sum ? ", " : "",
+						it_ds_names[c], (unsigned long long)n);
+		sum += n;
+	}
+	return sum;
+}
+
+static uint64_t reused(const struct it_diskstats *d, int c) { return d->win.reused[c]; }
+static uint64_t unstarted(const struct it_diskstats *d, int c) { return d->win.unstarted[c]; }
+
+/* The kernel's count against iotrail's over the diskstats window. */
+static void reconciled(FILE *f, const struct it_results *r, const struct it_diskstats *d)
+{
+	char lack[160], over[160], reuse[160], seen[160];
+	uint64_t nlack, nover, nreuse, nseen;
+	double win = (double)(r->disk_to_ns - r->disk_from_ns) / 1e9;
+
+	if (!r->disk_window)
+		return;
+	if (r->disk_scoped) {
+		fputs("  not reconciled: the block layer recorded only the scope's I/O (-p, --comm,\n"
+		      "    --cgroup); the kernel counts every process's\n", f);
+		return;
+	}
+	nlack = class_list(lack, sizeof(lack), d, it_diskwin_short);
+	nover = class_list(over, sizeof(over), d, it_diskwin_over);
+	nreuse = class_list(reuse, sizeof(reuse), d, reused);
+	nseen = class_list(seen, sizeof(seen), d, unstarted);
+	if (!nlack)
+		fprintf(f, "  reconciled over %.3f s (probes attached to detached): exact\n", win);
+	else
+		fprintf(f, "  reconciled over %.3f s (probes attached to detached): iotrail lacks %s;\n"
+			"    lower bounds by %llu (%llu no probe saw, %llu seen whose start was not "
+			"recorded)\n", win, lack, (unsigned long long)nlack,
+			(unsigned long long)(nlack > nseen ? nlack - nseen : 0),
+			(unsigned long long)(nseen < nlack ? nseen : nlack));
+	if (nreuse)
+		fprintf(f, "    of iotrail's, %s counted from their request's reuse (no probe saw them)\n",
+			reuse);
+	if (nover)
+		fprintf(f, "    iotrail counted %s more (completing while the counters were read)\n",
+			over);
+}
+
 static void device_sections(FILE *f, const struct it_report_input *in)
 {
 	const struct it_results *r = in->r;
@@ -568,13 +631,15 @@ static void device_sections(FILE *f, const struct it_report_input *in)
 			fputs(o + 1 < IT_OPC_MAX ? "," : "\n", f);
 		}
 		for (size_t k = 0; k < r->ndisk; k++)
-			if (r->disk[k].dev == d->dev)
+			if (r->disk[k].dev == d->dev) {
 				fprintf(f, "  the kernel's count while recording (diskstats): read %llu, "
 					"write %llu, flush %llu, discard %llu\n",
 					(unsigned long long)r->disk[k].reads,
 					(unsigned long long)r->disk[k].writes,
 					(unsigned long long)r->disk[k].flushes,
 					(unsigned long long)r->disk[k].discards);
+				reconciled(f, r, &r->disk[k]);
+			}
 		if (d->flush_cmds) {
 			char b1[16], b2[16];
 
