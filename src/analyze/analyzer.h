@@ -234,6 +234,9 @@ struct it_stitch_stats {
  * flush) is a write there, the flush machinery's flush commands flushes. */
 enum { IT_DS_READ, IT_DS_WRITE, IT_DS_FLUSH, IT_DS_DISCARD, IT_DS_MAX };
 extern const char *const it_ds_names[IT_DS_MAX]; /* "reads", "writes", ... */
+/* The class of a completion of op (flush_cmd: the machinery's flush
+ * command), -1 for what diskstats does not count (passthrough). */
+int it_ds_class(uint8_t op, bool flush_cmd);
 
 /* A device's completions in the diskstats window (diskwin.c), per class. */
 struct it_diskwin {

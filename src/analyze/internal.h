@@ -117,7 +117,6 @@ struct it_analyzer {
 
 /* diskwin.c */
 enum it_ds_how { IT_DS_COUNTED, IT_DS_REUSED, IT_DS_UNSTARTED };
-int it_ds_class(uint8_t op, bool flush_cmd);  /* IT_DS_*, -1: not in diskstats */
 void it_diskwin_from(struct it_analyzer *a, const struct it_event *e);
 void it_diskwin_to(struct it_analyzer *a, uint64_t ts);
 void it_diskwin_add(struct it_analyzer *a, uint32_t dev, int cls, uint64_t ts,
