@@ -171,11 +171,13 @@ static void warnings(FILE *f, const struct it_report_input *in)
 	else if (st && !st->complete)
 		fputs("\nNOTE: the recording did not end cleanly (no end record); the end time is the\n"
 		      "      last event's.\n", f);
+	bool drops = st && st->dropped_total;
 	if (s->lost_counted)
-		fprintf(f, "\nNOTE: %llu I/Os lost their completion event (the kernel ran no probe for it)\n"
+		fprintf(f, "\nNOTE: %llu I/Os lost their completion event (%s)\n"
 			"      but are counted: their request was issued, then reused for a new I/O,\n"
 			"      so it had completed. They have no completion time (not in latencies).\n",
-			(unsigned long long)s->lost_counted);
+			(unsigned long long)s->lost_counted,
+			drops ? "no probe ran, or the ring dropped it" : "the kernel ran no probe for it");
 	if (s->lost > s->lost_counted)
 		fprintf(f, "\n*** WARNING: %llu I/Os lost their completion event (their request was seen\n"
 			"*** again first) before they were issued, and are not counted: counts are\n"
@@ -190,11 +192,12 @@ static void warnings(FILE *f, const struct it_report_input *in)
 			(unsigned long long)lack, (unsigned long long)lack);
 	if (s->incomplete || s->unknown_completions)
 		fprintf(f, "\nnot counted as I/Os: %llu still open at the end (queued %llu, inserted %llu, "
-			"issued %llu),\n  %llu completions of I/Os issued before the trace started\n",
+			"issued %llu),\n  %llu completions of I/Os issued before the trace started%s\n",
 			(unsigned long long)s->incomplete, (unsigned long long)s->incomplete_queued,
 			(unsigned long long)s->incomplete_inserted,
 			(unsigned long long)s->incomplete_issued,
-			(unsigned long long)s->unknown_completions);
+			(unsigned long long)s->unknown_completions,
+			drops ? "\n  or whose earlier events were dropped" : "");
 }
 
 static void device_table(FILE *f, const struct it_report_input *in)
