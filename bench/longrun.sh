@@ -52,7 +52,7 @@ while kill -0 "$rec_pid" 2>/dev/null; do
 	rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$rec_pid/status" 2>/dev/null) || break
 	[ -n "$rss" ] || break
 	size=$(stat -c %s "$out/long.trail" 2>/dev/null || echo 0)
-	printf '%6d  %18d  %11.1f\n' "$t" "$rss" "$(echo "$size / 1048576" | bc -l)"
+	printf '%6d  %18d  %11.1f\n' "$t" "$rss" "$(awk -v s="$size" 'BEGIN { print s / 1048576 }')"
 	[ -n "$first" ] || first=$rss
 	[ -z "$lo" ] || [ "$rss" -lt "$lo" ] && lo=$rss
 	[ "$rss" -gt "$hi" ] && hi=$rss

@@ -590,9 +590,10 @@ static void reconciled(FILE *f, const struct it_results *r, const struct it_disk
 	if (!nlack)
 		fprintf(f, "  reconciled over %.3f s (probes attached to detached): exact\n", win);
 	else
-		fprintf(f, "  reconciled over %.3f s (probes attached to detached): iotrail lacks %s;\n"
-			"    lower bounds by %llu (%llu no probe saw, %llu seen whose start was not "
-			"recorded)\n", win, lack, (unsigned long long)nlack,
+		fprintf(f, "  reconciled over %.3f s (probes attached to detached): iotrail lacks %llu I/Os\n"
+			"    (%s): its counts are lower bounds by that many; %llu not in\n"
+			"    the trace (no probe ran, or the ring dropped them), %llu in it whose start is "
+			"not\n", win, (unsigned long long)nlack, lack,
 			(unsigned long long)(nlack > nseen ? nlack - nseen : 0),
 			(unsigned long long)(nseen < nlack ? nseen : nlack));
 	if (nreuse)
