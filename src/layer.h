@@ -61,8 +61,8 @@ struct it_session {
 	 * table whose diskstats moved while recording (hostinfo.h). */
 	const struct it_disk_delta *disk;
 	size_t ndisk;
-	/* the window of those counts: read right after the probes attached,
-	 * and right before they detach (the ring drained first) */
+	/* the window of those counts (monotonic): read right after the
+	 * probes attached, and right before they detach */
 	uint64_t disk_from_ns, disk_to_ns;
 	int err;                       /* first failure of a consumer (-errno); stops the loop */
 };

@@ -197,7 +197,8 @@ static int start(struct it_session *s, char *hooks, size_t hlen, char *why, size
 	return 1;
 }
 
-/* Zoned devices: their zone layout, before any event. */
+/* Before any event: zoned devices' zone layout, and the start of the
+ * diskstats window (when the counters were read, the probes attached). */
 static void begin(struct it_session *s)
 {
 	struct it_event e = { .ts_ns = s->disk_from_ns, .type = IT_EV_DISKSTATS_FROM,
