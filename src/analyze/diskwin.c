@@ -18,6 +18,12 @@
 
 #include "analyze/internal.h"
 
+/* Devices counted in the window: a recording has a few; a damaged or
+ * forged trace naming thousands more does not make every completion a
+ * long search (the rest are not counted: they cannot be in the file's
+ * diskstats of a real recording). */
+#define DISKWIN_DEVS 64
+
 int it_ds_class(uint8_t op, bool flush_cmd)
 {
 	if (flush_cmd)
@@ -61,15 +67,14 @@ void it_diskwin_add(struct it_analyzer *a, uint32_t dev, int cls, uint64_t ts,
 		if (a->win[i].dev == dev)
 			w = &a->win[i];
 	if (!w) {
-		struct it_diskwin *n = realloc(a->win, (a->nwin + 1) * sizeof(*n));
-
-		if (!n) {
+		if (a->nwin == DISKWIN_DEVS)
+			return;
+		if (!a->win && !(a->win = calloc(DISKWIN_DEVS, sizeof(*a->win)))) {
 			a->err = -1;
 			return;
 		}
-		a->win = n;
 		w = &a->win[a->nwin++];
-		*w = (struct it_diskwin){ .dev = dev };
+		w->dev = dev;
 	}
 	if (how == IT_DS_UNSTARTED) {
 		w->unstarted[cls]++;
