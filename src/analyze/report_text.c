@@ -580,7 +580,7 @@ static void reconciled(FILE *f, const struct it_results *r, const struct it_disk
 		return;
 	if (r->disk_scoped) {
 		fputs("  not reconciled: the block layer recorded only the scope's I/O (-p, --comm,\n"
-		      "    --cgroup); the kernel counts every process's\n", f);
+		      "    --cgroup), and the kernel counts every process's I/O\n", f);
 		return;
 	}
 	nlack = class_list(lack, sizeof(lack), d, it_diskwin_short);
