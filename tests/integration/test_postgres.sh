@@ -12,7 +12,7 @@
 #  - pwrite64 calls on WAL files == pg_stat_wal.wal_write delta,
 #  - the device's reads, writes + flush requests and flush commands ==
 #    the /sys/block/DEV/stat delta over the recording (read by the
-#    recorder after attaching and after detaching; the test's own reads
+#    recorder after attaching and before detaching; the test's own reads
 #    around it must be at least that; as test_block_flush.sh). Short by
 #    I/Os the report flags (in flight at the edges: incomplete, unknown
 #    completions; lost completion events, a known problem), the run is
@@ -161,7 +161,7 @@ run() {
 	"$IOTRAIL" report --json "$TMP/pg.trail" > "$TMP/pg.json" 2> "$TMP/json.err" ||
 		{ fail postgres_diskstats "report --json failed: $(tail -1 "$TMP/json.err")"; exit 1; }
 	# the kernel's count over the recording: /sys/block/DEV/stat as the
-	# recorder read it right after attaching and right after detaching
+	# recorder read it right after attaching and right before detaching
 	# (the report's "diskstats"); the test's own reads around the recorder
 	# bound it (the recorder's start and end are outside the probes: an
 	# ext4 journal commit there is the kernel's, not a miss)
