@@ -5,8 +5,9 @@
  * analysing it, as `iotrail report` does. Goal: >= 5 million I/Os per
  * second on a 2-core machine.
  *
- *   build/bench/analyzer [-n IOS] [-o FILE] [-r] [-k]
+ *   build/bench/analyzer [-n IOS] [-o FILE] [-r] [-k] [-m] [-g]
  *     -n IOS   I/Os to generate (default 10000000)
+ *     -g       only generate FILE (kept): bench/report_memory.sh's trace
  *     -o FILE  trace file (default $TMPDIR/iotrail-bench-analyzer.trail)
  *     -r       reuse FILE if it exists (skip generating)
  *     -k       keep FILE afterwards
@@ -376,18 +377,19 @@ int main(int argc, char **argv)
 	const char *tmp = getenv("TMPDIR");
 	char defpath[512];
 	const char *path = NULL;
-	bool reuse = false, keep = false, mem_only = false;
+	bool reuse = false, keep = false, mem_only = false, gen_only = false;
 	int c;
 
-	while ((c = getopt(argc, argv, "n:o:rkmh")) != -1) {
+	while ((c = getopt(argc, argv, "n:o:rkmgh")) != -1) {
 		switch (c) {
 		case 'n': nios = strtoull(optarg, NULL, 10); break;
 		case 'o': path = optarg; break;
 		case 'r': reuse = true; break;
 		case 'k': keep = true; break;
 		case 'm': mem_only = true; break;
+		case 'g': gen_only = true; break;
 		default:
-			fprintf(stderr, "usage: %s [-n IOS] [-o FILE] [-r] [-k] [-m]\n", argv[0]);
+			fprintf(stderr, "usage: %s [-n IOS] [-o FILE] [-r] [-k] [-m] [-g]\n", argv[0]);
 			return c == 'h' ? 0 : 2;
 		}
 	}
@@ -405,6 +407,8 @@ int main(int argc, char **argv)
 		printf("generated   %llu I/Os into %s (%.0f MiB) in %.2f s\n", (unsigned long long)nios,
 		       path, (double)sb.st_size / 1048576.0, now_s() - t0);
 	}
+	if (gen_only)
+		return 0;
 
 	uint64_t mios, mevents;
 	double t_mem;

@@ -61,6 +61,9 @@ struct it_session {
 	 * table whose diskstats moved while recording (hostinfo.h). */
 	const struct it_disk_delta *disk;
 	size_t ndisk;
+	/* the window of those counts (monotonic): read right after the
+	 * probes attached, and right before they detach */
+	uint64_t disk_from_ns, disk_to_ns;
 	int err;                       /* first failure of a consumer (-errno); stops the loop */
 };
 
@@ -100,6 +103,9 @@ struct it_layer_ops {
 	void (*begin)(struct it_session *s);
 	/* Every DROPS_EVERY_NS while recording: refresh loss counters. */
 	void (*tick)(struct it_session *s);
+	/* Right before the probes detach, s->disk just read:
+	 * what the layer stores of that moment. 0 or -errno. */
+	int (*before_detach)(struct it_session *s);
 	/* Stop the probes; what is in the rings is drained after. */
 	void (*detach)(void);
 	/* Before the file is closed: losses and misses into it. 0 or -errno. */

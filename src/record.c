@@ -780,6 +780,7 @@ static void record_loop(struct session *ss)
 /* What the kernel counted on the trace's devices: at the start... */
 static void disk_start(struct session *ss, const struct it_device_rec *devs, size_t n)
 {
+	ss->s.disk_from_ns = it_clock_ns(CLOCK_MONOTONIC);
 	ss->disk = calloc(n ? n : 1, sizeof(*ss->disk));
 	if (!ss->disk)
 		return; /* no warning then, nothing worse */
@@ -788,8 +789,9 @@ static void disk_start(struct session *ss, const struct it_device_rec *devs, siz
 			ss->ndisk++;
 }
 
-/* ... and what moved since, for the layers' finish (the block layer
- * stores it) and the warning of a layer that recorded nothing. */
+/* ... and what moved since (right before the probes detach: the block
+ * layer stores it, and its report reconciles its completions in that
+ * window with these), and the warning of a layer that recorded nothing. */
 static void disk_deltas(struct session *ss)
 {
 	size_t k = 0;
@@ -809,6 +811,7 @@ static void disk_deltas(struct session *ss)
 	ss->ndisk = k;
 	ss->s.disk = ss->disk;
 	ss->s.ndisk = k;
+	ss->s.disk_to_ns = it_clock_ns(CLOCK_MONOTONIC);
 }
 
 /* A layer that recorded nothing while its devices completed I/O: most
@@ -844,12 +847,18 @@ static int finish(struct session *ss)
 	struct it_session *s = &ss->s;
 	int err = 0;
 
+	/* the kernel's counts while the probes still run: the events in the
+	 * file before their record are older than the read; those still in
+	 * the rings come after it, and the report tells them by time */
+	disk_deltas(ss);
+	FOR_STARTED(ss, i, l)
+		if (l->before_detach && !err)
+			err = l->before_detach(s);
 	FOR_STARTED(ss, i, l)
 		if (l->detach)
 			l->detach();
 	while (ring_buffer__consume(s->rb) > 0)
 		;
-	disk_deltas(ss);
 	FOR_STARTED(ss, i, l)
 		if (l->finish && !err)
 			err = l->finish(s);

@@ -69,10 +69,20 @@ enum it_event_type {
 	 * per device of the trace's device table whose counters moved while
 	 * recording: the I/Os the kernel itself counted as completed in
 	 * /sys/block/DEV/stat over the recording: dev, ts = the end, sector =
-	 * reads, aux = writes, id = flushes, bytes = discards */
+	 * reads, aux = writes, id = flushes, bytes = discards. Since
+	 * IT_EV_DISKSTATS_FROM: over the window from that record's ts to this
+	 * one's (read right before the probes detach: every event before it
+	 * in the file is older; those after it may be newer) */
 	IT_EV_DISKSTATS = 33,
+	/* the start of the diskstats window (layer IT_LAYER_BLOCK, one per
+	 * trace, before the first probe event): ts = when the counters were
+	 * read, right after the probes attached; flags IT_DSF_SCOPED when the
+	 * block layer recorded only a scope's I/O (no reconciliation then) */
+	IT_EV_DISKSTATS_FROM = 34,
 	IT_EV_TYPE_MAX
 };
+
+#define IT_DSF_SCOPED 1u /* IT_EV_DISKSTATS_FROM: -p, --comm or --cgroup was given */
 
 /*
  * NVMe events reuse struct it_event; the fields mean (raw NVMe values, the

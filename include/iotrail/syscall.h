@@ -163,7 +163,8 @@ enum it_srec_type {
 	IT_SREC_PATH = 2,  /* struct it_sys_path + components */
 	IT_SREC_NAME = 3,  /* struct it_sys_name + string */
 	IT_SREC_TASK = 4,  /* struct it_sys_task */
-	IT_SREC_TITLE = 5, /* struct it_sys_title + title (written by the recorder, not BPF) */
+	IT_SREC_TITLE = 5, /* struct it_sys_title + title (the recorder writes it; the BPF
+			    * program sends one at a process exit, for the recorder) */
 };
 
 /* File types, from the inode's S_IFMT. */

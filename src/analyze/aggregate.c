@@ -171,7 +171,7 @@ static void add_device(struct it_analyzer *a, const struct it_trail *t, uint32_t
 
 void it_aggregate(struct it_analyzer *a, const struct it_trail *t, uint32_t devidx)
 {
-	uint32_t m = a->keymask;
+	uint32_t m = a->packmask;
 	/* The key packed in two words, compared with the last group's in
 	 * registers (a struct built field by field and compared with memcmp
 	 * stalls on store forwarding). */
@@ -215,6 +215,8 @@ void it_aggregate(struct it_analyzer *a, const struct it_trail *t, uint32_t devi
 			a->err = -1;
 	}
 
+	it_diskwin_add(a, t->dev, it_ds_class(t->op, false), t->ts[IT_PT_C] ? t->ts[IT_PT_C] : t->completed_by,
+		       t->ts[IT_PT_C] ? IT_DS_COUNTED : IT_DS_REUSED);
 	a->st.ios++;
 	a->st.bytes += t->bytes;
 	a->st.request_ios += t->kind == IT_TRAIL_REQUEST;
@@ -248,6 +250,9 @@ static int cmp_group(const void *pa, const void *pb, void *arg)
 		case IT_KEY_PID:
 			c = (x->pid > y->pid) - (x->pid < y->pid);
 			break;
+		case IT_KEY_ROLE:
+			c = strcmp(it_analyzer_role(a, x->role), it_analyzer_role(a, y->role));
+			break;
 		}
 		if (c)
 			return c;
@@ -267,6 +272,47 @@ static uint64_t intervals(uint64_t span, uint64_t iv)
 	return span / iv + (span % iv != 0);
 }
 
+/* Adds group s into group d (s is left empty). */
+static void group_fold(struct it_analyzer *a, struct it_group *d, struct it_group *s)
+{
+	d->count += s->count;
+	d->bytes += s->bytes;
+	d->errors += s->errors;
+	d->merges += s->merges;
+	d->requeues += s->requeues;
+	d->splits += s->splits;
+	d->no_q += s->no_q;
+	d->seq += s->seq;
+	d->rnd += s->rnd;
+	if (s->first_ns < d->first_ns)
+		d->first_ns = s->first_ns;
+	if (s->last_ns > d->last_ns)
+		d->last_ns = s->last_ns;
+	for (unsigned st = 0; st < IT_STAGE_MAX; st++) {
+		if (it_hist_merge(&d->stage[st], &s->stage[st]))
+			a->err = -1;
+		it_hist_free(&s->stage[st]);
+	}
+}
+
+/* Sorted groups whose keys became equal (processes of one role) as one.
+ * The group map is not updated: no trail comes after this. */
+static void fold_equal(struct it_analyzer *a)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < a->ngroups; i++) {
+		if (n && !cmp_group(&a->groups[n - 1], &a->groups[i], a)) {
+			group_fold(a, &a->groups[n - 1], &a->groups[i]);
+			continue;
+		}
+		if (n != i)
+			a->groups[n] = a->groups[i];
+		n++;
+	}
+	a->ngroups = n;
+}
+
 void it_aggregate_finish(struct it_analyzer *a)
 {
 	const struct it_timeline_point zero = { 0 };
@@ -277,8 +323,11 @@ void it_aggregate_finish(struct it_analyzer *a)
 		timeline_coarsen(a, window - 1);
 		window = intervals(span, a->res.interval_ns);
 	}
+	it_roles_label(a);
 	if (a->ngroups > 1)
 		qsort_r(a->groups, a->ngroups, sizeof(*a->groups), cmp_group, a);
+	if (a->keymask & (1u << IT_KEY_ROLE))
+		fold_equal(a);
 	/* Every device's timeline covers the whole window, idle intervals
 	 * included (and any late completion beyond it). */
 	for (uint32_t i = 0; i < a->ndevs; i++) {

@@ -16,10 +16,11 @@ double it_stage_share(const struct it_group *g, unsigned stage)
 
 const char *const it_key_names[IT_KEY_MAX] = {
 	[IT_KEY_OP] = "op", [IT_KEY_SIZE] = "size", [IT_KEY_DEV] = "dev",
-	[IT_KEY_COMM] = "comm", [IT_KEY_PID] = "pid",
+	[IT_KEY_COMM] = "comm", [IT_KEY_PID] = "pid", [IT_KEY_ROLE] = "role",
 };
 
 const char *const it_opc_names[IT_OPC_MAX] = { "read", "write", "other" };
+const char *const it_ds_names[IT_DS_MAX] = { "reads", "writes", "flushes", "discards" };
 
 const char *it_op_name(unsigned op)
 {
@@ -51,7 +52,7 @@ int it_parse_group_keys(const char *s, struct it_analyzer_opts *o, char *err, si
 			if (strlen(it_key_names[k]) == len && !strncmp(p, it_key_names[k], len))
 				break;
 		if (k == IT_KEY_MAX) {
-			snprintf(err, errlen, "unknown group-by key '%.*s' (keys: op, size, dev, comm, pid, or none)",
+			snprintf(err, errlen, "unknown group-by key '%.*s' (keys: op, size, dev, comm, pid, role, or none)",
 				 (int)len, p);
 			return -1;
 		}
@@ -69,7 +70,7 @@ int it_parse_group_keys(const char *s, struct it_analyzer_opts *o, char *err, si
 		}
 	}
 	if (!n) {
-		snprintf(err, errlen, "empty group-by list (keys: op, size, dev, comm, pid, or none)");
+		snprintf(err, errlen, "empty group-by list (keys: op, size, dev, comm, pid, role, or none)");
 		return -1;
 	}
 	o->nkeys = n;
@@ -87,9 +88,13 @@ struct it_analyzer *it_analyzer_new(const struct it_analyzer_opts *o)
 		a->o.nkeys = IT_KEY_MAX;
 	for (unsigned i = 0; i < a->o.nkeys; i++)
 		a->keymask |= 1u << a->o.keys[i];
+	a->packmask = a->keymask;
+	if (a->keymask & (1u << IT_KEY_ROLE))
+		a->packmask |= 1u << IT_KEY_PID | 1u << IT_KEY_COMM;
 	a->free_head = IT_NO_SLOT;
 	a->last_group = IT_MAP_NONE;
 	a->res.start_ns = o->start_ns;
+	a->win_to = UINT64_MAX;
 	a->res.interval_ns = o->interval_ns ? o->interval_ns : 1000000000ull;
 	a->commcap = 64;
 	a->comms = calloc(a->commcap, sizeof(*a->comms));
@@ -164,6 +169,7 @@ void it_analyzer_finish(struct it_analyzer *a, uint64_t end_ns)
 	r->ngroups = a->ngroups;
 	r->devs = a->dst;
 	r->ndevs = a->ndevs;
+	it_diskwin_finish(a);
 	r->disk = a->disk;
 	r->ndisk = a->ndisk;
 	memcpy(r->keys, a->o.keys, sizeof(r->keys));
@@ -210,10 +216,12 @@ void it_analyzer_free(struct it_analyzer *a)
 		free(a->dst[i].timeline);
 	free(a->groups);
 	free(a->disk);
+	free(a->win);
 	free(a->dst);
 	free(a->ds);
 	free(a->slots);
 	free(a->comms);
+	it_roles_free(a);
 	it_map_free(&a->bios);
 	it_map_free(&a->rqs);
 	it_map_free(&a->by_start);

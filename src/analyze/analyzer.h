@@ -23,6 +23,7 @@
 #define IOTRAIL_ANALYZE_ANALYZER_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "iotrail/event.h"
@@ -133,7 +134,8 @@ static inline int64_t it_stage_time(const struct it_trail *t, unsigned stage)
 }
 
 /* ---- group-by ---- */
-enum it_key { IT_KEY_OP, IT_KEY_SIZE, IT_KEY_DEV, IT_KEY_COMM, IT_KEY_PID, IT_KEY_MAX };
+/* role: the process's title (what ps shows), else "[comm]" (roles.c) */
+enum it_key { IT_KEY_OP, IT_KEY_SIZE, IT_KEY_DEV, IT_KEY_COMM, IT_KEY_PID, IT_KEY_ROLE, IT_KEY_MAX };
 extern const char *const it_key_names[IT_KEY_MAX];
 
 struct it_group_key {
@@ -143,6 +145,7 @@ struct it_group_key {
 	uint8_t op;
 	uint8_t size_class;  /* it_size_class() */
 	uint16_t pad;
+	uint32_t role;       /* it_analyzer_role(); set at the end (roles.c) */
 };
 
 struct it_group {
@@ -227,17 +230,48 @@ struct it_stitch_stats {
 	uint64_t first_ts, last_ts;   /* event time range */
 };
 
+/* The classes of /sys/block/DEV/stat: a data-less PREFLUSH write (op
+ * flush) is a write there, the flush machinery's flush commands flushes. */
+enum { IT_DS_READ, IT_DS_WRITE, IT_DS_FLUSH, IT_DS_DISCARD, IT_DS_MAX };
+extern const char *const it_ds_names[IT_DS_MAX]; /* "reads", "writes", ... */
+/* The class of a completion of op (flush_cmd: the machinery's flush
+ * command), -1 for what diskstats does not count (passthrough). */
+int it_ds_class(uint8_t op, bool flush_cmd);
+
+/* A device's completions in the diskstats window (diskwin.c), per class. */
+struct it_diskwin {
+	uint32_t dev;
+	uint64_t counted[IT_DS_MAX];   /* counted as I/Os (flush commands): seen, or */
+	uint64_t reused[IT_DS_MAX];    /*   from their request's reuse (no probe saw them) */
+	uint64_t unstarted[IT_DS_MAX]; /* seen, not I/Os: their start was not recorded */
+};
+
 /* What the kernel counted on a device while recording (IT_EV_DISKSTATS):
- * completed I/Os from /sys/block/DEV/stat, for devices that were busy. */
+ * completed I/Os from /sys/block/DEV/stat, for devices that were busy;
+ * with a window (it_results.disk_window), iotrail's count in it. */
 struct it_diskstats {
 	uint32_t dev;
 	uint64_t reads, writes, flushes, discards;
+	struct it_diskwin win;
 };
+/* The kernel's count of one class (IT_DS_*). */
+uint64_t it_diskstats_kernel(const struct it_diskstats *d, int cls);
+/* Reconciled (a window, no scope): completions of a class the kernel
+ * counted that iotrail's counts lack, and those iotrail counted beyond
+ * the kernel's (I/Os that completed while the counters were read). */
+uint64_t it_diskwin_short(const struct it_diskstats *d, int cls);
+uint64_t it_diskwin_over(const struct it_diskstats *d, int cls);
+struct it_results;
+uint64_t it_diskwin_short_total(const struct it_results *r); /* 0 when not reconciled */
 
 struct it_results {
 	uint64_t start_ns, end_ns;    /* analysed window (monotonic) */
 	struct it_diskstats *disk;    /* traces that carry them; ndisk of them */
 	size_t ndisk;
+	/* the window of those counts (traces since IT_EV_DISKSTATS_FROM):
+	 * reconciled unless the block layer recorded only a scope's I/O */
+	bool disk_window, disk_scoped;
+	uint64_t disk_from_ns, disk_to_ns;
 	double duration_s;
 	uint64_t interval_ns;         /* timeline interval (1 s) */
 	struct it_stitch_stats stats;
@@ -291,6 +325,11 @@ uint64_t it_analyzer_oldest_open(const struct it_analyzer *a, uint64_t not_befor
 const struct it_results *it_analyzer_results(const struct it_analyzer *a);
 /* Name of an interned comm id ("" for 0 / unknown). */
 const char *it_analyzer_comm(const struct it_analyzer *a, uint32_t id);
+/* A process's title (the syscall layer's title record; the first one per
+ * pid counts), for --group-by role. 0, or -1 when memory ran out. */
+int it_analyzer_title(struct it_analyzer *a, uint32_t pid, const char *title, size_t len);
+/* The name of a group's role (key.role). */
+const char *it_analyzer_role(const struct it_analyzer *a, uint32_t id);
 /* Nonzero when memory ran out while analysing. */
 int it_analyzer_error(const struct it_analyzer *a);
 void it_analyzer_free(struct it_analyzer *a);

@@ -135,6 +135,9 @@ static size_t side_groups(const struct it_diff_side *s, struct side_group **out)
 				snprintf(buf, sizeof(buf), "%u", gr->key.pid);
 				add_key(sg, name, buf, true);
 				break;
+			case IT_KEY_ROLE:
+				add_key(sg, name, s->a ? it_analyzer_role(s->a, gr->key.role) : "", false);
+				break;
 			}
 		}
 		if (!r->nkeys)

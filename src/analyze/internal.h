@@ -76,11 +76,20 @@ struct it_analyzer {
 	uint32_t ncomms, commcap;
 	uint32_t last_tid, last_comm;
 
+	/* process titles and roles (roles.c) */
+	struct it_map titlemap;            /* pid + 1 -> index in titles */
+	char **titles;
+	uint32_t ntitles, titlecap;
+	char **roles;                      /* role id -> name */
+	uint32_t nroles, rolecap;
+
 	/* groups */
 	struct it_map groupmap;            /* hash of the key -> group index */
 	struct it_group *groups;
 	uint32_t ngroups, groupcap;
 	uint32_t keymask;                  /* 1 << IT_KEY_x for the keys used */
+	uint32_t packmask;                 /* those packed while trails come: the role
+					    * key packs pid and comm (roles.c) */
 	uint64_t last_k0, last_k1;         /* packed key of last_group */
 	uint32_t last_group;
 
@@ -99,7 +108,20 @@ struct it_analyzer {
 	struct it_zones *zones;            /* zoned devices (zones.c): at the first zone record */
 	struct it_diskstats *disk;         /* IT_EV_DISKSTATS, in file order */
 	size_t ndisk;
+	/* the diskstats window (diskwin.c): 0 / UINT64_MAX until known */
+	uint64_t win_from, win_to;
+	bool win_scoped;
+	struct it_diskwin *win;            /* per device, in the order seen */
+	uint32_t nwin;
 };
+
+/* diskwin.c */
+enum it_ds_how { IT_DS_COUNTED, IT_DS_REUSED, IT_DS_UNSTARTED };
+void it_diskwin_from(struct it_analyzer *a, const struct it_event *e);
+void it_diskwin_to(struct it_analyzer *a, uint64_t ts);
+void it_diskwin_add(struct it_analyzer *a, uint32_t dev, int cls, uint64_t ts,
+		    enum it_ds_how how);
+void it_diskwin_finish(struct it_analyzer *a);
 
 #define IT_NO_SLOT IT_MAP_NONE
 
@@ -117,5 +139,8 @@ void it_zones_link_info(struct it_analyzer *a, const struct it_event *e);
 /* aggregate.c */
 void it_aggregate(struct it_analyzer *a, const struct it_trail *t, uint32_t devidx);
 void it_aggregate_finish(struct it_analyzer *a);
+/* roles.c: each group's role from its pid and comm (with the role key) */
+void it_roles_label(struct it_analyzer *a);
+void it_roles_free(struct it_analyzer *a);
 
 #endif

@@ -7,11 +7,15 @@
  * every completed trail (IT_BUS_TRAIL_DONE) and, after each chunk, the
  * block watermark (IT_BUS_BLOCK_WATERMARK), and, when someone listens,
  * every completed NVMe command with its trail (IT_BUS_NVME_CMD_DONE).
+ * With --group-by role it also reads the syscall layer's title records
+ * (SYSSIDE chunks): a role is a process's title (roles.c).
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "analyze/layer.h"
 #include "analyze/report.h"
+#include "layers/syscall/sysan.h"
 
 /* Events come in the file in time order but for a small skew between
  * CPUs (a probe reads the clock, then reserves its ring-buffer record):
@@ -31,6 +35,7 @@ struct block {
 	const struct it_bus *bus;
 	bool fed;
 	bool zones;
+	bool roles;     /* --group-by role: titles wanted */
 };
 
 static void on_trail(const struct it_trail *t, void *ctx)
@@ -58,6 +63,7 @@ static void *block_new(const struct it_pass_info *info)
 		return NULL;
 	b->bus = info->bus;
 	b->zones = info->opts->zones;
+	b->roles = memchr(o.keys, IT_KEY_ROLE, o.nkeys) != NULL;
 	o.start_ns = info->host->start_monotonic_ns;
 	if (!(b->a = it_analyzer_new(&o))) {
 		free(b);
@@ -66,12 +72,33 @@ static void *block_new(const struct it_pass_info *info)
 	return b;
 }
 
+/* The title records of a SYSSIDE chunk (the other side records are the
+ * syscall layer's); a malformed record ends the chunk, as there. */
+static int titles_feed(struct block *b, const void *payload, size_t len)
+{
+	size_t off = 0, reclen;
+	const void *rec;
+
+	while ((rec = it_sys_side_next(payload, len, &off, &reclen))) {
+		struct it_sys_title t;
+
+		if (*(const uint16_t *)rec != IT_SREC_TITLE || reclen < sizeof(t))
+			continue;
+		memcpy(&t, rec, sizeof(t));
+		if (t.len <= reclen - sizeof(t) &&
+		    it_analyzer_title(b->a, t.pid, (const char *)rec + sizeof(t), t.len))
+			return -1;
+	}
+	return 0;
+}
+
 static int block_feed(void *self, uint16_t type, const void *payload, size_t len, uint32_t count)
 {
 	struct block *b = self;
 	const struct it_event *evs = payload;
 
-	(void)type;
+	if (type == IT_CHUNK_SYSSIDE)
+		return b->roles ? titles_feed(b, payload, len) : 0;
 	(void)len;
 	/* the later layers subscribed when they were built: with no one to
 	 * tell, the analyzer makes no call per trail */
@@ -139,7 +166,7 @@ const struct it_analyzer *it_layer_block_analyzer(const void *state)
 	return state ? ((const struct block *)state)->a : NULL;
 }
 
-static const uint16_t block_chunks[] = { IT_CHUNK_EVENTS };
+static const uint16_t block_chunks[] = { IT_CHUNK_EVENTS, IT_CHUNK_SYSSIDE };
 
 const struct it_analysis_layer it_layer_block = {
 	.name = "block",

@@ -136,6 +136,9 @@ static void group_key(struct it_json *j, const struct it_report_input *in, const
 		case IT_KEY_PID:
 			it_json_uint(j, g->key.pid);
 			break;
+		case IT_KEY_ROLE:
+			it_json_string(j, it_analyzer_role(in->a, g->key.role));
+			break;
 		}
 	}
 	it_json_object_end(j);
@@ -240,6 +243,35 @@ static void per_device(struct it_json *j, const struct it_report_input *in, cons
 	it_json_object_end(j);
 }
 
+/* One class list of a device's window: {"reads":N,...}. */
+static void ds_counts(struct it_json *j, const char *name, const uint64_t *v)
+{
+	it_json_name(j, name);
+	it_json_object_start(j);
+	for (int c = 0; c < IT_DS_MAX; c++)
+		it_json_kv_uint(j, it_ds_names[c], v[c]);
+	it_json_object_end(j);
+}
+
+/* iotrail's counts over the diskstats window beside the kernel's. */
+static void reconciled(struct it_json *j, const struct it_diskstats *d)
+{
+	uint64_t lack[IT_DS_MAX], over[IT_DS_MAX];
+
+	for (int c = 0; c < IT_DS_MAX; c++) {
+		lack[c] = it_diskwin_short(d, c);
+		over[c] = it_diskwin_over(d, c);
+	}
+	it_json_name(j, "window");
+	it_json_object_start(j);
+	ds_counts(j, "counted", d->win.counted);
+	ds_counts(j, "from_reuse", d->win.reused);
+	ds_counts(j, "unstarted", d->win.unstarted);
+	ds_counts(j, "lacking", lack);
+	ds_counts(j, "over", over);
+	it_json_object_end(j);
+}
+
 /* "diskstats": what the kernel counted on the busy devices while
  * recording, keyed by device name (empty for traces without it). */
 static void diskstats(struct it_json *j, const struct it_report_input *in)
@@ -258,9 +290,22 @@ static void diskstats(struct it_json *j, const struct it_report_input *in)
 		it_json_kv_uint(j, "writes", d->writes);
 		it_json_kv_uint(j, "flushes", d->flushes);
 		it_json_kv_uint(j, "discards", d->discards);
+		if (r->disk_window && !r->disk_scoped)
+			reconciled(j, d);
 		it_json_object_end(j);
 	}
 	it_json_object_end(j);
+	if (r->disk_window) {
+		it_json_name(j, "diskstats_window");
+		it_json_object_start(j);
+		it_json_kv_uint(j, "from_ns", r->disk_from_ns);
+		it_json_kv_uint(j, "to_ns", r->disk_to_ns);
+		it_json_name(j, "reconciled");
+		it_json_bool(j, !r->disk_scoped);
+		if (!r->disk_scoped)
+			it_json_kv_uint(j, "lacking", it_diskwin_short_total(r));
+		it_json_object_end(j);
+	}
 }
 
 /* The flush machinery's flush commands (not I/Os; what diskstats counts

@@ -171,24 +171,33 @@ static void warnings(FILE *f, const struct it_report_input *in)
 	else if (st && !st->complete)
 		fputs("\nNOTE: the recording did not end cleanly (no end record); the end time is the\n"
 		      "      last event's.\n", f);
+	bool drops = st && st->dropped_total;
 	if (s->lost_counted)
-		fprintf(f, "\nNOTE: %llu I/Os lost their completion event (the kernel ran no probe for it)\n"
+		fprintf(f, "\nNOTE: %llu I/Os lost their completion event (%s)\n"
 			"      but are counted: their request was issued, then reused for a new I/O,\n"
 			"      so it had completed. They have no completion time (not in latencies).\n",
-			(unsigned long long)s->lost_counted);
+			(unsigned long long)s->lost_counted,
+			drops ? "no probe ran, or the ring dropped it" : "the kernel ran no probe for it");
 	if (s->lost > s->lost_counted)
 		fprintf(f, "\n*** WARNING: %llu I/Os lost their completion event (their request was seen\n"
 			"*** again first) before they were issued, and are not counted: counts are\n"
 			"*** lower bounds by that much.\n",
 			(unsigned long long)(s->lost - s->lost_counted));
 	silent_block_layer(f, in);
+	uint64_t lack = it_diskwin_short_total(in->r);
+	if (lack)
+		fprintf(f, "\n*** WARNING: the kernel counted %llu completions that iotrail's counts lack\n"
+			"*** (/sys/block/DEV/stat from the probes' attach to their detach; per device\n"
+			"*** below): I/O counts, IOPS and bandwidth are lower bounds by %llu I/Os.\n",
+			(unsigned long long)lack, (unsigned long long)lack);
 	if (s->incomplete || s->unknown_completions)
 		fprintf(f, "\nnot counted as I/Os: %llu still open at the end (queued %llu, inserted %llu, "
-			"issued %llu),\n  %llu completions of I/Os issued before the trace started\n",
+			"issued %llu),\n  %llu completions of I/Os issued before the trace started%s\n",
 			(unsigned long long)s->incomplete, (unsigned long long)s->incomplete_queued,
 			(unsigned long long)s->incomplete_inserted,
 			(unsigned long long)s->incomplete_issued,
-			(unsigned long long)s->unknown_completions);
+			(unsigned long long)s->unknown_completions,
+			drops ? "\n  or whose earlier events were dropped" : "");
 }
 
 static void device_table(FILE *f, const struct it_report_input *in)
@@ -255,6 +264,15 @@ static const char *key_value(const struct it_report_input *in, const struct it_g
 	case IT_KEY_PID:
 		snprintf(buf, len, "%u", g->key.pid);
 		return buf;
+	case IT_KEY_ROLE: {
+		/* a long title is cut (JSON has it whole): the row must fit */
+		const char *role = it_analyzer_role(in->a, g->key.role);
+
+		if (strlen(role) < len)
+			return role;
+		snprintf(buf, len, "%.*s..", (int)len - 3, role);
+		return buf;
+	}
 	}
 	return "";
 }
@@ -307,7 +325,7 @@ static void count_widths(const struct it_report_input *in, struct keycols *kc)
 static void key_widths(const struct it_report_input *in, struct keycols *kc)
 {
 	const struct it_results *r = in->r;
-	char buf[40];
+	char buf[52];
 
 	kc->total = 0;
 	for (unsigned k = 0; k < r->nkeys; k++) {
@@ -342,7 +360,7 @@ static bool key_cells(FILE *f, const struct it_report_input *in, const struct ke
 		      const struct it_group *g)
 {
 	const struct it_results *r = in->r;
-	char buf[40];
+	char buf[52];
 
 	if (!r->nkeys)
 		fprintf(f, "%-4s", "all");
@@ -531,6 +549,64 @@ static void timeline_rows(FILE *f, const struct it_report_input *in, const struc
 	}
 }
 
+/* A "name N, name N" list of the classes where v(d, class) is not 0; the
+ * number of them summed. */
+static uint64_t class_list(char *buf, size_t len, const struct it_diskstats *d,
+			   uint64_t (*v)(const struct it_diskstats *, int))
+{
+	uint64_t sum = 0;
+	size_t off = 0;
+
+	buf[0] = 0;
+	for (int c = 0; c < IT_DS_MAX; c++) {
+		uint64_t n = v(d, c);
+
+		if (n && off < len)
+			off += (size_t)snprintf(buf + off, len - off, "%s%s %llu", sum ? ", " : "",
+						it_ds_names[c], (unsigned long long)n);
+		sum += n;
+	}
+	return sum;
+}
+
+static uint64_t reused(const struct it_diskstats *d, int c) { return d->win.reused[c]; }
+static uint64_t unstarted(const struct it_diskstats *d, int c) { return d->win.unstarted[c]; }
+
+/* The kernel's count against iotrail's over the diskstats window. */
+static void reconciled(FILE *f, const struct it_results *r, const struct it_diskstats *d)
+{
+	char lack[160], over[160], reuse[160], seen[160];
+	uint64_t nlack, nover, nreuse, nseen;
+	double win = (double)(r->disk_to_ns - r->disk_from_ns) / 1e9;
+
+	if (!r->disk_window)
+		return;
+	if (r->disk_scoped) {
+		fputs("  not reconciled: the block layer recorded only the scope's I/O (-p, --comm,\n"
+		      "    --cgroup), and the kernel counts every process's I/O\n", f);
+		return;
+	}
+	nlack = class_list(lack, sizeof(lack), d, it_diskwin_short);
+	nover = class_list(over, sizeof(over), d, it_diskwin_over);
+	nreuse = class_list(reuse, sizeof(reuse), d, reused);
+	nseen = class_list(seen, sizeof(seen), d, unstarted);
+	if (!nlack)
+		fprintf(f, "  reconciled over %.3f s (probes attached to detached): exact\n", win);
+	else
+		fprintf(f, "  reconciled over %.3f s (probes attached to detached): iotrail lacks %llu I/Os\n"
+			"    (%s): its counts are lower bounds by that many; %llu not in\n"
+			"    the trace (no probe ran, or the ring dropped them), %llu in it whose start is "
+			"not\n", win, (unsigned long long)nlack, lack,
+			(unsigned long long)(nlack > nseen ? nlack - nseen : 0),
+			(unsigned long long)(nseen < nlack ? nseen : nlack));
+	if (nreuse)
+		fprintf(f, "    of iotrail's, %s counted from their request's reuse (no probe saw them)\n",
+			reuse);
+	if (nover)
+		fprintf(f, "    iotrail counted %s more (completing while the counters were read)\n",
+			over);
+}
+
 static void device_sections(FILE *f, const struct it_report_input *in)
 {
 	const struct it_results *r = in->r;
@@ -562,13 +638,15 @@ static void device_sections(FILE *f, const struct it_report_input *in)
 			fputs(o + 1 < IT_OPC_MAX ? "," : "\n", f);
 		}
 		for (size_t k = 0; k < r->ndisk; k++)
-			if (r->disk[k].dev == d->dev)
+			if (r->disk[k].dev == d->dev) {
 				fprintf(f, "  the kernel's count while recording (diskstats): read %llu, "
 					"write %llu, flush %llu, discard %llu\n",
 					(unsigned long long)r->disk[k].reads,
 					(unsigned long long)r->disk[k].writes,
 					(unsigned long long)r->disk[k].flushes,
 					(unsigned long long)r->disk[k].discards);
+				reconciled(f, r, &r->disk[k]);
+			}
 		if (d->flush_cmds) {
 			char b1[16], b2[16];
 
@@ -585,7 +663,7 @@ static void device_sections(FILE *f, const struct it_report_input *in)
 
 void it_report_text(FILE *f, const struct it_report_input *in)
 {
-	struct keycols kc;
+	struct keycols kc = { 0 }; /* wrap stays false on the short path */
 
 	header(f, in);
 	warnings(f, in);

@@ -307,6 +307,8 @@ static void flush_cmd_end(struct it_analyzer *a, const struct slot *s)
 
 	a->st.flush_cmds++;
 	d->flush_cmds++;
+	it_diskwin_add(a, s->t.dev, IT_DS_FLUSH, s->t.ts[IT_PT_C] ? s->t.ts[IT_PT_C] : s->t.completed_by,
+		       s->t.ts[IT_PT_C] ? IT_DS_COUNTED : IT_DS_REUSED);
 	if (d2c > 0) {
 		d->flush_cmd_ns += (uint64_t)d2c;
 		if ((uint64_t)d2c > d->flush_cmd_max_ns)
@@ -479,6 +481,7 @@ static void on_bio_complete(struct it_analyzer *a, const struct it_event *e)
 
 	if (i == IT_MAP_NONE) {
 		a->st.unknown_completions++;
+		it_diskwin_add(a, e->dev, it_ds_class(e->op, false), e->ts_ns, IT_DS_UNSTARTED);
 		return;
 	}
 	struct slot *s = &a->slots[i];
@@ -559,6 +562,8 @@ static void trail_lost(struct it_analyzer *a, uint32_t i, uint64_t seen_again)
 		/* the machinery's flush command: issued, so it completed (its
 		 * request is reused only after); counted as a flush command
 		 * (not an I/O: not in lost_counted), without a D2C */
+		s->t.ts[IT_PT_C] = 0;
+		s->t.completed_by = seen_again;
 		flush_cmd_end(a, s);
 	}
 	trail_drop(a, i);
@@ -668,8 +673,12 @@ static void on_complete(struct it_analyzer *a, const struct it_event *e)
 	if (i == IT_MAP_NONE) {
 		if (!e->bytes && it_map_del(&a->fseq_done, e->id))
 			a->st.flush_seq_ends++; /* the end of a sequence whose data part ended it */
-		else
+		else {
 			a->st.unknown_completions++;
+			/* no bio: the machinery's flush command */
+			it_diskwin_add(a, e->dev, it_ds_class(e->op, e->op == IT_OP_FLUSH && !e->aux),
+				       e->ts_ns, IT_DS_UNSTARTED);
+		}
 		return;
 	}
 	struct slot *s = &a->slots[i];
@@ -737,6 +746,7 @@ static void on_diskstats(struct it_analyzer *a, const struct it_event *e)
 	d[a->ndisk++] = (struct it_diskstats){ .dev = e->dev, .reads = e->sector,
 					       .writes = e->aux, .flushes = e->id,
 					       .discards = e->bytes };
+	it_diskwin_to(a, e->ts_ns);
 }
 
 void it_stitch_event(struct it_analyzer *a, const struct it_event *e)
@@ -758,6 +768,10 @@ void it_stitch_event(struct it_analyzer *a, const struct it_event *e)
 	}
 	if (e->type == IT_EV_DISKSTATS) {
 		on_diskstats(a, e);
+		return;
+	}
+	if (e->type == IT_EV_DISKSTATS_FROM) {
+		it_diskwin_from(a, e);
 		return;
 	}
 	if (e->layer && e->layer != IT_LAYER_BLOCK && e->type != IT_EV_TASK) {

@@ -159,7 +159,7 @@ static void analyse(void)
 	struct it_pass_info info;
 
 	/* every key: the grouping code sees every field */
-	if (it_parse_group_keys("op,size,dev,comm,pid", &o.analyzer, err, sizeof(err)))
+	if (it_parse_group_keys("op,size,dev,comm,pid,role", &o.analyzer, err, sizeof(err)))
 		abort();
 	if (!rd)
 		return;

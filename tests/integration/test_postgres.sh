@@ -12,13 +12,15 @@
 #  - pwrite64 calls on WAL files == pg_stat_wal.wal_write delta,
 #  - the device's reads, writes + flush requests and flush commands ==
 #    the /sys/block/DEV/stat delta over the recording (read by the
-#    recorder after attaching and after detaching; the test's own reads
+#    recorder after attaching and before detaching; the test's own reads
 #    around it must be at least that; as test_block_flush.sh). Short by
 #    I/Os the report flags (in flight at the edges: incomplete, unknown
 #    completions; lost completion events, a known problem), the run is
 #    repeated once, and in the second each count may be short by no more
 #    than its flagged I/Os (the PASS line says how many); else it fails,
 #  - the checkpointer and the walwriter appear by role (process title),
+#    and as block groups of their own with --group-by role (text and
+#    JSON), apart from the backends' roles,
 #  - every line of the text report fits 100 columns (with --group-by
 #    comm,pid,op and every key).
 # pgbench runs at 400 transactions a second (-R 400): the same load on
@@ -30,7 +32,7 @@ cd "$(dirname "$0")/../.."
 . tests/integration/lib.sh
 . tests/integration/lib_syscall.sh
 
-NAMES="postgres_wal_calls postgres_diskstats postgres_roles postgres_report_width"
+NAMES="postgres_wal_calls postgres_diskstats postgres_roles postgres_role_groups postgres_report_width"
 skip_all() { local n; for n in $NAMES; do skip "$n" "$1"; done; exit 0; }
 
 PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
@@ -159,7 +161,7 @@ run() {
 	"$IOTRAIL" report --json "$TMP/pg.trail" > "$TMP/pg.json" 2> "$TMP/json.err" ||
 		{ fail postgres_diskstats "report --json failed: $(tail -1 "$TMP/json.err")"; exit 1; }
 	# the kernel's count over the recording: /sys/block/DEV/stat as the
-	# recorder read it right after attaching and right after detaching
+	# recorder read it right after attaching and right before detaching
 	# (the report's "diskstats"); the test's own reads around the recorder
 	# bound it (the recorder's start and end are outside the probes: an
 	# ext4 journal commit there is the kernel's, not a miss)
@@ -237,9 +239,26 @@ else
 	fail postgres_roles "missing:$miss; titles in JSON: $roles"
 fi
 
+# the block layer's groups by role: the checkpointer's and the
+# walwriter's I/Os apart from the backends'
+"$IOTRAIL" report --group-by role "$TMP/pg.trail" > "$TMP/roles.txt" 2>&1
+rgroups=$("$IOTRAIL" report --json --group-by role "$TMP/pg.trail" |
+	jq -r '[.groups[] | select(.key.role | startswith("postgres:")) | "\(.key.role)=\(.count)"] | join("|")')
+miss=""
+for r in "postgres: checkpointer" "postgres: walwriter"; do
+	grep -q "^$r  *[0-9]" "$TMP/roles.txt" || miss="$miss '$r' (text)"
+	case "|$rgroups|" in *"|$r="[1-9]*) ;; *) miss="$miss '$r' (json)" ;; esac
+done
+case "$rgroups" in *"[local]"*) ;; *) miss="$miss 'a backend (postgres: ... [local] ...)' (json)" ;; esac
+if [ -z "$miss" ]; then
+	pass "postgres_role_groups (block groups by role: ${rgroups//|/, })"
+else
+	fail postgres_role_groups "missing:$miss; role groups in JSON: $rgroups"
+fi
+
 # width: every text report line <= 100 columns, wide groupings too
-w=$({ cat "$TMP/report.txt"
-	for g in comm,pid,op op,comm,pid op,size,dev,comm,pid; do "$IOTRAIL" report --group-by "$g" "$TMP/pg.trail"; done
+w=$({ cat "$TMP/report.txt" "$TMP/roles.txt"
+	for g in comm,pid,op op,comm,pid op,size,dev,comm,pid role,op,pid; do "$IOTRAIL" report --group-by "$g" "$TMP/pg.trail"; done
 } 2>&1 | awk 'length($0) > m { m = length($0); l = $0 } END { print m, l }')
 if [ "${w%% *}" -le 100 ]; then
 	pass "postgres_report_width (widest line of the text reports ${w%% *} columns)"

@@ -151,12 +151,108 @@ TEST(group_key_parsing)
 	ASSERT_EQ(it_parse_group_keys("dev,op", &o, err, sizeof(err)), 0, "dev,op");
 	ASSERT_EQ(o.nkeys, 2, "nkeys");
 	ASSERT_EQ(o.keys[0], IT_KEY_DEV, "order kept");
-	ASSERT_EQ(it_parse_group_keys("op,size,dev,comm,pid", &o, err, sizeof(err)), 0, "all keys");
-	ASSERT_EQ(o.nkeys, 5, "five keys");
+	ASSERT_EQ(it_parse_group_keys("op,size,dev,comm,pid,role", &o, err, sizeof(err)), 0, "all keys");
+	ASSERT_EQ(o.nkeys, 6, "six keys");
 	ASSERT_EQ(it_parse_group_keys("op,foo", &o, err, sizeof(err)), -1, "unknown key");
 	ASSERT_TRUE(strstr(err, "'foo'") != NULL, "the message names the key");
 	ASSERT_EQ(it_parse_group_keys("op,op", &o, err, sizeof(err)), -1, "duplicate");
 	ASSERT_EQ(it_parse_group_keys("", &o, err, sizeof(err)), -1, "empty");
 	ASSERT_EQ(it_parse_group_keys("op,", &o, err, sizeof(err)), -1, "trailing comma");
 	ASSERT_EQ(it_parse_group_keys("Op", &o, err, sizeof(err)), -1, "keys are lower case");
+}
+
+/*
+ * Roles: PostgreSQL's checkpointer (pid 400), walwriter (401) and two
+ * backends (402, 403) of one title, all of comm "postgres", and a kworker
+ * (500) without a title. The titles come after the I/O, as the recorder
+ * writes them; the role key folds the two backends into one group.
+ */
+static struct it_analyzer *roles_run(const char *keys)
+{
+	static const struct { uint32_t pid; uint8_t op; uint64_t lat; } io[] = {
+		{ 400, IT_OP_WRITE, 1000 }, { 401, IT_OP_WRITE, 2000 }, { 402, IT_OP_READ, 3000 },
+		{ 403, IT_OP_READ, 5000 },  { 403, IT_OP_WRITE, 7000 }, { 500, IT_OP_WRITE, 9000 },
+		{ 400, IT_OP_WRITE, 1100 },
+	};
+	struct it_event evs[64];
+	struct it_analyzer_opts o = { 0 };
+	struct it_analyzer *a;
+	char err[128];
+	size_t n = 0;
+
+	for (uint32_t p = 400; p <= 403; p++)
+		evs[n++] = TASK(1, p, p, "postgres");
+	evs[n++] = TASK(1, 500, 500, "kworker/u8:2");
+	for (size_t i = 0; i < N(io); i++) {
+		uint64_t t0 = 100000 * (i + 1), bio = 0xb0 + i, rq = 0x70 + i;
+
+		evs[n++] = ev_tid(Q(t0, bio, DEV_A, 1000 * i, K4, io[i].op), io[i].pid, io[i].pid);
+		evs[n++] = D(t0 + 10, rq, bio, DEV_A, 1000 * i, K4, io[i].op);
+		evs[n++] = C(t0 + io[i].lat, rq, DEV_A, K4);
+	}
+	if (it_parse_group_keys(keys, &o, err, sizeof(err)) || !(a = it_analyzer_new(&o)))
+		return NULL;
+	it_analyzer_feed(a, evs, n);
+	it_analyzer_title(a, 400, "postgres: checkpointer", 22);
+	it_analyzer_title(a, 401, "postgres: walwriter", 19);
+	it_analyzer_title(a, 402, "postgres: db [local] idle", 25);
+	it_analyzer_title(a, 403, "postgres: db [local] idle", 25);
+	it_analyzer_title(a, 403, "postgres: a later title", 23); /* the first one counts */
+	it_analyzer_finish(a, 0);
+	return a;
+}
+
+TEST(group_by_role)
+{
+	struct it_analyzer *a = roles_run("role");
+	const struct it_results *r = a ? it_analyzer_results(a) : NULL;
+	static const struct { const char *role; uint64_t count, max; } want[] = {
+		{ "[kworker/u8:2]", 1, 9000 }, { "postgres: checkpointer", 2, 1100 },
+		{ "postgres: db [local] idle", 3, 7000 }, { "postgres: walwriter", 1, 2000 },
+	};
+
+	if (!ASSERT_TRUE(r != NULL, "analysed") || !ASSERT_EQ(r->ngroups, N(want), "groups"))
+		goto out;
+	for (size_t i = 0; i < N(want); i++) {
+		ASSERT_STREQ(it_analyzer_role(a, r->groups[i].key.role), want[i].role, "role, sorted");
+		ASSERT_EQ(r->groups[i].count, want[i].count, "I/Os of the role");
+		ASSERT_EQ(r->groups[i].stage[IT_STAGE_Q2C].max, want[i].max, "latency merged");
+		ASSERT_EQ(r->groups[i].key.pid, 0, "pid not a key: zero");
+	}
+	ASSERT_EQ(r->groups[2].stage[IT_STAGE_Q2C].min, 3000, "folded groups: min of both");
+	ASSERT_EQ(r->groups[2].stage[IT_STAGE_Q2C].count, 3, "folded groups: every I/O");
+out:
+	it_analyzer_free(a);
+}
+
+TEST(group_by_role_op)
+{
+	struct it_analyzer *a = roles_run("role,op");
+	const struct it_results *r = a ? it_analyzer_results(a) : NULL;
+
+	if (!ASSERT_TRUE(r != NULL, "analysed") || !ASSERT_EQ(r->ngroups, 5, "groups"))
+		goto out;
+	/* the backends' role: its reads (402, 403) then its write */
+	ASSERT_STREQ(it_analyzer_role(a, r->groups[2].key.role), "postgres: db [local] idle", "g2");
+	ASSERT_EQ(r->groups[2].key.op, IT_OP_READ, "g2 op");
+	ASSERT_EQ(r->groups[2].count, 2, "g2 reads of both backends");
+	ASSERT_EQ(r->groups[3].key.op, IT_OP_WRITE, "g3 op");
+	ASSERT_EQ(r->groups[3].count, 1, "g3 write");
+	ASSERT_EQ(r->stats.ios, 7, "every I/O in some group");
+out:
+	it_analyzer_free(a);
+}
+
+TEST(group_by_role_pid)
+{
+	struct it_analyzer *a = roles_run("role,pid");
+	const struct it_results *r = a ? it_analyzer_results(a) : NULL;
+
+	/* with pid a key too, the backends stay apart */
+	if (ASSERT_TRUE(r != NULL, "analysed") && ASSERT_EQ(r->ngroups, 5, "groups")) {
+		ASSERT_EQ(r->groups[2].key.pid, 402, "g2 pid");
+		ASSERT_EQ(r->groups[3].key.pid, 403, "g3 pid");
+		ASSERT_EQ(r->groups[3].count, 2, "g3 count");
+	}
+	it_analyzer_free(a);
 }

@@ -197,10 +197,17 @@ static int start(struct it_session *s, char *hooks, size_t hlen, char *why, size
 	return 1;
 }
 
-/* Zoned devices: their zone layout, before any event. */
+/* Before any event: zoned devices' zone layout, and the start of the
+ * diskstats window (when the counters were read, the probes attached). */
 static void begin(struct it_session *s)
 {
+	struct it_event e = { .ts_ns = s->disk_from_ns, .type = IT_EV_DISKSTATS_FROM,
+			      .layer = IT_LAYER_BLOCK, .flags = it_scope_on(s->scope) ? IT_DSF_SCOPED : 0,
+			      .tag = 0xffff, .hwq = 0xffff, .op = IT_OP_OTHER };
+
 	it_record_zone_table(s->w, s->devices, s->ndevices, s->start_ns);
+	/* a failure here shows as a trace without the window (not reconciled) */
+	it_writer_add_record(s->w, 0, IT_LAYER_BLOCK, IT_CHUNK_EVENTS, &e, sizeof(e));
 }
 
 static void tick(struct it_session *s)
@@ -215,11 +222,13 @@ static void detach(void)
 	block_bpf__detach(b.skel);
 }
 
-/* The kernel's own counts of the devices that were busy (IT_EV_DISKSTATS):
- * the report compares, and warns when the block layer recorded nothing. */
+/* The kernel's own counts of the devices that were busy (IT_EV_DISKSTATS),
+ * right before the probes detach: the report reconciles them with the
+ * completions seen since IT_EV_DISKSTATS_FROM, and warns when the block
+ * layer recorded nothing. */
 static int write_diskstats(struct it_session *s)
 {
-	uint64_t now = it_clock_ns(CLOCK_MONOTONIC);
+	uint64_t now = s->disk_to_ns;
 	int err = 0;
 
 	for (size_t i = 0; i < s->ndisk && !err; i++) {
@@ -236,10 +245,6 @@ static int write_diskstats(struct it_session *s)
 
 static int finish(struct it_session *s)
 {
-	int err = write_diskstats(s);
-
-	if (err)
-		return err;
 	b.dropped = it_percpu_counter(b.skel->maps.drops, b.drops, b.s->ncpu);
 	b.missed = it_prog_misses(b.skel->obj);
 	return it_writer_set_missed(s->w, 0, IT_LAYER_BLOCK, b.missed) ?:
@@ -283,6 +288,7 @@ const struct it_layer_ops it_block_layer = {
 	.start = start,
 	.begin = begin,
 	.tick = tick,
+	.before_detach = write_diskstats,
 	.detach = detach,
 	.finish = finish,
 	.summary = summary,

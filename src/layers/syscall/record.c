@@ -47,6 +47,7 @@ static struct {
 	struct pending_title {
 		uint32_t pid;
 		int len;
+		bool exited;    /* title is the one at its exit: final */
 		uint64_t seen_ns;
 		char title[IT_TITLE_MAX];
 	} *tq;
@@ -164,6 +165,18 @@ static bool title_new(uint32_t pid)
 	return true;
 }
 
+/* An argv area as ps shows it: NULs between the arguments as spaces, no
+ * trailing ones. Its length. */
+static int tidy_title(char *title, int n)
+{
+	while (n > 0 && (title[n - 1] == 0 || title[n - 1] == ' '))
+		n--;
+	for (int i = 0; i < n; i++)
+		if (title[i] == 0)
+			title[i] = ' ';
+	return n;
+}
+
 /* /proc/PID/cmdline as ps shows it (NULs between the arguments as
  * spaces) into title (IT_TITLE_MAX bytes); its length, -1 when it cannot
  * be read (the process is gone). A kernel thread has an empty one. */
@@ -179,14 +192,7 @@ static int read_title(uint32_t pid, char *title)
 		return -1;
 	n = read(fd, title, IT_TITLE_MAX);
 	close(fd);
-	if (n < 0)
-		return -1;
-	while (n > 0 && (title[n - 1] == 0 || title[n - 1] == ' '))
-		n--;
-	for (ssize_t i = 0; i < n; i++)
-		if (title[i] == 0)
-			title[i] = ' ';
-	return (int)n;
+	return n < 0 ? -1 : tidy_title(title, (int)n);
 }
 
 static uint64_t now_ns(void)
@@ -202,17 +208,18 @@ static uint64_t now_ns(void)
  * role right after it starts (a PostgreSQL backend is "initializing",
  * then "authentication", then what it does), so the later read names
  * what the process went on to be; the first one stands in when the
- * process is gone by then. One title record per process, at the later
- * read or at the end of the recording. */
+ * process is gone by then, unless its title at exit came (the BPF
+ * program sends it where the kernel allows, title_at_exit()). One title
+ * record per process, at the later read or at the end of the recording. */
 #define TITLE_DELAY_NS 100000000ull
 
 static int write_title(struct it_session *s, const struct pending_title *p)
 {
 	char buf[sizeof(struct it_sys_title) + IT_TITLE_MAX];
 	struct it_sys_title *t = (struct it_sys_title *)buf;
-	int n = read_title(p->pid, buf + sizeof(*t)), err;
+	int n = p->exited ? -1 : read_title(p->pid, buf + sizeof(*t)), err;
 
-	if (n < 0) { /* gone: the first read's */
+	if (n < 0) { /* gone: the one at its exit, else the first read's */
 		n = p->len;
 		memcpy(buf + sizeof(*t), p->title, (size_t)n);
 	}
@@ -268,9 +275,34 @@ static void title_seen(uint32_t pid)
 	p = &sys.tq[(sys.thead + sys.tlen++) % sys.tcap];
 	p->pid = pid;
 	p->seen_ns = now_ns();
+	p->exited = false;
 	p->len = read_title(pid, p->title);
 	if (p->len < 0)
 		p->len = 0;
+}
+
+/* The BPF program's title of a process at its exit (syscall.bpf.c): the
+ * final one for a process whose title is still due (it could not be read
+ * again once the process is gone); not written to the file as such. */
+static void title_at_exit(const void *rec, size_t size)
+{
+	struct it_sys_title h;
+
+	if (size < sizeof(h))
+		return;
+	memcpy(&h, rec, sizeof(h));
+	if (h.len > IT_TITLE_MAX || h.len > size - sizeof(h))
+		return;
+	for (size_t i = 0; i < sys.tlen; i++) {
+		struct pending_title *p = &sys.tq[(sys.thead + i) % sys.tcap];
+
+		if (p->pid != h.pid)
+			continue;
+		memcpy(p->title, (const char *)rec + sizeof(h), h.len);
+		p->len = tidy_title(p->title, h.len);
+		p->exited = true;
+		return;
+	}
 }
 
 /* Every record, in ring order, into the trace file; the titles of the
@@ -287,6 +319,10 @@ static int sink(void *ctx, const void *rec, size_t size)
 	if (size < sizeof(type))
 		return 0; /* a malformed record: not the file's fault */
 	memcpy(&type, rec, sizeof(type));
+	if (type == IT_SREC_TITLE) {
+		title_at_exit(rec, size);
+		return 0;
+	}
 	/* calls are fixed-size records, the side records variable */
 	err = it_writer_add_record(s->w, 0, IT_LAYER_SYSCALL,
 				   type == IT_SREC_CALL ? IT_CHUNK_SYSCALLS : IT_CHUNK_SYSSIDE,

@@ -304,7 +304,7 @@ static bool have_kfunc(const char *name)
  */
 #define SYS_HOOK(x) { "sys_" #x, "raw_syscalls", NULL, false, { [IT_HOOK_TP_BTF] = "sys_" #x "_btf", \
 	[IT_HOOK_RAW_TP] = "sys_" #x "_raw", [IT_HOOK_TRACEPOINT] = "sys_" #x "_tp" } }
-enum { H_ENTER, H_EXIT, H_URING_SUBMIT, H_URING_COMPLETE, H_FORK, H_EXIT_TASK };
+enum { H_ENTER, H_EXIT, H_URING_SUBMIT, H_URING_COMPLETE, H_FORK, H_EXIT_TASK, H_EXIT_TITLE };
 const struct it_hook_def it_syscall_hooks[] = {
 	[H_ENTER] = SYS_HOOK(enter),
 	[H_EXIT] = SYS_HOOK(exit),
@@ -316,6 +316,9 @@ const struct it_hook_def it_syscall_hooks[] = {
 	[H_FORK] = { "sched_process_fork", "sched", NULL, true, { [IT_HOOK_RAW_TP] = "scope_fork" } },
 	[H_EXIT_TASK] = { "sched_process_exit", "sched", NULL, true,
 			  { [IT_HOOK_RAW_TP] = "scope_exit" } },
+	/* a process's title at its exit (record.c: a short-lived one's last title) */
+	[H_EXIT_TITLE] = { "sched_process_exit", "sched", NULL, true,
+			   { [IT_HOOK_RAW_TP] = "title_at_exit" } },
 };
 _Static_assert(sizeof(it_syscall_hooks) / sizeof(it_syscall_hooks[0]) == IT_SYSCALL_NHOOKS, "IT_SYSCALL_NHOOKS");
 

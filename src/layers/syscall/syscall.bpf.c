@@ -1024,3 +1024,52 @@ int BPF_PROG(uring_complete, struct io_ring_ctx *ring, void *req, struct io_urin
 	bpf_map_delete_elem(&sys_uring, &key);
 	return 0;
 }
+
+/*
+ * A process's title at its exit (its argv area: what ps shows), for the
+ * recorder: a process gone before its title is read the second time
+ * (TITLE_DELAY_NS in record.c) gets its last title, not the one it had
+ * when first seen (a program that retitles itself and exits within
+ * 100 ms). Since Linux 6.16 the tracepoint fires before exit_mm(), so the
+ * memory is still there; before, mm is NULL here and nothing is sent.
+ * Sent for the last thread of every process (exits are rare): the
+ * recorder keeps only those of processes whose title is still due, and
+ * writes none of these records into the file itself.
+ */
+struct exit_title {
+	struct it_sys_title h;
+	char title[IT_TITLE_MAX];
+};
+
+SEC("raw_tp/sched_process_exit")
+int BPF_PROG(title_at_exit, struct task_struct *task)
+{
+	__u32 tgid = BPF_CORE_READ(task, tgid);
+	struct mm_struct *mm = BPF_CORE_READ(task, mm);
+	unsigned long start, end, len;
+	struct exit_title *r;
+
+	if (!mm || tgid != BPF_CORE_READ(task, pid) || BPF_CORE_READ(task, signal, live.counter))
+		return 0;
+	start = BPF_CORE_READ(mm, arg_start);
+	end = BPF_CORE_READ(mm, arg_end);
+	if (end <= start)
+		return 0;
+	len = end - start;
+	if (len > IT_TITLE_MAX)
+		len = IT_TITLE_MAX;
+	r = bpf_ringbuf_reserve(&sys_events, sizeof(*r), 0);
+	if (!r) {
+		count_drop();
+		return 0;
+	}
+	/* task is current: its own user memory */
+	if (bpf_probe_read_user(r->title, len, (void *)start)) {
+		bpf_ringbuf_discard(r, BPF_RB_NO_WAKEUP);
+		return 0;
+	}
+	r->h = (struct it_sys_title){ .rec = IT_SREC_TITLE, .len = (__u16)len, .pid = tgid,
+				      .ts = bpf_ktime_get_ns() };
+	bpf_ringbuf_submit(r, wakeup_flag());
+	return 0;
+}
