@@ -23,7 +23,8 @@
 
 static void usage(FILE *f)
 {
-	fputs("usage: iotrail report [--json [--pretty]] [--group-by KEYS] FILE\n"
+	fputs("usage: iotrail report [--json [--pretty]] [--group-by KEYS] [--machine N | --join N]\n"
+	      "                      FILE\n"
 	      "\n"
 	      "Analyse a trace file written by `iotrail record`: one trail per I/O from bio queue\n"
 	      "to completion, latency percentiles, btt-style stages (Q2I, I2D or Q2D, D2C, Q2C),\n"
@@ -43,6 +44,8 @@ static void usage(FILE *f)
 	      "                       comm, call, fd, offset, count, return, file type, path)\n"
 	      "  -m, --machine N      analyse machine N of a file of several (record --target:\n"
 	      "                       0 the initiator, the default; 1.. its targets)\n"
+	      "      --join N         machine 0's fabric view joins target machine N (default:\n"
+	      "                       the one serving the most controllers; one per report)\n"
 	      "      --recompute-clock  estimate the targets' clocks from the matched I/Os\n"
 	      "                       even when the file has the estimate record stored\n"
 	      "  -h, --help           this text\n"
@@ -91,8 +94,21 @@ int it_trace_analysis_open(const char *path, const struct it_layer_opts *o, uint
 				"(ids 0 to %u); give one of them", machine, path, n, n == 1 ? "" : "s",
 				ms[n - 1].id);
 	}
+	if (o && o->join_machine) {
+		bool found = false;
+		for (size_t i = 0; i < n; i++)
+			found |= ms[i].id == o->join_machine;
+		if (!found) {
+			it_reader_close(*rd);
+			*rd = NULL;
+			return it_failf(2, "failed to join machine %u of %s: the file has %zu machine%s "
+					"(ids 0 to %u); give a target's id", o->join_machine, path, n,
+					n == 1 ? "" : "s", ms[n - 1].id);
+		}
+	}
 	clock = it_reader_clock(*rd, machine);
 	*info = (struct it_pass_info){ .path = path, .host = &m->host, .opts = o,
+				       .join_machine = o ? o->join_machine : 0,
 				       .layers = it_pass_layers(*rd), .machine = machine,
 				       .clock_offset_ns = clock ? clock->offset_ns : 0 };
 	info->devs = m->devs;
@@ -215,10 +231,13 @@ static void report_machines(const char *path, struct it_reader *rd, uint16_t sho
 				(unsigned long long)c->uncertainty_ns, 50, c->method);
 		if (ms[i].id != shown && shown == 0 && (it_pass_layers(rd) & (1u << IT_LAYER_NVMET)))
 			/* with several targets the fabric view joins one: it names it */
-			fprintf(f, "      %llu records of machine %u (target): the fabric view above %s "
-				"NVMe target side;\n      the rest of it: iotrail report --machine %u\n",
-				(unsigned long long)records[i], ms[i].id,
-				n > 2 ? "says if it joins its" : "joins its", ms[i].id);
+			fprintf(f, n > 2 ? "      %llu records of machine %u (target): the fabric view above "
+					   "says if it\n      joins its NVMe target side; the rest of it: "
+					   "iotrail report --machine %u\n" :
+					   "      %llu records of machine %u (target): the fabric view above "
+					   "joins its NVMe target side;\n      the rest of it: iotrail report "
+					   "--machine %u\n",
+				(unsigned long long)records[i], ms[i].id, ms[i].id);
 		else if (ms[i].id != shown)
 			fprintf(f, "      %llu records of machine %u (%s) not analysed yet (see "
 				"iotrail report --machine %u)\n", (unsigned long long)records[i],
@@ -249,13 +268,14 @@ int cmd_report(int argc, char **argv)
 		{ "log", no_argument, NULL, 'l' },
 		{ "machine", required_argument, NULL, 'm' },
 		{ "recompute-clock", no_argument, NULL, 'R' },
+		{ "join", required_argument, NULL, 'J' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct it_layer_opts o = { .analyzer = IT_ANALYZER_OPTS_DEFAULT };
 	bool json = false, pretty = false;
 	char err[256], *end;
-	unsigned long machine = 0;
+	unsigned long machine = 0, machine_join = 0;
 	int c;
 
 	optind = 1;
@@ -298,17 +318,27 @@ int cmd_report(int argc, char **argv)
 				return it_failf(2, "failed to parse --machine %s: not a machine id; give "
 						"0 (the initiator) or 1 (its target)", optarg);
 			break;
+		case 'J':
+			machine_join = strtoul(optarg, &end, 10);
+			if (*end || !*optarg || !machine_join || machine_join >= IT_ANY)
+				return it_failf(2, "failed to parse --join %s: not a target machine id; "
+						"give 1 or more (the Machines section lists them)", optarg);
+			o.join_machine = (uint16_t)machine_join;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
 		default:
-			return it_fail_option("report", "gmf", argv);
+			return it_fail_option("report", "gmfJ", argv);
 		}
 	}
 	if (optind + 1 != argc)
 		return it_failf(2, "%s; usage: iotrail report [--json] [--group-by KEYS] FILE",
 			    optind == argc ? "no trace file given" : "more than one trace file given");
 	const char *path = argv[optind];
+	if (o.join_machine && machine)
+		return it_failf(2, "--join %u goes with machine 0's report, not --machine %lu: the "
+				"join is the initiator's view; drop one of them", o.join_machine, machine);
 
 	struct it_reader *rd;
 	struct it_analysis *an;

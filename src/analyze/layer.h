@@ -91,6 +91,8 @@ struct it_layer_opts {
 	bool pretty;                      /* --pretty: JSON indented */
 	bool log;                         /* --log: the event lists as text, nothing else */
 	bool recompute_clock;             /* --recompute-clock: a stored clock estimate is ignored */
+	uint16_t join_machine;            /* --join N: machine 0's fabric joins target machine N
+					   * (0: the one serving the most controllers) */
 	bool fabric_grouped;              /* --fabric-group-by: the fabric's keys */
 	uint8_t fabric_keys[8];           /*   enum it_fabric_key, in order */
 	unsigned nfabric_keys;

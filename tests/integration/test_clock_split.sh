@@ -239,6 +239,30 @@ three_machines() {
 	else
 		fail clock_split_three_machines "$(jq -c '{m: .fabric.matched, x: .fabric.cross | {target_machine, controllers, off: .clock.offset_ns}}' "$j")"
 	fi
+	# --join N: the user picks the target machine joined (here the decoy,
+	# which serves no controller: nvme0 stays the initiator's alone, and
+	# the text says which --join would join it)
+	"$IOTRAIL" report --json --join 1 "$split" > "$j.join1"
+	"$IOTRAIL" report --join 1 "$split" > "$j.join1.txt"
+	if jq -e '.fabric.cross.target_machine == 1 and .fabric.cross.controllers[0].machine == 2 and
+		  .fabric.cross.controllers[0].joined == false and .fabric.matched == 0 and
+		  .fabric.initiator_alone.write.count == 100' "$j.join1" > /dev/null &&
+	   grep -q "machine 2, not joined here" "$j.join1.txt" &&
+	   ! awk 'length > 100 { bad = 1 } END { exit !bad }' "$j.join1.txt" && grep -q "iotrail report --join 2 joins it" "$j.join1.txt"; then
+		pass "clock_split_join_option (report --join 1 joins the decoy: nvme0's 100 writes the initiator's alone, the text names --join 2, in 100 columns)"
+	else
+		fail clock_split_join_option "$(jq -c '{m: .fabric.matched, x: .fabric.cross | {target_machine, controllers}}' "$j.join1")"
+	fi
+	local e1 e2 r1 r2
+	e1=$("$IOTRAIL" report --join 7 "$split" 2>&1 >/dev/null); r1=$?
+	e2=$("$IOTRAIL" report --join 2 --machine 1 "$split" 2>&1 >/dev/null); r2=$?
+	if [ $r1 = 2 ] && [ $r2 = 2 ] && [ "$(printf '%s\n' "$e1" | wc -l)" = 1 ] &&
+	   [ "$(printf '%s\n' "$e2" | wc -l)" = 1 ] && grep -q "ids 0 to 2" <<< "$e1" &&
+	   grep -q "goes with machine 0" <<< "$e2"; then
+		pass "clock_split_join_refused (a machine the file lacks, and --join with --machine: one line, exit 2)"
+	else
+		fail clock_split_join_refused "exit $r1: $e1 | exit $r2: $e2"
+	fi
 	"$SPLIT" tests/data/nvme-tcp-r2t.trail "$split" --offset "$OFFSET" --drift-ppm "$PPM" --decoy \
 		--real-port 10.98.0.1 || { fail clock_split_unserved "split_trace failed"; return; }
 	"$IOTRAIL" report --json "$split" > "$j"

@@ -414,8 +414,8 @@ static void controllers_text(const struct fabric *x, FILE *out)
 		if (c->machine == x->target)
 			fprintf(out, "machine %d, joined\n", c->machine);
 		else if (c->machine > 0)
-			fprintf(out, "machine %d, not joined here (one target machine per report): "
-				"the initiator's stages only\n", c->machine);
+			fprintf(out, "machine %d, not joined here\n             (the initiator's "
+				"stages only; iotrail report --join %d joins it)\n", c->machine, c->machine);
 		else
 			fprintf(out, "%s: the initiator's stages only\n",
 				c->machine == IT_NVMF_AMBIGUOUS ? "several machines' ports fit it" :
@@ -473,8 +473,9 @@ static void cross_text(const struct fabric *x, const struct it_fabric_results *r
 	fprintf(out, "  target side: machine %u (nvmet, nvmet-tcp, its disks' block trails), its times\n"
 		"  placed on machine 0's clock\n", x->target);
 	if (x->others)
-		fprintf(out, "  %u more machine%s in the file not joined: one target per report "
-			"(iotrail report --machine N shows each)\n", x->others, x->others == 1 ? "" : "s");
+		fprintf(out, "  %u more machine%s in the file not joined: one target per report\n"
+			"  (report --join N joins machine N; --machine N shows its own side)\n",
+			x->others, x->others == 1 ? "" : "s");
 	if (it_fabric_tape_error(x->tape))
 		fprintf(out, "  *** machine %u's side ends early: %s\n", x->target,
 			it_fabric_tape_error(x->tape));
