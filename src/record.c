@@ -998,6 +998,16 @@ static struct it_writer *open_trace(struct session *ss, int argc, char **argv, c
 		FOR_STARTED(ss, i, l)
 			if (l->begin)
 				l->begin(&ss->s);
+		/* what the layers wrote at their start (the NVMe controllers'
+		 * table, the block layer's first diskstats read) goes out now, as
+		 * chunks ahead of every event of the rings: the writer flushes its
+		 * streams in the order they were opened, and a reader meets the
+		 * controllers' table only after the commands that need it when
+		 * the block layer's stream, opened first, carries the events */
+		int ferr = it_writer_flush(w);
+		if (ferr)
+			fprintf(stderr, "iotrail record: warning: failed to write the layers' start "
+				"records: %s\n", strerror(-ferr));
 		ss->s.devices = NULL;
 		ss->s.ndevices = 0;
 	}
