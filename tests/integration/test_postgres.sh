@@ -124,6 +124,9 @@ short() {
 }
 
 # run: the 20-second pgbench under iotrail record, one CHECKPOINT at 5 s;
+# the recording goes on 1 s after pgbench (the walwriter's last WAL write
+# and fdatasync after the last commit land inside it: pg_stat_wal is read
+# after the recorder, and a CI run was one call short of it without);
 # the counters of PostgreSQL and of the kernel around it; the reports.
 # Sets tps, want_*/got_* (WAL calls), d*/rd/wr/fl/cmds (the device).
 run() {
@@ -131,7 +134,7 @@ run() {
 	wal0=$(wal_stats)
 	cat "$STAT" > "$TMP/s0"
 	"$IOTRAIL" record -o "$TMP/pg.trail" -- \
-		su postgres -c "$PGBIN/pgbench -n -c 4 -j 2 -T 20 -R 400 -h $SOCK -p $PORT postgres" \
+		su postgres -c "$PGBIN/pgbench -n -c 4 -j 2 -T 20 -R 400 -h $SOCK -p $PORT postgres && sleep 1" \
 		> "$TMP/rec.out" 2>&1 &
 	rec=$!
 	# the checkpoint must end inside the recording (its last WAL write and

@@ -32,9 +32,11 @@ make_loop 128 none || { fail record_pid "cannot set up a loop device"; exit 1; }
 
 # a fixed-count reader that starts after the recorder is ready; exec: the
 # pid is fio's; --thread: the job runs in that process
-job() { # name nios startdelay
+# the processes left out read through io_uring: its requests are recorded
+# at their submission, which must apply the scope as a system call does
+job() { # name nios [startdelay [ioengine]]
 	exec fio --thread --name="$1" --filename="$LOOPDEV" --rw=randread --bs=4k --direct=1 \
-		--ioengine=psync --number_ios="$2" --size=120M --startdelay="${3:-4}" \
+		--ioengine="${4:-psync}" --number_ios="$2" --size=120M --startdelay="${3:-4}" \
 		--output-format=json --output="$TMP/$1.json"
 }
 # wait_trace FILE PID: until the recorder has its probes attached
@@ -60,7 +62,7 @@ job one 3000 > /dev/null 2>&1 & one=$!
 bash -c 'sleep 3; fio --thread --name=two --filename="$0" --rw=randread --bs=4k --direct=1 \
 	--ioengine=psync --number_ios=2000 --size=120M --startdelay=1 --output-format=json \
 	--output="$1"; true' "$LOOPDEV" "$TMP/two.json" > /dev/null 2>&1 & two=$!
-job three 1500 > /dev/null 2>&1 & three=$!
+job three 1500 4 io_uring > /dev/null 2>&1 & three=$!
 "$IOTRAIL" record -o "$TMP/pid.trail" --layers block,syscall --dev "$LOOPNAME" -p $one $two -d 30 \
 	> "$TMP/rec.out" 2>&1 &
 rec=$!
@@ -125,7 +127,7 @@ fi
 
 # ---- 4. nothing recorded while the device was busy: warned
 sleep 60 & idle=$!
-job busy 1500 2 > /dev/null 2>&1 & busy=$!
+job busy 1500 2 io_uring > /dev/null 2>&1 & busy=$!
 "$IOTRAIL" record -o "$TMP/silent.trail" --layers block,syscall --dev "$LOOPNAME" -p $idle -- \
 	sh -c "while kill -0 $busy 2>/dev/null; do sleep 0.2; done" > "$TMP/rec4.out" 2>&1
 kill $idle

@@ -956,6 +956,11 @@ int BPF_PROG(uring_submit, struct io_kiocb *req)
 	if (!uring_on)
 		return 0;
 	task = bpf_get_current_task_btf();
+	/* the pid/tid scope first, as on sys_enter: traced() checks the
+	 * rest of the scope only (an io_uring process outside -p was
+	 * recorded request by request) */
+	if (!id_wanted(task))
+		return 0;
 	st = bpf_task_storage_get(&sys_tstate, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!st || !traced(task, st))
 		return 0;
