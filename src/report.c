@@ -70,6 +70,14 @@ static struct it_reader *open_machine(const char *path, uint16_t machine, char *
 	return it_reader_open_select(path, sel, ntypes, err, len);
 }
 
+static const struct it_machine *find_machine(const struct it_machine *ms, size_t n, uint16_t id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (ms[i].id == id)
+			return &ms[i];
+	return NULL;
+}
+
 int it_trace_analysis_open(const char *path, const struct it_layer_opts *o, uint16_t machine,
 			   struct it_reader **rd, struct it_analysis **an, struct it_pass_info *info)
 {
@@ -84,9 +92,7 @@ int it_trace_analysis_open(const char *path, const struct it_layer_opts *o, uint
 		return it_failf(1, "failed to read %s: %s; give a trace file written by "
 			    "'iotrail record -o FILE'", path, err);
 	ms = it_reader_machines(*rd, &n);
-	for (size_t i = 0; i < n; i++)
-		if (ms[i].id == machine)
-			m = &ms[i];
+	m = find_machine(ms, n, machine);
 	if (!m) {
 		it_reader_close(*rd);
 		*rd = NULL;
@@ -94,17 +100,12 @@ int it_trace_analysis_open(const char *path, const struct it_layer_opts *o, uint
 				"(ids 0 to %u); give one of them", machine, path, n, n == 1 ? "" : "s",
 				ms[n - 1].id);
 	}
-	if (o && o->join_machine) {
-		bool found = false;
-		for (size_t i = 0; i < n; i++)
-			found |= ms[i].id == o->join_machine;
-		if (!found) {
-			it_reader_close(*rd);
-			*rd = NULL;
-			return it_failf(2, "failed to join machine %u of %s: the file has %zu machine%s "
-					"(ids 0 to %u); give a target's id", o->join_machine, path, n,
-					n == 1 ? "" : "s", ms[n - 1].id);
-		}
+	if (o && o->join_machine && !find_machine(ms, n, o->join_machine)) {
+		it_reader_close(*rd);
+		*rd = NULL;
+		return it_failf(2, "failed to join machine %u of %s: the file has %zu machine%s "
+				"(ids 0 to %u); give a target's id", o->join_machine, path, n,
+				n == 1 ? "" : "s", ms[n - 1].id);
 	}
 	clock = it_reader_clock(*rd, machine);
 	*info = (struct it_pass_info){ .path = path, .host = &m->host, .opts = o,
