@@ -204,6 +204,9 @@ void it_analysis_free(struct it_analysis *an);
  * benchmark and tests: its results, comm names). */
 extern const struct it_analysis_layer it_layer_block, it_layer_syscall, it_layer_fabric;
 const struct it_analyzer *it_layer_block_analyzer(const void *state);
+/* The syscall layer's results (after the pass), for the HTML report. */
+struct it_sysan_results;
+const struct it_sysan_results *it_layer_syscall_results(const void *state);
 /* The fabric join's clock estimate (machine 0's pass of a file of several)
  * and the machine it is of; NULL when no target machine was joined. */
 const struct it_clock_est *it_layer_fabric_clock(const void *state, uint16_t *machine);
