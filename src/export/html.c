@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "analyze/diff.h"
 #include "analyze/zones.h"
 #include "export/html.h"
 #include "export/svg.h"
@@ -592,6 +593,114 @@ static void syscall_threads(FILE *f, const struct it_sysan_results *y)
 	fputs("</table></details></figure>\n", f);
 }
 
+/* The page's head, up to <body> and the shared definitions. */
+static void page_open(FILE *f, const char *title, const char *path)
+{
+	/* no script, no request: the policy makes the page prove it */
+	fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+		"<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+		"style-src 'unsafe-inline'; img-src data:\">\n<title>%s", title);
+	if (path) {
+		fputs(": ", f);
+		html_esc(f, path);
+	}
+	fprintf(f, "</title>\n<style>%s</style></head><body>\n", style);
+	svg_defs(f);
+}
+
+static void diff_group(FILE *f, const struct it_diff *d, size_t gi)
+{
+	const struct it_diff_group *g = &d->groups[gi];
+	static char names[IT_DIFF_STAGES][48];
+	const char *cats[IT_DIFF_STAGES];
+	double avg[IT_DIFF_STAGES], p50[IT_DIFF_STAGES];
+	size_t n = 0;
+	char id[32], title[300], desc[400];
+
+	fputs("<h3>", f);
+	html_esc(f, g->label);
+	fprintf(f, " (%llu I/Os at base, %llu loaded)</h3>\n", (unsigned long long)g->count[0],
+		(unsigned long long)g->count[1]);
+	if (g->where != IT_DIFF_BOTH) {
+		fprintf(f, "<p class=\"note\">Only in the %s trace: no LAD.</p>\n",
+			g->where == IT_DIFF_BASE_ONLY ? "base" : "loaded");
+		return;
+	}
+	for (size_t k = 0; k < g->nstages; k++) {
+		const struct it_diff_stage *st = &g->stage[k];
+		if (st->lad_avg < 0 && st->lad_p50 < 0)
+			continue;
+		snprintf(names[n], sizeof(names[n]), "%s%s", st->name, st->competes ? "" : "*");
+		cats[n] = names[n];
+		avg[n] = st->lad_avg > 0 ? st->lad_avg : 0;
+		p50[n] = st->lad_p50 > 0 ? st->lad_p50 : 0;
+		n++;
+	}
+	if (n) {
+		struct svg_series s[2] = { { .label = "LAD at avg", .y = avg },
+					   { .label = "LAD at p50", .y = p50 } };
+		snprintf(id, sizeof(id), "lad-g%zu", gi);
+		snprintf(title, sizeof(title), "Latency amplification per stage, %s", g->label);
+		snprintf(desc, sizeof(desc), "For each stage (x; * marks a stage outside the partition "
+			 "that competes for the bottleneck), its latency in the loaded trace over its "
+			 "latency in the base trace (y, 1 = unchanged), at the average and at p50.");
+		figure_open(f, false, title);
+		svg_bars(f, &(struct svg_chart){ .id = id, .title = title, .desc = desc,
+						 .xlabel = "stage", .ylabel = "loaded / base (LAD)" },
+			 cats, n, s, 2);
+	} else {
+		fputs("<figure>", f);
+	}
+	fputs("<table><tr><th class=\"k\">stage</th><th>base avg us</th><th>base p50 us</th>"
+	      "<th>loaded avg us</th><th>loaded p50 us</th><th>LAD avg</th><th>LAD p50</th>"
+	      "<th class=\"k\">note</th></tr>\n", f);
+	for (size_t k = 0; k < g->nstages; k++) {
+		const struct it_diff_stage *st = &g->stage[k];
+		fputs("<tr><td class=\"k\">", f);
+		html_esc(f, st->name);
+		fprintf(f, "</td><td>%.1f</td><td>%.1f</td><td>%.1f</td><td>%.1f</td>",
+			us(st->base.avg_ns), us(st->base.p50_ns), us(st->loaded.avg_ns),
+			us(st->loaded.p50_ns));
+		for (unsigned i = 0; i < 2; i++) {
+			double v = i ? st->lad_p50 : st->lad_avg;
+			if (v < 0)
+				fputs("<td>-</td>", f);
+			else
+				fprintf(f, "<td>%.2f</td>", v);
+		}
+		fputs("<td class=\"k\">", f);
+		if ((long)gi == d->bn_group && (long)k == d->bn_stage)
+			fputs("bottleneck ", f);
+		html_esc(f, st->role ? st->role : "");
+		fputs("</td></tr>\n", f);
+	}
+	fputs("</table></figure>\n", f);
+}
+
+void it_diff_html(const struct it_diff *d, FILE *f)
+{
+	page_open(f, "iotrail diff", NULL);
+	fputs("<h1>iotrail diff</h1>\n<table><tr><th class=\"k\">base</th><td class=\"k\">", f);
+	html_esc(f, d->base_path);
+	fputs("</td></tr><tr><th class=\"k\">loaded</th><td class=\"k\">", f);
+	html_esc(f, d->loaded_path);
+	fputs("</td></tr></table>\n<p>", f);
+	if (d->bn_group >= 0) {
+		const struct it_diff_group *g = &d->groups[d->bn_group];
+		fputs("Bottleneck: stage <strong>", f);
+		html_esc(f, g->stage[d->bn_stage].name);
+		fputs("</strong> of ", f);
+		html_esc(f, g->label);
+		fprintf(f, ", %.2f times slower on average.", g->stage[d->bn_stage].lad_avg);
+	} else {
+		fputs("No stage has a latency amplification: the traces share no group with data.", f);
+	}
+	fputs("</p>\n", f);
+	for (size_t i = 0; i < d->ngroups; i++)
+		diff_group(f, d, i);
+	fputs("</body></html>\n", f);
+}
+
 void it_report_html(FILE *f, const struct it_html_input *hi)
 {
 	const struct it_report_input *in = hi->in;
@@ -599,16 +708,7 @@ void it_report_html(FILE *f, const struct it_html_input *hi)
 	size_t idx[IT_HTML_GROUPS], n = top_groups(r, idx);
 	char dname[64];
 
-	/* no script, no request: the policy makes the page prove it */
-	fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-		"<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-		"style-src 'unsafe-inline'; img-src data:\">\n<title>iotrail report");
-	if (in->path) {
-		fputs(": ", f);
-		html_esc(f, in->path);
-	}
-	fprintf(f, "</title>\n<style>%s</style></head><body>\n", style);
-	svg_defs(f);
+	page_open(f, "iotrail report", in->path);
 	header(f, in);
 	fputs("<h2 id=\"latency\">Latency</h2>\n", f);
 	latency_table(f, in);

@@ -28,4 +28,9 @@ struct it_html_input {
 
 void it_report_html(FILE *f, const struct it_html_input *h);
 
+/* `iotrail diff --html`: per group, the LAD (loaded / base, at avg and
+ * p50) of each stage as bars, the bottleneck named, the values in a table. */
+struct it_diff;
+void it_diff_html(const struct it_diff *d, FILE *f);
+
 #endif

@@ -7,7 +7,8 @@
 # of the DOM Chromium built has its marks: a CDF per group with a line per
 # stage the JSON report gives the group, every chart's marks as written.
 # The screenshot stays for a reviewer: build/test-artifacts/html-report.png
-# (and the page beside it).
+# (and the page beside it). diff --html of two fixtures: its LAD charts
+# against the JSON comparison (structure only, not in Chromium).
 cd "$(dirname "$0")/../.."
 . tests/integration/lib.sh
 
@@ -61,6 +62,19 @@ if [ -n "$bad" ]; then
 	fail html_charts "${bad% ;}"
 else
 	pass "html_charts ($(wc -l < "$TMP/written") charts, $groups groups)"
+fi
+
+# diff --html of two fixtures: a LAD chart per group both have, a bar
+# pair per stage with a LAD (the JSON comparison's)
+"$IOTRAIL" diff --html -o "$art/html-diff.html" tests/data/nvme-tcp-loop.trail tests/data/nvme-tcp-qd16.trail
+"$IOTRAIL" diff --json tests/data/nvme-tcp-loop.trail tests/data/nvme-tcp-qd16.trail |
+	jq -r '.groups | to_entries[] | select(.value.in == "both") |
+		"lad-g\(.key) \(2 * ([.value.stages[] | select(.lad_avg != null or .lad_p50 != null)] | length))"' > "$TMP/lad.want"
+chart_marks "$art/html-diff.html" > "$TMP/lad.got"
+if [ -s "$TMP/lad.want" ] && diff -q "$TMP/lad.want" "$TMP/lad.got" > /dev/null && grep -q "Bottleneck: stage" "$art/html-diff.html"; then
+	pass "html_diff ($(wc -l < "$TMP/lad.got") LAD charts)"
+else
+	fail html_diff "charts and bars: $(tr '\n' ' ' < "$TMP/lad.got"), want $(tr '\n' ' ' < "$TMP/lad.want")"
 fi
 
 if ! command -v chromium > /dev/null; then
