@@ -18,6 +18,7 @@ skip_all() { local n; for n in $NAMES; do skip "$n" "$1"; done; exit 0; }
 command -v jq > /dev/null || skip_all "jq is not installed (scripts/install-deps.sh)"
 command -v curl > /dev/null || skip_all "curl is not installed"
 [ -x /usr/sbin/clickhouse-server ] || skip_all "clickhouse-server is not installed (scripts/install-deps.sh installs Debian's)"
+command -v python3 > /dev/null || skip_all "python3 is missing (it picks the free ports)"
 
 # two ports the kernel says are free now
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
