@@ -127,7 +127,8 @@ int cmd_diff(int argc, char **argv)
 			    "more than two trace files given");
 
 	if (html && json)
-		return it_failf(2, "--html and --json are two forms of the comparison; give one");
+		return it_failf(2, "failed to parse the options: --html and --json are two forms of the "
+				"comparison; give one");
 	if (output && !html)
 		return it_failf(2, "failed to write to %s: -o goes with --html (the text and JSON go to "
 				"stdout); redirect stdout instead", output);

@@ -377,7 +377,8 @@ int cmd_report(int argc, char **argv)
 			    optind == argc ? "no trace file given" : "more than one trace file given");
 	const char *path = argv[optind];
 	if (html && (json || o.log || o.events))
-		return it_failf(2, "--html is a report of its own, not with --json, --log or --events; "
+		return it_failf(2, "failed to parse the options: --html is a report of its own, not with "
+				"--json, --log or --events; "
 				"drop one of them");
 	if (output && !html)
 		return it_failf(2, "failed to write to %s: -o goes with --html (the text and JSON "

@@ -77,6 +77,30 @@ else
 	fail html_diff "charts and bars: $(tr '\n' ' ' < "$TMP/lad.got"), want $(tr '\n' ' ' < "$TMP/lad.want")"
 fi
 
+# bad use of --html, -o and --url: one line, non-zero exit, nothing half-written
+errs=""
+one_line_error() { # command...
+	"$@" > "$TMP/out" 2> "$TMP/err"
+	local rc=$?
+	if [ $rc -eq 0 ] || [ $rc -ge 128 ] || [ "$(wc -l < "$TMP/err")" != 1 ] || ! grep -q '^iotrail .*failed to' "$TMP/err"; then
+		errs="$errs [$*: exit $rc, $(head -2 "$TMP/err" | tr '\n' '|')]"
+	fi
+}
+one_line_error "$IOTRAIL" report --html --json "$trace"
+one_line_error "$IOTRAIL" report -o "$TMP/x.txt" "$trace"
+one_line_error "$IOTRAIL" report --html -o "$TMP/no/such/dir.html" "$trace"
+one_line_error "$IOTRAIL" diff --html --json "$trace" "$trace"
+one_line_error "$IOTRAIL" export --format clickhouse "$trace"
+one_line_error "$IOTRAIL" export --format clickhouse --url ftp://x "$trace"
+one_line_error "$IOTRAIL" export --format clickhouse --url http://127.0.0.1:1 "$trace"
+one_line_error "$IOTRAIL" export --format clickhouse --url http://127.0.0.1:1 --database 'a;b' "$trace"
+one_line_error "$IOTRAIL" export --format csv --url http://127.0.0.1:1 "$trace"
+if [ -n "$errs" ] || [ -e "$TMP/x.txt" ]; then
+	fail html_export_errors "${errs:-report -o without --html wrote $TMP/x.txt}"
+else
+	pass "html_export_errors (9 cases: one line each, non-zero exit)"
+fi
+
 if ! command -v chromium > /dev/null; then
 	skip html_chromium "chromium is not installed (scripts/install-deps.sh installs Debian's)"
 	exit 0
