@@ -10,7 +10,8 @@
  *     -s CALLS system calls per I/O too (a syscall layer, as `iotrail
  *              record`'s default): each I/O queued inside a pread64 or
  *              pwrite64 of its thread (the call owns it), and CALLS - 1
- *              cached preads without block I/O between the I/Os
+ *              calls without block I/O between the I/Os: a newfstatat
+ *              of a name (a name record before it), then cached preads
  *     -g       only generate FILE (kept): bench/report_memory.sh's trace
  *     -o FILE  trace file (default $TMPDIR/iotrail-bench-analyzer.trail)
  *     -r       reuse FILE if it exists (skip generating)
@@ -120,6 +121,24 @@ static void sys_call(struct gen *g, uint16_t call, uint32_t tid, uint32_t k, uin
 				  .tag_ts = 1000000000ull + k };
 
 	if (it_writer_add_record(g->w, 0, IT_LAYER_SYSCALL, IT_CHUNK_SYSCALLS, &e, sizeof(e)))
+		g->err = 1;
+	g->calls++;
+}
+
+/* A path-based call (newfstatat of /data/f3 by name), its name record
+ * first, as the recorder writes them. */
+static void sys_name_call(struct gen *g, uint32_t tid, uint64_t t0, uint64_t t1)
+{
+	struct it_sys_name n = { .rec = IT_SREC_NAME, .len = 8, .tid = tid, .ts_enter = t0 };
+	struct it_sys_event e = { .rec = IT_SREC_CALL, .call = IT_SYS_NEWFSTATAT,
+				  .sflags = IT_SYSF_NAME, .pid = 4000, .tid = tid, .ppid = 1,
+				  .fd = -100, .ts_enter = t0, .ts_exit = t1 };
+	unsigned char rec[sizeof(n) + 8];
+
+	memcpy(rec, &n, sizeof(n));
+	memcpy(rec + sizeof(n), "/data/f3", 8);
+	if (it_writer_add_record(g->w, 0, IT_LAYER_SYSCALL, IT_CHUNK_SYSSIDE, rec, sizeof(rec)) ||
+	    it_writer_add_record(g->w, 0, IT_LAYER_SYSCALL, IT_CHUNK_SYSCALLS, &e, sizeof(e)))
 		g->err = 1;
 	g->calls++;
 }
@@ -240,7 +259,10 @@ static void one_io(struct gen *g)
 		uint64_t e0 = t - 40ull * (g->calls_per_io - i) - 60;
 		if (e0 <= *last)
 			e0 = *last + 1;
-		sys_call(g, IT_SYS_PREAD64, tid, 3, e0, e0 + 20, (rnd(g) % 1024) * 4096, 4096);
+		if (i == 1)
+			sys_name_call(g, tid, e0, e0 + 20);
+		else
+			sys_call(g, IT_SYS_PREAD64, tid, 3, e0, e0 + 20, (rnd(g) % 1024) * 4096, 4096);
 		*last = e0 + 20;
 	}
 	if (g->calls_per_io) {
