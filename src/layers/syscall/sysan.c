@@ -102,9 +102,11 @@ struct bcall {
  * same order). */
 #define EV_QUEUED (UINT32_MAX - 1)
 
+/* b[i] counts base bucket first + i: a short-lived thread (a compiler,
+ * a shell) keeps a few buckets, not every one from the trace's start. */
 struct tl_buckets {
 	uint64_t *b;
-	size_t n;
+	size_t first, n;
 };
 
 /* Block I/O of one process (the tgid that queued its bios), over time. */
@@ -959,13 +961,14 @@ static void coarsen(struct it_sysan *s)
 
 	for (size_t j = 0; j < sizeof(sets) / sizeof(sets[0]); j++) {
 		for (size_t i = 0; i < sets[j].n; i++) {
-			uint64_t *b = sets[j].v[i].b;
+			struct tl_buckets *t = &sets[j].v[i];
 
-			for (size_t k = 0; k < sets[j].v[i].n; k++) {
-				uint64_t v = b[k];
-				b[k] = 0;
-				b[k / 10] += v;
+			for (size_t k = 0; k < t->n; k++) {
+				uint64_t v = t->b[k];
+				t->b[k] = 0;
+				t->b[(t->first + k) / 10 - t->first / 10] += v;
 			}
+			t->first /= 10;
 		}
 	}
 	s->base_ns *= 10;
@@ -984,24 +987,37 @@ static void timeline_add(struct it_sysan *s, struct tl_buckets **v, size_t ti, u
 		k = off / s->base_ns;
 	}
 	t = &(*v)[ti];
-	if (k >= t->n) {
-		size_t n = t->n ? t->n : 16;
+	if (!t->n)
+		t->first = k;
+	if (k < t->first || k - t->first >= t->n) {
+		/* room for [lo, hi]: grown at the end, or at the front for a
+		 * count before the first one (moved up by shift) */
+		size_t lo = k < t->first ? k : t->first, shift = t->first - lo;
+		size_t n = t->n ? t->n : 16, need = shift + t->n;
 		uint64_t *b;
 
-		while (n <= k)
+		if (k - lo + 1 > need)
+			need = k - lo + 1;
+		while (n < need)
 			n *= 2;
 		if (!s->o.interval_ns && n > TL_BUCKETS)
 			n = TL_BUCKETS;
+		if (n < need)
+			n = need;
 		b = realloc(t->b, n * sizeof(*b));
 		if (!b) {
 			s->error = 1;
 			return;
 		}
-		memset(b + t->n, 0, (n - t->n) * sizeof(*b));
+		if (shift)
+			memmove(b + shift, b, t->n * sizeof(*b));
+		memset(b, 0, shift * sizeof(*b));
+		memset(b + shift + t->n, 0, (n - shift - t->n) * sizeof(*b));
 		t->b = b;
+		t->first = lo;
 		t->n = n;
 	}
-	t->b[k]++;
+	t->b[k - t->first]++;
 }
 
 /* A completed block trail into its process's timeline (the process
@@ -1640,7 +1656,7 @@ static uint64_t *spread(struct it_sysan *s, const struct tl_buckets *t)
 		return NULL;
 	}
 	for (size_t b = 0; b < t->n; b++) {
-		uint64_t k = (uint64_t)b * s->base_ns / r->interval_ns;
+		uint64_t k = (uint64_t)(t->first + b) * s->base_ns / r->interval_ns;
 		v[k < r->nintervals ? k : r->nintervals - 1] += t->b[b];
 	}
 	return v;
