@@ -10,7 +10,10 @@
 #   bench/syscall_loss.sh [ROUNDS] [CALLS]     (defaults: 3, 2000000)
 # With BASELINE=path/to/another/iotrail, each round also runs it,
 # alternating; RECORD_ARGS are given to every `iotrail record` (e.g.
-# "--ringbuf-mb 8": does a larger ring take the bursts?). Run it under `flock -x /work/heavy.lock` on a shared machine.
+# "--ringbuf-mb 8": does a larger ring take the bursts?). With DIRTY=MB,
+# a dd writes MB MiB through the page cache next to the trace while it
+# records (the recorder's own writes then wait for writeback: does that
+# stall the drain?). Run it under `flock -x /work/heavy.lock` on a shared machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-3}
@@ -34,14 +37,20 @@ for _ in $(seq 1 "$hogs"); do
 done
 
 one() { # label, binary
+	local dirty_pid=""
+	if [ -n "${DIRTY:-}" ]; then
+		dd if=/dev/zero of="$out/dirty" bs=1M count="$DIRTY" 2>/dev/null &
+		dirty_pid=$!
+	fi
 	# shellcheck disable=SC2086 # RECORD_ARGS: words
 	"$2" record ${RECORD_ARGS:-} -o "$out/l.trail" -- dd if=/dev/zero of=/dev/null bs=1 count=$((calls / 2)) \
 		> "$out/rec.log" 2>&1 || { echo "syscall_loss: $2 record failed:" >&2; cat "$out/rec.log" >&2; exit 1; }
 	printf '  %-9s %s\n' "$1" "$(grep -o '[0-9]* system calls ([0-9]* lost)' "$out/rec.log" | tail -1)"
-	rm -f "$out/l.trail"
+	[ -z "$dirty_pid" ] || { kill "$dirty_pid" 2>/dev/null; wait "$dirty_pid" 2>/dev/null || true; }
+	rm -f "$out/l.trail" "$out/dirty"
 }
 
-echo "syscall_loss: $calls calls of dd bs=1 under $hogs busy loops, record ${RECORD_ARGS:-with the default rings}"
+echo "syscall_loss: $calls calls of dd bs=1 under $hogs busy loops${DIRTY:+, $DIRTY MiB written beside}, record ${RECORD_ARGS:-with the default rings}"
 for i in $(seq 1 "$rounds"); do
 	echo "round $i"
 	if [ $((i % 2)) -eq 1 ] || [ -z "$baseline" ]; then
