@@ -5,8 +5,13 @@
  * analysing it, as `iotrail report` does. Goal: >= 5 million I/Os per
  * second on a 2-core machine.
  *
- *   build/bench/analyzer [-n IOS] [-o FILE] [-r] [-k] [-m] [-g]
+ *   build/bench/analyzer [-n IOS] [-o FILE] [-r] [-k] [-m] [-g] [-s CALLS]
  *     -n IOS   I/Os to generate (default 10000000)
+ *     -s CALLS system calls per I/O too (a syscall layer, as `iotrail
+ *              record`'s default): each I/O queued inside a pread64 or
+ *              pwrite64 of its thread (the call owns it), and CALLS - 1
+ *              calls without block I/O between the I/Os: a newfstatat
+ *              of a name (a name record before it), then cached preads
  *     -g       only generate FILE (kept): bench/report_memory.sh's trace
  *     -o FILE  trace file (default $TMPDIR/iotrail-bench-analyzer.trail)
  *     -r       reuse FILE if it exists (skip generating)
@@ -29,6 +34,7 @@
 #include <unistd.h>
 
 #include "analyze/analyzer.h"
+#include "iotrail/syscall.h"
 #include "analyze/layer.h"
 #include "layer_table.h"
 #include "tracefile.h"
@@ -68,6 +74,9 @@ struct gdev {
 
 struct gen {
 	struct it_writer *w;
+	uint32_t calls_per_io;   /* -s: system calls per I/O, 0: none */
+	uint64_t calls;
+	uint64_t last_exit[8];   /* per thread: its calls come one after the other */
 	struct it_event buf[BATCH];
 	size_t nbuf;
 	uint64_t rng, now, bio_seq, events;
@@ -99,6 +108,70 @@ static struct it_event *emit(struct gen *g, uint8_t type, uint64_t ts, uint64_t 
 	e->dev = dev;
 	e->layer = IT_LAYER_BLOCK;
 	return e;
+}
+
+/* A system call of thread tid on file k (fd 10 + k, tag inode 100 + k). */
+static void sys_call(struct gen *g, uint16_t call, uint32_t tid, uint32_t k, uint64_t t0,
+		     uint64_t t1, uint64_t off, uint32_t bytes)
+{
+	struct it_sys_event e = { .rec = IT_SREC_CALL, .call = call, .ftype = IT_FT_REG,
+				  .pid = 4000, .tid = tid, .ppid = 1, .fd = (int32_t)(10 + k),
+				  .dev = IT_MKDEV(254, 0), .ts_enter = t0, .ts_exit = t1,
+				  .ret = bytes, .offset = off, .count = bytes, .ino = 100 + k,
+				  .tag_ts = 1000000000ull + k };
+
+	if (it_writer_add_record(g->w, 0, IT_LAYER_SYSCALL, IT_CHUNK_SYSCALLS, &e, sizeof(e)))
+		g->err = 1;
+	g->calls++;
+}
+
+/* A path-based call (newfstatat of /data/f3 by name), its name record
+ * first, as the recorder writes them. */
+static void sys_name_call(struct gen *g, uint32_t tid, uint64_t t0, uint64_t t1)
+{
+	struct it_sys_name n = { .rec = IT_SREC_NAME, .len = 8, .tid = tid, .ts_enter = t0 };
+	struct it_sys_event e = { .rec = IT_SREC_CALL, .call = IT_SYS_NEWFSTATAT,
+				  .sflags = IT_SYSF_NAME, .pid = 4000, .tid = tid, .ppid = 1,
+				  .fd = -100, .ts_enter = t0, .ts_exit = t1 };
+	unsigned char rec[sizeof(n) + 8];
+
+	memcpy(rec, &n, sizeof(n));
+	memcpy(rec + sizeof(n), "/data/f3", 8);
+	if (it_writer_add_record(g->w, 0, IT_LAYER_SYSCALL, IT_CHUNK_SYSSIDE, rec, sizeof(rec)) ||
+	    it_writer_add_record(g->w, 0, IT_LAYER_SYSCALL, IT_CHUNK_SYSCALLS, &e, sizeof(e)))
+		g->err = 1;
+	g->calls++;
+}
+
+/* The side records of the syscall layer's start: the threads' names and
+ * the four files' paths (/data/f0 ... /data/f3). */
+static void sys_side(struct gen *g, uint64_t now)
+{
+	unsigned char rec[128];
+
+	for (uint32_t t = 0; t < 8; t++) {
+		struct it_sys_task k = { .rec = IT_SREC_TASK, .pid = 4000, .tid = 4000 + t,
+					 .ppid = 1, .ts = now };
+		snprintf(k.comm, sizeof(k.comm), "fio-%u", t);
+		if (it_writer_add_record(g->w, 0, IT_LAYER_SYSCALL, IT_CHUNK_SYSSIDE, &k, sizeof(k)))
+			g->err = 1;
+	}
+	for (uint32_t k = 0; k < 4; k++) {
+		struct it_sys_path p = { .rec = IT_SREC_PATH, .ftype = IT_FT_REG,
+					 .pflags = IT_PATHF_MATCH, .ncomp = 2,
+					 .dev = IT_MKDEV(254, 0), .ino = 100 + k,
+					 .tag_ts = 1000000000ull + k };
+		char comps[16];
+		int n = snprintf(comps, sizeof(comps), "f%u", k);
+
+		memcpy(comps + n + 1, "data", 5);
+		p.len = (uint16_t)(n + 1 + 5);
+		memcpy(rec, &p, sizeof(p));
+		memcpy(rec + sizeof(p), comps, p.len);
+		if (it_writer_add_record(g->w, 0, IT_LAYER_SYSCALL, IT_CHUNK_SYSSIDE, rec,
+					 sizeof(p) + p.len))
+			g->err = 1;
+	}
 }
 
 static void heap_push(struct gdev *d, struct pending p)
@@ -171,15 +244,34 @@ static void one_io(struct gen *g)
 	uint64_t sector = (r >> 32) % 2 ? d->next_sector[op] : (rnd(g) % (1ull << 28)) & ~7ull;
 	uint64_t bio = 0xffff888100000000ull + (g->bio_seq++ % 65536) * 0x100;
 
-	g->now += 500 + rnd(g) % 3000;
+	g->now += 500 + rnd(g) % 3000 + 40ull * g->calls_per_io;
 	while (d->n && (d->n == d->qd || d->heap[0].ctime <= g->now)) {
 		if (d->heap[0].ctime > g->now) /* queue full: wait for a tag */
 			g->now = d->heap[0].ctime;
 		complete_one(g, d);
 	}
+	uint64_t t = g->now;
+
+	/* the cached reads of the thread since its last I/O, then the call
+	 * that queues the I/O (it enters before Q, exits after the merge) */
+	uint64_t *last = &g->last_exit[tid - 4000];
+	for (uint32_t i = 1; i < g->calls_per_io; i++) {
+		uint64_t e0 = t - 40ull * (g->calls_per_io - i) - 60;
+		if (e0 <= *last)
+			e0 = *last + 1;
+		if (i == 1)
+			sys_name_call(g, tid, e0, e0 + 20);
+		else
+			sys_call(g, IT_SYS_PREAD64, tid, 3, e0, e0 + 20, (rnd(g) % 1024) * 4096, 4096);
+		*last = e0 + 20;
+	}
+	if (g->calls_per_io) {
+		sys_call(g, op == IT_OP_READ ? IT_SYS_PREAD64 : IT_SYS_PWRITE64, tid,
+			 (uint32_t)(r >> 40) % 3, t - 50, t + 180, sector * 512, bytes);
+		*last = t + 180;
+	}
 	uint16_t tag = d->free_tags[--d->nfree];
 	uint64_t rq = 0xffff888200000000ull + (uint64_t)d->dev * 0x100000 + tag * 0x200ull;
-	uint64_t t = g->now;
 
 	io_event(g, IT_EV_BIO_QUEUE, t, bio, 0, d->dev, sector, bytes, op, tid);
 	uint32_t rq_bytes = bytes;
@@ -205,7 +297,7 @@ static void one_io(struct gen *g)
 	d->next_sector[op] = sector + rq_bytes / 512;
 }
 
-static int generate(const char *path, uint64_t nios)
+static int generate(const char *path, uint64_t nios, uint32_t calls_per_io)
 {
 	static struct gen g;
 	struct it_host_rec host = { .hostname = "bench", .kernel = "synthetic", .clock = "monotonic",
@@ -222,8 +314,13 @@ static int generate(const char *path, uint64_t nios)
 	memset(&g, 0, sizeof(g));
 	g.rng = 0x9E3779B97F4A7C15ull;
 	g.now = host.start_monotonic_ns;
+	g.calls_per_io = calls_per_io;
+	if (calls_per_io)
+		snprintf(host.layers, sizeof(host.layers), "block,syscall");
+	struct it_layer_rec layers[2] = { *it_layer_builtin(IT_LAYER_BLOCK),
+					  *it_layer_builtin(IT_LAYER_SYSCALL) };
 	struct it_trace_head head = { .host = &host, .devs = devs, .ndevs = NDEV,
-				      .layers = it_layer_builtin(IT_LAYER_BLOCK), .nlayers = 1 };
+				      .layers = layers, .nlayers = calls_per_io ? 2 : 1 };
 	g.w = it_writer_open(path, &head, err, sizeof(err));
 	if (!g.w) {
 		fprintf(stderr, "bench/analyzer: failed to create %s: %s\n", path, err);
@@ -241,6 +338,9 @@ static int generate(const char *path, uint64_t nios)
 		e->tid = 4000 + t;
 		snprintf(e->comm, sizeof(e->comm), "fio-%u", t);
 	}
+	if (calls_per_io)
+		sys_side(&g, g.now);
+	g.now += 1000000;
 	for (uint64_t i = 0; i < nios && !g.err; i++)
 		one_io(&g);
 	for (int i = 0; i < NDEV; i++)
@@ -251,6 +351,8 @@ static int generate(const char *path, uint64_t nios)
 	g.events += g.nbuf;
 	uint64_t drops[2] = { 0, 0 };
 	it_writer_set_drops(g.w, 0, IT_LAYER_BLOCK, drops, 2);
+	if (calls_per_io)
+		it_writer_set_drops(g.w, 0, IT_LAYER_SYSCALL, drops, 2);
 	if (it_writer_close(g.w, g.now + 1000000) || g.err) {
 		fprintf(stderr, "bench/analyzer: failed to write %s\n", path);
 		return -1;
@@ -378,9 +480,10 @@ int main(int argc, char **argv)
 	char defpath[512];
 	const char *path = NULL;
 	bool reuse = false, keep = false, mem_only = false, gen_only = false;
+	uint32_t calls_per_io = 0;
 	int c;
 
-	while ((c = getopt(argc, argv, "n:o:rkmgh")) != -1) {
+	while ((c = getopt(argc, argv, "n:o:rkmgs:h")) != -1) {
 		switch (c) {
 		case 'n': nios = strtoull(optarg, NULL, 10); break;
 		case 'o': path = optarg; break;
@@ -388,8 +491,10 @@ int main(int argc, char **argv)
 		case 'k': keep = true; break;
 		case 'm': mem_only = true; break;
 		case 'g': gen_only = true; break;
+		case 's': calls_per_io = (uint32_t)strtoul(optarg, NULL, 10); break;
 		default:
-			fprintf(stderr, "usage: %s [-n IOS] [-o FILE] [-r] [-k] [-m] [-g]\n", argv[0]);
+			fprintf(stderr, "usage: %s [-n IOS] [-o FILE] [-r] [-k] [-m] [-g] [-s CALLS]\n",
+				argv[0]);
 			return c == 'h' ? 0 : 2;
 		}
 	}
@@ -401,11 +506,12 @@ int main(int argc, char **argv)
 	struct stat sb;
 	if (!(reuse && !stat(path, &sb))) {
 		double t0 = now_s();
-		if (generate(path, nios))
+		if (generate(path, nios, calls_per_io))
 			return 1;
 		stat(path, &sb);
-		printf("generated   %llu I/Os into %s (%.0f MiB) in %.2f s\n", (unsigned long long)nios,
-		       path, (double)sb.st_size / 1048576.0, now_s() - t0);
+		printf("generated   %llu I/Os and %llu system calls into %s (%.0f MiB) in %.2f s\n",
+		       (unsigned long long)nios, (unsigned long long)nios * calls_per_io, path,
+		       (double)sb.st_size / 1048576.0, now_s() - t0);
 	}
 	if (gen_only)
 		return 0;

@@ -12,6 +12,9 @@
 # goal: <= 32 MB), the parts' peaks, the start-up peak (BPF loading, before
 # COMMAND runs; libbpf's copy of the kernel's BTF) apart from the peak while
 # recording, and the recording's summary line with its drops (goal: 0).
+# The start-up peak is also read exactly: the recorder's VmHWM (peak
+# resident memory) when COMMAND starts, read by the command itself
+# before it execs fio (the 50 ms samples can miss a short peak).
 #   bench/memory.sh [ROUNDS] [SECONDS]       (defaults: 3 rounds, 5 s each)
 # With BASELINE=path/to/another/iotrail (an older build), each round also
 # measures it, alternating, so a change is measured side by side.
@@ -39,11 +42,14 @@ rss_kb() {
 	     /^Rss:/ && !map { kb += $2 } END { print kb + 0 }' /proc/"$1"/smaps 2>/dev/null
 }
 
-# one traced run: prints "IOPS RSS_PEAK_KB MAPS_PEAK_BYTES SUM_PEAK_BYTES START_PEAK_BYTES",
+# one traced run: prints "IOPS RSS_PEAK_KB MAPS_PEAK_BYTES SUM_PEAK_BYTES START_PEAK_BYTES HWM_KB",
 # the summary in $out/rec.log
 measure() { # the iotrail binary
 	local bin=$1 pid rss=0 maps=0 sum=0 start=0 running=0 r m t
-	"$bin" record -o "$out/m.trail" -- fio --name=mem --filename="$dev" --rw=randread --bs=4k \
+	rm -f "$out/hwm"
+	# shellcheck disable=SC2016 # $PPID and $1 are the inner shell's
+	"$bin" record -o "$out/m.trail" -- sh -c 'grep "^VmHWM:" /proc/$PPID/status > "$1"; shift; exec "$@"' \
+		sh "$out/hwm" fio --name=mem --filename="$dev" --rw=randread --bs=4k \
 		--direct=1 --ioengine=io_uring --iodepth=32 --time_based --runtime="$secs" \
 		--size=512M --output-format=json --output="$out/fio.json" > "$out/rec.log" 2>&1 &
 	pid=$!
@@ -65,15 +71,15 @@ measure() { # the iotrail binary
 		sleep 0.05
 	done
 	wait "$pid" || { echo "memory: $bin record failed:" >&2; cat "$out/rec.log" >&2; exit 1; }
-	echo "$(jq -r '.jobs[0].read.iops | floor' "$out/fio.json") $rss $maps $sum $start"
+	echo "$(jq -r '.jobs[0].read.iops | floor' "$out/fio.json") $rss $maps $sum $start $(awk '{ print $2 }' "$out/hwm")"
 }
 
 show() { # label, what measure printed
-	local iops rss maps sum start
-	read -r iops rss maps sum start <<< "$2"
-	awk -v l="$1" -v i="$iops" -v r="$rss" -v m="$maps" -v s="$sum" -v st="$start" 'BEGIN {
-		printf "  %-9s %7d IOPS  recording: %5.1f MB (peaks: RSS outside maps %5.1f MB, BPF maps %5.1f MB);  start-up peak %5.1f MB\n",
-			l, i, s / 1e6, r * 1024 / 1e6, m / 1e6, st / 1e6 }'
+	local iops rss maps sum start hwm
+	read -r iops rss maps sum start hwm <<< "$2"
+	awk -v l="$1" -v i="$iops" -v r="$rss" -v m="$maps" -v s="$sum" -v st="$start" -v h="$hwm" 'BEGIN {
+		printf "  %-9s %7d IOPS  recording: %5.1f MB (peaks: RSS outside maps %5.1f MB, BPF maps %5.1f MB);  start-up peak %5.1f MB (VmHWM %5.1f MB)\n",
+			l, i, s / 1e6, r * 1024 / 1e6, m / 1e6, st / 1e6, h * 1024 / 1e6 }'
 	echo "      [$(grep '^iotrail record:' "$out/rec.log" | tail -1)]"
 }
 

@@ -5,6 +5,7 @@
  * tracefs/BTF for what needs no program. Kernel versions are never checked.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <fcntl.h>
 #include <linux/bpf.h>
@@ -77,7 +78,13 @@ const struct btf *it_vmlinux_btf(void)
  * loaded (parsed again if asked for after). */
 void it_vmlinux_btf_release(void)
 {
-	btf__free(btf);
+	if (btf) {
+		btf__free(btf);
+		/* its big blocks came from the heap once glibc raised its mmap
+		 * threshold (it does when a mapped block is freed): hand the
+		 * pages back, or they stay resident for the whole recording */
+		malloc_trim(0);
+	}
 	btf = NULL;
 	tried = 0;
 }
@@ -598,6 +605,11 @@ static void *try_load(const struct it_hook_load *l, enum it_hook_kind *kinds, bo
 			set_autoload(l->skel->object(skel), &l->hooks[i], IT_HOOK_NONE);
 	}
 	if (!*err) {
+		/* libbpf parses the kernel BTF again for the load (CO-RE,
+		 * tp_btf targets) and frees it after: ours goes first, so the
+		 * process never holds both (tens of MB at start-up otherwise);
+		 * a later question parses it again */
+		it_vmlinux_btf_release();
 		refused_prog[0] = 0;
 		outer_print = libbpf_set_print(catch_refusal);
 		*err = l->skel->load(skel);

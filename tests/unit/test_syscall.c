@@ -622,6 +622,72 @@ TEST(syscall_timeline_rebucketing)
 	it_sysan_free(s);
 }
 
+/* Names are taken by their calls and their slots reused (memory stays
+ * with the calls in flight, not every call), strings pooled once; names
+ * no call took are counted; a thread's timeline starts at its first
+ * count, and a count before it (a call that entered earlier, summed up
+ * later) still lands in its interval. */
+TEST(syscall_names_taken_and_pooled)
+{
+	const uint64_t ms = 1000000, t0 = 5 * ms;
+	struct it_sysan_opts o = { .events = true, .start_ns = t0 };
+	struct it_sysan *s = it_sysan_new(&o);
+	static const char *const names[] = { "/n/a", "/n/b", "/n/c" };
+	unsigned char rec[256];
+	struct it_sys_event e;
+
+	ASSERT_NOT_NULL(s, "new");
+	if (!s)
+		return;
+	for (uint32_t i = 0; i < 10000; i++) {
+		uint64_t t = t0 + 50000 * ms + i * 1000ull;
+
+		ASSERT_EQ(it_sysan_side(s, rec, make_name(rec, 7, t, 0, names[i % 3])), 0, "name");
+		e = call(IT_SYS_UNLINK, 7, t, t + 500, 0, 0);
+		e.sflags = IT_SYSF_NAME;
+		ASSERT_EQ(it_sysan_calls(s, &e, 1), 0, "call");
+	}
+	/* two names whose calls were lost */
+	ASSERT_EQ(it_sysan_side(s, rec, make_name(rec, 9, t0 + 1000, 0, "/lost/1")), 0, "orphan");
+	ASSERT_EQ(it_sysan_side(s, rec, make_name(rec, 9, t0 + 2000, 1, "/lost/2")), 0, "orphan");
+	/* thread 7 entered a call at 5 s, summed up after its later ones */
+	e = call(IT_SYS_CLOSE, 7, t0 + 5000 * ms, t0 + 5000 * ms + 10, 0, 0);
+	ASSERT_EQ(it_sysan_calls(s, &e, 1), 0, "an earlier call");
+	e = call(IT_SYS_CLOSE, 7, t0 + 100000 * ms, t0 + 100000 * ms + 10, 0, 0);
+	ASSERT_EQ(it_sysan_calls(s, &e, 1), 0, "a later call");
+	it_sysan_finish(s, t0 + 120000 * ms);
+	ASSERT_EQ(it_sysan_error(s), 0, "no error");
+
+	const struct it_sysan_results *r = it_sysan_results(s);
+	size_t seen[3] = { 0 };
+	const char *first[3] = { NULL };
+	int wrong = 0, copies = 0;
+
+	ASSERT_EQ(r->nevents, 10002, "events");
+	for (size_t i = 0; i < r->nevents; i++) {
+		const struct it_sysan_event *v = &r->events[i];
+
+		if (v->e.call != IT_SYS_UNLINK)
+			continue;
+		uint32_t k = (uint32_t)((v->e.ts_enter - t0 - 50000 * ms) / 1000) % 3;
+		wrong += strcmp(v->path, names[k]) != 0;
+		if (!first[k])
+			first[k] = v->path;
+		copies += v->path != first[k];
+		seen[k]++;
+	}
+	ASSERT_EQ(wrong, 0, "every call has its own name");
+	ASSERT_EQ(copies, 0, "a name repeated by many calls is pooled once");
+	ASSERT_EQ(seen[0] + seen[1] + seen[2], 10000, "every unlink");
+	ASSERT_EQ(r->nfiles, 3, "three names");
+	ASSERT_EQ(r->unmatched_names, 2, "the two names without their call");
+	ASSERT_U64_EQ(r->interval_ns, 10000 * ms, "120 s span: 10 s intervals");
+	ASSERT_EQ(r->threads[0].timeline[0], 1, "the call at 5 s, before the first counted");
+	ASSERT_EQ(r->threads[0].timeline[5], 10000, "the unlinks at 50 s");
+	ASSERT_EQ(r->threads[0].timeline[10], 1, "the call at 100 s");
+	it_sysan_free(s);
+}
+
 TEST(syscall_side_malformed)
 {
 	struct it_sysan_opts o = { 0 };

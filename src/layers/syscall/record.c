@@ -361,8 +361,8 @@ static int start(struct it_session *s, char *hooks, size_t hlen, char *why, size
 		err = it_syscall_share_ring(sys.l, s->rb);
 		if (err)
 			return it_fail(-1, "open the syscall ring buffer", strerror(-err), NULL);
-	} else {
-		s->rb = it_syscall_take_ring(sys.l);
+	} else if (!(s->rb = it_syscall_take_ring(sys.l))) {
+		return it_fail(-1, "open the syscall ring buffer", strerror(errno), NULL);
 	}
 	return 1;
 }

@@ -30,7 +30,6 @@ IT_SKEL_OPS(syscall);
 
 struct it_syscall_layer {
 	struct syscall_bpf *skel;
-	struct ring_buffer *rb;
 	struct bpf_link **links;   /* the tracepoint hook: two per call */
 	size_t nlinks;
 	enum it_hook_kind hook;    /* of sys_enter/sys_exit */
@@ -542,11 +541,9 @@ struct it_syscall_layer *it_syscall_open(const struct it_syscall_opts *o, it_sys
 	for (size_t i = 0; i < o->ntids; i++)
 		if (it_scope_set_bit(l->skel->maps.sys_tid_bits, o->tids[i]))
 			goto fail_pid;
-	l->rb = ring_buffer__new(bpf_map__fd(l->skel->maps.sys_events), on_record, l, NULL);
-	if (!l->rb) {
-		snprintf(err, errlen, "failed to set up the syscall ring buffer: %s", strerror(errno));
-		goto fail;
-	}
+	/* the ring is mapped once, where it is polled (share or take): a
+	 * ring_buffer of its own, freed when the ring joined another one,
+	 * mapped it twice meanwhile (the start-up peak) */
 	if (attach(l, err, errlen))
 		goto fail;
 	/* after attach: the fork hook adds what is forked from now on */
@@ -565,21 +562,12 @@ fail:
 
 int it_syscall_share_ring(struct it_syscall_layer *l, struct ring_buffer *rb)
 {
-	int err = ring_buffer__add(rb, bpf_map__fd(l->skel->maps.sys_events), on_record, l);
-
-	if (err)
-		return err;
-	ring_buffer__free(l->rb);
-	l->rb = NULL;
-	return 0;
+	return ring_buffer__add(rb, bpf_map__fd(l->skel->maps.sys_events), on_record, l);
 }
 
 struct ring_buffer *it_syscall_take_ring(struct it_syscall_layer *l)
 {
-	struct ring_buffer *rb = l->rb;
-
-	l->rb = NULL;
-	return rb;
+	return ring_buffer__new(bpf_map__fd(l->skel->maps.sys_events), on_record, l, NULL);
 }
 
 void it_syscall_detach(struct it_syscall_layer *l)
@@ -601,7 +589,6 @@ void it_syscall_close(struct it_syscall_layer *l)
 {
 	if (!l)
 		return;
-	ring_buffer__free(l->rb);
 	for (size_t i = 0; i < l->nlinks; i++)
 		bpf_link__destroy(l->links[i]);
 	free(l->links);

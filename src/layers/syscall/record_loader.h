@@ -65,8 +65,9 @@ struct it_syscall_layer *it_syscall_open(const struct it_syscall_opts *o, it_sys
 /* Moves the layer's ring buffer into rb (another layer's ring_buffer, one
  * poll for both): the sink is then called from rb's poll/consume. */
 int it_syscall_share_ring(struct it_syscall_layer *l, struct ring_buffer *rb);
-/* Hands the layer's own ring_buffer over to the caller, who polls and
- * frees it (the first ring of a recording, other layers' rings join it). */
+/* A ring_buffer of the layer's ring for the caller, who polls and frees
+ * it (the first ring of a recording, other layers' rings join it); NULL
+ * with errno when it cannot be made. */
 struct ring_buffer *it_syscall_take_ring(struct it_syscall_layer *l);
 /* Stops the probes; records already in the ring can still be consumed. */
 void it_syscall_detach(struct it_syscall_layer *l);

@@ -29,13 +29,18 @@ struct btrail {
 	uint64_t ino;
 };
 
-/* A name argument waiting for its call: (tid, ts_enter, which). */
+/* The name arguments of one call, waiting for it: (tid, ts_enter), its
+ * names in the order they came (which: 0 path, 1 second path, 2 xattr
+ * name). The call takes them and frees the slot: pending names are the
+ * calls in flight in the file, plus those whose call was lost. */
+#define NAMES_PER_CALL 4
 struct pending_name {
 	uint64_t ts_enter;
 	uint32_t tid;
-	uint8_t which;
-	uint8_t used;
-	const char *s;
+	uint8_t n;
+	uint8_t extra;   /* names past NAMES_PER_CALL, never used */
+	uint8_t which[NAMES_PER_CALL];
+	const char *s[NAMES_PER_CALL];
 };
 
 struct comm_rec {
@@ -97,9 +102,11 @@ struct bcall {
  * same order). */
 #define EV_QUEUED (UINT32_MAX - 1)
 
+/* b[i] counts base bucket first + i: a short-lived thread (a compiler,
+ * a shell) keeps a few buckets, not every one from the trace's start. */
 struct tl_buckets {
 	uint64_t *b;
-	size_t n;
+	size_t first, n;
 };
 
 /* Block I/O of one process (the tgid that queued its bios), over time. */
@@ -113,17 +120,23 @@ struct it_sysan {
 	struct it_sysan_results r;
 	int error;
 
-	/* string pool: chunks of 64 KiB */
+	/* string pool: chunks of 64 KiB, each string once (strs: its hash
+	 * -> index in strv), so names repeated by many calls cost nothing
+	 * more */
 	char **pool;
 	size_t npool, pool_used;
+	struct it_map strs;
+	const char **strv;
+	size_t nstrs, strcap;
 
 	/* side records, block trails */
 	struct it_map tags;          /* tag hash -> index in tagv */
 	struct { uint64_t ino, ts; uint32_t dev; uint8_t ftype; const char *path; } *tagv;
 	size_t ntags, tagcap;
-	struct it_map names;         /* (tid, ts_enter) hash -> first index in namev */
+	struct it_map names;         /* (tid, ts_enter) hash -> index in namev */
 	struct pending_name *namev;
 	size_t nnames, namecap;
+	uint32_t free_name;          /* first free slot of namev (chained by tid), or UINT32_MAX */
 	struct comm_rec *comms;      /* tid -> comm history, sorted at the end */
 	size_t ncomms, commcap;
 	struct it_map tidcomm;       /* tid + 1 -> index in tcv of its latest comm */
@@ -200,12 +213,22 @@ static bool grow_to(void **p, size_t *cap, size_t need, size_t size, int *error)
 
 #define GROW(s, arr, n, cap) grow_to((void **)&(arr), &(cap), (n) + 1, sizeof(*(arr)), &(s)->error)
 
-static const char *intern(struct it_sysan *s, const char *str, size_t len)
+static uint64_t mix(uint64_t a, uint64_t b);
+
+/* FNV-1a of len bytes. */
+static uint64_t bytes_hash(const char *p, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	while (len--)
+		h = (h ^ (unsigned char)*p++) * 0x100000001b3ull;
+	return h;
+}
+
+static const char *pool_add(struct it_sysan *s, const char *str, size_t len)
 {
 	char *dst;
 
-	if (len >= 65536)
-		len = 65535;
 	if (!s->npool || s->pool_used + len + 1 > 65536) {
 		char **np = realloc(s->pool, (s->npool + 1) * sizeof(*np));
 		if (!np || !(np[s->npool] = malloc(65536))) {
@@ -222,6 +245,35 @@ static const char *intern(struct it_sysan *s, const char *str, size_t len)
 	memcpy(dst, str, len);
 	dst[len] = 0;
 	s->pool_used += len + 1;
+	return dst;
+}
+
+/* The pooled copy of str (len bytes), the same one for the same bytes. */
+static const char *intern(struct it_sysan *s, const char *str, size_t len)
+{
+	uint64_t k;
+	uint32_t i;
+	const char *dst;
+
+	len = strnlen(str, len < 65535 ? len : 65535); /* as C strings they are read */
+	k = mix(bytes_hash(str, len), 0x5e);
+	/* a hash key: step to the next one on a collision */
+	while ((i = it_map_get(&s->strs, k)) != IT_MAP_NONE &&
+	       (strncmp(s->strv[i], str, len) || s->strv[i][len]))
+		k = mix(k, 0x2f);
+	if (i != IT_MAP_NONE)
+		return s->strv[i];
+	if (!GROW(s, s->strv, s->nstrs, s->strcap))
+		return "";
+	dst = pool_add(s, str, len);
+	if (!*dst && len) /* memory ran out */
+		return dst;
+	s->strv[s->nstrs] = dst;
+	if (it_map_put(&s->strs, k, (uint32_t)s->nstrs)) {
+		s->error = 1;
+		return dst;
+	}
+	s->nstrs++;
 	return dst;
 }
 
@@ -389,7 +441,8 @@ struct it_sysan *it_sysan_new(const struct it_sysan_opts *o)
 	s->base_ns = o->interval_ns ? o->interval_ns : 1000000;
 	s->last_tidx = IT_MAP_NONE;
 	s->last_ino = IT_MAP_NONE;
-	if (it_map_init(&s->tags, 10) || it_map_init(&s->names, 10) ||
+	s->free_name = UINT32_MAX;
+	if (it_map_init(&s->tags, 10) || it_map_init(&s->strs, 10) || it_map_init(&s->names, 10) ||
 	    it_map_init(&s->trail_tid, 8) || it_map_init(&s->files, 8) ||
 	    it_map_init(&s->threads, 8) || it_map_init(&s->inodes, 6) ||
 	    it_map_init(&s->titles, 6) || it_map_init(&s->procs, 6) ||
@@ -431,26 +484,50 @@ static int side_path(struct it_sysan *s, const struct it_sys_path *p, size_t len
 	return 0;
 }
 
+/* The pending names of (tid, ts_enter): a hash key, stepped on a
+ * collision; *slot its index in namev or IT_MAP_NONE. */
+static uint64_t names_key(const struct it_sysan *s, uint32_t tid, uint64_t ts_enter,
+			  uint32_t *slot)
+{
+	uint64_t k = mix(tid, ts_enter);
+	uint32_t i;
+
+	while ((i = it_map_get(&s->names, k)) != IT_MAP_NONE &&
+	       (s->namev[i].tid != tid || s->namev[i].ts_enter != ts_enter))
+		k = mix(k, 0x3f);
+	*slot = i;
+	return k;
+}
+
 static int side_name(struct it_sysan *s, const struct it_sys_name *n, size_t len)
 {
 	struct pending_name *pn;
+	uint32_t i;
 	uint64_t k;
 
 	if (len < sizeof(*n) || n->len > len - sizeof(*n))
 		return -1;
-	if (!GROW(s, s->namev, s->nnames, s->namecap))
-		return -1;
-	pn = &s->namev[s->nnames];
-	pn->ts_enter = n->ts_enter;
-	pn->tid = n->tid;
-	pn->which = n->which;
-	pn->used = 0;
-	pn->s = intern(s, (const char *)(n + 1), n->len);
-	k = mix(n->tid, n->ts_enter);
-	/* the first name of a call indexes it; the others follow it in namev */
-	if (it_map_get(&s->names, k) == IT_MAP_NONE && it_map_put(&s->names, k, s->nnames))
-		return s->error = 1, -1;
-	s->nnames++;
+	k = names_key(s, n->tid, n->ts_enter, &i);
+	if (i == IT_MAP_NONE) {
+		if (s->free_name != UINT32_MAX) {
+			i = s->free_name;
+			s->free_name = s->namev[i].tid;
+		} else {
+			if (!GROW(s, s->namev, s->nnames, s->namecap))
+				return -1;
+			i = (uint32_t)s->nnames++;
+		}
+		s->namev[i] = (struct pending_name){ .ts_enter = n->ts_enter, .tid = n->tid };
+		if (it_map_put(&s->names, k, i))
+			return s->error = 1, -1;
+	}
+	pn = &s->namev[i];
+	if (pn->n == NAMES_PER_CALL) {
+		pn->extra++;
+		return 0;
+	}
+	pn->which[pn->n] = n->which;
+	pn->s[pn->n++] = intern(s, (const char *)(n + 1), n->len);
 	return 0;
 }
 
@@ -884,13 +961,14 @@ static void coarsen(struct it_sysan *s)
 
 	for (size_t j = 0; j < sizeof(sets) / sizeof(sets[0]); j++) {
 		for (size_t i = 0; i < sets[j].n; i++) {
-			uint64_t *b = sets[j].v[i].b;
+			struct tl_buckets *t = &sets[j].v[i];
 
-			for (size_t k = 0; k < sets[j].v[i].n; k++) {
-				uint64_t v = b[k];
-				b[k] = 0;
-				b[k / 10] += v;
+			for (size_t k = 0; k < t->n; k++) {
+				uint64_t v = t->b[k];
+				t->b[k] = 0;
+				t->b[(t->first + k) / 10 - t->first / 10] += v;
 			}
+			t->first /= 10;
 		}
 	}
 	s->base_ns *= 10;
@@ -909,24 +987,37 @@ static void timeline_add(struct it_sysan *s, struct tl_buckets **v, size_t ti, u
 		k = off / s->base_ns;
 	}
 	t = &(*v)[ti];
-	if (k >= t->n) {
-		size_t n = t->n ? t->n : 16;
+	if (!t->n)
+		t->first = k;
+	if (k < t->first || k - t->first >= t->n) {
+		/* room for [lo, hi]: grown at the end, or at the front for a
+		 * count before the first one (moved up by shift) */
+		size_t lo = k < t->first ? k : t->first, shift = t->first - lo;
+		size_t n = t->n ? t->n : 16, need = shift + t->n;
 		uint64_t *b;
 
-		while (n <= k)
+		if (k - lo + 1 > need)
+			need = k - lo + 1;
+		while (n < need)
 			n *= 2;
 		if (!s->o.interval_ns && n > TL_BUCKETS)
 			n = TL_BUCKETS;
+		if (n < need)
+			n = need;
 		b = realloc(t->b, n * sizeof(*b));
 		if (!b) {
 			s->error = 1;
 			return;
 		}
-		memset(b + t->n, 0, (n - t->n) * sizeof(*b));
+		if (shift)
+			memmove(b + shift, b, t->n * sizeof(*b));
+		memset(b, 0, shift * sizeof(*b));
+		memset(b + shift + t->n, 0, (n - shift - t->n) * sizeof(*b));
 		t->b = b;
+		t->first = lo;
 		t->n = n;
 	}
-	t->b[k]++;
+	t->b[k - t->first]++;
 }
 
 /* A completed block trail into its process's timeline (the process
@@ -971,16 +1062,23 @@ static void names_of(struct it_sysan *s, const struct it_sys_event *e, const cha
 			s->r.unknown_tags++;
 	}
 	if (e->sflags & IT_SYSF_NAME) {
-		i = it_map_get(&s->names, mix(e->tid, e->ts_enter));
-		for (; i != IT_MAP_NONE && i < s->nnames; i++) {
+		uint64_t k = names_key(s, e->tid, e->ts_enter, &i);
+
+		if (i != IT_MAP_NONE) { /* the call takes its names: the slot is free */
 			struct pending_name *pn = &s->namev[i];
-			if (pn->tid != e->tid || pn->ts_enter != e->ts_enter)
-				break;
-			pn->used = 1;
-			if (pn->which == 0)
-				n0 = pn->s;
-			else
-				*path2 = pn->s;
+
+			for (unsigned j = 0; j < pn->n; j++) {
+				if (pn->which[j] == 0)
+					n0 = pn->s[j];
+				else
+					*path2 = pn->s[j];
+			}
+			s->r.unmatched_names += pn->extra;
+			pn->n = 0;
+			pn->extra = 0;
+			pn->tid = s->free_name;
+			s->free_name = i;
+			it_map_del(&s->names, k);
 		}
 	}
 	if (n0 && n0[0] != '/' && n0[0] && tagpath && (e->sflags & IT_SYSF_TAG_DIR)) {
@@ -1141,10 +1239,14 @@ static void add_call(struct it_sysan *s, const struct it_sys_event *e)
  * name when it has some (they are written before the call record). */
 static bool sides_in(const struct it_sysan *s, const struct it_sys_event *e)
 {
+	uint32_t slot;
+
 	if (e->tag_ts && it_map_get(&s->tags, tag_key(e->dev, e->ino, e->tag_ts)) == IT_MAP_NONE)
 		return false;
-	return !(e->sflags & IT_SYSF_NAME) ||
-	       it_map_get(&s->names, mix(e->tid, e->ts_enter)) != IT_MAP_NONE;
+	if (!(e->sflags & IT_SYSF_NAME))
+		return true;
+	names_key(s, e->tid, e->ts_enter, &slot);
+	return slot != IT_MAP_NONE;
 }
 
 /* Sums up the calls at the head of the queues: of the side queue, those
@@ -1554,7 +1656,7 @@ static uint64_t *spread(struct it_sysan *s, const struct tl_buckets *t)
 		return NULL;
 	}
 	for (size_t b = 0; b < t->n; b++) {
-		uint64_t k = (uint64_t)b * s->base_ns / r->interval_ns;
+		uint64_t k = (uint64_t)(t->first + b) * s->base_ns / r->interval_ns;
 		v[k < r->nintervals ? k : r->nintervals - 1] += t->b[b];
 	}
 	return v;
@@ -1642,8 +1744,9 @@ void it_sysan_finish(struct it_sysan *s, uint64_t end_ns)
 	roles(s);
 	it_sort(r->events, r->nevents, sizeof(*r->events), cmp_event);
 	background(s);
+	/* the names no call took (slots on the free list have none) */
 	for (size_t i = 0; i < s->nnames; i++)
-		r->unmatched_names += !s->namev[i].used;
+		r->unmatched_names += s->namev[i].n + s->namev[i].extra;
 }
 
 const struct it_sysan_results *it_sysan_results(const struct it_sysan *s)
@@ -1708,6 +1811,8 @@ void it_sysan_free(struct it_sysan *s)
 	for (size_t i = 0; i < s->npool; i++)
 		free(s->pool[i]);
 	free(s->pool);
+	free(s->strv);
+	it_map_free(&s->strs);
 	free(s->tagv);
 	free(s->namev);
 	free(s->comms);
