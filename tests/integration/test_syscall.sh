@@ -54,12 +54,16 @@ BG=$!
 "$IOTRAIL" record --layers syscall --path "$DIR" -d 0.5 -o "$TMP/all.trail" > /dev/null 2>&1
 n_all=$("$IOTRAIL" report --json --events "$TMP/all.trail" 2>/dev/null |
 	jq '[.events[] | select(.comm == "cat")] | length')
-# the program runs as a child of the -p process, once the recorder is up;
-# COMMAND only bounds the recording
-bash -c 'sleep 1.5; "$0" "$@"' "$PROGS/syscall_seq" "$DIR" "$TMP/filt.manifest" > /dev/null 2>&1 &
+# the program runs as a child of the -p process once the recorder is up:
+# record starts COMMAND only after its probes are attached, and COMMAND
+# says so through a file (a fixed sleep lost the race on a loaded machine);
+# COMMAND then only bounds the recording
+READY=$TMP/filt.ready
+bash -c 'while [ ! -e "$1" ]; do sleep 0.05; done; shift; "$@"' waiter \
+	"$READY" "$PROGS/syscall_seq" "$DIR" "$TMP/filt.manifest" > /dev/null 2>&1 &
 P=$!
 "$IOTRAIL" record --layers syscall --path "$DIR" -p $P -o "$TMP/filt.trail" -- \
-	sh -c "while kill -0 $P 2>/dev/null; do sleep 0.1; done" > /dev/null 2>&1
+	sh -c "touch $READY; while kill -0 $P 2>/dev/null; do sleep 0.1; done" > /dev/null 2>&1
 kill "$BG" 2>/dev/null
 wait "$BG" 2>/dev/null
 others=$("$IOTRAIL" report --json --events "$TMP/filt.trail" 2>/dev/null |
