@@ -15,7 +15,9 @@ build_pkgs="$build_pkgs libclang-rt-dev"
 # e2fsprogs: mkfs.ext4 (a file system on a loop device: writeback, readahead)
 # postgresql-15: Debian 12's PostgreSQL server and pgbench
 # (tests/integration/test_postgres.sh; its own cluster, started by the test)
-test_pkgs="fio util-linux jq fuse3 libfuse3-dev e2fsprogs postgresql-15"
+# prometheus: Debian's Prometheus server, which tests/integration/test_online.sh
+# starts on loopback to scrape iotrail serve (its own config and storage)
+test_pkgs="fio util-linux jq fuse3 libfuse3-dev e2fsprogs postgresql-15 prometheus"
 # VM tests: a stock kernel runs under QEMU with the host's root shared by 9p
 # (xz-utils: the uncompressed kernel that boots faster; iproute2: ip and tc)
 vm_pkgs="qemu-system-x86 busybox-static kmod cpio xz-utils iproute2"
