@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
@@ -97,19 +98,22 @@ static int cmp_rows(const void *a, const void *b)
 	return (x < y) - (x > y); /* largest first */
 }
 
-/* a duration in 6 columns: 950ns, 12.3us, 4.56ms, 1.23s */
+/* a duration in 6 columns: 950ns, 12.3us, 4.56ms, 1.23s (the bounds keep
+ * %.3g from rounding up into an exponent: 999.6us is 1ms) */
 static void fmt_ns(char *buf, size_t n, uint64_t ns, bool any)
 {
 	if (!any)
 		snprintf(buf, n, "-");
 	else if (ns < 1000)
 		snprintf(buf, n, "%" PRIu64 "ns", ns);
-	else if (ns < 1000000)
+	else if (ns < 999500)
 		snprintf(buf, n, "%.3gus", (double)ns / 1e3);
-	else if (ns < 1000000000)
+	else if (ns < 999500000)
 		snprintf(buf, n, "%.3gms", (double)ns / 1e6);
-	else
+	else if (ns < 999500000000ull)
 		snprintf(buf, n, "%.3gs", (double)ns / 1e9);
+	else
+		snprintf(buf, n, ">999s");
 }
 
 static double secs(const struct ol_snapshot *d, uint64_t since_ns)
@@ -126,9 +130,22 @@ static uint64_t misses(const struct ol_snapshot *s)
 	return n;
 }
 
+/* Rows that fit the terminal (all of them when not on one): the view
+ * stays on one screen of 24 lines or more. */
+static size_t rows_that_fit(size_t n)
+{
+	struct winsize ws;
+
+	if (!tty_raw || ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) || ws.ws_row < 8)
+		return n;
+	return n < (size_t)ws.ws_row - 6 ? n : (size_t)ws.ws_row - 6;
+}
+
+/* 78 columns: DEV OP IOPS MiB/s QD, then p50 and p99 of each stage */
 static void print_text(struct top *t, const struct ol_snapshot *g, double len_s)
 {
 	char dev[16], cells[OL_NSTAGES][2][12];
+	size_t rows = rows_that_fit(g->n);
 	time_t now = time(NULL);
 	struct tm tm;
 
@@ -138,9 +155,10 @@ static void print_text(struct top *t, const struct ol_snapshot *g, double len_s)
 	printf("iotrail top  %02d:%02d:%02d  %.2f s  group %s  sort %s  missed %" PRIu64 "\n",
 	       tm.tm_hour, tm.tm_min, tm.tm_sec, len_s, ol_group_name(t->group),
 	       sort_names[t->sort], misses(g));
-	printf("%-9s %-7s %7s %7s %5s %7s %7s %7s %7s %7s %7s\n", "DEV", "OP", "IOPS", "MiB/s",
-	       "QD", "Q2D p50", "p99", "D2C p50", "p99", "Q2C p50", "p99");
-	for (size_t i = 0; i < g->n; i++) {
+	printf("%36s %13s %13s %13s\n", "", "---- Q2D ----", "---- D2C ----", "---- Q2C ----");
+	printf("%-8s %-7s %7s %6s %4s %6s %6s %6s %6s %6s %6s\n", "DEV", "OP", "IOPS", "MiB/s",
+	       "QD", "p50", "p99", "p50", "p99", "p50", "p99");
+	for (size_t i = 0; i < rows; i++) {
 		const struct ol_series *s = &g->series[i];
 		double iops = len_s > 0 ? (double)s->v.ios / len_s : 0;
 		double mibs = len_s > 0 ? (double)s->v.bytes / len_s / 1048576 : 0;
@@ -155,14 +173,16 @@ static void print_text(struct top *t, const struct ol_snapshot *g, double len_s)
 			       ol_hist_quantile(&s->v.stage[st], 0.99), any);
 		}
 		ol_dev_name(s->key.dev, dev, sizeof(dev));
-		printf("%-9.9s %-7s %7.0f %7.1f %5.1f %7s %7s %7s %7s %7s %7s\n", dev,
+		printf("%-8.8s %-7s %7.0f %6.1f %4.1f %6s %6s %6s %6s %6s %6s\n", dev,
 		       ol_op_name(s->key.op), iops, mibs, qd, cells[0][0], cells[0][1],
 		       cells[1][0], cells[1][1], cells[2][0], cells[2][1]);
 	}
 	if (!g->n)
 		printf("(no block I/O completed)\n");
+	else if (rows < g->n)
+		printf("(%zu more rows: g groups them)\n", g->n - rows);
 	if (tty_raw)
-		printf("\n[g] grouping  [s] sort  [q] quit\n");
+		printf("[g] grouping  [s] sort  [q] quit\n");
 	fflush(stdout);
 }
 
