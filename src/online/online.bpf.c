@@ -42,8 +42,11 @@ struct start {
 	__u64 issued_ns; /* 0: not seen */
 };
 
+/* per-CPU LRU lists: an update takes no lock shared by all CPUs (an entry
+ * is still found from any CPU; only eviction is per CPU) */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(map_flags, BPF_F_NO_COMMON_LRU);
 	__uint(max_entries, 65536);
 	__type(key, __u64);
 	__type(value, struct start);
@@ -152,7 +155,8 @@ static __always_inline int on_queue(struct bio *bio, bool btf)
 	struct start s = { .queued_ns = bpf_ktime_get_ns() };
 	__u64 key = (__u64)bio;
 
-	if (!dev_wanted(bio_dev(bio, btf)))
+	/* without --dev the verifier drops the device's loads */
+	if (filter_ndevs && !dev_wanted(bio_dev(bio, btf)))
 		return 0;
 	bpf_map_update_elem(&starts, &key, &s, BPF_ANY);
 	return 0;
@@ -163,7 +167,7 @@ static __always_inline int on_issue(struct request *rq, bool btf)
 	__u64 key = (__u64)KREAD(btf, rq, bio), now;
 	struct start *s, fresh = {};
 
-	if (!dev_wanted(rq_dev(rq, btf)))
+	if (filter_ndevs && !dev_wanted(rq_dev(rq, btf)))
 		return 0;
 	now = bpf_ktime_get_ns();
 	s = key ? bpf_map_lookup_elem(&starts, &key) : NULL;
