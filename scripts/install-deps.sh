@@ -7,6 +7,8 @@ set -euo pipefail
 # build: compiler for user space and BPF, libbpf, skeleton generator, libs
 # libssl-dev: OpenSSL 3, the agent channel's TLS 1.3 with a pre-shared key
 build_pkgs="make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libzstd-dev pkg-config libssl-dev"
+# libcurl4-openssl-dev: export --format clickhouse posts over HTTP
+build_pkgs="$build_pkgs libcurl4-openssl-dev"
 # fuzzing (make fuzz, tests/fuzz): libFuzzer and the sanitizers' runtimes
 # for Debian's default clang (clang only recommends them)
 build_pkgs="$build_pkgs libclang-rt-dev"
@@ -15,9 +17,15 @@ build_pkgs="$build_pkgs libclang-rt-dev"
 # e2fsprogs: mkfs.ext4 (a file system on a loop device: writeback, readahead)
 # postgresql-15: Debian 12's PostgreSQL server and pgbench
 # (tests/integration/test_postgres.sh; its own cluster, started by the test)
+test_pkgs="fio util-linux jq fuse3 libfuse3-dev e2fsprogs postgresql-15"
+# chromium: the HTML report loaded headless (tests/integration/test_html.sh)
+test_pkgs="$test_pkgs chromium"
+# clickhouse-server: Debian's ClickHouse (18.16), started on loopback by
+# tests/integration/test_clickhouse.sh with its own config and data
+test_pkgs="$test_pkgs clickhouse-server"
 # prometheus: Debian's Prometheus server, which tests/integration/test_online.sh
 # starts on loopback to scrape iotrail serve (its own config and storage)
-test_pkgs="fio util-linux jq fuse3 libfuse3-dev e2fsprogs postgresql-15 prometheus"
+test_pkgs="$test_pkgs prometheus"
 # VM tests: a stock kernel runs under QEMU with the host's root shared by 9p
 # (xz-utils: the uncompressed kernel that boots faster; iproute2: ip and tc)
 vm_pkgs="qemu-system-x86 busybox-static kmod cpio xz-utils iproute2"

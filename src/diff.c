@@ -17,6 +17,7 @@
 #include "analyze/layer.h"
 #include "cli.h"
 #include "commands.h"
+#include "export/html.h"
 #include "layers/fabric/fabric.h"
 #include "tracefile.h"
 
@@ -35,6 +36,8 @@ static void usage(FILE *f)
 	      "                       (default: op,dev); traces of two devices match by op only\n"
 	      "  -j, --json           JSON on stdout (contract: doc/report.md, \"iotrail diff\")\n"
 	      "  -p, --pretty         indent the JSON\n"
+	      "      --html           one self-contained HTML page: the LAD per stage as bars\n"
+	      "  -o, --output FILE    with --html: write it to FILE instead of stdout\n"
 	      "  -h, --help           this text\n"
 	      "\n"
 	      "examples:\n"
@@ -78,19 +81,28 @@ int cmd_diff(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "pretty", no_argument, NULL, 'p' },
 		{ "group-by", required_argument, NULL, 'g' },
+		{ "html", no_argument, NULL, 'H' },
+		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct it_layer_opts o = { .analyzer = IT_ANALYZER_OPTS_DEFAULT };
-	bool json = false, pretty = false;
+	bool json = false, pretty = false, html = false;
+	const char *output = NULL;
 	char err[256];
 	int c;
 
 	optind = 1;
 	opterr = 0;
 	it_cli_json_from_args(argc, argv); /* errors in JSON too */
-	while ((c = getopt_long(argc, argv, "jpg:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "jpg:o:h", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'H':
+			html = true;
+			break;
+		case 'o':
+			output = optarg;
+			break;
 		case 'j':
 			json = true;
 			break;
@@ -105,7 +117,7 @@ int cmd_diff(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		default:
-			return it_fail_option("diff", "g", argv);
+			return it_fail_option("diff", "go", argv);
 		}
 	}
 	if (optind + 2 != argc)
@@ -114,6 +126,12 @@ int cmd_diff(int argc, char **argv)
 			    optind + 1 == argc ? "one trace file given, two are needed" :
 			    "more than two trace files given");
 
+	if (html && json)
+		return it_failf(2, "failed to parse the options: --html and --json are two forms of the "
+				"comparison; give one");
+	if (output && !html)
+		return it_failf(2, "failed to write to %s: -o goes with --html (the text and JSON go to "
+				"stdout); redirect stdout instead", output);
 	struct side base = { 0 }, loaded = { 0 };
 	int rc = side_load(&base, argv[optind], &o);
 	if (!rc)
@@ -121,7 +139,19 @@ int cmd_diff(int argc, char **argv)
 	struct it_diff *d = NULL;
 	if (!rc && !(d = it_diff_new(&base.s, &loaded.s)))
 		rc = it_failf(1, "failed to compare the traces: out of memory; free some memory");
-	if (d && json)
+	FILE *out = d && output ? fopen(output, "w") : stdout;
+	if (!out) {
+		rc = it_failf(1, "failed to create %s: %s; check the path and its directory's "
+			      "permissions", output, strerror(errno));
+		it_diff_free(d);
+		d = NULL;
+	}
+	if (d && html) {
+		it_diff_html(d, out);
+		if (output ? fclose(out) : (fflush(out) || ferror(out)))
+			rc = it_failf(1, "failed to write the HTML comparison to %s: %s; check free "
+				      "space", output ? output : "stdout", strerror(errno));
+	} else if (d && json)
 		it_diff_json(d, stdout, pretty);
 	else if (d)
 		it_diff_text(d, stdout);

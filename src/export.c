@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "export/exporter.h"
+#include "http.h"
 #include "tracefile.h"
 
 /* "csv" or "csv, json or xml": the names of every exporter. */
@@ -36,7 +37,7 @@ static void usage(FILE *f)
 {
 	char names[256];
 
-	fputs("usage: iotrail export --format FMT [-o OUT] FILE\n"
+	fputs("usage: iotrail export --format FMT [-o OUT | --url URL [--database DB]] FILE\n"
 	      "\n"
 	      "Write the records of a trace file in another format, one pass over the file.\n"
 	      "\n"
@@ -55,6 +56,9 @@ static void usage(FILE *f)
 	fprintf(f, "\n"
 		"  -f, --format FMT   %s\n"
 		"  -o, --output OUT   write to OUT instead of stdout\n"
+		"  -u, --url URL      the server of an exporter to a server (clickhouse):\n"
+		"                     http://HOST:8123\n"
+		"  -d, --database DB  its database (default: iotrail)\n"
 		"  -h, --help         this text\n"
 		"\n"
 		"example:\n"
@@ -89,22 +93,88 @@ static int64_t run(const struct it_exporter *x, struct it_reader *rd, FILE *out,
 	return rows;
 }
 
+/* An exporter of the analysis (x->subscribe): the report's layers read
+ * the trace in their one pass and publish on the bus it listens to. */
+static int64_t run_analysis(const struct it_exporter *x, const char *path, FILE *out,
+			    const struct it_export_url *u, const char **why, char *err, size_t errlen)
+{
+	struct it_layer_opts o = { .analyzer = IT_ANALYZER_OPTS_DEFAULT };
+	struct it_reader *rd;
+	struct it_analysis *an;
+	struct it_pass_info info;
+	int64_t rows = -1;
+	void *self;
+
+	*why = NULL;
+	if (it_trace_analysis_open(path, &o, 0, &rd, &an, &info))
+		return -2; /* said */
+	self = u ? x->open_url(u, &info) : x->open(out, &info);
+	if (!self) {
+		snprintf(err, errlen, "out of memory");
+	} else if (x->error && (*why = x->error(self))) {
+		snprintf(err, errlen, "%s", *why);
+	} else if (x->subscribe(self, it_analysis_bus(an))) {
+		snprintf(err, errlen, "too many listeners on the analysis' bus");
+	} else if (it_trace_analysis_run(an, rd, path)) {
+		rows = -2; /* said */
+	} else if ((rows = x->finish(self)) < 0) {
+		*why = x->error ? x->error(self) : NULL;
+		snprintf(err, errlen, "%s", *why ? *why : "out of memory");
+	}
+	if (self)
+		x->free(self);
+	it_analysis_free(an);
+	it_reader_close(rd);
+	return rows;
+}
+
+/* An exporter to a server: --url, through libcurl. */
+static int export_url(const struct it_exporter *x, const char *path, const char *url,
+		      const char *database)
+{
+	char err[600];
+	const char *why;
+	struct it_http *h = it_http_open(url, err, sizeof(err));
+
+	if (!h)
+		return it_failf(2, "failed to use --url %s: %s; give http://HOST:PORT", url, err);
+	struct it_export_url u = { .url = url, .database = database, .post = it_http_post, .conn = h };
+	int64_t rows = run_analysis(x, path, NULL, &u, &why, err, sizeof(err));
+	it_http_close(h);
+	if (rows == -2)
+		return 1;
+	if (rows < 0)
+		return it_failf(1, "failed to export %s to %s: %s%s", path, url, err,
+				why ? "" : "; free some memory");
+	fprintf(stderr, "iotrail export: %lld rows sent to %s, database %s\n", (long long)rows, url,
+		database);
+	return 0;
+}
+
 int cmd_export(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "url", required_argument, NULL, 'u' },
+		{ "database", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *format = NULL, *output = NULL;
+	const char *format = NULL, *output = NULL, *url = NULL, *database = "iotrail";
 	char err[256], names[256], todo[300];
 	int c;
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "f:o:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "f:o:u:d:h", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'u':
+			url = optarg;
+			break;
+		case 'd':
+			database = optarg;
+			break;
 		case 'f':
 			format = optarg;
 			break;
@@ -132,6 +202,17 @@ int cmd_export(int argc, char **argv)
 		return it_fail(2, "export", optind == argc ? "no trace file given" :
 			    "more than one trace file given", "usage: iotrail export --format FMT [-o OUT] FILE");
 	const char *path = argv[optind];
+	if (x->open_url && !url)
+		return it_failf(2, "failed to export to %s: no --url given; give --url http://HOST:PORT "
+				"of the server", x->name);
+	if (x->open_url && output)
+		return it_failf(2, "failed to export to %s: it sends to --url, not to -o %s; drop -o",
+				x->name, output);
+	if (!x->open_url && url)
+		return it_failf(2, "failed to export as %s: --url goes with an exporter to a server "
+				"(clickhouse); use -o OUT", x->name);
+	if (x->open_url)
+		return export_url(x, path, url, database);
 	struct it_reader *rd = it_reader_open_records(path, x->chunks, x->nchunks, err, sizeof(err));
 	if (!rd) {
 		fprintf(stderr, "iotrail export: failed to read %s: %s; give a trace file written by "

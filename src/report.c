@@ -19,6 +19,7 @@
 #include "commands.h"
 #include "tracefile.h"
 #include "layers/fabric/fabric.h"
+#include "export/html.h"
 #include <stdlib.h>
 
 static void usage(FILE *f)
@@ -37,6 +38,11 @@ static void usage(FILE *f)
 	      "                       queue, initiator, machine, or none (default: op)\n"
 	      "  -j, --json           JSON on stdout (contract: doc/report.md)\n"
 	      "  -p, --pretty         indent the JSON\n"
+	      "      --html           one self-contained HTML page with SVG charts (latency CDF\n"
+	      "                       and histogram per group and stage, stage breakdown, IOPS,\n"
+	      "                       MiB/s and queue depth over time, sizes, zones, calls per\n"
+	      "                       second per thread); no script, nothing fetched\n"
+	      "  -o, --output FILE    write the report to FILE instead of stdout\n"
 	      "  -z, --zones          per-zone activity of zoned devices: heat maps (text) or\n"
 	      "                       \"zones\":[...] (JSON)\n"
 	      "  -e, --events         with --json: the system calls, one object each (\"events\")\n"
@@ -54,6 +60,7 @@ static void usage(FILE *f)
 	      "  iotrail report iotrail.trail\n"
 	      "  iotrail report --group-by op,comm,pid fio.trail\n"
 	      "  iotrail report --group-by dev,op,size fio.trail\n"
+	      "  iotrail report --html -o report.html fio.trail\n"
 	      "  iotrail report --json fio.trail | jq '.groups[] | {key, p99: .latency_ns.p99}'\n",
 	      f);
 }
@@ -257,6 +264,29 @@ static void report_machines(const char *path, struct it_reader *rd, uint16_t sho
 	}
 }
 
+/* --html: the page from the block layer's results (and the syscall
+ * layer's, when the trace has it), to FILE or stdout. */
+static int report_html(struct it_analysis *an, const struct it_report_ctx *ctx, const char *output)
+{
+	const void *block = it_analysis_state(an, &it_layer_block);
+	const void *sys = it_analysis_state(an, &it_layer_syscall);
+	const struct it_analyzer *a = it_layer_block_analyzer(block);
+	struct it_report_input in = { .path = ctx->path, .host = ctx->host, .devs = ctx->devs,
+				      .ndevs = ctx->ndevs, .status = ctx->status, .a = a,
+				      .r = it_analyzer_results(a) };
+	struct it_html_input hi = { .in = &in, .sys = sys ? it_layer_syscall_results(sys) : NULL };
+	FILE *f = output ? fopen(output, "w") : stdout;
+
+	if (!f)
+		return it_failf(1, "failed to create %s: %s; check the path and its directory's "
+				"permissions", output, strerror(errno));
+	it_report_html(f, &hi);
+	if (output ? fclose(f) : (fflush(f) || ferror(f)))
+		return it_failf(1, "failed to write the HTML report to %s: %s; check free space",
+				output ? output : "stdout", strerror(errno));
+	return 0;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -270,11 +300,14 @@ int cmd_report(int argc, char **argv)
 		{ "machine", required_argument, NULL, 'm' },
 		{ "recompute-clock", no_argument, NULL, 'R' },
 		{ "join", required_argument, NULL, 'J' },
+		{ "html", no_argument, NULL, 'H' },
+		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct it_layer_opts o = { .analyzer = IT_ANALYZER_OPTS_DEFAULT };
-	bool json = false, pretty = false;
+	bool json = false, pretty = false, html = false;
+	const char *output = NULL;
 	char err[256], *end;
 	unsigned long machine = 0, machine_join = 0;
 	int c;
@@ -282,8 +315,14 @@ int cmd_report(int argc, char **argv)
 	optind = 1;
 	opterr = 0;
 	it_cli_json_from_args(argc, argv); /* errors in JSON too */
-	while ((c = getopt_long(argc, argv, "jpg:zelhm:f:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "jpg:zelhm:f:o:", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'H':
+			html = true;
+			break;
+		case 'o':
+			output = optarg;
+			break;
 		case 'e':
 			o.events = true;
 			break;
@@ -330,13 +369,20 @@ int cmd_report(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		default:
-			return it_fail_option("report", "gmfJ", argv);
+			return it_fail_option("report", "gmfJo", argv);
 		}
 	}
 	if (optind + 1 != argc)
 		return it_failf(2, "%s; usage: iotrail report [--json] [--group-by KEYS] FILE",
 			    optind == argc ? "no trace file given" : "more than one trace file given");
 	const char *path = argv[optind];
+	if (html && (json || o.log || o.events))
+		return it_failf(2, "failed to parse the options: --html is a report of its own, not with "
+				"--json, --log or --events; "
+				"drop one of them");
+	if (output && !html)
+		return it_failf(2, "failed to write to %s: -o goes with --html (the text and JSON "
+				"reports go to stdout); redirect stdout instead", output);
 	if (o.join_machine && machine)
 		return it_failf(2, "--join %u goes with machine 0's report, not --machine %lu: the "
 				"join is the initiator's view; drop one of them", o.join_machine, machine);
@@ -365,7 +411,9 @@ int cmd_report(int argc, char **argv)
 	struct it_report_ctx ctx = { .path = path, .host = info.host, .devs = info.devs,
 				     .ndevs = info.ndevs, .status = &st, .opts = &o,
 				     .json_tail = machines_json, .json_tail_arg = &marg };
-	if (!rc && o.log)
+	if (!rc && html)
+		rc = report_html(an, &ctx, output);
+	else if (!rc && o.log)
 		it_analysis_report_log(an, stdout, &ctx);
 	else if (!rc && json)
 		it_analysis_report_json(an, stdout, &ctx, pretty);

@@ -49,6 +49,7 @@ static void timeline_coarsen(struct it_analyzer *a, uint64_t idx)
 				to->ios[oc] += d->timeline[k].ios[oc];
 				to->bytes[oc] += d->timeline[k].bytes[oc];
 			}
+			to->latency_ns += d->timeline[k].latency_ns;
 		}
 		if (n)
 			memset(d->timeline + kept, 0, (n - kept) * sizeof(*d->timeline));
@@ -138,6 +139,9 @@ static void add_timeline(struct it_analyzer *a, struct it_dev_stats *d, struct d
 	}
 	d->timeline[idx].ios[oc]++;
 	d->timeline[idx].bytes[oc] += t->bytes;
+	int64_t q2c = it_stage_time(t, IT_STAGE_Q2C);
+	if (q2c > 0)
+		d->timeline[idx].latency_ns += (uint64_t)q2c;
 }
 
 static void add_device(struct it_analyzer *a, const struct it_trail *t, uint32_t devidx)

@@ -171,6 +171,10 @@ enum { IT_OPC_READ, IT_OPC_WRITE, IT_OPC_OTHER, IT_OPC_MAX };
 struct it_timeline_point {     /* one interval, by completion time */
 	uint64_t ios[IT_OPC_MAX];
 	uint64_t bytes[IT_OPC_MAX];
+	/* the latencies (Q2C, ns) of those I/Os, summed: over the interval's
+	 * length, the mean number in flight (Little's law; the HTML report's
+	 * queue depth over time) */
+	uint64_t latency_ns;
 };
 
 struct it_dev_stats {

@@ -196,6 +196,8 @@ void it_analysis_report_text(struct it_analysis *an, FILE *f, const struct it_re
 void it_analysis_report_json(struct it_analysis *an, FILE *f, const struct it_report_ctx *ctx,
 			     bool pretty);
 void it_analysis_report_log(struct it_analysis *an, FILE *f, const struct it_report_ctx *ctx);
+/* The bus the layers publish on: an exporter subscribes before the run. */
+struct it_bus *it_analysis_bus(struct it_analysis *an);
 /* The state ops->new made for the trace, or NULL when it was not built. */
 void *it_analysis_state(const struct it_analysis *an, const struct it_analysis_layer *ops);
 void it_analysis_free(struct it_analysis *an);
@@ -204,6 +206,9 @@ void it_analysis_free(struct it_analysis *an);
  * benchmark and tests: its results, comm names). */
 extern const struct it_analysis_layer it_layer_block, it_layer_syscall, it_layer_fabric;
 const struct it_analyzer *it_layer_block_analyzer(const void *state);
+/* The syscall layer's results (after the pass), for the HTML report. */
+struct it_sysan_results;
+const struct it_sysan_results *it_layer_syscall_results(const void *state);
 /* The fabric join's clock estimate (machine 0's pass of a file of several)
  * and the machine it is of; NULL when no target machine was joined. */
 const struct it_clock_est *it_layer_fabric_clock(const void *state, uint16_t *machine);

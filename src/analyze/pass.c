@@ -193,6 +193,11 @@ void it_analysis_report_log(struct it_analysis *an, FILE *f, const struct it_rep
 			an->l[i].ops->report_log(an->l[i].self, f, ctx);
 }
 
+struct it_bus *it_analysis_bus(struct it_analysis *an)
+{
+	return &an->bus;
+}
+
 void *it_analysis_state(const struct it_analysis *an, const struct it_analysis_layer *ops)
 {
 	for (size_t i = 0; i < an->n; i++)

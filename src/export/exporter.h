@@ -14,6 +14,20 @@
 
 #include "analyze/layer.h"
 
+/* Where an exporter to a server sends (--url, --database), and the HTTP
+ * POST it sends with: the command supplies it (libcurl is linked with the
+ * commands, not into the core library). */
+struct it_export_url {
+	const char *url;        /* http://HOST:PORT */
+	const char *database;
+	/* POSTs len bytes of body to the url with ?query=query (NULL: the body
+	 * is the query). 0 with the server's answer in reply (its first line),
+	 * or -1 with why in reply (the server's error, one line). */
+	int (*post)(void *conn, const char *query, const void *body, size_t len, char *reply,
+		    size_t replylen);
+	void *conn;
+};
+
 struct it_exporter {
 	const char *name;       /* --format NAME */
 	const char *what;       /* what it writes, for --help (may hold newlines) */
@@ -30,6 +44,16 @@ struct it_exporter {
 	 * written (>= 0), or -1 when memory ran out. */
 	int64_t (*finish)(void *self);
 	void (*free)(void *self);
+	/* An exporter of the analysis instead of raw chunks (chunks, feed
+	 * NULL): the block trails with their stages, the system calls and
+	 * NVMe commands the report's layers publish (layer.h, the bus), in
+	 * their one pass. Called after open, before the pass; 0 or -1. */
+	int (*subscribe)(void *self, struct it_bus *bus);
+	/* An exporter to a server (instead of open): NULL when memory ran
+	 * out; a failure to reach the server is its error(). */
+	void *(*open_url)(const struct it_export_url *u, const struct it_pass_info *info);
+	/* Why open_url or finish failed, one line; NULL: memory ran out. */
+	const char *(*error)(const void *self);
 };
 
 /* Every exporter, in --help order (exporters.c). */

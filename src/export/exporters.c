@@ -8,9 +8,11 @@
 #include "export/exporter.h"
 
 extern const struct it_exporter it_export_csv;
+extern const struct it_exporter it_export_clickhouse;
 
 const struct it_exporter *const it_exporters[] = {
 	&it_export_csv,
+	&it_export_clickhouse,
 };
 
 const size_t it_nexporters = sizeof(it_exporters) / sizeof(it_exporters[0]);

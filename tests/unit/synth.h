@@ -75,6 +75,19 @@ static inline struct it_event TASK(uint64_t ts, uint32_t pid, uint32_t tid, cons
 	return e;
 }
 
+/* A zone of a zoned device's table (IT_EV_ZONE_INFO): sequential write
+ * required, empty. */
+static inline struct it_event ZINFO(uint32_t dev, uint32_t idx, uint64_t start, uint64_t len)
+{
+	struct it_event e = ev_base(IT_EV_ZONE_INFO, 1, start, dev);
+	e.pid = idx;
+	e.sector = start;
+	e.bytes = (uint32_t)len;
+	e.aux = len;
+	e.flags = 2 | 1 << 8;
+	return e;
+}
+
 /* Completed trails, in completion order. */
 struct trails {
 	struct it_trail t[64];

@@ -392,21 +392,10 @@ TEST(nvme_admin_queue_named_for_its_controller)
 	it_analyzer_free(a);
 }
 
-static struct it_event zinfo(uint32_t idx, uint64_t start, uint64_t len)
-{
-	struct it_event e = ev_base(IT_EV_ZONE_INFO, 1, start, DEV_N);
-	e.pid = idx;
-	e.sector = start;
-	e.bytes = (uint32_t)len;
-	e.aux = len;
-	e.flags = 2 | 1 << 8;
-	return e;
-}
-
 TEST(zones_counts)
 {
 	struct it_event evs[] = {
-		zinfo(0, 0, 1024), zinfo(1, 1024, 1024), zinfo(2, 2048, 1024),
+		ZINFO(DEV_N, 0, 0, 1024), ZINFO(DEV_N, 1, 1024, 1024), ZINFO(DEV_N, 2, 2048, 1024),
 		Q(100, 0xb1, DEV_N, 1024, 0, IT_OP_ZONE_RESET),
 		D(110, 0x71, 0xb1, DEV_N, 1024, 0, IT_OP_ZONE_RESET),
 		C(400, 0x71, DEV_N, 0),

@@ -11,7 +11,11 @@
 #    sums), host.block + command + host.done == Q -> C;
 #  - ground truth: fio at QD1 on namespace 2, a null_blk disk whose
 #    completions are delayed by DELAY_NS (irqmode=2): the target stage's
-#    average is DELAY_NS + its average at QD1 on namespace 1, within 10%;
+#    average is at least DELAY_NS + its average at QD1 on namespace 1 (a
+#    timer is never early), and the delay lands in the target stage: the
+#    rest of the command grows by less than half the delay. There is no
+#    upper bound on the target: TCG fires the timer late on a loaded host
+#    (6 ms in one run), and that lateness is the target's time too;
 #    recorded without --dev, so the host's admin commands (keep-alive) are
 #    in it too: every I/O command of both sides is matched (an admin one
 #    may have a side outside the recording: attach and detach take time);
@@ -20,10 +24,11 @@
 #    kind agrees with what the guest's tracefs and kallsyms show.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/vm/lib.sh
+VM_TIMEOUT=${VM_TIMEOUT_NVME_TCP:-300} # 60 s on an idle host, 124 s beside other builds: the default 120 s cut it
 
 NIOS=1000
 DEPTH=4
-DELAY_NS=20000000 # TCG fires a null_blk timer 0.3-1 ms late (more on a loaded host): under 5%
+DELAY_NS=20000000 # TCG fires a null_blk timer 0.3-1 ms late, 6 ms on a loaded host: see the check
 NIOS_D=50
 names="vm_nvme_tcp_setup vm_nvme_tcp_commands vm_nvme_tcp_nvmet_hooks vm_nvme_tcp_probe
        vm_nvme_tcp_fabric_matched vm_nvme_tcp_fabric_stages vm_nvme_tcp_fabric_delay"
@@ -159,22 +164,25 @@ fi
 # ground truth: the null_blk delay lands in the target stage
 D=$out/delay.report.json
 dfio=$(jq -r '.jobs[0].read.total_ios' "$out/delay.json" 2>/dev/null)
-read -r dmatched dall dun dio admin t0 t1 c1 <<< "$(jq -r --slurp '[.[1].fabric.by_opcode.read.count // 0,
+read -r dmatched dall dun dio admin t0 t1 c0 c1 <<< "$(jq -r --slurp '[.[1].fabric.by_opcode.read.count // 0,
 	.[1].fabric.matched, (.[1].fabric.unmatched_host + .[1].fabric.unmatched_target),
 	.[1].fabric.unmatched_io,
 	([.[1].fabric.by_opcode[] | select(.admin) | .count] | add // 0),
 	(.[0].fabric.by_opcode.read.stages[] | select(.name == "target") | .ns.avg),
 	(.[1].fabric.by_opcode.read.stages[] | select(.name == "target") | .ns.avg),
+	(.[0].fabric.by_opcode.read.stages[] | select(.name == "command") | .ns.avg),
 	(.[1].fabric.by_opcode.read.stages[] | select(.name == "command") | .ns.avg)] | @tsv' \
 	"$out/qd1.report.json" "$D" 2>/dev/null)"
-verdict=$(awk -v t0="$t0" -v t1="$t1" -v d=$DELAY_NS 'BEGIN {
-	if (t0 == "" || t1 == "") { print "no"; exit }
-	want = d + t0; off = (t1 - want) / want; if (off < 0) off = -off
-	printf "%s %.1f %.1f %.3f", off <= 0.10 ? "ok" : "no", want / 1000, t1 / 1000, off }')
+verdict=$(awk -v t0="$t0" -v t1="$t1" -v c0="$c0" -v c1="$c1" -v d=$DELAY_NS 'BEGIN {
+	if (t0 == "" || t1 == "" || c0 == "" || c1 == "" || c1 <= c0) { print "no"; exit }
+	want = d + t0; rest = ((c1 - t1) - (c0 - t0)) / d
+	ok = t1 >= 0.99 * want && rest < 0.5
+	printf "%s %.1f %.1f %.3f", ok ? "ok" : "no",
+		want / 1000, t1 / 1000, rest }')
 if [ "$dfio" = "$NIOS_D" ] && [ "$dmatched" = "$dfio" ] && [ "$dio" = 0 ] && [ "${verdict%% *}" = ok ]; then
 	read -r _ want got off <<< "$verdict"
-	pass "vm_nvme_tcp_fabric_delay (null_blk completion_nsec $DELAY_NS on $ns2: target avg $got us, want $DELAY_NS ns + no-delay target avg $((t0 / 1000)) us = $want us, off by $off; command avg $((c1 / 1000)) us; $dmatched of $dfio reads matched, $dall commands in all with $admin admin; unmatched: $dio on I/O queues, $dun in all)"
+	pass "vm_nvme_tcp_fabric_delay (null_blk completion_nsec $DELAY_NS on $ns2: target avg $got us >= $DELAY_NS ns + no-delay target avg $((t0 / 1000)) us = $want us; the rest of the command (command $((c0 / 1000)) -> $((c1 / 1000)) us) grew by $off of the delay (want < 0.5); $dmatched of $dfio reads matched, $dall commands in all with $admin admin; unmatched: $dio on I/O queues, $dun in all)"
 else
-	fail vm_nvme_tcp_fabric_delay "fio total_ios '$dfio', reads matched '$dmatched', all matched '$dall', unmatched '$dun' ('$dio' on I/O queues), target avg no delay '$t0' ns, with delay '$t1' ns (want $DELAY_NS + the first; verdict '$verdict')"
+	fail vm_nvme_tcp_fabric_delay "fio total_ios '$dfio', reads matched '$dmatched', all matched '$dall', unmatched '$dun' ('$dio' on I/O queues), target avg no delay '$t0' ns, with delay '$t1' ns (want >= $DELAY_NS + the first), command avg '$c0' -> '$c1' ns (the rest's growth / the delay want < 0.5; verdict '$verdict')"
 fi
 exit 0

@@ -206,6 +206,13 @@ static void syscall_log(void *self, FILE *f, const struct it_report_ctx *ctx)
 	it_report_sys_log(f, it_sysan_results(y->s), &c);
 }
 
+const struct it_sysan_results *it_layer_syscall_results(const void *state)
+{
+	const struct syscall *y = state;
+
+	return it_sysan_results(y->s);
+}
+
 static const uint16_t syscall_chunks[] = { IT_CHUNK_SYSSIDE, IT_CHUNK_SYSCALLS };
 
 const struct it_analysis_layer it_layer_syscall = {

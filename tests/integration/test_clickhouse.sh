@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# `iotrail export --format clickhouse` into Debian's clickhouse-server
+# (18.16, scripts/install-deps.sh), which this test starts on loopback with
+# its own config and data under $TMP on free ports, and stops. Two
+# fixtures: syscall-mixed (block and syscall layers) and nvme-tcp-qd16
+# (block and NVMe layers, 811 I/Os). Checked against the report: the rows
+# of ios == the report's ios; quantile(0.5) of q2c_ns within 1% of the
+# report's p50 (--group-by none; the report's p50 is a bucket's midpoint,
+# within 1%); calls == syscall_calls; nvme_commands == the CSV export's
+# rows (one per command); a second export of the same trace is refused and
+# adds nothing; a table of other columns is refused in one line.
+cd "$(dirname "$0")/../.."
+. tests/integration/lib.sh
+
+NAMES="clickhouse_rows clickhouse_p50 clickhouse_calls_nvme clickhouse_refusals"
+skip_all() { local n; for n in $NAMES; do skip "$n" "$1"; done; exit 0; }
+[ -x "$IOTRAIL" ] || skip_all "$IOTRAIL is not built"
+command -v jq > /dev/null || skip_all "jq is not installed (scripts/install-deps.sh)"
+command -v curl > /dev/null || skip_all "curl is not installed"
+[ -x /usr/sbin/clickhouse-server ] || skip_all "clickhouse-server is not installed (scripts/install-deps.sh installs Debian's)"
+command -v python3 > /dev/null || skip_all "python3 is missing (it picks the free ports)"
+
+# two ports the kernel says are free now
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+HTTP=$(free_port); NATIVE=$(free_port); INTER=$(free_port)
+CH=$TMP/clickhouse
+mkdir -p "$CH/data" "$CH/tmp" "$CH/user_files" "$CH/format_schemas"
+cp /etc/clickhouse-server/users.xml "$CH/users.xml"
+cat > "$CH/config.xml" <<EOF
+<?xml version="1.0"?>
+<yandex>
+  <logger><level>warning</level><log>$CH/server.log</log><errorlog>$CH/error.log</errorlog></logger>
+  <http_port>$HTTP</http_port>
+  <tcp_port>$NATIVE</tcp_port>
+  <interserver_http_port>$INTER</interserver_http_port>
+  <listen_host>127.0.0.1</listen_host>
+  <path>$CH/data/</path>
+  <tmp_path>$CH/tmp/</tmp_path>
+  <user_files_path>$CH/user_files/</user_files_path>
+  <format_schema_path>$CH/format_schemas/</format_schema_path>
+  <users_config>$CH/users.xml</users_config>
+  <default_profile>default</default_profile>
+  <default_database>default</default_database>
+  <mark_cache_size>104857600</mark_cache_size>
+  <uncompressed_cache_size>104857600</uncompressed_cache_size>
+</yandex>
+EOF
+/usr/sbin/clickhouse-server --config-file="$CH/config.xml" > "$CH/stdout" 2>&1 &
+CH_PID=$!
+stop_server() {
+	kill "$CH_PID" 2> /dev/null
+	for _ in $(seq 100); do kill -0 "$CH_PID" 2> /dev/null || break; sleep 0.1; done
+	kill -9 "$CH_PID" 2> /dev/null
+	wait "$CH_PID" 2> /dev/null
+	cleanup
+}
+trap stop_server EXIT
+URL=http://127.0.0.1:$HTTP
+for _ in $(seq 150); do
+	curl -sf "$URL/ping" > /dev/null && break
+	kill -0 "$CH_PID" 2> /dev/null || break
+	sleep 0.2
+done
+if ! curl -sf "$URL/ping" > /dev/null; then
+	skip_all "clickhouse-server did not start here: $(tail -2 "$CH/error.log" "$CH/stdout" 2> /dev/null | grep -v '^==' | tr '\n' ' ' | cut -c1-200)"
+fi
+q() { curl -sf "$URL/" --data-binary "$1"; }
+
+# nvme-tcp-qd16: I/Os, p50, NVMe commands
+t=tests/data/nvme-tcp-qd16.trail
+"$IOTRAIL" report --json --group-by none "$t" > "$TMP/qd16.json"
+if ! "$IOTRAIL" export --format clickhouse --url "$URL" --database qd16 "$t" 2> "$TMP/err"; then
+	fail clickhouse_rows "export failed: $(head -1 "$TMP/err")"
+	exit 0
+fi
+want=$(jq .ios "$TMP/qd16.json")
+got=$(q "SELECT count() FROM qd16.ios")
+[ "$got" = "$want" ] && [ "$want" -gt 0 ] && pass "clickhouse_rows ($got I/Os, the report's ios)" ||
+	fail clickhouse_rows "ios has $got rows, the report $want I/Os"
+p50=$(jq '.groups[0].latency_ns.p50' "$TMP/qd16.json")
+chp50=$(q "SELECT quantile(0.5)(q2c_ns) FROM qd16.ios")
+if awk -v a="$chp50" -v b="$p50" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= b / 100) }'; then
+	pass "clickhouse_p50 (quantile(0.5) $chp50 ns, report p50 $p50 ns)"
+else
+	fail clickhouse_p50 "quantile(0.5)(q2c_ns) is $chp50 ns, the report's p50 $p50 ns (more than 1% apart)"
+fi
+nvme_want=$(( $("$IOTRAIL" export --format csv "$t" | wc -l) - 1 ))
+nvme_got=$(q "SELECT count() FROM qd16.nvme_commands")
+
+# syscall-mixed: system calls
+t=tests/data/syscall-mixed.trail
+"$IOTRAIL" export --format clickhouse --url "$URL" --database mixed "$t" 2> "$TMP/err"
+calls_want=$("$IOTRAIL" report --json "$t" | jq .syscall_calls)
+calls_got=$(q "SELECT count() FROM mixed.calls")
+if [ "$calls_got" = "$calls_want" ] && [ "$nvme_got" = "$nvme_want" ] && [ "$nvme_want" -gt 0 ]; then
+	pass "clickhouse_calls_nvme ($calls_got system calls, $nvme_got NVMe commands)"
+else
+	fail clickhouse_calls_nvme "calls $calls_got (report: $calls_want), nvme_commands $nvme_got (csv: $nvme_want)"
+fi
+
+# the same recording again; a table of other columns
+"$IOTRAIL" export --format clickhouse --url "$URL" --database mixed "$t" 2> "$TMP/again"
+again=$?
+after=$(q "SELECT count() FROM mixed.calls")
+q "CREATE DATABASE other" > /dev/null
+q "CREATE TABLE other.ios (x UInt8) ENGINE = Memory" > /dev/null
+"$IOTRAIL" export --format clickhouse --url "$URL" --database other "$t" 2> "$TMP/other"
+other=$?
+if [ $again = 1 ] && [ "$after" = "$calls_got" ] && grep -q "already" "$TMP/again" &&
+	[ $other = 1 ] && grep -q "other.ios has other columns" "$TMP/other" &&
+	[ "$(wc -l < "$TMP/other")" = 1 ] && [ "$(q 'SELECT count() FROM other.ios')" = 0 ]; then
+	pass clickhouse_refusals
+else
+	fail clickhouse_refusals "again: exit $again, $after calls after ($(head -1 "$TMP/again")); other: exit $other ($(head -1 "$TMP/other"))"
+fi
