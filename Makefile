@@ -20,16 +20,20 @@ LDLIBS   := -lbpf -lelf -lssl -lcrypto -lcurl $(LDLIBS_CORE)
 # other .c pure C (records, analysis, report: in the core library with the
 # trace file).
 LAYER_DIRS := $(wildcard src/layers/*)
-BPF_SRCS  := $(wildcard src/layers/*/*.bpf.c)
+# the online mode, src/online/: its own BPF program (online.bpf.c), loader
+# and commands (libbpf), the rest pure C (snapshots, exposition, HTTP)
+ONLINE_APP := src/online/collect.c src/online/top.c src/online/serve.c
+BPF_SRCS  := $(wildcard src/layers/*/*.bpf.c) src/online/online.bpf.c
 SKELS     := $(patsubst %.bpf.c,$(BUILD)/%.skel.h,$(notdir $(BPF_SRCS)))
 LAYER_RECORD := $(wildcard src/layers/*/record.c src/layers/*/record_*.c)
 # pure C: trace file, analysis, exporters (no libbpf; unit-tested)
 CORE_SRCS := src/tracefile.c src/evpack.c src/layer_table.c src/scope_ids.c src/nvmf.c \
 	     src/trace_merge.c src/agent/proto.c src/agent/query.c src/agent/query_target.c \
 	     $(filter-out %.bpf.c $(LAYER_RECORD),$(wildcard src/layers/*/*.c)) \
-	     $(wildcard src/analyze/*.c) $(wildcard src/export/*.c)
+	     $(wildcard src/analyze/*.c) $(wildcard src/export/*.c) \
+	     $(filter-out %.bpf.c $(ONLINE_APP),$(wildcard src/online/*.c))
 # user space that needs libbpf: the commands, the hook engine, recording
-APP_SRCS  := $(filter-out $(CORE_SRCS),$(wildcard src/*.c src/agent/*.c)) $(LAYER_RECORD)
+APP_SRCS  := $(filter-out $(CORE_SRCS),$(wildcard src/*.c src/agent/*.c)) $(LAYER_RECORD) $(ONLINE_APP)
 APP_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(APP_SRCS))
 CORE_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(CORE_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/*.c)
@@ -56,7 +60,7 @@ $(BUILD)/vmlinux.h: | deps
 	@test -r /sys/kernel/btf/vmlinux || { echo "make: /sys/kernel/btf/vmlinux is missing: this kernel has no BTF (CONFIG_DEBUG_INFO_BTF=y is needed to build the BPF programs)" >&2; exit 1; }
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
 
-vpath %.bpf.c $(LAYER_DIRS)
+vpath %.bpf.c $(LAYER_DIRS) src/online
 $(BUILD)/bpf/%.bpf.o: %.bpf.c $(BUILD)/vmlinux.h $(wildcard bpf/*.bpf.h) $(wildcard include/iotrail/*.h)
 	@mkdir -p $(@D)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
@@ -140,6 +144,10 @@ $(BUILD)/fuzz/fuzz_trace: $(BUILD)/fuzz/obj/tests/fuzz/fuzz_trace.o $(FUZZ_CORE_
 
 # the query instructions' text parser (src/agent/query.c): pure C
 $(BUILD)/fuzz/fuzz_query: $(BUILD)/fuzz/obj/tests/fuzz/fuzz_query.o $(FUZZ_CORE_OBJS)
+	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $^ -o $@ $(LDLIBS_CORE)
+
+# the HTTP request parser of iotrail serve (src/online/http.c): pure C
+$(BUILD)/fuzz/fuzz_http: $(BUILD)/fuzz/obj/tests/fuzz/fuzz_http.o $(FUZZ_CORE_OBJS)
 	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $^ -o $@ $(LDLIBS_CORE)
 
 # record's options: the commands' objects (libbpf), main.c left out

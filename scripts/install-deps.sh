@@ -23,6 +23,9 @@ test_pkgs="$test_pkgs chromium"
 # clickhouse-server: Debian's ClickHouse (18.16), started on loopback by
 # tests/integration/test_clickhouse.sh with its own config and data
 test_pkgs="$test_pkgs clickhouse-server"
+# prometheus: Debian's Prometheus server, which tests/integration/test_online.sh
+# starts on loopback to scrape iotrail serve (its own config and storage)
+test_pkgs="$test_pkgs prometheus"
 # VM tests: a stock kernel runs under QEMU with the host's root shared by 9p
 # (xz-utils: the uncompressed kernel that boots faster; iproute2: ip and tc)
 vm_pkgs="qemu-system-x86 busybox-static kmod cpio xz-utils iproute2"

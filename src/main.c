@@ -28,6 +28,8 @@ static const struct command commands[] = {
 	{ "diff",   cmd_diff,   "compare two trace files: each stage's slowdown under load, the bottleneck" },
 	{ "agent",  cmd_agent,  "serve `record --target` on a target machine (TLS, shared key)" },
 	{ "query",  cmd_query,  "ask a target's agent: a stage's latest statistics (load, store, reset)" },
+	{ "top",    cmd_top,    "live view of the block layer from in-kernel histograms (or --json)" },
+	{ "serve",  cmd_serve,  "serve the in-kernel histograms to Prometheus over HTTP (/metrics)" },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
