@@ -12,7 +12,7 @@ CFLAGS   ?= -O2 -g
 CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -Isrc -I$(BUILD)
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	      -I$(BUILD) -Iinclude -Ibpf
-LDLIBS_CORE := -lzstd -lz -lpthread -lm
+LDLIBS_CORE := -lzstd -lz -lpthread -lm -linih
 LDLIBS   := -lbpf -lelf -lssl -lcrypto $(LDLIBS_CORE)
 
 # A layer's folder, src/layers/NAME/: NAME.bpf.c (its BPF program, a
@@ -25,7 +25,7 @@ SKELS     := $(patsubst %.bpf.c,$(BUILD)/%.skel.h,$(notdir $(BPF_SRCS)))
 LAYER_RECORD := $(wildcard src/layers/*/record.c src/layers/*/record_*.c)
 # pure C: trace file, analysis, exporters (no libbpf; unit-tested)
 CORE_SRCS := src/tracefile.c src/evpack.c src/layer_table.c src/scope_ids.c src/nvmf.c \
-	     src/trace_merge.c src/agent/proto.c src/agent/query.c src/agent/query_target.c \
+	     src/trace_merge.c src/task.c src/agent/proto.c src/agent/query.c src/agent/query_target.c \
 	     $(filter-out %.bpf.c $(LAYER_RECORD),$(wildcard src/layers/*/*.c)) \
 	     $(wildcard src/analyze/*.c) $(wildcard src/export/*.c)
 # user space that needs libbpf: the commands, the hook engine, recording

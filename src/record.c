@@ -36,6 +36,7 @@
 #include "hostinfo.h"
 #include "layer.h"
 #include "nvmf.h"
+#include "record_task.h"
 #include "scope.h"
 #include "trace_merge.h"
 #include "tracefile.h"
@@ -57,6 +58,8 @@ struct record_opts {
 	uint32_t devs[MAX_DEVS];
 	size_t ndevs;
 	struct it_scope scope;        /* -p, --comm, --cgroup */
+	struct it_record_task task;   /* --task, --filter, --sample (record_task.h) */
+	bool output_set;              /* -o given: it wins over the task file's */
 	unsigned int ringbuf_mb;
 	enum it_hook_kind force_hook; /* IT_HOOK_NONE: best available */
 	bool verbose;
@@ -152,6 +155,13 @@ static void usage(FILE *f)
 		"                       per target in order (default: every device)\n"
 		"      --flush-every SECS  write buffered records to the file every SECS\n"
 		"                       (the agent's recorder uses it)\n"
+		"      --filter EXPR    only I/Os that match, decided in the kernel at their\n"
+		"                       first event: 'op=read && size>=32k || dev=8:0'; terms\n"
+		"                       op=OP[,OP], op!=OP, size=N, size=N-M, size>=N (<=, >, <),\n"
+		"                       dev=DEV, pid=N, comm=NAME, cgroup=DIR\n"
+		"      --sample 1/N     one I/O in N, at random (after --filter)\n"
+		"      --task FILE      a task file (INI: [workload], [profiler], [report]);\n"
+		"                       options given here win over its keys\n"
 		"\n"
 		"layers:\n",
 		MAX_DEVS, names);
@@ -220,6 +230,9 @@ static int parse_layers(struct record_opts *o, const char *arg)
 	return rc;
 }
 
+/* long options without a letter (below the layers' IT_LAYER_OPT codes) */
+enum { OPT_FILTER = 0x0800, OPT_SAMPLE, OPT_TASK };
+
 /* The getopt table: the common options, then every layer's. */
 static struct option *build_longopts(void)
 {
@@ -240,6 +253,9 @@ static struct option *build_longopts(void)
 		{ "target-layers", required_argument, NULL, 'Y' },
 		{ "target-dev", required_argument, NULL, 'Z' },
 		{ "flush-every", required_argument, NULL, 'F' },
+		{ "filter", required_argument, NULL, OPT_FILTER },
+		{ "sample", required_argument, NULL, OPT_SAMPLE },
+		{ "task", required_argument, NULL, OPT_TASK },
 	};
 	size_t n = sizeof(common) / sizeof(common[0]), k = 0;
 	struct option *all;
@@ -390,6 +406,16 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		switch (c) {
 		case 'o':
 			o->output = optarg;
+			o->output_set = true;
+			break;
+		case OPT_FILTER:
+			o->task.filter_arg = optarg;
+			break;
+		case OPT_SAMPLE:
+			o->task.sample_arg = optarg;
+			break;
+		case OPT_TASK:
+			o->task.path = optarg;
 			break;
 		case 'd':
 			/* !(d <= max) also refuses nan; the bound keeps d * 1e9 in a uint64_t */
@@ -488,6 +514,11 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			     "with --target", "give --target HOST:PORT");
 	if (!rc)
 		rc = check_per_target(o);
+	if (!rc)
+		rc = it_record_task_resolve(&o->task, &o->scope, &o->output, o->output_set,
+					    &o->duration_s);
+	if (!rc && *o->task.filter.cgroup)
+		rc = open_cgroup(o, o->task.filter.cgroup);
 	return rc;
 }
 
@@ -502,6 +533,7 @@ int it_record_parse_only(int argc, char **argv)
 	free(o.scope.pids);
 	free(o.target_list);
 	free(o.key_list);
+	it_record_task_free(&o.task);
 	if (o.scope.cgroup_fd >= 0)
 		close(o.scope.cgroup_fd);
 	return rc;
@@ -984,6 +1016,11 @@ static struct it_writer *open_trace(struct session *ss, int argc, char **argv, c
 	head.devs = devs;
 	head.ndevs = ndevs;
 	w = it_writer_open(o->output, &head, err, sizeof(err));
+	if (w && it_record_task_store(w, &o->task)) {
+		snprintf(err, sizeof(err), "cannot write the task's NOTE chunks");
+		it_writer_abort(w);
+		w = NULL;
+	}
 	if (w && add_nvmf(w)) {
 		snprintf(err, sizeof(err), "cannot write its NVMF chunk");
 		it_writer_abort(w);
@@ -1288,6 +1325,7 @@ out:
 	free(o.target_list);
 	free(o.key_list);
 	free(o.scope.pids);
+	it_record_task_free(&o.task);
 	free(ss.disk);
 	if (o.scope.cgroup_fd >= 0)
 		close(o.scope.cgroup_fd);

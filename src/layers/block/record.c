@@ -112,8 +112,9 @@ static int configure(void *skel, enum it_hook_kind *kinds, void *ctx)
 	k->rodata->filter_ndevs = s->ndevs;
 	for (size_t i = 0; i < s->ndevs; i++)
 		k->rodata->filter_devs[i] = s->devs[i];
-	k->rodata->scoped = it_scope_on(s->scope);
+	k->rodata->scoped = it_scope_tracks(s->scope);
 	IT_SCOPE_RODATA(k->rodata, s->scope);
+	IT_SCOPE_PRED_RODATA(k->rodata, s->scope);
 	it_scope_size_maps(s->scope, k->maps.scope_pid_bits, k->maps.scope_comm_bits);
 	/* wake the consumer early only when a quarter of the ring is used */
 	k->rodata->wakeup_bytes = ((__u64)s->ringbuf_mb << 20) / 4;
@@ -202,7 +203,7 @@ static int start(struct it_session *s, char *hooks, size_t hlen, char *why, size
 static void begin(struct it_session *s)
 {
 	struct it_event e = { .ts_ns = s->disk_from_ns, .type = IT_EV_DISKSTATS_FROM,
-			      .layer = IT_LAYER_BLOCK, .flags = it_scope_on(s->scope) ? IT_DSF_SCOPED : 0,
+			      .layer = IT_LAYER_BLOCK, .flags = it_scope_tracks(s->scope) ? IT_DSF_SCOPED : 0,
 			      .tag = 0xffff, .hwq = 0xffff, .op = IT_OP_OTHER };
 
 	it_record_zone_table(s->w, s->devices, s->ndevices, s->start_ns);
