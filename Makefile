@@ -142,6 +142,10 @@ $(BUILD)/fuzz/fuzz_trace: $(BUILD)/fuzz/obj/tests/fuzz/fuzz_trace.o $(FUZZ_CORE_
 $(BUILD)/fuzz/fuzz_query: $(BUILD)/fuzz/obj/tests/fuzz/fuzz_query.o $(FUZZ_CORE_OBJS)
 	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $^ -o $@ $(LDLIBS_CORE)
 
+# the task file and the filter's parser (src/task.c, libinih): pure C
+$(BUILD)/fuzz/fuzz_task: $(BUILD)/fuzz/obj/tests/fuzz/fuzz_task.o $(FUZZ_CORE_OBJS)
+	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $^ -o $@ $(LDLIBS_CORE)
+
 # record's options: the commands' objects (libbpf), main.c left out
 $(BUILD)/fuzz/fuzz_args: $(BUILD)/fuzz/obj/tests/fuzz/fuzz_args.o $(FUZZ_APP_OBJS) $(FUZZ_CORE_OBJS)
 	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $^ -o $@ $(LDLIBS)
