@@ -84,6 +84,12 @@ int it_record_task_resolve(struct it_record_task *rt, struct it_scope *sc, const
 		snprintf(t->filter, sizeof(t->filter), "%s", rt->filter_arg);
 	if (rt->sample_arg)
 		snprintf(t->sample, sizeof(t->sample), "%s", rt->sample_arg);
+	if (rt->flight_arg)
+		snprintf(t->flight, sizeof(t->flight), "%s", rt->flight_arg);
+	if (rt->trigger_arg)
+		snprintf(t->trigger, sizeof(t->trigger), "%s", rt->trigger_arg);
+	if (rt->memory_arg)
+		snprintf(t->memory, sizeof(t->memory), "%s", rt->memory_arg);
 	if (*t->filter &&
 	    it_filter_parse(t->filter, &rt->filter, it_dev_resolve, err, sizeof(err)))
 		return it_failf(-1, "failed to parse %s: %s", rt->filter_arg ? "--filter" :
@@ -94,9 +100,18 @@ int it_record_task_resolve(struct it_record_task *rt, struct it_scope *sc, const
 		*output = t->output;
 	if (*t->duration && !*duration_s && !it_duration_parse(t->duration, &ns, err, sizeof(err)))
 		*duration_s = (double)ns / 1e9;
-	if (*t->flight || *t->trigger || *t->memory)
-		return it_failf(-1, "failed to apply the task file %s: [profiler] flight, trigger "
-				"and memory are not supported yet; remove them", rt->path);
+	if (*t->flight && it_duration_parse(t->flight, &rt->flight_ns, err, sizeof(err)))
+		return it_failf(-1, "failed to parse --flight: %s", err);
+	if (*t->trigger && it_trigger_parse(t->trigger, &rt->trigger, err, sizeof(err)))
+		return it_failf(-1, "failed to parse --trigger: %s", err);
+	rt->flight_mem = IT_FLIGHT_MEM_DEFAULT;
+	if (*t->memory && (it_size_parse(t->memory, &rt->flight_mem, err, sizeof(err)) ||
+			   rt->flight_mem < (1u << 20)))
+		return it_failf(-1, "failed to parse --flight-memory %s: give a size of 1m or more "
+				"(e.g. 64m)", t->memory);
+	if ((*t->trigger || *t->memory) && !*t->flight)
+		return it_failf(-1, "failed to apply --%s: it goes with --flight; give --flight "
+				"30s", *t->trigger ? "trigger" : "flight-memory");
 	sc->filter = &rt->filter;
 	sc->sample_n = rt->sample_n;
 	return fold_process_terms(rt, sc);

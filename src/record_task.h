@@ -16,13 +16,18 @@ struct it_writer;
 
 struct it_record_task {
 	/* as given on the command line (NULL: not given) */
-	const char *path, *filter_arg, *sample_arg;
+	const char *path, *filter_arg, *sample_arg, *flight_arg, *trigger_arg, *memory_arg;
 	/* resolved */
 	struct it_task task;       /* what holds: the file's keys, then the command line's */
 	char *file_text;           /* the task file as read; NULL without --task */
 	struct it_filter filter;
 	uint32_t sample_n;
+	uint64_t flight_ns;        /* --flight: the window; 0: a whole recording */
+	uint64_t flight_mem;       /* --flight-memory: its bound in bytes */
+	struct it_trigger trigger; /* --trigger */
 };
+
+#define IT_FLIGHT_MEM_DEFAULT (256ull << 20)
 
 /* Reads the task file, overlays the command line, parses the predicate
  * and sampling into sc. *output and *duration_s take the file's values
