@@ -10,6 +10,10 @@
 #   task_sample  --sample 1/10: the count is inside the binomial 99.9%
 #                bounds of N1+N2+N3 trials, and every sampled I/O has its
 #                Q, D and C (no stage missing: each stage's count == the I/Os)
+#   task_flight  --flight 1s over a 4 s run: the file spans the last second
+#                only, and --trigger 'q2c>100ms' writes one file per
+#                injected 300 ms stall of the device (slowfs stopped), each
+#                holding its slow I/O
 #   task_errors  bad options and task files: one line naming the key and
 #                what is accepted, exit status 2, no trace file
 cd "$(dirname "$0")/../.."
@@ -18,7 +22,7 @@ cd "$(dirname "$0")/../.."
 N1=1000 N2=300 N3=500
 why=$(host_blocker)
 if [ -n "$why" ]; then
-	for s in task_filter task_sample task_errors; do skip "$s" "$why"; done
+	for s in task_filter task_sample task_flight task_errors; do skip "$s" "$why"; done
 	exit 0
 fi
 
@@ -106,6 +110,55 @@ else
 	fi
 fi
 drop_loop
+
+# ---- the flight recorder: the last window only; a trigger per spike ----
+# A loop device over slowfs (a FUSE file, 50 us a request): stopping the
+# FUSE daemon (SIGSTOP) for 300 ms stalls the device, a spike of one slow
+# I/O per stall (psync, one at a time), twice, 1.5 s apart.
+flight_test() {
+	local why reads=0 base i
+	why=$(slow_loop_blocker)
+	[ -z "$why" ] || { skip task_flight "$why"; return; }
+	make_slow_loop 50 64 none || { fail task_flight "cannot set up a loop device over slowfs"; return; }
+	rm -f "$TMP"/flight.trail*
+	base=$(awk '{ print $1 }' "/sys/block/$LOOPNAME/stat")
+	"$IOTRAIL" record -o "$TMP/flight.trail" --dev "$LOOPNAME" --flight 1s --trigger 'q2c>100ms' \
+		-- fio --name=f --filename="$LOOPDEV" --direct=1 --ioengine=psync --rw=randread --bs=4k \
+		--time_based --runtime=4 --rate_iops=300 --output=/dev/null > "$TMP/flight.out" 2>&1 &
+	local rec=$!
+	for i in $(seq 100); do # until fio's reads reach the device (traced then)
+		reads=$(awk '{ print $1 }' "/sys/block/$LOOPNAME/stat")
+		[ "$reads" -gt $((base + 50)) ] && break
+		sleep 0.05
+	done
+	for i in 1 2; do
+		sleep 0.5
+		kill -STOP "$SLOWFS_PID"; sleep 0.3; kill -CONT "$SLOWFS_PID"
+		sleep 1
+	done
+	wait $rec || { fail task_flight "record failed: $(tail -1 "$TMP/flight.out")"; drop_slow_loop; return; }
+	drop_slow_loop
+	local fires total dur count maxes=""
+	fires=$(ls "$TMP"/flight.trail.* 2>/dev/null | wc -l)
+	total=$(sed -n 's/^iotrail record: \([0-9]*\) I\/Os.*/\1/p' "$TMP/flight.out")
+	"$IOTRAIL" report --json "$TMP/flight.trail" > "$TMP/flight.json"
+	dur=$(jq '.duration_s' "$TMP/flight.json")
+	count=$(jq '[.groups[].count] | add // 0' "$TMP/flight.json")
+	for i in $(seq "$fires"); do
+		maxes="$maxes $("$IOTRAIL" report --json "$TMP/flight.trail.$i" | jq '[.groups[].latency_ns.max] | max')"
+	done
+	if [ "$fires" != 2 ]; then
+		fail task_flight "the trigger wrote $fires files for 2 spikes: $(grep flight: "$TMP/flight.out" | tr '\n' ' ')"
+	elif ! awk -v m="$maxes" 'BEGIN { n = split(m, a, " "); for (i = 1; i <= n; i++) if (a[i] < 100e6) exit 1 }'; then
+		fail task_flight "a trigger's file lacks its slow I/O (max Q2C:$maxes ns)"
+	elif ! awk -v d="$dur" 'BEGIN { exit !(d > 0.5 && d <= 1.0) }' || [ "$count" -gt 400 ] ||
+	     [ "$count" -lt 100 ] || [ "$total" -lt $((count * 2)) ]; then
+		fail task_flight "the file spans $dur s with $count of the $total I/Os at 300 IOPS; want the last 1 s only"
+	else
+		pass "task_flight (the file holds the last $dur s: $count of the $total I/Os; 2 spikes, 2 trigger files, max Q2C$maxes ns)"
+	fi
+}
+flight_test
 
 # ---- bad input: one line, the key named, exit 2, no file ----
 errs=0
