@@ -315,6 +315,11 @@ int it_filter_parse(const char *text, struct it_filter *f, it_dev_resolver resol
 	char term[128];
 
 	memset(f, 0, sizeof(*f));
+	if (strlen(text) > IT_TASK_VALUE_MAX) {
+		snprintf(err, errlen, "filter: longer than %d bytes; give fewer terms",
+			 IT_TASK_VALUE_MAX);
+		return -1;
+	}
 	if (!*skip_blanks(text)) {
 		snprintf(err, errlen, "filter '': give terms such as op=read && size>=32k");
 		return -1;
@@ -386,9 +391,9 @@ struct ini_ctx {
 static int set_key(struct ini_ctx *c, char *dst, size_t len, const char *section,
 		   const char *name, const char *value)
 {
-	if (strlen(value) >= len) {
+	if (strlen(value) >= len || strlen(value) > IT_TASK_VALUE_MAX) {
 		snprintf(c->err, sizeof(c->err), "[%s] %s: the value is longer than %zu bytes",
-			 section, name, len - 1);
+			 section, name, len - 1 < IT_TASK_VALUE_MAX ? len - 1 : IT_TASK_VALUE_MAX);
 		return 0;
 	}
 	strcpy(dst, value);
@@ -409,6 +414,10 @@ static int on_key(void *user, const char *section, const char *name, const char 
 
 	if (*c->err)
 		return 0;
+	if (!*value) {
+		snprintf(c->err, sizeof(c->err), "[%s] %s: the value is missing", section, name);
+		return 0;
+	}
 	if (!strcmp(section, "workload")) {
 		/* "size>=32k" reads as key "size>" and value "32k": the key's
 		 * last character is the comparison's first */
@@ -429,9 +438,9 @@ static int on_key(void *user, const char *section, const char *name, const char 
 			}
 			snprintf(term, sizeof(term), "%s=%s", name, value);
 		}
-		if (strlen(t->filter) + strlen(term) + 8 >= sizeof(t->filter)) {
+		if (strlen(t->filter) + strlen(term) + 4 > IT_TASK_VALUE_MAX) {
 			snprintf(c->err, sizeof(c->err), "[workload] %s: the filter is longer than "
-				 "%zu bytes", name, sizeof(t->filter) - 1);
+				 "%d bytes", name, IT_TASK_VALUE_MAX);
 			return 0;
 		}
 		/* a filter with || is one expression: the other keys join it by && only

@@ -24,6 +24,9 @@
 
 #define IT_PRED_MAX 4        /* clauses joined by || (the BPF side's arrays) */
 #define IT_TASK_MAX_PIDS 16
+/* A value's bytes at most: an INI line is 199 characters for libinih, and
+ * the settings are stored as INI text (the filter with its key) */
+#define IT_TASK_VALUE_MAX 180
 
 /* One clause: every term of it holds. */
 struct it_pred_clause {

@@ -162,6 +162,7 @@ TEST(task_file_errors)
 		{ "[report]\nsort = 1\n", "[report] sort: unknown key" },
 		{ "[stats]\nx = 1\n", "[stats]: unknown section" },
 		{ "[workload]\nop read\n", "line 2: not KEY = VALUE" },
+		{ "[workload]\nop = read\nsize =\n", "line 3: [workload] size: the value is missing" },
 	};
 	struct it_task t;
 	char err[256];
