@@ -177,7 +177,7 @@ static void usage(FILE *f)
 		"      --flight-memory SIZE  its bound (default 256m; the oldest events go\n"
 		"                       first, counted, when the window does not fit)\n"
 		"      --trigger STAGE>DUR  write the window when an I/O's stage (q2c, d2c,\n"
-		"                       q2d) exceeds DUR: --trigger 'q2c>5ms'; once a spike\n"
+		"                       q2d) exceeds DUR: --trigger 'q2c>5ms' (once a spike)\n"
 		"\n"
 		"layers:\n",
 		MAX_DEVS, names);
@@ -566,6 +566,12 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		rc = open_cgroup(o, o->task.filter.cgroup);
 	if (!rc && o->task.flight_ns)
 		rc = flight_layers(o);
+	/* the agents record what their own options say: a predicate given
+	 * here would hold on this machine only, a partial result unsaid */
+	if (!rc && o->ntargets && (o->task.filter.n || o->task.sample_n > 1))
+		rc = it_fail(-1, "use --filter or --sample with --target",
+			     "the targets' agents do not take them yet",
+			     "record without them, or each machine on its own");
 	return rc;
 }
 
