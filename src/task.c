@@ -315,6 +315,11 @@ int it_filter_parse(const char *text, struct it_filter *f, it_dev_resolver resol
 	char term[128];
 
 	memset(f, 0, sizeof(*f));
+	if (strchr(text, ';')) {
+		snprintf(err, errlen, "filter: ';' is not a term's character; join terms with && "
+			 "or ||");
+		return -1;
+	}
 	if (strlen(text) > IT_TASK_VALUE_MAX) {
 		snprintf(err, errlen, "filter: longer than %d bytes; give fewer terms",
 			 IT_TASK_VALUE_MAX);
@@ -416,6 +421,10 @@ static int on_key(void *user, const char *section, const char *name, const char 
 		return 0;
 	if (!*value) {
 		snprintf(c->err, sizeof(c->err), "[%s] %s: the value is missing", section, name);
+		return 0;
+	}
+	if (strchr(value, ';')) { /* it would start a comment in the trace's copy */
+		snprintf(c->err, sizeof(c->err), "[%s] %s: a value holds no ';'", section, name);
 		return 0;
 	}
 	if (!strcmp(section, "workload")) {
