@@ -12,7 +12,7 @@ CFLAGS   ?= -O2 -g
 CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -Isrc -I$(BUILD)
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	      -I$(BUILD) -Iinclude -Ibpf
-LDLIBS_CORE := -lzstd -lz -lpthread -lm
+LDLIBS_CORE := -lzstd -lz -lpthread -lm -linih
 LDLIBS   := -lbpf -lelf -lssl -lcrypto -lcurl $(LDLIBS_CORE)
 
 # A layer's folder, src/layers/NAME/: NAME.bpf.c (its BPF program, a
@@ -28,7 +28,7 @@ SKELS     := $(patsubst %.bpf.c,$(BUILD)/%.skel.h,$(notdir $(BPF_SRCS)))
 LAYER_RECORD := $(wildcard src/layers/*/record.c src/layers/*/record_*.c)
 # pure C: trace file, analysis, exporters (no libbpf; unit-tested)
 CORE_SRCS := src/tracefile.c src/evpack.c src/layer_table.c src/scope_ids.c src/nvmf.c \
-	     src/trace_merge.c src/agent/proto.c src/agent/query.c src/agent/query_target.c \
+	     src/trace_merge.c src/task.c src/flight.c src/agent/proto.c src/agent/query.c src/agent/query_target.c \
 	     $(filter-out %.bpf.c $(LAYER_RECORD),$(wildcard src/layers/*/*.c)) \
 	     $(wildcard src/analyze/*.c) $(wildcard src/export/*.c) \
 	     $(filter-out %.bpf.c $(ONLINE_APP),$(wildcard src/online/*.c))
@@ -148,6 +148,10 @@ $(BUILD)/fuzz/fuzz_query: $(BUILD)/fuzz/obj/tests/fuzz/fuzz_query.o $(FUZZ_CORE_
 
 # the HTTP request parser of iotrail serve (src/online/http.c): pure C
 $(BUILD)/fuzz/fuzz_http: $(BUILD)/fuzz/obj/tests/fuzz/fuzz_http.o $(FUZZ_CORE_OBJS)
+	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $^ -o $@ $(LDLIBS_CORE)
+
+# the task file and the filter's parser (src/task.c, libinih): pure C
+$(BUILD)/fuzz/fuzz_task: $(BUILD)/fuzz/obj/tests/fuzz/fuzz_task.o $(FUZZ_CORE_OBJS)
 	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $^ -o $@ $(LDLIBS_CORE)
 
 # record's options: the commands' objects (libbpf), main.c left out

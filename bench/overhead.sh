@@ -13,6 +13,10 @@
 #            records of that device);
 #   default: under `iotrail record --` (what a user gets: every layer this
 #            kernel supports, every device, every process, default rings);
+#   reject:  `iotrail record --layers block --dev DEV --filter` with a
+#            predicate no I/O passes (op=read && op=write): what an I/O a
+#            task filters out costs (issue 14);
+#   sample100: the same with --sample 1/100;
 #   baseline (with BASELINE=path/to/another/iotrail, an older build): the
 #            default recording with that build, so a change is measured
 #            side by side.
@@ -21,6 +25,8 @@
 # goal: >= 1). The order inside a round is reversed every other round so
 # that a drift in the machine's speed (it is shared) does not favour a side.
 #   bench/overhead.sh [ROUNDS] [SECONDS]      (defaults: 6 rounds, 4 s per run)
+#   CONFIGS="untraced floor reject sample100" bench/overhead.sh ...: those
+#   only (untraced first; the default / floor line needs both)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-6}
@@ -31,7 +37,7 @@ baseline=${BASELINE:-}
 
 . bench/lib.sh bench
 
-configs=(untraced empty floor block default)
+read -r -a configs <<< "${CONFIGS:-untraced empty floor block default}"
 [ -z "$baseline" ] || configs+=(baseline)
 
 # one configuration at queue depth $2: its IOPS into $out/NAME.iops, the
@@ -44,6 +50,10 @@ run_config() {
 	floor) fio_iops "$qd" build/bench/hook_floor 1 -- ;;
 	block) fio_iops "$qd" build/iotrail record -o "$out/b.trail" --layers block --dev "$dev" -- ;;
 	default) fio_iops "$qd" build/iotrail record -o "$out/d.trail" -- ;;
+	reject) fio_iops "$qd" build/iotrail record -o "$out/r.trail" --layers block --dev "$dev" \
+		--filter 'op=read && op=write' -- ;;
+	sample100) fio_iops "$qd" build/iotrail record -o "$out/s.trail" --layers block --dev "$dev" \
+		--sample 1/100 -- ;;
 	baseline) fio_iops "$qd" "$baseline" record -o "$out/o.trail" -- ;;
 	esac > "$out/$name.iops"
 	grep -E '^(hook_floor|iotrail record):' "$out/run.log" | tail -1 > "$out/$name.note" || true
@@ -57,9 +67,10 @@ for qd in 8 32; do
 	for i in $(seq 1 "$rounds"); do
 		for c in $(round_order "$i" "${configs[@]}"); do run_config "$c" "$qd"; done
 		printf "  QD %-3s round %d: %s\n" "$qd" "$i" "$(ratios_line "${configs[@]}")"
+		[ -s "$out/default.iops" ] && [ -s "$out/floor.iops" ] &&
 		awk -v d="$(cat "$out/default.iops")" -v f="$(cat "$out/floor.iops")" \
 			'BEGIN { printf "%.4f\n", d / f }' >> "$out/default-floor.ratios"
-		for c in floor block default baseline; do
+		for c in floor block default baseline reject sample100; do
 			if [ -s "$out/$c.note" ]; then echo "      [$c: $(cat "$out/$c.note")]"; fi
 		done
 	done
@@ -68,5 +79,6 @@ for qd in 8 32; do
 		line="$line $c $(median < "$out/$c.ratios"),"
 	done
 	echo "${line%,}"
+	[ ! -s "$out/default-floor.ratios" ] ||
 	echo "QD $qd: median of default / floor within a round: $(median < "$out/default-floor.ratios") (goal >= 1)"
 done

@@ -20,8 +20,9 @@
 const volatile __u32 filter_ndevs = 0;        /* 0: every device */
 const volatile __u32 filter_devs[IT_MAX_DEVS] = {};
 const volatile __u64 wakeup_bytes = 16 << 20; /* wake the consumer beyond this */
-const volatile bool scoped = false;           /* a process scope (-p, --comm, --cgroup):
-					       * only I/O of tracked bios and requests */
+const volatile bool scoped = false;           /* a process scope (-p, --comm, --cgroup) or
+					       * a task's predicate or sampling (--filter,
+					       * --sample): only I/O of tracked bios and requests */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);

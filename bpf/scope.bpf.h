@@ -63,6 +63,35 @@ struct {
 
 #define IT_SCOPE_ON (scope_pids || scope_comm_len || scope_cgroup)
 
+/* ---- the task's I/O predicate and sampling (src/task.h) ----
+ * Decided once, at an I/O's first event (the bio's Q), with the process
+ * tests above; the block layer then tracks the bio into its request and
+ * the NVMe command, as for a process scope, so an I/O is in or out at
+ * every layer alike. scope_pred_n clauses joined by ||, each of an op
+ * set, a size range (the bio's bytes) and a device (0: any). */
+#define IT_PRED_MAX 4
+const volatile __u8 scope_pred_n;               /* 0: every I/O */
+const volatile __u32 scope_pred_ops[IT_PRED_MAX];
+const volatile __u64 scope_pred_min[IT_PRED_MAX];
+const volatile __u64 scope_pred_max[IT_PRED_MAX];
+const volatile __u32 scope_pred_dev[IT_PRED_MAX];
+const volatile __u32 scope_sample_n;            /* 1 in N I/Os; 0 or 1: every one */
+
+static __always_inline bool scope_pred_wanted(__u8 op, __u64 bytes, __u32 dev)
+{
+	bool in = !scope_pred_n;
+
+	for (int i = 0; i < IT_PRED_MAX; i++)
+		if (i < scope_pred_n && ((scope_pred_ops[i] >> (op & 31)) & 1) &&
+		    bytes >= scope_pred_min[i] && bytes <= scope_pred_max[i] &&
+		    (!scope_pred_dev[i] || scope_pred_dev[i] == dev))
+			in = true;
+	/* sampled after the predicate: 1 in N of the I/Os it keeps */
+	if (in && scope_sample_n > 1)
+		in = bpf_get_prandom_u32() % scope_sample_n == 0;
+	return in;
+}
+
 static __always_inline bool scope_bit(void *bits, __u32 id)
 {
 	__u32 k = (id >> 6) & (IT_SCOPE_WORDS - 1);

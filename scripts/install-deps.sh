@@ -12,6 +12,8 @@ build_pkgs="$build_pkgs libcurl4-openssl-dev"
 # fuzzing (make fuzz, tests/fuzz): libFuzzer and the sanitizers' runtimes
 # for Debian's default clang (clang only recommends them)
 build_pkgs="$build_pkgs libclang-rt-dev"
+# libinih-dev: the task file's INI parser (record --task, src/task.c)
+build_pkgs="$build_pkgs libinih-dev"
 # tests, demo and benchmarks: the workload and its reference, loop devices;
 # fuse3, libfuse3-dev: tests/tools/slowfs (a disk with a known delay);
 # e2fsprogs: mkfs.ext4 (a file system on a loop device: writeback, readahead)

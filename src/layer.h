@@ -65,6 +65,10 @@ struct it_session {
 	 * probes attached, and right before they detach */
 	uint64_t disk_from_ns, disk_to_ns;
 	int err;                       /* first failure of a consumer (-errno); stops the loop */
+	/* --flight (flight.h): the event stream goes to this bounded buffer,
+	 * not to w; flight_fired when the trigger fired on an event */
+	struct it_flight *flight;
+	bool flight_fired;
 };
 
 struct it_layer_ops {

@@ -31,11 +31,13 @@
 #include "agent/remote.h"
 #include "analyze/clock_store.h"
 #include "cli.h"
+#include "flight.h"
 #include "commands.h"
 #include "hooks.h"
 #include "hostinfo.h"
 #include "layer.h"
 #include "nvmf.h"
+#include "record_task.h"
 #include "scope.h"
 #include "trace_merge.h"
 #include "tracefile.h"
@@ -57,6 +59,8 @@ struct record_opts {
 	uint32_t devs[MAX_DEVS];
 	size_t ndevs;
 	struct it_scope scope;        /* -p, --comm, --cgroup */
+	struct it_record_task task;   /* --task, --filter, --sample (record_task.h) */
+	bool output_set;              /* -o given: it wins over the task file's */
 	unsigned int ringbuf_mb;
 	enum it_hook_kind force_hook; /* IT_HOOK_NONE: best available */
 	bool verbose;
@@ -74,7 +78,14 @@ struct record_opts {
 	size_t ntarget_devs;
 };
 
-static volatile sig_atomic_t stop_signal, nsignals;
+static volatile sig_atomic_t stop_signal, nsignals, flight_asked;
+
+/* SIGUSR1 with --flight: write the last window out now. */
+static void on_usr1(int sig)
+{
+	(void)sig;
+	flight_asked = 1;
+}
 
 static void on_signal(int sig)
 {
@@ -152,6 +163,21 @@ static void usage(FILE *f)
 		"                       per target in order (default: every device)\n"
 		"      --flush-every SECS  write buffered records to the file every SECS\n"
 		"                       (the agent's recorder uses it)\n"
+		"      --filter EXPR    only I/Os that match, decided in the kernel at their\n"
+		"                       first event: 'op=read && size>=32k || dev=8:0'; terms\n"
+		"                       op=OP[,OP], op!=OP, size=N, size=N-M, size>=N (<=, >, <),\n"
+		"                       dev=DEV, pid=N, comm=NAME, cgroup=DIR\n"
+		"      --sample 1/N     one I/O in N, at random (after --filter)\n"
+		"      --task FILE      a task file (INI: [workload], [profiler], [report]);\n"
+		"                       options given here win over its keys\n"
+		"      --flight DUR     flight recorder: keep only the last DUR (30s, 500ms) of\n"
+		"                       the block layer's events in memory; write them to FILE\n"
+		"                       at the end, and to FILE.1, FILE.2... on SIGUSR1 or\n"
+		"                       --trigger\n"
+		"      --flight-memory SIZE  its bound (default 256m; the oldest events go\n"
+		"                       first, counted, when the window does not fit)\n"
+		"      --trigger STAGE>DUR  write the window when an I/O's stage (q2c, d2c,\n"
+		"                       q2d) exceeds DUR: --trigger 'q2c>5ms' (once a spike)\n"
 		"\n"
 		"layers:\n",
 		MAX_DEVS, names);
@@ -220,6 +246,9 @@ static int parse_layers(struct record_opts *o, const char *arg)
 	return rc;
 }
 
+/* long options without a letter (below the layers' IT_LAYER_OPT codes) */
+enum { OPT_FILTER = 0x0800, OPT_SAMPLE, OPT_TASK, OPT_FLIGHT, OPT_FLIGHT_MEMORY, OPT_TRIGGER };
+
 /* The getopt table: the common options, then every layer's. */
 static struct option *build_longopts(void)
 {
@@ -240,6 +269,12 @@ static struct option *build_longopts(void)
 		{ "target-layers", required_argument, NULL, 'Y' },
 		{ "target-dev", required_argument, NULL, 'Z' },
 		{ "flush-every", required_argument, NULL, 'F' },
+		{ "filter", required_argument, NULL, OPT_FILTER },
+		{ "sample", required_argument, NULL, OPT_SAMPLE },
+		{ "task", required_argument, NULL, OPT_TASK },
+		{ "flight", required_argument, NULL, OPT_FLIGHT },
+		{ "flight-memory", required_argument, NULL, OPT_FLIGHT_MEMORY },
+		{ "trigger", required_argument, NULL, OPT_TRIGGER },
 	};
 	size_t n = sizeof(common) / sizeof(common[0]), k = 0;
 	struct option *all;
@@ -372,6 +407,23 @@ static int check_per_target(struct record_opts *o)
 	return 0;
 }
 
+/* The flight recorder keeps the event stream (block, with NVMe where it
+ * runs): --layers block by default, any other layer refused. */
+static int flight_layers(struct record_opts *o)
+{
+	if (o->ntargets)
+		return it_fail(-1, "use --flight", "it records this machine only",
+			       "leave out --target");
+	if (!o->layers_given)
+		return parse_layers(o, "block") ? -1 : 0;
+	for (size_t i = 0; i < it_nlayers; i++)
+		if (o->want[i] && it_layers[i]->id != IT_LAYER_BLOCK)
+			return it_failf(-1, "failed to use --flight with the %s layer: the flight "
+					"recorder keeps the block layer's events (with NVMe); give "
+					"--layers block", it_layers[i]->name);
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct record_opts *o)
 {
 	struct option *longopts = build_longopts();
@@ -390,6 +442,25 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		switch (c) {
 		case 'o':
 			o->output = optarg;
+			o->output_set = true;
+			break;
+		case OPT_FILTER:
+			o->task.filter_arg = optarg;
+			break;
+		case OPT_SAMPLE:
+			o->task.sample_arg = optarg;
+			break;
+		case OPT_TASK:
+			o->task.path = optarg;
+			break;
+		case OPT_FLIGHT:
+			o->task.flight_arg = optarg;
+			break;
+		case OPT_FLIGHT_MEMORY:
+			o->task.memory_arg = optarg;
+			break;
+		case OPT_TRIGGER:
+			o->task.trigger_arg = optarg;
 			break;
 		case 'd':
 			/* !(d <= max) also refuses nan; the bound keeps d * 1e9 in a uint64_t */
@@ -488,6 +559,19 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			     "with --target", "give --target HOST:PORT");
 	if (!rc)
 		rc = check_per_target(o);
+	if (!rc)
+		rc = it_record_task_resolve(&o->task, &o->scope, &o->output, o->output_set,
+					    &o->duration_s);
+	if (!rc && *o->task.filter.cgroup)
+		rc = open_cgroup(o, o->task.filter.cgroup);
+	if (!rc && o->task.flight_ns)
+		rc = flight_layers(o);
+	/* the agents record what their own options say: a predicate given
+	 * here would hold on this machine only, a partial result unsaid */
+	if (!rc && o->ntargets && (o->task.filter.n || o->task.sample_n > 1))
+		rc = it_fail(-1, "use --filter or --sample with --target",
+			     "the targets' agents do not take them yet",
+			     "record without them, or each machine on its own");
 	return rc;
 }
 
@@ -502,6 +586,7 @@ int it_record_parse_only(int argc, char **argv)
 	free(o.scope.pids);
 	free(o.target_list);
 	free(o.key_list);
+	it_record_task_free(&o.task);
 	if (o.scope.cgroup_fd >= 0)
 		close(o.scope.cgroup_fd);
 	return rc;
@@ -523,11 +608,19 @@ struct session {
 	size_t ndisk;
 	struct it_remote *remote[MAX_TARGETS]; /* --target: machine i + 1's agent session */
 	size_t nremote;
+	/* what the trace's head is made of, again for each flight file */
+	int argc;
+	char **argv;
+	const char *hooks;
+	unsigned int flight_files;    /* FILE.N written so far */
 };
 
 #define FOR_STARTED(ss, i, l) \
 	for (size_t i = 0; i < it_nlayers; i++) \
 		for (const struct it_layer_ops *l = it_layers[i]; l && (ss)->started[i]; l = NULL)
+
+static int flight_dump(struct session *ss, const char *path, const char *why);
+static void flight_write_now(struct session *ss, const char *why);
 
 /* Every target is pulled in the one loop: a lost one stops only itself. */
 static void remote_ticks(struct session *ss, uint64_t now)
@@ -762,6 +855,11 @@ static void record_loop(struct session *ss)
 			next_flush = now + (uint64_t)(ss->o->flush_every_s * 1e9);
 		}
 		remote_ticks(ss, now);
+		if (s->flight && (flight_asked || s->flight_fired)) {
+			flight_write_now(ss, flight_asked ? "SIGUSR1" : ss->o->task.task.trigger);
+			flight_asked = 0;
+			s->flight_fired = false;
+		}
 		if (ss->child > 0 && waitpid(ss->child, &ss->status, WNOHANG) == ss->child) {
 			ss->child = 0;
 			break;
@@ -863,9 +961,10 @@ static int finish(struct session *ss)
 		if (l->finish && !err)
 			err = l->finish(s);
 	ss->end_ns = it_clock_ns(CLOCK_MONOTONIC);
-	if (err) {
+	if (err || s->flight) {
+		/* a flight recording's file is its last window, written whole */
 		it_writer_abort(s->w);
-		return err;
+		return err ? err : flight_dump(ss, ss->o->output, "at the end");
 	}
 	return it_writer_close(s->w, ss->end_ns);
 }
@@ -955,44 +1054,128 @@ static int add_nvmf(struct it_writer *w)
 	return rc;
 }
 
-static struct it_writer *open_trace(struct session *ss, int argc, char **argv, const char *hooks)
+/* Creates path with the trace's head (HOST, DEVICES, LAYERS, the task,
+ * NVMF); back_ns moves its start time back (a flight file starts where
+ * its window does). *devs is the device table (free it). NULL with err. */
+static struct it_writer *open_head(struct session *ss, const char *path, uint64_t back_ns,
+				   uint64_t *start_ns, struct it_device_rec **devs, size_t *ndevs,
+				   char *err, size_t errlen)
 {
 	const struct record_opts *o = ss->o;
+	const int argc = ss->argc;
 	struct it_host_rec host;
 	struct it_layer_rec layers[MAX_LAYERS];
 	struct it_trace_head head = { .host = &host, .layers = layers };
-	struct it_device_rec *devs;
 	struct it_writer *w;
-	char err[256], *cmdv[argc + 1];
-	size_t ndevs, off = 0;
+	char *cmdv[argc + 1];
+	size_t off = 0;
 
 	it_host_fill(&host);
+	host.start_monotonic_ns -= back_ns;
+	host.start_realtime_ns -= back_ns;
+	*start_ns = host.start_monotonic_ns;
 	host.ncpus = ss->s.ncpu; /* the drops array and the per-CPU map agree */
 	cmdv[0] = "iotrail";
-	memcpy(cmdv + 1, argv, argc * sizeof(*argv));
+	memcpy(cmdv + 1, ss->argv, argc * sizeof(*ss->argv));
 	it_host_set_command(&host, argc + 1, cmdv);
 	host.layers[0] = 0;
 	FOR_STARTED(ss, i, l)
 		off += snprintf(host.layers + off, off < sizeof(host.layers) ?
 				sizeof(host.layers) - off : 0, "%s%s", off ? "," : "", l->name);
-	snprintf(host.hooks, sizeof(host.hooks), "%s", hooks);
+	snprintf(host.hooks, sizeof(host.hooks), "%s", ss->hooks);
 	/* the layers manifest: the record types of every layer that runs */
 	FOR_STARTED(ss, i, l)
 		if (l->records)
 			layers[head.nlayers++] = *l->records;
-	devs = it_device_table(o->devs, o->ndevs, &ndevs);
-	head.devs = devs;
-	head.ndevs = ndevs;
-	w = it_writer_open(o->output, &head, err, sizeof(err));
-	if (w && add_nvmf(w)) {
-		snprintf(err, sizeof(err), "cannot write its NVMF chunk");
+	*devs = it_device_table(o->devs, o->ndevs, ndevs);
+	head.devs = *devs;
+	head.ndevs = *ndevs;
+	w = it_writer_open(path, &head, err, errlen);
+	if (w && it_record_task_store(w, &o->task)) {
+		snprintf(err, errlen, "cannot write the task's NOTE chunks");
 		it_writer_abort(w);
 		w = NULL;
 	}
+	if (w && add_nvmf(w)) {
+		snprintf(err, errlen, "cannot write its NVMF chunk");
+		it_writer_abort(w);
+		w = NULL;
+	}
+	return w;
+}
+
+static int flight_put(const struct it_event *e, void *w)
+{
+	return it_writer_add_record(w, 0, IT_LAYER_BLOCK, IT_CHUNK_EVENTS, e, sizeof(*e));
+}
+
+/* The flight recorder's window into path, through path.tmp renamed: a
+ * reader never meets half a file. Its head starts where the window does.
+ * 0, or -errno after one line. */
+static int flight_dump(struct session *ss, const char *path, const char *why)
+{
+	struct it_session *s = &ss->s;
+	uint64_t now = it_clock_ns(CLOCK_MONOTONIC), window = ss->o->task.flight_ns, start;
+	uint64_t back = now - s->start_ns < window ? now - s->start_ns : window;
+	struct it_flight_stats st;
+	struct it_device_rec *devs;
+	struct it_writer *w;
+	char tmp[4096], err[256] = "", cut[128] = "";
+	size_t ndevs;
+	long n = -1;
+	int rc;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	w = open_head(ss, tmp, back, &start, &devs, &ndevs, err, sizeof(err));
+	free(devs);
+	if (w)
+		n = it_flight_each(s->flight, now, flight_put, w);
+	rc = !w ? -EIO : n < 0 ? (int)n : it_writer_close(w, now);
+	if (w && n < 0)
+		it_writer_abort(w);
+	if (!rc && rename(tmp, path))
+		rc = -errno;
+	if (rc) {
+		unlink(tmp);
+		fprintf(stderr, "iotrail record: failed to write the flight recorder's window to %s: "
+			"%s; check the path and free space\n", path, *err ? err : strerror(-rc));
+		return rc;
+	}
+	it_flight_stats(s->flight, &st);
+	if (st.overwritten)
+		snprintf(cut, sizeof(cut), "; %llu events of windows so far left early for the "
+			 "memory bound (--flight-memory)", (unsigned long long)st.overwritten);
+	fprintf(stderr, "iotrail record: flight: %ld events of the last %.3f s in %s (%s)%s\n",
+		n, back / 1e9, path, why, cut);
+	return 0;
+}
+
+/* SIGUSR1 or the trigger: the window into OUTPUT.N, the next N. */
+static void flight_write_now(struct session *ss, const char *why)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s.%u", ss->o->output, ++ss->flight_files);
+	flight_dump(ss, path, why);
+}
+
+static struct it_writer *open_trace(struct session *ss, int argc, char **argv, const char *hooks)
+{
+	const struct record_opts *o = ss->o;
+	struct it_device_rec *devs;
+	struct it_writer *w;
+	char err[256];
+	size_t ndevs;
+	uint64_t start_ns;
+
+	ss->argc = argc;
+	ss->argv = argv;
+	ss->hooks = hooks;
+	w = open_head(ss, o->output, 0, &start_ns, &devs, &ndevs, err, sizeof(err));
 	if (w) {
 		disk_start(ss, devs, devs ? ndevs : 0);
 		ss->s.w = w;
-		ss->s.start_ns = host.start_monotonic_ns;
+		ss->s.start_ns = start_ns;
 		ss->s.devices = devs;
 		ss->s.ndevices = ndevs;
 		FOR_STARTED(ss, i, l)
@@ -1230,6 +1413,16 @@ int cmd_record(int argc, char **argv)
 	};
 	if (!s->ringbuf_mb)
 		s->ringbuf_mb = default_ring_mb(s->ncpu);
+	if (o.task.flight_ns) {
+		struct sigaction usr1 = { .sa_handler = on_usr1 };
+
+		s->flight = it_flight_new(o.task.flight_ns, o.task.flight_mem, &o.task.trigger);
+		if (!s->flight)
+			return fail("keep the flight recorder's window", "out of memory",
+				    "give a smaller --flight-memory");
+		sigemptyset(&usr1.sa_mask);
+		sigaction(SIGUSR1, &usr1, NULL);
+	}
 	if (choose_layers(&o, s))
 		return 2;
 	libbpf_set_print(libbpf_log);
@@ -1288,6 +1481,8 @@ out:
 	free(o.target_list);
 	free(o.key_list);
 	free(o.scope.pids);
+	it_record_task_free(&o.task);
+	it_flight_free(s->flight);
 	free(ss.disk);
 	if (o.scope.cgroup_fd >= 0)
 		close(o.scope.cgroup_fd);

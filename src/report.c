@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "analyze/json_writer.h"
+#include "task.h"
 #include "analyze/layer.h"
 #include "cli.h"
 #include "commands.h"
@@ -287,6 +288,26 @@ static int report_html(struct it_analysis *an, const struct it_report_ctx *ctx, 
 	return 0;
 }
 
+/* The recording's task (record --task, --filter, --sample: NOTE records,
+ * task.h), whose [report] keys are the report's defaults and whose
+ * predicate and sampling the report states. false: none, or the file does
+ * not open (its analysis says why). */
+static bool read_task(const char *path, struct it_task *t)
+{
+	char err[256], *text;
+	size_t n;
+	struct it_reader *r = it_reader_open(path, err, sizeof(err));
+	const struct it_note_rec *notes = r ? it_reader_notes(r, &n) : NULL;
+	bool ok;
+
+	text = notes ? it_task_from_notes(notes, n, IT_NOTE_TASK) : NULL;
+	ok = text && !it_task_parse(text, t, err, sizeof(err));
+	free(text);
+	if (r)
+		it_reader_close(r);
+	return ok;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -306,8 +327,9 @@ int cmd_report(int argc, char **argv)
 		{ 0 },
 	};
 	struct it_layer_opts o = { .analyzer = IT_ANALYZER_OPTS_DEFAULT };
-	bool json = false, pretty = false, html = false;
+	bool json = false, pretty = false, html = false, grouped = false, has_task;
 	const char *output = NULL;
+	struct it_task task;
 	char err[256], *end;
 	unsigned long machine = 0, machine_join = 0;
 	int c;
@@ -343,6 +365,7 @@ int cmd_report(int argc, char **argv)
 			o.pretty = true;
 			break;
 		case 'g':
+			grouped = true;
 			if (it_parse_group_keys(optarg, &o.analyzer, err, sizeof(err)))
 				return it_failf(2, "%s", err);
 			break;
@@ -387,6 +410,14 @@ int cmd_report(int argc, char **argv)
 		return it_failf(2, "--join %u goes with machine 0's report, not --machine %lu: the "
 				"join is the initiator's view; drop one of them", o.join_machine, machine);
 
+	/* the task's [report] keys, where the command line says nothing */
+	has_task = read_task(path, &task);
+	if (has_task && !grouped && *task.group_by &&
+	    it_parse_group_keys(task.group_by, &o.analyzer, err, sizeof(err)))
+		return it_failf(2, "failed to use the recording's task [report] group-by: %s", err);
+	if (has_task && !strcmp(task.format, "json"))
+		json = true;
+
 	struct it_reader *rd;
 	struct it_analysis *an;
 	struct it_pass_info info;
@@ -410,6 +441,7 @@ int cmd_report(int argc, char **argv)
 	struct machines_arg marg = { .path = path, .rd = rd, .shown = (uint16_t)machine };
 	struct it_report_ctx ctx = { .path = path, .host = info.host, .devs = info.devs,
 				     .ndevs = info.ndevs, .status = &st, .opts = &o,
+				     .task = has_task ? &task : NULL,
 				     .json_tail = machines_json, .json_tail_arg = &marg };
 	if (!rc && html)
 		rc = report_html(an, &ctx, output);

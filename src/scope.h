@@ -15,17 +15,30 @@
 #include <string.h>
 #include <sys/types.h>
 
+#include "task.h"
+
 struct it_scope {
 	pid_t *pids;          /* -p, as given (the descendants are found at start) */
 	size_t npids;
 	const char *comm;     /* --comm: a name prefix; NULL: any */
 	const char *cgroup;   /* --cgroup: a cgroup v2 directory; NULL: any */
 	int cgroup_fd;        /* that directory, open; -1 without --cgroup */
+	/* a task's I/O predicate and sampling (--filter, --sample; task.h):
+	 * decided with the process tests at an I/O's first event */
+	const struct it_filter *filter; /* NULL or no clause: every I/O */
+	uint32_t sample_n;    /* 1 in N; 0 or 1: every I/O */
 };
 
 static inline bool it_scope_on(const struct it_scope *sc)
 {
 	return sc && (sc->npids || sc->comm || sc->cgroup);
+}
+
+/* Whether I/Os are tracked from their first event: a process scope, a
+ * predicate or sampling (the block and NVMe layers' `scoped`). */
+static inline bool it_scope_tracks(const struct it_scope *sc)
+{
+	return it_scope_on(sc) || (sc && ((sc->filter && sc->filter->n) || sc->sample_n > 1));
 }
 
 /* ---- pure (scope_ids.c) ---- */
@@ -71,6 +84,20 @@ struct bpf_map;
 		if ((rodata)->scope_comm_len)                                        \
 			memcpy((char *)(rodata)->scope_comm, (sc)->comm,             \
 			       (rodata)->scope_comm_len);                            \
+	} while (0)
+
+/* The predicate and sampling into the block object's read-only data. */
+#define IT_SCOPE_PRED_RODATA(rodata, sc)                                             \
+	do {                                                                         \
+		const struct it_filter *f_ = (sc) ? (sc)->filter : NULL;             \
+		(rodata)->scope_sample_n = (sc) ? (sc)->sample_n : 0;                \
+		(rodata)->scope_pred_n = f_ ? f_->n : 0;                             \
+		for (unsigned int i_ = 0; f_ && i_ < f_->n; i_++) {                  \
+			(rodata)->scope_pred_ops[i_] = f_->c[i_].ops;                \
+			(rodata)->scope_pred_min[i_] = f_->c[i_].size_min;           \
+			(rodata)->scope_pred_max[i_] = f_->c[i_].size_max;           \
+			(rodata)->scope_pred_dev[i_] = f_->c[i_].dev;                \
+		}                                                                    \
 	} while (0)
 
 /* Before load: the sets that are off take one entry, not 512 KiB. */

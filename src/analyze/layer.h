@@ -20,6 +20,8 @@
 #include "iotrail/trace_format.h"
 #include "analyze/analyzer.h"
 
+struct it_task;
+
 struct it_json;
 struct it_reader;
 struct it_reader_status;
@@ -127,6 +129,7 @@ struct it_report_ctx {
 	size_t ndevs;
 	const struct it_reader_status *status;
 	const struct it_layer_opts *opts;
+	const struct it_task *task;              /* the recording's task (task.h); NULL: none */
 	/* the report's own last members of the JSON object (e.g. the machines
 	 * of a file of several); NULL: none */
 	void (*json_tail)(struct it_json *j, const void *arg);

@@ -134,6 +134,7 @@ static struct it_report_input input(const struct block *b, const struct it_repor
 	return (struct it_report_input){
 		.path = ctx->path, .host = ctx->host, .devs = ctx->devs, .ndevs = ctx->ndevs,
 		.status = ctx->status, .a = b->a, .r = it_analyzer_results(b->a), .zones = b->zones,
+		.task = ctx->task,
 	};
 }
 

@@ -14,6 +14,8 @@
 #include "analyze/analyzer.h"
 #include "iotrail/trace_format.h"
 
+struct it_task;
+
 struct it_reader_status; /* src/tracefile.h */
 
 struct it_report_input {
@@ -25,6 +27,7 @@ struct it_report_input {
 	const struct it_analyzer *a;            /* for comm names */
 	const struct it_results *r;             /* it_analyzer_results(a) */
 	bool zones;                             /* add the per-zone report (--zones) */
+	const struct it_task *task;             /* what was filtered, sampled; NULL: every I/O */
 };
 
 /* The block layer's report: text, and JSON (a whole object, or its

@@ -15,6 +15,7 @@
 #include "analyze/nvme.h"
 #include "analyze/zones.h"
 #include "analyze/report.h"
+#include "task.h"
 #include "tracefile.h"
 
 #define STR(j, name, field) it_json_name(j, name), it_json_stringn(j, field, sizeof(field))
@@ -33,6 +34,23 @@ static void host(struct it_json *j, const struct it_host_rec *h)
 	STR(j, "command", h->command);
 	STR(j, "layers", h->layers);
 	STR(j, "hooks", h->hooks);
+	it_json_object_end(j);
+}
+
+/* What the recording kept (doc/report.md): counts are of these I/Os. */
+static void task(struct it_json *j, const struct it_task *t)
+{
+	char line[1024], err[160];
+	uint32_t n = 1;
+
+	if (*t->sample && it_sample_parse(t->sample, &n, err, sizeof(err)))
+		n = 1;
+	it_task_describe(t, line, sizeof(line));
+	it_json_name(j, "task");
+	it_json_object_start(j);
+	it_json_kv_string(j, "filter", t->filter);
+	it_json_kv_uint(j, "sample_1_in", n);
+	it_json_kv_string(j, "what", line);
 	it_json_object_end(j);
 }
 
@@ -443,6 +461,8 @@ void it_report_json_members(struct it_json *j, const struct it_report_input *in)
 	it_json_kv_uint(j, "end_ns", r->end_ns);
 	if (in->host)
 		host(j, in->host);
+	if (in->task)
+		task(j, in->task);
 	devices(j, in);
 	stats(j, &r->stats);
 	it_json_name(j, "group_by");

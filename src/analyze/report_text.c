@@ -13,6 +13,7 @@
 #include "tracefile.h"
 #include "analyze/nvme.h"
 #include "analyze/zones.h"
+#include "task.h"
 
 #define TIMELINE_ROWS 30 /* longer traces get coarser rows in text */
 #define LINE_MAX 100     /* every line of the text report fits this many columns: */
@@ -65,6 +66,29 @@ static const char *fmt_bytes(char *buf, size_t len, uint64_t b)
 
 static double mib(uint64_t bytes) { return (double)bytes / (1024.0 * 1024.0); }
 
+/* What the recording kept, said before any count: a predicate and 1 in N
+ * sampling (counts are never scaled up). Wrapped at 88 columns. */
+static void task_line(FILE *f, const struct it_task *t)
+{
+	char line[1024];
+	const char *p = line;
+	int n;
+
+	if (!t)
+		return;
+	it_task_describe(t, line, sizeof(line));
+	for (const char *lead = "task      "; *p; lead = "          ") {
+		n = (int)strlen(p);
+		if (n > 88) /* at a blank, when there is one */
+			for (n = 88; n > 40 && p[n] != ' '; n--)
+				;
+		fprintf(f, "%s%.*s\n", lead, n, p);
+		p += n;
+		while (*p == ' ')
+			p++;
+	}
+}
+
 static void header(FILE *f, const struct it_report_input *in)
 {
 	const struct it_host_rec *h = in->host;
@@ -92,6 +116,7 @@ static void header(FILE *f, const struct it_report_input *in)
 			fprintf(f, "command   %.*s\n", 88, h->command);
 		if (h->hooks[0])
 			fprintf(f, "hooks     %.*s\n", 88, h->hooks);
+		task_line(f, in->task);
 	} else {
 		fprintf(f, "duration  %.3f s\n", r->duration_s);
 	}

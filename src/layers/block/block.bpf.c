@@ -370,7 +370,10 @@ static __always_inline int on_bio(struct bio *bio, __u8 type, __s16 error, bool 
 		return 0;
 	if (scoped) {
 		if (type == IT_EV_BIO_QUEUE) {
-			if (!submitter_wanted(btf))
+			if (IT_SCOPE_ON && !submitter_wanted(btf))
+				return 0;
+			opf = KREAD(btf, bio, bi_opf);
+			if (!scope_pred_wanted(norm_op(opf), KREAD(btf, bio, bi_iter.bi_size), dev))
 				return 0;
 			track(bio);
 		} else if (!is_tracked(bio)) {

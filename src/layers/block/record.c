@@ -18,6 +18,7 @@
 
 #include "block.skel.h"
 #include "cli.h"
+#include "flight.h"
 #include "hostinfo.h"
 #include "layer.h"
 #include "layers/block/record_zones.h"
@@ -112,8 +113,9 @@ static int configure(void *skel, enum it_hook_kind *kinds, void *ctx)
 	k->rodata->filter_ndevs = s->ndevs;
 	for (size_t i = 0; i < s->ndevs; i++)
 		k->rodata->filter_devs[i] = s->devs[i];
-	k->rodata->scoped = it_scope_on(s->scope);
+	k->rodata->scoped = it_scope_tracks(s->scope);
 	IT_SCOPE_RODATA(k->rodata, s->scope);
+	IT_SCOPE_PRED_RODATA(k->rodata, s->scope);
 	it_scope_size_maps(s->scope, k->maps.scope_pid_bits, k->maps.scope_comm_bits);
 	/* wake the consumer early only when a quarter of the ring is used */
 	k->rodata->wakeup_bytes = ((__u64)s->ringbuf_mb << 20) / 4;
@@ -138,6 +140,10 @@ static int on_event(void *ctx, void *data, size_t size)
 	b.events++;
 	s->consumed++;
 	b.ios += it_event_ends_io(e);
+	if (s->flight) {
+		s->flight_fired |= it_flight_add(s->flight, e);
+		return 0;
+	}
 	if (!s->err && s->w)
 		s->err = it_writer_add_record(s->w, 0, IT_LAYER_BLOCK, IT_CHUNK_EVENTS, e, sizeof(*e));
 	return s->err; /* a failing writer stops consumption */
@@ -202,10 +208,12 @@ static int start(struct it_session *s, char *hooks, size_t hlen, char *why, size
 static void begin(struct it_session *s)
 {
 	struct it_event e = { .ts_ns = s->disk_from_ns, .type = IT_EV_DISKSTATS_FROM,
-			      .layer = IT_LAYER_BLOCK, .flags = it_scope_on(s->scope) ? IT_DSF_SCOPED : 0,
+			      .layer = IT_LAYER_BLOCK, .flags = it_scope_tracks(s->scope) ? IT_DSF_SCOPED : 0,
 			      .tag = 0xffff, .hwq = 0xffff, .op = IT_OP_OTHER };
 
 	it_record_zone_table(s->w, s->devices, s->ndevices, s->start_ns);
+	if (s->flight) /* the kernel's counts span the run, the file its last window */
+		return;
 	/* a failure here shows as a trace without the window (not reconciled) */
 	it_writer_add_record(s->w, 0, IT_LAYER_BLOCK, IT_CHUNK_EVENTS, &e, sizeof(e));
 }
@@ -231,6 +239,8 @@ static int write_diskstats(struct it_session *s)
 	uint64_t now = s->disk_to_ns;
 	int err = 0;
 
+	if (s->flight)
+		return 0;
 	for (size_t i = 0; i < s->ndisk && !err; i++) {
 		const struct it_disk_delta *d = &s->disk[i];
 		struct it_event e = { .ts_ns = now, .type = IT_EV_DISKSTATS, .layer = IT_LAYER_BLOCK,

@@ -46,7 +46,7 @@ static int configure(void *obj, enum it_hook_kind *kinds, void *ctx)
 	k->rodata->filter_ndevs = s->ndevs < MAX_DEVS ? s->ndevs : MAX_DEVS;
 	for (size_t i = 0; i < k->rodata->filter_ndevs; i++)
 		k->rodata->filter_devs[i] = s->devs[i];
-	k->rodata->scoped = it_scope_on(s->scope);
+	k->rodata->scoped = it_scope_tracks(s->scope);
 	k->rodata->wakeup_bytes = s->ev.wakeup_bytes;
 	/* the block layer's ring, drop counter and scope's tracked table */
 	return it_session_share_events(s, k->maps.events, k->maps.drops, k->maps.tracked);

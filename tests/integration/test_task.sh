@@ -1,0 +1,195 @@
+#!/usr/bin/env bash
+# A profiling task (issue 14) against fio's counts. Three fio jobs of known
+# counts on a loop device, one after the other: 4K reads (N1), 64K reads
+# (N2), 8K writes (N3), each a fixed number_ios of psync direct I/O (one at
+# a time: no merges, so fio's I/Os are the block layer's requests).
+#   task_filter  a task file ([workload] op = read, size>= 32k; [report]
+#                group-by = op,size): the recording holds exactly N2 I/Os,
+#                every one a 64K read, the report says what was kept and
+#                groups as the task says
+#   task_sample  --sample 1/10: the count is inside the binomial 99.9%
+#                bounds of N1+N2+N3 trials, and every sampled I/O has its
+#                Q, D and C (no stage missing: each stage's count == the I/Os)
+#   task_flight  --flight 1s over a 4 s run: the file spans the last second
+#                only, and --trigger 'q2c>100ms' writes one file per
+#                injected 300 ms stall of the device (slowfs stopped), each
+#                holding its slow I/O
+#   task_errors  bad options and task files: one line naming the key and
+#                what is accepted, exit status 2, no trace file
+cd "$(dirname "$0")/../.."
+. tests/integration/lib.sh
+
+N1=1000 N2=300 N3=500
+why=$(host_blocker)
+if [ -n "$why" ]; then
+	for s in task_filter task_sample task_flight task_errors; do skip "$s" "$why"; done
+	exit 0
+fi
+
+# the three jobs, as one COMMAND for the recorder
+cat > "$TMP/jobs.sh" <<JOBS
+#!/bin/sh
+job() { fio --name=\$1 --filename=\$LOOPDEV --direct=1 --ioengine=psync --rw=\$2 --bs=\$3 \\
+	--number_ios=\$4 --size=64M --output-format=json --output=$TMP/\$1.json > /dev/null; }
+job r4 randread 4k $N1 && job r64 randread 64k $N2 && job w8 randwrite 8k $N3
+JOBS
+chmod +x "$TMP/jobs.sh"
+
+fio_total() { # the jobs' total_ios, as fio counted them
+	local t=0 j
+	for j in r4 r64 w8; do
+		t=$((t + $(jq '.jobs[0].read.total_ios + .jobs[0].write.total_ios' "$TMP/$j.json")))
+	done
+	echo $t
+}
+
+record() { # name [record options]
+	local name=$1; shift
+	rm -f "$TMP"/r4.json "$TMP"/r64.json "$TMP"/w8.json
+	LOOPDEV=$LOOPDEV "$IOTRAIL" record -o "$TMP/$name.trail" --layers block --dev "$LOOPNAME" \
+		"$@" -- "$TMP/jobs.sh" > "$TMP/$name.out" 2>&1
+}
+
+make_loop 128 none || { fail task_filter "cannot set up a loop device"; exit 1; }
+
+# ---- the filter, from a task file ----
+cat > "$TMP/big-reads.task" <<'TASK'
+; 64K reads only
+[workload]
+op = read
+size>= 32k
+[report]
+group-by = op,size
+TASK
+if ! record filter --task "$TMP/big-reads.task"; then
+	fail task_filter "record failed: $(tail -1 "$TMP/filter.out")"
+elif [ "$(fio_total)" != $((N1 + N2 + N3)) ]; then
+	fail task_filter "fio did $(fio_total) I/Os, asked for $((N1 + N2 + N3))"
+else
+	"$IOTRAIL" report --json "$TMP/filter.trail" > "$TMP/filter.json"
+	"$IOTRAIL" report "$TMP/filter.trail" > "$TMP/filter.txt"
+	total=$(jq '[.groups[].count] | add // 0' "$TMP/filter.json")
+	others=$(jq '[.groups[] | select(.key.op != "read" or .key.size != 65536) | .count] | add // 0' \
+		"$TMP/filter.json")
+	keys=$(jq -c '.group_by' "$TMP/filter.json")
+	line=$(grep '^task ' "$TMP/filter.txt")
+	if [ "$total" != "$N2" ] || [ "$others" != 0 ]; then
+		fail task_filter "recorded $total I/Os ($others not 64K reads); fio did $N2 64K reads"
+	elif [ "$keys" != '["op","size"]' ]; then
+		fail task_filter "the report grouped by $keys, the task file says op,size"
+	elif [[ "$line" != *"only I/Os with op=read && size>=32k"* ]]; then
+		fail task_filter "the report's task line is '$line'"
+	else
+		pass "task_filter ($total I/Os == fio's $N2 64K reads, none of its $N1 4K reads and $N3 8K writes; $line)"
+	fi
+fi
+
+# ---- 1 in 10 ----
+if ! record sample --sample 1/10; then
+	fail task_sample "record failed: $(tail -1 "$TMP/sample.out")"
+else
+	n=$(fio_total)
+	"$IOTRAIL" report --json "$TMP/sample.trail" > "$TMP/sample.json"
+	got=$(jq '[.groups[].count] | add // 0' "$TMP/sample.json")
+	# the count of n Bernoulli(1/10) trials: mean n/10, 99.9% two-sided
+	# normal bounds (z = 3.29), good at these n
+	read -r lo hi < <(awk -v n="$n" 'BEGIN { m = n / 10; s = sqrt(n * 0.1 * 0.9);
+		printf "%d %d\n", m - 3.29 * s, m + 3.29 * s + 1 }')
+	# no sampled I/O misses a stage: Q2D, D2C and Q2C each counted for all
+	short=$(jq '[.groups[] | .count as $c | .stages[] | select(.count != $c)] | length' \
+		"$TMP/sample.json")
+	noq=$(jq '.stitch.no_q + .stitch.incomplete.queued + .stitch.incomplete.issued' "$TMP/sample.json")
+	if [ "$got" -lt "$lo" ] || [ "$got" -gt "$hi" ]; then
+		fail task_sample "$got I/Os of $n sampled 1 in 10: outside [$lo, $hi]"
+	elif [ "$short" != 0 ] || [ "$noq" != 0 ]; then
+		fail task_sample "$short stages short of their group's count, $noq I/Os without Q or unfinished"
+	elif ! "$IOTRAIL" report "$TMP/sample.trail" | grep -q '^task      sampled 1 in 10: counts are of sampled I/Os'; then
+		fail task_sample "the report does not say the counts are of sampled I/Os"
+	else
+		pass "task_sample ($got of $n I/Os, within the 99.9% bounds [$lo, $hi]; every one with Q, D and C)"
+	fi
+fi
+drop_loop
+
+# ---- the flight recorder: the last window only; a trigger per spike ----
+# A loop device over slowfs (a FUSE file, 50 us a request): stopping the
+# FUSE daemon (SIGSTOP) for 300 ms stalls the device, a spike of one slow
+# I/O per stall (psync, one at a time), twice, 1.5 s apart.
+flight_test() {
+	local why reads=0 base i
+	why=$(slow_loop_blocker)
+	[ -z "$why" ] || { skip task_flight "$why"; return; }
+	make_slow_loop 50 64 none || { fail task_flight "cannot set up a loop device over slowfs"; return; }
+	rm -f "$TMP"/flight.trail*
+	base=$(awk '{ print $1 }' "/sys/block/$LOOPNAME/stat")
+	"$IOTRAIL" record -o "$TMP/flight.trail" --dev "$LOOPNAME" --flight 1s --trigger 'q2c>100ms' \
+		-- fio --name=f --filename="$LOOPDEV" --direct=1 --ioengine=psync --rw=randread --bs=4k \
+		--time_based --runtime=4 --rate_iops=300 --output=/dev/null > "$TMP/flight.out" 2>&1 &
+	local rec=$!
+	for i in $(seq 100); do # until fio's reads reach the device (traced then)
+		reads=$(awk '{ print $1 }' "/sys/block/$LOOPNAME/stat")
+		[ "$reads" -gt $((base + 50)) ] && break
+		sleep 0.05
+	done
+	for i in 1 2; do
+		sleep 0.5
+		kill -STOP "$SLOWFS_PID"; sleep 0.3; kill -CONT "$SLOWFS_PID"
+		sleep 1
+	done
+	wait $rec || { fail task_flight "record failed: $(tail -1 "$TMP/flight.out")"; drop_slow_loop; return; }
+	drop_slow_loop
+	local fires total dur count maxes=""
+	fires=$(ls "$TMP"/flight.trail.* 2>/dev/null | wc -l)
+	total=$(sed -n 's/^iotrail record: \([0-9]*\) I\/Os.*/\1/p' "$TMP/flight.out")
+	"$IOTRAIL" report --json "$TMP/flight.trail" > "$TMP/flight.json"
+	dur=$(jq '.duration_s' "$TMP/flight.json")
+	count=$(jq '[.groups[].count] | add // 0' "$TMP/flight.json")
+	for i in $(seq "$fires"); do
+		maxes="$maxes $("$IOTRAIL" report --json "$TMP/flight.trail.$i" | jq '[.groups[].latency_ns.max] | max')"
+	done
+	if [ "$fires" != 2 ]; then
+		fail task_flight "the trigger wrote $fires files for 2 spikes: $(grep flight: "$TMP/flight.out" | tr '\n' ' ')"
+	elif ! awk -v m="$maxes" 'BEGIN { n = split(m, a, " "); for (i = 1; i <= n; i++) if (a[i] < 100e6) exit 1 }'; then
+		fail task_flight "a trigger's file lacks its slow I/O (max Q2C:$maxes ns)"
+	elif ! awk -v d="$dur" 'BEGIN { exit !(d > 0.5 && d <= 1.0) }' || [ "$count" -gt 400 ] ||
+	     [ "$count" -lt 100 ] || [ "$total" -lt $((count * 2)) ]; then
+		fail task_flight "the file spans $dur s with $count of the $total I/Os at 300 IOPS; want the last 1 s only"
+	else
+		pass "task_flight (the file holds the last $dur s: $count of the $total I/Os; 2 spikes, 2 trigger files, max Q2C$maxes ns)"
+	fi
+}
+flight_test
+
+# ---- bad input: one line, the key named, exit 2, no file ----
+errs=0
+bad() { # what-the-line-must-say [record options]
+	local want=$1; shift
+	rm -f "$TMP/bad.trail"
+	"$IOTRAIL" record -o "$TMP/bad.trail" -d 1 "$@" > "$TMP/bad.out" 2>&1
+	local rc=$? lines
+	lines=$(wc -l < "$TMP/bad.out")
+	if [ $rc != 2 ] || [ "$lines" != 1 ] || ! grep -qF -- "$want" "$TMP/bad.out" || [ -e "$TMP/bad.trail" ]; then
+		echo "  record $*: exit $rc, $lines lines: $(head -2 "$TMP/bad.out")" >&2
+		errs=$((errs + 1))
+	fi
+}
+printf '[workload]\ncolour = red\n' > "$TMP/bad1.task"
+printf '[profiler]\nsample = 1/0\n' > "$TMP/bad2.task"
+printf '[report]\nformat = xml\n' > "$TMP/bad3.task"
+printf '[workload]\nop = read\n[profiler]\nsample = 1/5\n' > "$TMP/ok.task"
+bad "filter term 'op=reed': op is one of read, write" --filter 'op=reed'
+bad "filter term 'size>=32q'" --filter 'size>=32q'
+bad "join them with && only" --filter 'comm=fio || op=read'
+bad "sample '1/0': give 1/N" --sample 1/0
+bad "line 2: [workload] colour: unknown key" --task "$TMP/bad1.task"
+bad "line 2: [profiler] sample: sample '1/0'" --task "$TMP/bad2.task"
+bad "line 2: [report] format: 'xml': give text or json" --task "$TMP/bad3.task"
+bad "failed to read the task file $TMP/none.task" --task "$TMP/none.task"
+# the command line wins over the file: its bad sample is the one refused
+bad "sample 'x'" --task "$TMP/ok.task" --sample x
+if [ $errs = 0 ]; then
+	pass "task_errors (9 bad filters, samples and task files: one line each, naming the key, exit 2)"
+else
+	fail task_errors "$errs of 9 bad inputs were not refused with one line naming the key"
+fi
+exit ${FAILED:-0}
