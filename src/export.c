@@ -13,30 +13,53 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "analyze/layer.h"
 #include "export/exporter.h"
 #include "tracefile.h"
 
-/* "csv" or "csv, json or xml": the names of every exporter. */
+/* "csv" or "csv, json or xml": the names of every format (once each). */
 static const char *format_names(char *buf, size_t len)
+{
+	size_t off = 0, nformats = 0, k = 0;
+
+	buf[0] = 0;
+	for (size_t i = 0; i < it_nexporters; i++)
+		nformats += it_exporter_find(it_exporters[i]->name) == it_exporters[i];
+	for (size_t i = 0; i < it_nexporters && off < len; i++) {
+		if (it_exporter_find(it_exporters[i]->name) != it_exporters[i])
+			continue;
+		int w = snprintf(buf + off, len - off, "%s%s",
+				 !k ? "" : k + 1 < nformats ? ", " : " or ", it_exporters[i]->name);
+		if (w < 0)
+			break;
+		off += (size_t)w;
+		k++;
+	}
+	return buf;
+}
+
+/* "trails, calls, nvme or zones": the kinds of format name. */
+static const char *kind_names(const char *name, char *buf, size_t len)
 {
 	size_t off = 0;
 
 	buf[0] = 0;
-	for (size_t i = 0; i < it_nexporters && off < len; i++) {
-		int k = snprintf(buf + off, len - off, "%s%s",
-				 !i ? "" : i + 1 < it_nexporters ? ", " : " or ", it_exporters[i]->name);
-		if (k < 0)
-			break;
-		off += (size_t)k;
-	}
+	for (size_t i = 0; i < it_nexporters && off < len; i++)
+		if (!strcmp(it_exporters[i]->name, name) && it_exporters[i]->kind) {
+			int w = snprintf(buf + off, len - off, "%s%s", off ? "|" : "",
+					 it_exporters[i]->kind);
+			if (w < 0)
+				break;
+			off += (size_t)w;
+		}
 	return buf;
 }
 
 static void usage(FILE *f)
 {
-	char names[256];
+	char names[256], kinds[256];
 
-	fputs("usage: iotrail export --format FMT [-o OUT] FILE\n"
+	fputs("usage: iotrail export --format FMT [--what KIND] [-o OUT] FILE\n"
 	      "\n"
 	      "Write the records of a trace file in another format, one pass over the file.\n"
 	      "\n"
@@ -44,22 +67,29 @@ static void usage(FILE *f)
 	for (size_t i = 0; i < it_nexporters; i++) {
 		const char *w = it_exporters[i]->what;
 		/* the description, indented under the name */
-		fprintf(f, "  %-8s ", it_exporters[i]->name);
+		char label[40];
+
+		snprintf(label, sizeof(label), "%s%s%s", it_exporters[i]->name,
+			 it_exporters[i]->kind ? " --what " : "",
+			 it_exporters[i]->kind ? it_exporters[i]->kind : "");
+		fprintf(f, "  %s\n      ", label);
 		for (; *w; w++) {
 			fputc(*w, f);
 			if (*w == '\n')
-				fputs("           ", f);
+				fputs("      ", f);
 		}
 		fputc('\n', f);
 	}
 	fprintf(f, "\n"
 		"  -f, --format FMT   %s\n"
+		"  -w, --what KIND    what a format writes (csv: %s; default: the first listed)\n"
 		"  -o, --output OUT   write to OUT instead of stdout\n"
 		"  -h, --help         this text\n"
 		"\n"
 		"example:\n"
 		"  iotrail record -o fio.trail -- fio job.fio && iotrail export --format %s -o fio.%s fio.trail\n",
-		format_names(names, sizeof(names)), it_exporters[0]->name, it_exporters[0]->name);
+		format_names(names, sizeof(names)), kind_names("csv", kinds, sizeof(kinds)),
+		it_exporters[0]->name, it_exporters[0]->name);
 }
 
 /* The pass: every chunk of the exporter's types to it. Returns the
@@ -89,27 +119,69 @@ static int64_t run(const struct it_exporter *x, struct it_reader *rd, FILE *out,
 	return rows;
 }
 
+/* An exporter on the report's analysis layers, fed through their bus;
+ * the output file is created once the trace opened. */
+static int export_analysis(const struct it_exporter *x, const char *path, const char *output)
+{
+	struct it_layer_opts o = { .analyzer = IT_ANALYZER_OPTS_DEFAULT, .zones = true };
+	struct it_pass_info info;
+	struct it_analysis *an;
+	struct it_reader *rd;
+	int64_t rows = -1;
+	void *self = NULL;
+	FILE *out;
+	int rc;
+
+	if ((rc = it_trace_analysis_open(path, &o, 0, &rd, &an, &info)))
+		return rc;
+	info.bus = it_analysis_bus(an);
+	out = output ? fopen(output, "w") : stdout;
+	if (!out)
+		rc = it_fail(1, "create the output file", strerror(errno), "check the path");
+	else if (!(self = x->open(out, &info)))
+		rc = it_fail(1, "export", "out of memory", "free some memory");
+	else if ((rc = it_trace_analysis_run(an, rd, path)) == 0) {
+		rows = x->finish_analysis ? x->finish_analysis(self, an) : x->finish(self);
+		if (rows < 0)
+			rc = it_fail(1, "export", "out of memory", "free some memory");
+	}
+	if (self)
+		x->free(self);
+	if (out && ((output ? fclose(out) : fflush(out)) || (!output && ferror(out))))
+		rc = it_fail(1, "write the output", strerror(errno),
+			     "check free space and where the output goes");
+	if (!rc && rows == 0)
+		fprintf(stderr, "iotrail export: note: %s has no %s\n", path, x->none);
+	it_analysis_free(an);
+	it_reader_close(rd);
+	return rc;
+}
+
 int cmd_export(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "what", required_argument, NULL, 'w' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *format = NULL, *output = NULL;
+	const char *format = NULL, *output = NULL, *what = NULL;
 	char err[256], names[256], todo[300];
 	int c;
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "f:o:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "f:o:w:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			format = optarg;
 			break;
 		case 'o':
 			output = optarg;
+			break;
+		case 'w':
+			what = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -128,10 +200,21 @@ int cmd_export(int argc, char **argv)
 		snprintf(err, sizeof(err), "unknown format '%s'", format);
 		return it_fail(2, "export", err, todo);
 	}
+	if (what && !(x = it_exporter_find_kind(format, what))) {
+		char kinds[256];
+
+		kind_names(format, kinds, sizeof(kinds));
+		snprintf(err, sizeof(err), "format %s has no kind '%s'", format, what);
+		snprintf(todo, sizeof(todo), *kinds ? "use --what %s" : "leave --what out for %s",
+			 *kinds ? kinds : format);
+		return it_fail(2, "export", err, todo);
+	}
 	if (optind + 1 != argc)
 		return it_fail(2, "export", optind == argc ? "no trace file given" :
 			    "more than one trace file given", "usage: iotrail export --format FMT [-o OUT] FILE");
 	const char *path = argv[optind];
+	if (x->analysis)
+		return export_analysis(x, path, output);
 	struct it_reader *rd = it_reader_open_records(path, x->chunks, x->nchunks, err, sizeof(err));
 	if (!rd) {
 		fprintf(stderr, "iotrail export: failed to read %s: %s; give a trace file written by "

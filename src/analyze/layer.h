@@ -198,6 +198,8 @@ void it_analysis_report_json(struct it_analysis *an, FILE *f, const struct it_re
 void it_analysis_report_log(struct it_analysis *an, FILE *f, const struct it_report_ctx *ctx);
 /* The state ops->new made for the trace, or NULL when it was not built. */
 void *it_analysis_state(const struct it_analysis *an, const struct it_analysis_layer *ops);
+/* The layers' bus, for an exporter to subscribe to before the run. */
+struct it_bus *it_analysis_bus(struct it_analysis *an);
 void it_analysis_free(struct it_analysis *an);
 
 /* The layers (layers.c lists them); the block layer's analyzer (for the

@@ -201,6 +201,11 @@ void *it_analysis_state(const struct it_analysis *an, const struct it_analysis_l
 	return NULL;
 }
 
+struct it_bus *it_analysis_bus(struct it_analysis *an)
+{
+	return &an->bus;
+}
+
 void it_analysis_free(struct it_analysis *an)
 {
 	if (!an)

@@ -8,6 +8,7 @@
 #ifndef IOTRAIL_EXPORT_EXPORTER_H
 #define IOTRAIL_EXPORT_EXPORTER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -30,6 +31,15 @@ struct it_exporter {
 	 * written (>= 0), or -1 when memory ran out. */
 	int64_t (*finish)(void *self);
 	void (*free)(void *self);
+	/* --what KIND: exporters of one format are told apart by kind (NULL:
+	 * the format's default, listed first) */
+	const char *kind;
+	/* Built on the report's analysis layers: open subscribes to info->bus
+	 * (block trails, system calls, NVMe commands as the layers publish
+	 * them); chunks and feed are unused. finish_analysis, when set, is
+	 * called instead of finish, with the layers' state (e.g. the zones). */
+	bool analysis;
+	int64_t (*finish_analysis)(void *self, const struct it_analysis *an);
 };
 
 /* Every exporter, in --help order (exporters.c). */
@@ -38,5 +48,13 @@ extern const size_t it_nexporters;
 
 /* The exporter named name, or NULL. */
 const struct it_exporter *it_exporter_find(const char *name);
+/* The exporter of format name and kind (--what; NULL: the format's
+ * first), or NULL. */
+const struct it_exporter *it_exporter_find_kind(const char *name, const char *kind);
+
+/* A device's name for an export: its name in the trace's device table,
+ * "admin" for dev 0 (NVMe admin queues' requests), else "MAJOR:MINOR". */
+const char *it_export_dev_name(const struct it_pass_info *info, uint32_t dev, char *buf,
+			       size_t len);
 
 #endif
