@@ -84,8 +84,10 @@ static void on_trail(const void *msg, void *ctx)
 
 	it_export_dev_name(x->info, t->dev, dev, sizeof(dev));
 	put_field(x->out, dev);
-	fprintf(x->out, ",%u:%u,%s,%" PRIu64 ",%u,%u,%u,", IT_DEV_MAJOR(t->dev), IT_DEV_MINOR(t->dev),
-		it_op_name(t->op), t->sector, t->bytes, t->pid, t->tid);
+	fprintf(x->out, ",%u:%u,%s,", IT_DEV_MAJOR(t->dev), IT_DEV_MINOR(t->dev), it_op_name(t->op));
+	if (t->sector != UINT64_MAX) /* all ones: none (a request without data) */
+		fprintf(x->out, "%" PRIu64, t->sector);
+	fprintf(x->out, ",%u,%u,%u,", t->bytes, t->pid, t->tid);
 	put_field(x->out, it_analyzer_comm(m->a, t->comm));
 	fprintf(x->out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
 		",%" PRIu64 ",%" PRId64 ",%u,%u,%u,%u,%u,%u,%d\n", t->ts[IT_PT_Q], t->ts[IT_PT_I],

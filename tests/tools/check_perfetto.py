@@ -16,6 +16,7 @@ json, nothing of iotrail's):
 usage: check_perfetto.py TRACE.json REPORT.json
 Prints one line per check; exit 1 at the first failure.
 """
+import bisect
 import collections
 import json
 import sys
@@ -52,6 +53,21 @@ def main():
                      % (key, e["name"], a, b, stack[-1]))
             stack.append(b)
     print("ok: slices nest on all %d tracks" % len(by_track))
+
+    # a point is inside a slice of a track when the slices starting at or
+    # before it reach it: per track, starts sorted and the ends' running max
+    starts, reach = {}, {}
+    for key, sl in by_track.items():
+        starts[key] = [a for a, _, _ in sl]
+        m, r = 0, []
+        for _, b, _ in sl:
+            m = max(m, b)
+            r.append(m)
+        reach[key] = r
+
+    def inside(key, t):
+        i = bisect.bisect_right(starts.get(key, []), t) - 1
+        return i >= 0 and reach[key][i] >= t
 
     block = [e for e in evs if e["ph"] == "X" and e["cat"] == "block"]
     if len(block) != rep["ios"]:
@@ -97,17 +113,18 @@ def main():
                 fail("flow %d has two '%s' events" % (e["id"], e["ph"]))
             ends[e["id"]][e["ph"]] = e
     from_calls = to_nvme = 0
+    cats = {key: {x[2]["cat"] for x in sl} for key, sl in by_track.items()}
     for fid, pair in ends.items():
         if set(pair) != {"s", "f"}:
             fail("flow %d has only %s" % (fid, list(pair)))
         for e in pair.values():
             t = ns(e["ts"])
-            if not any(a <= t <= b for a, b, _ in by_track[(e["pid"], e["tid"])]):
+            if not inside((e["pid"], e["tid"]), t):
                 fail("flow %d: its '%s' at %d is in no slice of track (%d, %d)"
                      % (fid, e["ph"], t, e["pid"], e["tid"]))
         s, f = pair["s"], pair["f"]
-        src = {x[2]["cat"] for x in by_track[(s["pid"], s["tid"])]}
-        dst = {x[2]["cat"] for x in by_track[(f["pid"], f["tid"])]}
+        src = cats[(s["pid"], s["tid"])]
+        dst = cats[(f["pid"], f["tid"])]
         if "syscall" in src and "block" in dst:
             from_calls += 1
         elif "block" in src and "nvme" in dst:
