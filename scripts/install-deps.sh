@@ -16,6 +16,9 @@ build_pkgs="$build_pkgs libclang-rt-dev"
 # postgresql-15: Debian 12's PostgreSQL server and pgbench
 # (tests/integration/test_postgres.sh; its own cluster, started by the test)
 test_pkgs="fio util-linux jq fuse3 libfuse3-dev e2fsprogs postgresql-15"
+# man-db, groff-base: the man pages rendered (tests/integration/test_install.sh);
+# python3: the Perfetto export decoded (tests/tools/check_perfetto.py)
+test_pkgs="$test_pkgs man-db groff-base python3"
 # VM tests: a stock kernel runs under QEMU with the host's root shared by 9p
 # (xz-utils: the uncompressed kernel that boots faster; iproute2: ip and tc)
 vm_pkgs="qemu-system-x86 busybox-static kmod cpio xz-utils iproute2"
