@@ -9,35 +9,35 @@
  * rows are csv.c's (--what nvme). Columns: doc/export.md.
  */
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analyze/nvme.h"
 #include "analyze/zones.h"
 #include "export/exporter.h"
+#include "export/outbuf.h"
 #include "layers/syscall/sysan.h"
 
 struct rows {
-	FILE *out;
+	struct it_outbuf ob;   /* trails: millions of rows, formatted by hand */
 	const struct it_pass_info *info;
 	const struct it_analyzer *names; /* comm names of the trails (from the bus) */
 	int64_t n;
 };
 
-/* A CSV field: quoted when it holds a comma, quote or newline. */
-static void put_field(FILE *f, const char *s)
+/* A row of few fields, rare enough for printf, through the buffer. */
+__attribute__((format(printf, 2, 3))) static void row(struct rows *x, const char *fmt, ...)
 {
-	if (!strpbrk(s, ",\"\n\r")) {
-		fputs(s, f);
-		return;
-	}
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', f);
-		fputc(*s, f);
-	}
-	fputc('"', f);
+	char line[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		it_ob_put(&x->ob, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 }
 
 static void *rows_open(FILE *out, const struct it_pass_info *info, const char *header,
@@ -47,24 +47,32 @@ static void *rows_open(FILE *out, const struct it_pass_info *info, const char *h
 
 	if (!x)
 		return NULL;
-	x->out = out;
 	x->info = info;
-	if (fn && it_bus_subscribe(info->bus, topic, fn, x)) {
+	if (it_ob_init(&x->ob, out) || (fn && it_bus_subscribe(info->bus, topic, fn, x))) {
+		it_ob_free(&x->ob);
 		free(x);
 		return NULL;
 	}
-	fprintf(out, "%s\n", header);
+	it_ob_put(&x->ob, header, strlen(header));
+	it_ob_char(&x->ob, '\n');
 	return x;
 }
 
 static int64_t rows_finish(void *self)
 {
-	return ((struct rows *)self)->n;
+	struct rows *x = self;
+
+	it_ob_flush(&x->ob);
+	return x->n;
 }
 
 static void rows_free(void *self)
 {
-	free(self);
+	struct rows *x = self;
+
+	if (x)
+		it_ob_free(&x->ob);
+	free(x);
 }
 
 /* ---- trails ---- */
@@ -79,21 +87,39 @@ static void on_trail(const void *msg, void *ctx)
 	const struct it_bus_trail *m = msg;
 	const struct it_trail *t = m->t;
 	struct rows *x = ctx;
-	char dev[48];
+	struct it_outbuf *o = &x->ob;
 	int64_t q2c = it_stage_time(t, IT_STAGE_Q2C);
+	const uint64_t points[] = { t->ts[IT_PT_Q], t->ts[IT_PT_I], t->ts[IT_PT_D], t->ts[IT_PT_C],
+				    t->ts[IT_PT_S], t->ts[IT_PT_H], t->ts[IT_PT_N],
+				    q2c < 0 ? 0 : (uint64_t)q2c, t->qd_insert, t->qd_issue,
+				    t->merges, t->requeues, t->partial, t->split };
+	char dev[48];
 
-	it_export_dev_name(x->info, t->dev, dev, sizeof(dev));
-	put_field(x->out, dev);
-	fprintf(x->out, ",%u:%u,%s,", IT_DEV_MAJOR(t->dev), IT_DEV_MINOR(t->dev), it_op_name(t->op));
+	it_ob_csv_str(o, it_export_dev_name(x->info, t->dev, dev, sizeof(dev)));
+	it_ob_char(o, ',');
+	it_ob_u64(o, IT_DEV_MAJOR(t->dev));
+	it_ob_char(o, ':');
+	it_ob_u64(o, IT_DEV_MINOR(t->dev));
+	it_ob_char(o, ',');
+	it_ob_csv_str(o, it_op_name(t->op));
+	it_ob_char(o, ',');
 	if (t->sector != UINT64_MAX) /* all ones: none (a request without data) */
-		fprintf(x->out, "%" PRIu64, t->sector);
-	fprintf(x->out, ",%u,%u,%u,", t->bytes, t->pid, t->tid);
-	put_field(x->out, it_analyzer_comm(m->a, t->comm));
-	fprintf(x->out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-		",%" PRIu64 ",%" PRId64 ",%u,%u,%u,%u,%u,%u,%d\n", t->ts[IT_PT_Q], t->ts[IT_PT_I],
-		t->ts[IT_PT_D], t->ts[IT_PT_C], t->ts[IT_PT_S], t->ts[IT_PT_H], t->ts[IT_PT_N],
-		q2c < 0 ? 0 : q2c, t->qd_insert, t->qd_issue, t->merges, t->requeues, t->partial,
-		t->split, t->error);
+		it_ob_u64(o, t->sector);
+	it_ob_char(o, ',');
+	it_ob_u64(o, t->bytes);
+	it_ob_char(o, ',');
+	it_ob_u64(o, t->pid);
+	it_ob_char(o, ',');
+	it_ob_u64(o, t->tid);
+	it_ob_char(o, ',');
+	it_ob_csv_str(o, it_analyzer_comm(m->a, t->comm));
+	for (size_t i = 0; i < sizeof(points) / sizeof(points[0]); i++) {
+		it_ob_char(o, ',');
+		it_ob_u64(o, points[i]);
+	}
+	it_ob_char(o, ',');
+	it_ob_i64(o, t->error);
+	it_ob_char(o, '\n');
 	x->n++;
 }
 
@@ -132,7 +158,7 @@ static void on_call(const void *msg, void *ctx)
 		snprintf(buf, sizeof(buf), "call_%u", c->call);
 		name = buf;
 	}
-	fprintf(x->out, "%u,%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%u\n", c->tid, name,
+	row(x, "%u,%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%u\n", c->tid, name,
 		c->ts_enter, c->ts_exit, c->ts_exit > c->ts_enter ? c->ts_exit - c->ts_enter : 0,
 		c->block_ns, c->block_ios);
 	x->n++;
@@ -176,7 +202,7 @@ static int64_t zones_finish(void *self, const struct it_analysis *an)
 	const struct it_zones *z = block ? it_analyzer_zones(it_layer_block_analyzer(block)) : NULL;
 
 	if (!z)
-		return 0;
+		return rows_finish(x);
 	if (z->err)
 		return -1;
 	for (uint32_t d = 0; d < z->ndevs; d++) {
@@ -188,8 +214,8 @@ static int64_t zones_finish(void *self, const struct it_analysis *an)
 			const struct it_zone *zn = &zd->zones[i];
 			const struct it_hist *r = &zn->mgmt[IT_ZM_RESET];
 
-			put_field(x->out, dev);
-			fprintf(x->out, ",%u:%u,%u,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%u,%u,%" PRIu64
+			it_ob_csv_str(&x->ob, dev);
+			row(x, ",%u:%u,%u,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%u,%u,%" PRIu64
 				",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
 				",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
 				IT_DEV_MAJOR(zd->dev), IT_DEV_MINOR(zd->dev), i, zn->start, zn->len,
@@ -201,7 +227,7 @@ static int64_t zones_finish(void *self, const struct it_analysis *an)
 			x->n++;
 		}
 	}
-	return x->n;
+	return rows_finish(x);
 }
 
 const struct it_exporter it_export_csv_zones = {

@@ -34,6 +34,7 @@
 #include "analyze/hashmap.h"
 #include "analyze/nvme.h"
 #include "export/exporter.h"
+#include "export/outbuf.h"
 #include "layers/syscall/sysan.h"
 
 #define PID_CALLS 1u
@@ -65,10 +66,8 @@ struct tid_queue {
 };
 
 struct perfetto {
-	FILE *out;
+	struct it_outbuf ob;
 	const struct it_pass_info *info;
-	char *buf;
-	size_t len;
 	bool first;
 	bool calls;            /* the trace has system calls: link them */
 	uint64_t start_ns;
@@ -86,88 +85,19 @@ struct perfetto {
 	uint64_t flows;
 	int64_t ios;
 	int err;               /* -1: memory ran out */
+	char stage_open[IT_STAGE_MAX][48]; /* `{"ph":"X","cat":"stage","name":"Q2I"` */
+	size_t stage_openlen[IT_STAGE_MAX];
+	char op_open[IT_OP_OTHER + 1][64];  /* `{"ph":"X","cat":"block","name":"read"` */
+	size_t op_openlen[IT_OP_OTHER + 1];
 };
-
-#define BUF_SIZE (1u << 20)
-
-static void flush_buf(struct perfetto *p)
-{
-	/* a write error shows in ferror(out), which export.c checks */
-	if (p->len)
-		fwrite(p->buf, 1, p->len, p->out);
-	p->len = 0;
-}
-
-static inline void room(struct perfetto *p, size_t n)
-{
-	if (p->len + n > BUF_SIZE)
-		flush_buf(p);
-}
-
-static inline void put(struct perfetto *p, const char *s, size_t n)
-{
-	room(p, n);
-	memcpy(p->buf + p->len, s, n);
-	p->len += n;
-}
-
-#define PUT(p, lit) put(p, lit, sizeof(lit) - 1)
-
-static inline void put_u64(struct perfetto *p, uint64_t v)
-{
-	char tmp[20];
-	size_t n = 0;
-
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	room(p, n);
-	while (n)
-		p->buf[p->len++] = tmp[--n];
-}
-
-/* ns as microseconds with three decimals */
-static inline void put_us(struct perfetto *p, uint64_t ns)
-{
-	uint64_t frac = ns % 1000;
-
-	put_u64(p, ns / 1000);
-	room(p, 4);
-	p->buf[p->len++] = '.';
-	p->buf[p->len++] = (char)('0' + frac / 100);
-	p->buf[p->len++] = (char)('0' + frac / 10 % 10);
-	p->buf[p->len++] = (char)('0' + frac % 10);
-}
-
-/* a JSON string's contents (names: device names, comms) */
-static void put_escaped(struct perfetto *p, const char *s)
-{
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch == '"' || ch == '\\') {
-			room(p, 2);
-			p->buf[p->len++] = '\\';
-			p->buf[p->len++] = (char)ch;
-		} else if (ch < 0x20) {
-			char esc[8];
-			snprintf(esc, sizeof(esc), "\\u%04x", ch);
-			put(p, esc, 6);
-		} else {
-			room(p, 1);
-			p->buf[p->len++] = (char)ch;
-		}
-	}
-}
 
 static void begin_event(struct perfetto *p)
 {
 	if (p->first) {
 		p->first = false;
-		PUT(p, "\n");
+		IT_OB_PUT(&p->ob, "\n");
 	} else {
-		PUT(p, ",\n");
+		IT_OB_PUT(&p->ob, ",\n");
 	}
 }
 
@@ -176,34 +106,68 @@ static void name_meta(struct perfetto *p, bool thread, uint32_t pid, uint64_t ti
 {
 	begin_event(p);
 	if (thread)
-		PUT(p, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":");
+		IT_OB_PUT(&p->ob, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":");
 	else
-		PUT(p, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":");
-	put_u64(p, pid);
-	PUT(p, ",\"tid\":");
-	put_u64(p, tid);
-	PUT(p, ",\"args\":{\"name\":\"");
-	put_escaped(p, name);
-	PUT(p, "\"}}");
+		IT_OB_PUT(&p->ob, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":");
+	it_ob_u64(&p->ob, pid);
+	IT_OB_PUT(&p->ob, ",\"tid\":");
+	it_ob_u64(&p->ob, tid);
+	IT_OB_PUT(&p->ob, ",\"args\":{\"name\":\"");
+	it_ob_json_str(&p->ob, name);
+	IT_OB_PUT(&p->ob, "\"}}");
 }
 
-static void slice(struct perfetto *p, const char *cat, size_t catlen, const char *name,
-		  uint32_t pid, uint64_t tid, uint64_t from, uint64_t to)
+/* `,"pid":P,"tid":T,"ts":` of one track, written once for the slices of
+ * an I/O */
+struct head {
+	char s[64];
+	size_t n;
+};
+
+static void head_add(struct head *h, const char *s, size_t n)
+{
+	memcpy(h->s + h->n, s, n);
+	h->n += n;
+}
+
+static void make_head(struct head *h, uint32_t pid, uint64_t tid)
+{
+	char tmp[20];
+	size_t n;
+
+	h->n = 0;
+	head_add(h, ",\"pid\":", 7);
+	n = it_fmt_u64(tmp, pid);
+	head_add(h, tmp + n, 20 - n);
+	head_add(h, ",\"tid\":", 7);
+	n = it_fmt_u64(tmp, tid);
+	head_add(h, tmp + n, 20 - n);
+	head_add(h, ",\"ts\":", 6);
+}
+
+/* open: `{"ph":"X","cat":"CAT","name":"NAME"` */
+static void slice(struct perfetto *p, const char *open, size_t openlen, const struct head *h,
+		  uint64_t from, uint64_t to)
 {
 	begin_event(p);
-	PUT(p, "{\"ph\":\"X\",\"cat\":\"");
-	put(p, cat, catlen);
-	PUT(p, "\",\"name\":\"");
-	put(p, name, strlen(name));
-	PUT(p, "\",\"pid\":");
-	put_u64(p, pid);
-	PUT(p, ",\"tid\":");
-	put_u64(p, tid);
-	PUT(p, ",\"ts\":");
-	put_us(p, from);
-	PUT(p, ",\"dur\":");
-	put_us(p, to > from ? to - from : 0);
-	PUT(p, "}");
+	it_ob_put(&p->ob, open, openlen);
+	it_ob_put(&p->ob, h->s, h->n);
+	it_ob_us(&p->ob, from);
+	IT_OB_PUT(&p->ob, ",\"dur\":");
+	it_ob_us(&p->ob, to > from ? to - from : 0);
+	IT_OB_PUT(&p->ob, "}");
+}
+
+/* a slice of category cat named name */
+static void slice_named(struct perfetto *p, const char *cat, const char *name,
+			const struct head *h, uint64_t from, uint64_t to)
+{
+	char open[96];
+	int n = snprintf(open, sizeof(open), "{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"%s\"", cat,
+			 name);
+
+	if (n > 0 && (size_t)n < sizeof(open))
+		slice(p, open, (size_t)n, h, from, to);
 }
 
 /* one end of flow id: "s" (start) or "f" (end), bound to the slice that
@@ -213,31 +177,31 @@ static void flow(struct perfetto *p, bool start, uint64_t id, uint32_t pid, uint
 {
 	begin_event(p);
 	if (start)
-		PUT(p, "{\"ph\":\"s\",\"cat\":\"flow\",\"name\":\"io\",\"id\":");
+		IT_OB_PUT(&p->ob, "{\"ph\":\"s\",\"cat\":\"flow\",\"name\":\"io\",\"id\":");
 	else
-		PUT(p, "{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"flow\",\"name\":\"io\",\"id\":");
-	put_u64(p, id);
-	PUT(p, ",\"pid\":");
-	put_u64(p, pid);
-	PUT(p, ",\"tid\":");
-	put_u64(p, tid);
-	PUT(p, ",\"ts\":");
-	put_us(p, ts);
-	PUT(p, "}");
+		IT_OB_PUT(&p->ob, "{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"flow\",\"name\":\"io\",\"id\":");
+	it_ob_u64(&p->ob, id);
+	IT_OB_PUT(&p->ob, ",\"pid\":");
+	it_ob_u64(&p->ob, pid);
+	IT_OB_PUT(&p->ob, ",\"tid\":");
+	it_ob_u64(&p->ob, tid);
+	IT_OB_PUT(&p->ob, ",\"ts\":");
+	it_ob_us(&p->ob, ts);
+	IT_OB_PUT(&p->ob, "}");
 }
 
 static void counter(struct perfetto *p, const char *name, uint32_t pid, uint64_t ts, uint64_t v)
 {
 	begin_event(p);
-	PUT(p, "{\"ph\":\"C\",\"name\":\"");
-	put(p, name, strlen(name));
-	PUT(p, "\",\"pid\":");
-	put_u64(p, pid);
-	PUT(p, ",\"ts\":");
-	put_us(p, ts);
-	PUT(p, ",\"args\":{\"value\":");
-	put_u64(p, v);
-	PUT(p, "}}");
+	IT_OB_PUT(&p->ob, "{\"ph\":\"C\",\"name\":\"");
+	it_ob_put(&p->ob, name, strlen(name));
+	IT_OB_PUT(&p->ob, "\",\"pid\":");
+	it_ob_u64(&p->ob, pid);
+	IT_OB_PUT(&p->ob, ",\"ts\":");
+	it_ob_us(&p->ob, ts);
+	IT_OB_PUT(&p->ob, ",\"args\":{\"value\":");
+	it_ob_u64(&p->ob, v);
+	IT_OB_PUT(&p->ob, "}}");
 }
 
 /* The track of a block device (kind 0, key dev) or an NVMe queue (kind
@@ -329,16 +293,16 @@ static void count_iops(struct perfetto *p, struct lanes *l, uint64_t c)
 	l->iops[k]++;
 }
 
-/* A stage's slice when the trail has it; its time. */
-static bool stage(struct perfetto *p, const struct it_trail *t, unsigned st, uint32_t pid,
-		  uint64_t tid)
+/* A stage's slice when the trail has it; whether it has. */
+static bool stage(struct perfetto *p, const struct it_trail *t, unsigned st, const struct head *h)
 {
 	const struct it_stage_def *d = &it_stages[st];
 	int64_t ns = it_stage_time(t, st);
 
 	if (ns < 0)
 		return false;
-	slice(p, "stage", 5, d->name, pid, tid, t->ts[d->to] - (uint64_t)ns, t->ts[d->to]);
+	slice(p, p->stage_open[st], p->stage_openlen[st], h, t->ts[d->to] - (uint64_t)ns,
+	      t->ts[d->to]);
 	return true;
 }
 
@@ -387,6 +351,7 @@ static void on_trail(const void *msg, void *ctx)
 	struct perfetto *p = ctx;
 	int64_t q2c = it_stage_time(t, IT_STAGE_Q2C);
 	struct lanes *l;
+	struct head h;
 	uint64_t from, tid;
 
 	if (q2c < 0)
@@ -398,16 +363,20 @@ static void on_trail(const void *msg, void *ctx)
 	 * D, its command was set up before: S2D precedes its slice */
 	tid = lane(p, l, t->ts[IT_PT_S] && t->ts[IT_PT_S] < from ? t->ts[IT_PT_S] : from,
 		   t->ts[IT_PT_C]);
-	slice(p, "block", 5, it_op_name(t->op), l->pid, tid, from, t->ts[IT_PT_C]);
-	stage(p, t, IT_STAGE_Q2I, l->pid, tid);
-	stage(p, t, IT_STAGE_I2D, l->pid, tid);
-	stage(p, t, IT_STAGE_Q2D, l->pid, tid);
-	stage(p, t, IT_STAGE_S2D, l->pid, tid);
-	if (stage(p, t, IT_STAGE_D2C, l->pid, tid) && stage(p, t, IT_STAGE_D2N, l->pid, tid)) {
-		stage(p, t, IT_STAGE_D2H, l->pid, tid);
-		stage(p, t, IT_STAGE_H2N, l->pid, tid);
+	make_head(&h, l->pid, tid);
+	if (t->op <= IT_OP_OTHER)
+		slice(p, p->op_open[t->op], p->op_openlen[t->op], &h, from, t->ts[IT_PT_C]);
+	else
+		slice_named(p, "block", it_op_name(t->op), &h, from, t->ts[IT_PT_C]);
+	stage(p, t, IT_STAGE_Q2I, &h);
+	stage(p, t, IT_STAGE_I2D, &h);
+	stage(p, t, IT_STAGE_Q2D, &h);
+	stage(p, t, IT_STAGE_S2D, &h);
+	if (stage(p, t, IT_STAGE_D2C, &h) && stage(p, t, IT_STAGE_D2N, &h)) {
+		stage(p, t, IT_STAGE_D2H, &h);
+		stage(p, t, IT_STAGE_H2N, &h);
 	}
-	stage(p, t, IT_STAGE_N2C, l->pid, tid);
+	stage(p, t, IT_STAGE_N2C, &h);
 	if (t->ts[IT_PT_D] && t->qd_issue)
 		counter(p, "queue depth", l->pid, t->ts[IT_PT_D], t->qd_issue);
 	count_iops(p, l, t->ts[IT_PT_C]);
@@ -433,7 +402,10 @@ static void on_call(const void *msg, void *ctx)
 	const char *name = it_sys_call_name(c->call);
 	uint32_t i;
 
-	slice(p, "syscall", 7, name ? name : "call", PID_CALLS, c->tid, c->ts_enter, c->ts_exit);
+	struct head h;
+
+	make_head(&h, PID_CALLS, c->tid);
+	slice_named(p, "syscall", name ? name : "call", &h, c->ts_enter, c->ts_exit);
 	if ((i = it_map_get(&p->tid_of, c->tid)) == IT_MAP_NONE)
 		return;
 	/* the trails its thread queued within it are its own (sysan.h); those
@@ -460,6 +432,7 @@ static void on_nvme_cmd(const void *msg, void *ctx)
 	const struct it_nvme_cmd *c = m->c;
 	struct perfetto *p = ctx;
 	struct lanes *l;
+	struct head h;
 	char name[32];
 	uint64_t tid;
 
@@ -468,8 +441,9 @@ static void on_nvme_cmd(const void *msg, void *ctx)
 	if (!(l = track(p, 1, (uint64_t)c->ctrl << 16 | c->qid, 0, c->ctrl, c->qid)))
 		return;
 	tid = lane(p, l, c->submit_ns, c->complete_ns);
-	slice(p, "nvme", 4, it_nvme_opcode_name(c->opcode, c->qid == 0, name, sizeof(name)), l->pid,
-	      tid, c->submit_ns, c->complete_ns);
+	make_head(&h, l->pid, tid);
+	slice_named(p, "nvme", it_nvme_opcode_name(c->opcode, c->qid == 0, name, sizeof(name)), &h,
+		    c->submit_ns, c->complete_ns);
 	counter(p, "queue depth", l->pid, c->submit_ns, c->qd);
 	/* the flow is written with the trail, if it is published (a flush
 	 * sequence's trail is not) */
@@ -497,7 +471,7 @@ static void perfetto_free(void *self)
 	free(p->tq);
 	it_map_free(&p->track_of);
 	it_map_free(&p->tid_of);
-	free(p->buf);
+	it_ob_free(&p->ob);
 	free(p);
 }
 
@@ -507,12 +481,11 @@ static void *perfetto_open(FILE *out, const struct it_pass_info *info)
 
 	if (!p)
 		return NULL;
-	p->out = out;
 	p->info = info;
 	p->first = true;
 	p->start_ns = info->host->start_monotonic_ns;
 	p->calls = info->layers & (1u << IT_LAYER_SYSCALL);
-	if (!(p->buf = malloc(BUF_SIZE)) || it_map_init(&p->track_of, 4) ||
+	if (it_ob_init(&p->ob, out) || it_map_init(&p->track_of, 4) ||
 	    it_map_init(&p->tid_of, 8) ||
 	    it_bus_subscribe(info->bus, IT_BUS_TRAIL_DONE, on_trail, p) ||
 	    it_bus_subscribe(info->bus, IT_BUS_NVME_CMD_DONE, on_nvme_cmd, p) ||
@@ -520,7 +493,13 @@ static void *perfetto_open(FILE *out, const struct it_pass_info *info)
 		perfetto_free(p);
 		return NULL;
 	}
-	PUT(p, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
+	for (unsigned st = 0; st < IT_STAGE_MAX; st++)
+		p->stage_openlen[st] = (size_t)snprintf(p->stage_open[st], sizeof(p->stage_open[st]),
+			"{\"ph\":\"X\",\"cat\":\"stage\",\"name\":\"%s\"", it_stages[st].name);
+	for (unsigned op = 0; op <= IT_OP_OTHER; op++)
+		p->op_openlen[op] = (size_t)snprintf(p->op_open[op], sizeof(p->op_open[op]),
+			"{\"ph\":\"X\",\"cat\":\"block\",\"name\":\"%s\"", it_op_name(op));
+	IT_OB_PUT(&p->ob, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
 	if (p->calls)
 		name_meta(p, false, PID_CALLS, PID_CALLS, "system calls");
 	return p;
@@ -537,8 +516,8 @@ static int64_t perfetto_finish(void *self)
 			counter(p, "IOPS", l->pid, p->start_ns + k * IOPS_STEP_NS,
 				l->iops[k] * (1000000000ull / IOPS_STEP_NS));
 	}
-	PUT(p, "\n]}\n");
-	flush_buf(p);
+	IT_OB_PUT(&p->ob, "\n]}\n");
+	it_ob_flush(&p->ob);
 	return p->err ? -1 : p->ios;
 }
 
