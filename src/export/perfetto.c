@@ -77,13 +77,12 @@ struct perfetto {
 	struct it_map tid_of;   /* tid -> index in tq */
 	struct tid_queue *tq;
 	size_t ntq;
-	bool seen_call_tid_meta;
 	/* the trail of the last NVMe command published (just before the
 	 * trail itself) and where that command's slice is */
 	const struct it_trail *cmd_trail;
 	uint64_t cmd_trail_c, cmd_lane_tid, cmd_submit_ns;
 	uint64_t flows;
-	int64_t ios;
+	int64_t records;       /* I/Os, calls and commands written */
 	int err;               /* -1: memory ran out */
 	char stage_open[IT_STAGE_MAX][48]; /* `{"ph":"X","cat":"stage","name":"Q2I"` */
 	size_t stage_openlen[IT_STAGE_MAX];
@@ -392,7 +391,7 @@ static void on_trail(const void *msg, void *ctx)
 	p->cmd_trail = NULL;
 	if (p->calls && t->ts[IT_PT_Q] && t->tid)
 		pend(p, t, tid);
-	p->ios++;
+	p->records++;
 }
 
 static void on_call(const void *msg, void *ctx)
@@ -406,6 +405,7 @@ static void on_call(const void *msg, void *ctx)
 
 	make_head(&h, PID_CALLS, c->tid);
 	slice_named(p, "syscall", name ? name : "call", &h, c->ts_enter, c->ts_exit);
+	p->records++;
 	if ((i = it_map_get(&p->tid_of, c->tid)) == IT_MAP_NONE)
 		return;
 	/* the trails its thread queued within it are its own (sysan.h); those
@@ -445,6 +445,7 @@ static void on_nvme_cmd(const void *msg, void *ctx)
 	slice_named(p, "nvme", it_nvme_opcode_name(c->opcode, c->qid == 0, name, sizeof(name)), &h,
 		    c->submit_ns, c->complete_ns);
 	counter(p, "queue depth", l->pid, c->submit_ns, c->qd);
+	p->records++;
 	/* the flow is written with the trail, if it is published (a flush
 	 * sequence's trail is not) */
 	p->cmd_trail = m->t;
@@ -518,7 +519,7 @@ static int64_t perfetto_finish(void *self)
 	}
 	IT_OB_PUT(&p->ob, "\n]}\n");
 	it_ob_flush(&p->ob);
-	return p->err ? -1 : p->ios;
+	return p->err ? -1 : p->records;
 }
 
 const struct it_exporter it_export_perfetto = {
@@ -528,7 +529,7 @@ const struct it_exporter it_export_perfetto = {
 		"device and NVMe queue a track of I/Os with a slice per stage, system calls\n"
 		"on their threads' tracks, flows call -> block I/O -> NVMe command, counters\n"
 		"of queue depth and IOPS. Open it in ui.perfetto.dev (or chrome://tracing).",
-	.none = "block I/O (recorded without the block layer, or no I/O completed)",
+	.none = "block I/O, system calls or NVMe commands",
 	.open = perfetto_open,
 	.finish = perfetto_finish,
 	.free = perfetto_free,
