@@ -211,4 +211,24 @@ bench: all
 clean:
 	rm -rf $(BUILD)
 
+# Man pages (from the binary's --help: doc/man/mkman.sh) and `make install`:
+# the binary, the pages and the bash completion under $(DESTDIR)$(PREFIX).
+PREFIX ?= /usr/local
+MANDIR ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+.PHONY: man install uninstall
+man: $(BUILD)/man/iotrail.1
+$(BUILD)/man/iotrail.1: $(BUILD)/iotrail doc/man/mkman.sh
+	doc/man/mkman.sh $(BUILD)/iotrail $(BUILD)/man
+
+install: $(BUILD)/iotrail $(BUILD)/man/iotrail.1
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASHCOMPDIR)
+	install -m 0755 $(BUILD)/iotrail $(DESTDIR)$(PREFIX)/bin/iotrail
+	install -m 0644 $(BUILD)/man/*.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 dist/bash-completion/iotrail $(DESTDIR)$(BASHCOMPDIR)/iotrail
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/iotrail $(DESTDIR)$(BASHCOMPDIR)/iotrail \
+	      $(DESTDIR)$(MANDIR)/man1/iotrail.1 $(DESTDIR)$(MANDIR)/man1/iotrail-*.1
+
 -include $(shell find $(BUILD)/obj $(BUILD)/fuzz/obj -name '*.d' 2>/dev/null)

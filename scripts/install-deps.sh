@@ -28,6 +28,9 @@ test_pkgs="$test_pkgs clickhouse-server"
 # prometheus: Debian's Prometheus server, which tests/integration/test_online.sh
 # starts on loopback to scrape iotrail serve (its own config and storage)
 test_pkgs="$test_pkgs prometheus"
+# man-db, groff-base: the man pages rendered (tests/integration/test_install.sh);
+# python3: the Perfetto export decoded (tests/tools/check_perfetto.py)
+test_pkgs="$test_pkgs man-db groff-base python3"
 # VM tests: a stock kernel runs under QEMU with the host's root shared by 9p
 # (xz-utils: the uncompressed kernel that boots faster; iproute2: ip and tc)
 vm_pkgs="qemu-system-x86 busybox-static kmod cpio xz-utils iproute2"

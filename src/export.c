@@ -13,31 +13,54 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "analyze/layer.h"
 #include "export/exporter.h"
 #include "http.h"
 #include "tracefile.h"
 
-/* "csv" or "csv, json or xml": the names of every exporter. */
+/* "csv" or "csv, json or xml": the names of every format (once each). */
 static const char *format_names(char *buf, size_t len)
+{
+	size_t off = 0, nformats = 0, k = 0;
+
+	buf[0] = 0;
+	for (size_t i = 0; i < it_nexporters; i++)
+		nformats += it_exporter_find(it_exporters[i]->name) == it_exporters[i];
+	for (size_t i = 0; i < it_nexporters && off < len; i++) {
+		if (it_exporter_find(it_exporters[i]->name) != it_exporters[i])
+			continue;
+		int w = snprintf(buf + off, len - off, "%s%s",
+				 !k ? "" : k + 1 < nformats ? ", " : " or ", it_exporters[i]->name);
+		if (w < 0)
+			break;
+		off += (size_t)w;
+		k++;
+	}
+	return buf;
+}
+
+/* "trails, calls, nvme or zones": the kinds of format name. */
+static const char *kind_names(const char *name, char *buf, size_t len)
 {
 	size_t off = 0;
 
 	buf[0] = 0;
-	for (size_t i = 0; i < it_nexporters && off < len; i++) {
-		int k = snprintf(buf + off, len - off, "%s%s",
-				 !i ? "" : i + 1 < it_nexporters ? ", " : " or ", it_exporters[i]->name);
-		if (k < 0)
-			break;
-		off += (size_t)k;
-	}
+	for (size_t i = 0; i < it_nexporters && off < len; i++)
+		if (!strcmp(it_exporters[i]->name, name) && it_exporters[i]->kind) {
+			int w = snprintf(buf + off, len - off, "%s%s", off ? "|" : "",
+					 it_exporters[i]->kind);
+			if (w < 0)
+				break;
+			off += (size_t)w;
+		}
 	return buf;
 }
 
 static void usage(FILE *f)
 {
-	char names[256];
+	char names[256], kinds[256];
 
-	fputs("usage: iotrail export --format FMT [-o OUT | --url URL [--database DB]] FILE\n"
+	fputs("usage: iotrail export --format FMT [--what KIND] [-o OUT | --url URL [--database DB]] FILE\n"
 	      "\n"
 	      "Write the records of a trace file in another format, one pass over the file.\n"
 	      "\n"
@@ -45,16 +68,22 @@ static void usage(FILE *f)
 	for (size_t i = 0; i < it_nexporters; i++) {
 		const char *w = it_exporters[i]->what;
 		/* the description, indented under the name */
-		fprintf(f, "  %-8s ", it_exporters[i]->name);
+		char label[40];
+
+		snprintf(label, sizeof(label), "%s%s%s", it_exporters[i]->name,
+			 it_exporters[i]->kind ? " --what " : "",
+			 it_exporters[i]->kind ? it_exporters[i]->kind : "");
+		fprintf(f, "  %s\n      ", label);
 		for (; *w; w++) {
 			fputc(*w, f);
 			if (*w == '\n')
-				fputs("           ", f);
+				fputs("      ", f);
 		}
 		fputc('\n', f);
 	}
 	fprintf(f, "\n"
 		"  -f, --format FMT   %s\n"
+		"  -w, --what KIND    what a format writes (csv: %s; default: the first listed)\n"
 		"  -o, --output OUT   write to OUT instead of stdout\n"
 		"  -u, --url URL      the server of an exporter to a server (clickhouse):\n"
 		"                     http://HOST:8123\n"
@@ -63,7 +92,8 @@ static void usage(FILE *f)
 		"\n"
 		"example:\n"
 		"  iotrail record -o fio.trail -- fio job.fio && iotrail export --format %s -o fio.%s fio.trail\n",
-		format_names(names, sizeof(names)), it_exporters[0]->name, it_exporters[0]->name);
+		format_names(names, sizeof(names)), kind_names("csv", kinds, sizeof(kinds)),
+		it_exporters[0]->name, it_exporters[0]->name);
 }
 
 /* The pass: every chunk of the exporter's types to it. Returns the
@@ -93,10 +123,49 @@ static int64_t run(const struct it_exporter *x, struct it_reader *rd, FILE *out,
 	return rows;
 }
 
-/* An exporter of the analysis (x->subscribe): the report's layers read
- * the trace in their one pass and publish on the bus it listens to. */
-static int64_t run_analysis(const struct it_exporter *x, const char *path, FILE *out,
-			    const struct it_export_url *u, const char **why, char *err, size_t errlen)
+/* An exporter on the report's analysis layers, fed through their bus;
+ * the output file is created once the trace opened. */
+static int export_analysis(const struct it_exporter *x, const char *path, const char *output)
+{
+	struct it_layer_opts o = { .analyzer = IT_ANALYZER_OPTS_DEFAULT, .zones = true };
+	struct it_pass_info info;
+	struct it_analysis *an;
+	struct it_reader *rd;
+	int64_t rows = -1;
+	void *self = NULL;
+	FILE *out;
+	int rc;
+
+	if ((rc = it_trace_analysis_open(path, &o, 0, &rd, &an, &info)))
+		return rc;
+	info.bus = it_analysis_bus(an);
+	out = output ? fopen(output, "w") : stdout;
+	if (!out)
+		rc = it_fail(1, "create the output file", strerror(errno), "check the path");
+	else if (!(self = x->open(out, &info)))
+		rc = it_fail(1, "export", "out of memory", "free some memory");
+	else if ((rc = it_trace_analysis_run(an, rd, path)) == 0) {
+		rows = x->finish_analysis ? x->finish_analysis(self, an) : x->finish(self);
+		if (rows < 0)
+			rc = it_fail(1, "export", "out of memory", "free some memory");
+	}
+	if (self)
+		x->free(self);
+	if (out && ((output ? fclose(out) : fflush(out)) || (!output && ferror(out))))
+		rc = it_fail(1, "write the output", strerror(errno),
+			     "check free space and where the output goes");
+	if (!rc && rows == 0)
+		fprintf(stderr, "iotrail export: note: %s has no %s\n", path, x->none);
+	it_analysis_free(an);
+	it_reader_close(rd);
+	return rc;
+}
+
+/* An exporter to a server (x->open_url): like export_analysis, the
+ * report's layers read the trace in their one pass and publish on the bus
+ * it subscribed to at open. */
+static int64_t run_url(const struct it_exporter *x, const char *path,
+		       const struct it_export_url *u, const char **why, char *err, size_t errlen)
 {
 	struct it_layer_opts o = { .analyzer = IT_ANALYZER_OPTS_DEFAULT };
 	struct it_reader *rd;
@@ -108,13 +177,12 @@ static int64_t run_analysis(const struct it_exporter *x, const char *path, FILE 
 	*why = NULL;
 	if (it_trace_analysis_open(path, &o, 0, &rd, &an, &info))
 		return -2; /* said */
-	self = u ? x->open_url(u, &info) : x->open(out, &info);
+	info.bus = it_analysis_bus(an);
+	self = x->open_url(u, &info);
 	if (!self) {
 		snprintf(err, errlen, "out of memory");
 	} else if (x->error && (*why = x->error(self))) {
 		snprintf(err, errlen, "%s", *why);
-	} else if (x->subscribe(self, it_analysis_bus(an))) {
-		snprintf(err, errlen, "too many listeners on the analysis' bus");
 	} else if (it_trace_analysis_run(an, rd, path)) {
 		rows = -2; /* said */
 	} else if ((rows = x->finish(self)) < 0) {
@@ -139,7 +207,7 @@ static int export_url(const struct it_exporter *x, const char *path, const char 
 	if (!h)
 		return it_failf(2, "failed to use --url %s: %s; give http://HOST:PORT", url, err);
 	struct it_export_url u = { .url = url, .database = database, .post = it_http_post, .conn = h };
-	int64_t rows = run_analysis(x, path, NULL, &u, &why, err, sizeof(err));
+	int64_t rows = run_url(x, path, &u, &why, err, sizeof(err));
 	it_http_close(h);
 	if (rows == -2)
 		return 1;
@@ -156,18 +224,19 @@ int cmd_export(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "what", required_argument, NULL, 'w' },
 		{ "url", required_argument, NULL, 'u' },
 		{ "database", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *format = NULL, *output = NULL, *url = NULL, *database = "iotrail";
+	const char *format = NULL, *output = NULL, *what = NULL, *url = NULL, *database = "iotrail";
 	char err[256], names[256], todo[300];
 	int c;
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "f:o:u:d:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "f:o:w:u:d:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'u':
 			url = optarg;
@@ -180,6 +249,9 @@ int cmd_export(int argc, char **argv)
 			break;
 		case 'o':
 			output = optarg;
+			break;
+		case 'w':
+			what = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -198,6 +270,15 @@ int cmd_export(int argc, char **argv)
 		snprintf(err, sizeof(err), "unknown format '%s'", format);
 		return it_fail(2, "export", err, todo);
 	}
+	if (what && !(x = it_exporter_find_kind(format, what))) {
+		char kinds[256];
+
+		kind_names(format, kinds, sizeof(kinds));
+		snprintf(err, sizeof(err), "format %s has no kind '%s'", format, what);
+		snprintf(todo, sizeof(todo), *kinds ? "use --what %s" : "leave --what out for %s",
+			 *kinds ? kinds : format);
+		return it_fail(2, "export", err, todo);
+	}
 	if (optind + 1 != argc)
 		return it_fail(2, "export", optind == argc ? "no trace file given" :
 			    "more than one trace file given", "usage: iotrail export --format FMT [-o OUT] FILE");
@@ -213,6 +294,8 @@ int cmd_export(int argc, char **argv)
 				"(clickhouse); use -o OUT", x->name);
 	if (x->open_url)
 		return export_url(x, path, url, database);
+	if (x->analysis)
+		return export_analysis(x, path, output);
 	struct it_reader *rd = it_reader_open_records(path, x->chunks, x->nchunks, err, sizeof(err));
 	if (!rd) {
 		fprintf(stderr, "iotrail export: failed to read %s: %s; give a trace file written by "

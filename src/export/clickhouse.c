@@ -475,6 +475,17 @@ static void check_new(struct ch *x)
 		      x->u.database, x->u.database, x->recording_id);
 }
 
+static int ch_subscribe(void *self, struct it_bus *bus)
+{
+	struct ch *x = self;
+
+	if (it_bus_subscribe(bus, IT_BUS_TRAIL_DONE, on_trail, x) ||
+	    it_bus_subscribe(bus, IT_BUS_CALL_DONE, on_call, x) ||
+	    it_bus_subscribe(bus, IT_BUS_NVME_CMD_DONE, on_nvme, x))
+		return -1;
+	return 0;
+}
+
 static void *ch_open_url(const struct it_export_url *u, const struct it_pass_info *info)
 {
 	struct ch *x = calloc(1, sizeof(*x));
@@ -493,20 +504,13 @@ static void *ch_open_url(const struct it_export_url *u, const struct it_pass_inf
 		      "letters, digits and _ only", u->database);
 		return x;
 	}
+	if (info->bus && ch_subscribe(x, info->bus)) {
+		failf(x, "too many listeners on the analysis' bus");
+		return x;
+	}
 	create_tables(x);
 	check_new(x);
 	return x;
-}
-
-static int ch_subscribe(void *self, struct it_bus *bus)
-{
-	struct ch *x = self;
-
-	if (it_bus_subscribe(bus, IT_BUS_TRAIL_DONE, on_trail, x) ||
-	    it_bus_subscribe(bus, IT_BUS_CALL_DONE, on_call, x) ||
-	    it_bus_subscribe(bus, IT_BUS_NVME_CMD_DONE, on_nvme, x))
-		return -1;
-	return 0;
 }
 
 static int64_t ch_finish(void *self)
@@ -563,8 +567,8 @@ const struct it_exporter it_export_clickhouse = {
 		"call, per NVMe command, per recording; tables made when missing\n"
 		"(doc/clickhouse.md)",
 	.none = "block I/O, system calls or NVMe commands",
+	.analysis = true,
 	.open_url = ch_open_url,
-	.subscribe = ch_subscribe,
 	.finish = ch_finish,
 	.error = ch_error,
 	.free = ch_free,

@@ -147,4 +147,5 @@ const struct it_exporter it_export_csv = {
 	.feed = csv_feed,
 	.finish = csv_finish,
 	.free = csv_free,
+	.kind = "nvme",
 };

@@ -8,6 +8,7 @@
 #ifndef IOTRAIL_EXPORT_EXPORTER_H
 #define IOTRAIL_EXPORT_EXPORTER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -44,13 +45,18 @@ struct it_exporter {
 	 * written (>= 0), or -1 when memory ran out. */
 	int64_t (*finish)(void *self);
 	void (*free)(void *self);
-	/* An exporter of the analysis instead of raw chunks (chunks, feed
-	 * NULL): the block trails with their stages, the system calls and
-	 * NVMe commands the report's layers publish (layer.h, the bus), in
-	 * their one pass. Called after open, before the pass; 0 or -1. */
-	int (*subscribe)(void *self, struct it_bus *bus);
-	/* An exporter to a server (instead of open): NULL when memory ran
-	 * out; a failure to reach the server is its error(). */
+	/* --what KIND: exporters of one format are told apart by kind (NULL:
+	 * the format's default, listed first) */
+	const char *kind;
+	/* Built on the report's analysis layers: open subscribes to info->bus
+	 * (block trails, system calls, NVMe commands as the layers publish
+	 * them); chunks and feed are unused. finish_analysis, when set, is
+	 * called instead of finish, with the layers' state (e.g. the zones). */
+	bool analysis;
+	int64_t (*finish_analysis)(void *self, const struct it_analysis *an);
+	/* An exporter to a server (instead of open; analysis set, so it
+	 * subscribes to info->bus): NULL when memory ran out; a failure to
+	 * reach the server is its error(). */
 	void *(*open_url)(const struct it_export_url *u, const struct it_pass_info *info);
 	/* Why open_url or finish failed, one line; NULL: memory ran out. */
 	const char *(*error)(const void *self);
@@ -62,5 +68,13 @@ extern const size_t it_nexporters;
 
 /* The exporter named name, or NULL. */
 const struct it_exporter *it_exporter_find(const char *name);
+/* The exporter of format name and kind (--what; NULL: the format's
+ * first), or NULL. */
+const struct it_exporter *it_exporter_find_kind(const char *name, const char *kind);
+
+/* A device's name for an export: its name in the trace's device table,
+ * "admin" for dev 0 (NVMe admin queues' requests), else "MAJOR:MINOR". */
+const char *it_export_dev_name(const struct it_pass_info *info, uint32_t dev, char *buf,
+			       size_t len);
 
 #endif

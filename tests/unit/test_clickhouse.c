@@ -136,7 +136,7 @@ static int64_t export_trails(struct fake *f, const struct trails *tr, const stru
 			     const char **err)
 {
 	struct it_bus bus = { 0 };
-	struct it_pass_info info = { .host = &host };
+	struct it_pass_info info = { .host = &host, .bus = &bus };
 	struct it_export_url u = { .url = "http://fake", .database = "db", .post = fake_post, .conn = f };
 	const struct it_exporter *x = &it_export_clickhouse;
 	void *self = x->open_url(&u, &info);
@@ -145,7 +145,7 @@ static int64_t export_trails(struct fake *f, const struct trails *tr, const stru
 	*err = NULL;
 	if (!self)
 		return -1;
-	if ((*err = x->error(self)) || x->subscribe(self, &bus))
+	if ((*err = x->error(self)))
 		goto out;
 	for (size_t i = 0; i < tr->n; i++) {
 		struct it_bus_trail m = { .t = &tr->t[i], .a = a };

@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * `iotrail export --format csv --what trails|calls|zones`: the layers'
+ * records as the report's analysis layers make them (through the bus),
+ * one CSV row each: a block trail (one I/O: its points Q/I/D/C, with the
+ * NVMe command's S/N/H when it went through the NVMe driver), a system
+ * call (with the block time and I/Os it owns), a zone of a zoned device
+ * (its I/O and management counts over the trace). The NVMe commands'
+ * rows are csv.c's (--what nvme). Columns: doc/export.md.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/nvme.h"
+#include "analyze/zones.h"
+#include "export/exporter.h"
+#include "export/outbuf.h"
+#include "layers/syscall/sysan.h"
+
+struct rows {
+	struct it_outbuf ob;   /* trails: millions of rows, formatted by hand */
+	const struct it_pass_info *info;
+	const struct it_analyzer *names; /* comm names of the trails (from the bus) */
+	int64_t n;
+};
+
+/* A row of few fields, rare enough for printf, through the buffer. */
+__attribute__((format(printf, 2, 3))) static void row(struct rows *x, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		it_ob_put(&x->ob, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+}
+
+static void *rows_open(FILE *out, const struct it_pass_info *info, const char *header,
+		       enum it_bus_topic topic, it_bus_fn fn)
+{
+	struct rows *x = calloc(1, sizeof(*x));
+
+	if (!x)
+		return NULL;
+	x->info = info;
+	if (it_ob_init(&x->ob, out) || (fn && it_bus_subscribe(info->bus, topic, fn, x))) {
+		it_ob_free(&x->ob);
+		free(x);
+		return NULL;
+	}
+	it_ob_put(&x->ob, header, strlen(header));
+	it_ob_char(&x->ob, '\n');
+	return x;
+}
+
+static int64_t rows_finish(void *self)
+{
+	struct rows *x = self;
+
+	it_ob_flush(&x->ob);
+	return x->n;
+}
+
+static void rows_free(void *self)
+{
+	struct rows *x = self;
+
+	if (x)
+		it_ob_free(&x->ob);
+	free(x);
+}
+
+/* ---- trails ---- */
+
+static const char trails_header[] =
+	"device,dev,op,sector,bytes,pid,tid,comm,queue_ns,insert_ns,issue_ns,complete_ns,"
+	"nvme_setup_ns,nvme_cqe_ns,nvme_complete_ns,q2c_ns,qd_insert,qd_issue,merges,requeues,"
+	"partial,split,error";
+
+static void on_trail(const void *msg, void *ctx)
+{
+	const struct it_bus_trail *m = msg;
+	const struct it_trail *t = m->t;
+	struct rows *x = ctx;
+	struct it_outbuf *o = &x->ob;
+	int64_t q2c = it_stage_time(t, IT_STAGE_Q2C);
+	const uint64_t points[] = { t->ts[IT_PT_Q], t->ts[IT_PT_I], t->ts[IT_PT_D], t->ts[IT_PT_C],
+				    t->ts[IT_PT_S], t->ts[IT_PT_H], t->ts[IT_PT_N],
+				    q2c < 0 ? 0 : (uint64_t)q2c, t->qd_insert, t->qd_issue,
+				    t->merges, t->requeues, t->partial, t->split };
+	char dev[48];
+
+	it_ob_csv_str(o, it_export_dev_name(x->info, t->dev, dev, sizeof(dev)));
+	it_ob_char(o, ',');
+	it_ob_u64(o, IT_DEV_MAJOR(t->dev));
+	it_ob_char(o, ':');
+	it_ob_u64(o, IT_DEV_MINOR(t->dev));
+	it_ob_char(o, ',');
+	it_ob_csv_str(o, it_op_name(t->op));
+	it_ob_char(o, ',');
+	if (t->sector != UINT64_MAX) /* all ones: none (a request without data) */
+		it_ob_u64(o, t->sector);
+	it_ob_char(o, ',');
+	it_ob_u64(o, t->bytes);
+	it_ob_char(o, ',');
+	it_ob_u64(o, t->pid);
+	it_ob_char(o, ',');
+	it_ob_u64(o, t->tid);
+	it_ob_char(o, ',');
+	it_ob_csv_str(o, it_analyzer_comm(m->a, t->comm));
+	for (size_t i = 0; i < sizeof(points) / sizeof(points[0]); i++) {
+		it_ob_char(o, ',');
+		it_ob_u64(o, points[i]);
+	}
+	it_ob_char(o, ',');
+	it_ob_i64(o, t->error);
+	it_ob_char(o, '\n');
+	x->n++;
+}
+
+static void *trails_open(FILE *out, const struct it_pass_info *info)
+{
+	return rows_open(out, info, trails_header, IT_BUS_TRAIL_DONE, on_trail);
+}
+
+const struct it_exporter it_export_csv_trails = {
+	.name = "csv",
+	.kind = "trails",
+	.analysis = true,
+	.what = "every block I/O (trail) as one CSV row, in completion order: its device,\n"
+		"op, sector, bytes, submitter, the times it was queued, inserted, issued and\n"
+		"completed (and its NVMe command's set-up, CQE and completion), Q2C, queue\n"
+		"depths, merges, requeues, error (columns: doc/export.md).",
+	.none = "block I/O (recorded without the block layer, or no I/O completed)",
+	.open = trails_open,
+	.finish = rows_finish,
+	.free = rows_free,
+};
+
+/* ---- calls ---- */
+
+static const char calls_header[] =
+	"tid,call,enter_ns,exit_ns,latency_ns,block_ns,block_ios";
+
+static void on_call(const void *msg, void *ctx)
+{
+	const struct it_bus_call *c = msg;
+	struct rows *x = ctx;
+	const char *name = it_sys_call_name(c->call);
+	char buf[16];
+
+	if (!name) {
+		snprintf(buf, sizeof(buf), "call_%u", c->call);
+		name = buf;
+	}
+	row(x, "%u,%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%u\n", c->tid, name,
+		c->ts_enter, c->ts_exit, c->ts_exit > c->ts_enter ? c->ts_exit - c->ts_enter : 0,
+		c->block_ns, c->block_ios);
+	x->n++;
+}
+
+static void *calls_open(FILE *out, const struct it_pass_info *info)
+{
+	return rows_open(out, info, calls_header, IT_BUS_CALL_DONE, on_call);
+}
+
+const struct it_exporter it_export_csv_calls = {
+	.name = "csv",
+	.kind = "calls",
+	.analysis = true,
+	.what = "every system call as one CSV row, in the order they were summed up (about\n"
+		"the order they ended): thread, call, entry and exit times, latency, and the\n"
+		"time and I/Os of the block I/O it owns (columns: doc/export.md).",
+	.none = "system calls (recorded without the syscall layer)",
+	.open = calls_open,
+	.finish = rows_finish,
+	.free = rows_free,
+};
+
+/* ---- zones ---- */
+
+static const char zones_header[] =
+	"device,dev,zone,start_sector,len_sectors,capacity_sectors,type,cond_at_start,"
+	"wp_at_start,reads,read_bytes,writes,write_bytes,appends,append_bytes,errors,resets,"
+	"finishes,opens,closes,reset_avg_ns";
+
+static void *zones_open(FILE *out, const struct it_pass_info *info)
+{
+	return rows_open(out, info, zones_header, IT_BUS_MAX, NULL);
+}
+
+/* The zones are the block analyzer's sums, complete at the end. */
+static int64_t zones_finish(void *self, const struct it_analysis *an)
+{
+	struct rows *x = self;
+	const void *block = it_analysis_state(an, &it_layer_block);
+	const struct it_zones *z = block ? it_analyzer_zones(it_layer_block_analyzer(block)) : NULL;
+
+	if (!z)
+		return rows_finish(x);
+	if (z->err)
+		return -1;
+	for (uint32_t d = 0; d < z->ndevs; d++) {
+		const struct it_zone_dev *zd = &z->devs[d];
+		char dev[48];
+
+		it_export_dev_name(x->info, zd->dev, dev, sizeof(dev));
+		for (uint32_t i = 0; i < zd->nzones; i++) {
+			const struct it_zone *zn = &zd->zones[i];
+			const struct it_hist *r = &zn->mgmt[IT_ZM_RESET];
+
+			it_ob_csv_str(&x->ob, dev);
+			row(x, ",%u:%u,%u,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%u,%u,%" PRIu64
+				",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+				",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
+				IT_DEV_MAJOR(zd->dev), IT_DEV_MINOR(zd->dev), i, zn->start, zn->len,
+				zn->capacity, zn->type, zn->cond_start, zn->wp_start, zn->reads,
+				zn->read_bytes, zn->writes, zn->write_bytes, zn->appends, zn->append_bytes,
+				zn->errors, r->count, zn->mgmt[IT_ZM_FINISH].count,
+				zn->mgmt[IT_ZM_OPEN].count, zn->mgmt[IT_ZM_CLOSE].count,
+				r->count ? r->sum / r->count : 0);
+			x->n++;
+		}
+	}
+	return rows_finish(x);
+}
+
+const struct it_exporter it_export_csv_zones = {
+	.name = "csv",
+	.kind = "zones",
+	.analysis = true,
+	.what = "every zone of each zoned device as one CSV row: its range, type and\n"
+		"condition and write pointer at the start, the I/O it took, its resets,\n"
+		"finishes, opens and closes (columns: doc/export.md).",
+	.none = "zones (no zoned device, or recorded without its zone table)",
+	.open = zones_open,
+	.finish = rows_finish,
+	.finish_analysis = zones_finish,
+	.free = rows_free,
+};

@@ -1,0 +1,536 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * `iotrail export --format perfetto`: the trace as a Chrome JSON trace
+ * (the trace-event format ui.perfetto.dev and chrome://tracing open; why
+ * JSON and not Perfetto's protobuf: README, "Exports"). Fed by the
+ * report's analysis layers through the bus, in one pass:
+ *
+ *   - a process per block device ("block nvme0n1") and per NVMe queue
+ *     ("nvme0 q3"), one for the system calls; an I/O is an "X" slice
+ *     (its op, queued -> completed) on a lane of its device, with a child
+ *     slice per stage (Q2I, I2D or Q2D, D2C; S2D inside I2D/Q2D, D2N and
+ *     N2C inside D2C, D2H and H2N inside D2N): the same stages and times
+ *     as the report. I/Os overlap (queue depth), slices on one thread must
+ *     nest, so each device has lanes (threads "lane N"): an I/O takes the
+ *     first lane free since it was queued;
+ *   - a system call is a slice on its thread's track (process "system
+ *     calls", thread = its tid);
+ *   - flows ("s"/"f" events, bound to the enclosing slice): from a system
+ *     call to each block I/O it owns (queued by its thread during the
+ *     call, as the syscall report counts them), from a block I/O to its
+ *     NVMe command;
+ *   - counters: per device, I/Os in flight at issue ("queue depth", as
+ *     the report samples it) and completions per 100 ms ("IOPS"); per NVMe
+ *     queue, commands in flight at submission.
+ *
+ * Times: "ts"/"dur" are microseconds with three decimals, the trace's
+ * CLOCK_MONOTONIC ns exactly. Numbers are formatted by hand into one
+ * buffer: printf would take most of the time (bench/export_speed.sh).
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/hashmap.h"
+#include "analyze/nvme.h"
+#include "export/exporter.h"
+#include "export/outbuf.h"
+#include "layers/syscall/sysan.h"
+
+#define PID_CALLS 1u
+#define PID_BLOCK 100000u /* + device slot */
+#define PID_NVME 200000u  /* + controller * 1000 + qid */
+#define LANES 1000u       /* a lane's tid: pid * LANES + lane */
+#define IOPS_STEP_NS 100000000ull
+/* trails of a thread kept for its next call: a thread that makes no
+ * traced call (writeback, a kernel thread) keeps only its last ones */
+#define TID_PENDING_MAX 4096u
+
+struct lanes {
+	uint32_t pid;
+	uint64_t *busy_until;  /* per lane: the end of its last slice */
+	uint32_t n;
+	uint64_t *iops;        /* completions per IOPS_STEP_NS from the trace start (block) */
+	size_t niops;
+	char name[48];
+};
+
+struct pending {               /* a trail waiting for its thread's call */
+	uint64_t q;            /* queued */
+	uint64_t lane_tid;     /* its lane (pid: lane_tid / LANES) */
+};
+
+struct tid_queue {
+	struct pending *v;
+	uint32_t n, cap;
+};
+
+struct perfetto {
+	struct it_outbuf ob;
+	const struct it_pass_info *info;
+	bool first;
+	bool calls;            /* the trace has system calls: link them */
+	uint64_t start_ns;
+	struct lanes *tracks;  /* block devices, then NVMe queues, as met */
+	size_t ntracks;
+	struct it_map track_of; /* key: (kind << 48) | dev or (ctrl << 16 | qid) -> index */
+	struct it_map tid_of;   /* tid -> index in tq */
+	struct tid_queue *tq;
+	size_t ntq;
+	/* the trail of the last NVMe command published (just before the
+	 * trail itself) and where that command's slice is */
+	const struct it_trail *cmd_trail;
+	uint64_t cmd_trail_c, cmd_lane_tid, cmd_submit_ns;
+	uint64_t flows;
+	int64_t records;       /* I/Os, calls and commands written */
+	int err;               /* -1: memory ran out */
+	char stage_open[IT_STAGE_MAX][48]; /* `{"ph":"X","cat":"stage","name":"Q2I"` */
+	size_t stage_openlen[IT_STAGE_MAX];
+	char op_open[IT_OP_OTHER + 1][64];  /* `{"ph":"X","cat":"block","name":"read"` */
+	size_t op_openlen[IT_OP_OTHER + 1];
+};
+
+static void begin_event(struct perfetto *p)
+{
+	if (p->first) {
+		p->first = false;
+		IT_OB_PUT(&p->ob, "\n");
+	} else {
+		IT_OB_PUT(&p->ob, ",\n");
+	}
+}
+
+/* {"ph":"M","name":"process_name"|"thread_name",...} */
+static void name_meta(struct perfetto *p, bool thread, uint32_t pid, uint64_t tid, const char *name)
+{
+	begin_event(p);
+	if (thread)
+		IT_OB_PUT(&p->ob, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":");
+	else
+		IT_OB_PUT(&p->ob, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":");
+	it_ob_u64(&p->ob, pid);
+	IT_OB_PUT(&p->ob, ",\"tid\":");
+	it_ob_u64(&p->ob, tid);
+	IT_OB_PUT(&p->ob, ",\"args\":{\"name\":\"");
+	it_ob_json_str(&p->ob, name);
+	IT_OB_PUT(&p->ob, "\"}}");
+}
+
+/* `,"pid":P,"tid":T,"ts":` of one track, written once for the slices of
+ * an I/O */
+struct head {
+	char s[64];
+	size_t n;
+};
+
+static void head_add(struct head *h, const char *s, size_t n)
+{
+	memcpy(h->s + h->n, s, n);
+	h->n += n;
+}
+
+static void make_head(struct head *h, uint32_t pid, uint64_t tid)
+{
+	char tmp[20];
+	size_t n;
+
+	h->n = 0;
+	head_add(h, ",\"pid\":", 7);
+	n = it_fmt_u64(tmp, pid);
+	head_add(h, tmp + n, 20 - n);
+	head_add(h, ",\"tid\":", 7);
+	n = it_fmt_u64(tmp, tid);
+	head_add(h, tmp + n, 20 - n);
+	head_add(h, ",\"ts\":", 6);
+}
+
+/* open: `{"ph":"X","cat":"CAT","name":"NAME"` */
+static void slice(struct perfetto *p, const char *open, size_t openlen, const struct head *h,
+		  uint64_t from, uint64_t to)
+{
+	begin_event(p);
+	it_ob_put(&p->ob, open, openlen);
+	it_ob_put(&p->ob, h->s, h->n);
+	it_ob_us(&p->ob, from);
+	IT_OB_PUT(&p->ob, ",\"dur\":");
+	it_ob_us(&p->ob, to > from ? to - from : 0);
+	IT_OB_PUT(&p->ob, "}");
+}
+
+/* a slice of category cat named name */
+static void slice_named(struct perfetto *p, const char *cat, const char *name,
+			const struct head *h, uint64_t from, uint64_t to)
+{
+	char open[96];
+	int n = snprintf(open, sizeof(open), "{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"%s\"", cat,
+			 name);
+
+	if (n > 0 && (size_t)n < sizeof(open))
+		slice(p, open, (size_t)n, h, from, to);
+}
+
+/* one end of flow id: "s" (start) or "f" (end), bound to the slice that
+ * encloses ts on the thread */
+static void flow(struct perfetto *p, bool start, uint64_t id, uint32_t pid, uint64_t tid,
+		 uint64_t ts)
+{
+	begin_event(p);
+	if (start)
+		IT_OB_PUT(&p->ob, "{\"ph\":\"s\",\"cat\":\"flow\",\"name\":\"io\",\"id\":");
+	else
+		IT_OB_PUT(&p->ob, "{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"flow\",\"name\":\"io\",\"id\":");
+	it_ob_u64(&p->ob, id);
+	IT_OB_PUT(&p->ob, ",\"pid\":");
+	it_ob_u64(&p->ob, pid);
+	IT_OB_PUT(&p->ob, ",\"tid\":");
+	it_ob_u64(&p->ob, tid);
+	IT_OB_PUT(&p->ob, ",\"ts\":");
+	it_ob_us(&p->ob, ts);
+	IT_OB_PUT(&p->ob, "}");
+}
+
+static void counter(struct perfetto *p, const char *name, uint32_t pid, uint64_t ts, uint64_t v)
+{
+	begin_event(p);
+	IT_OB_PUT(&p->ob, "{\"ph\":\"C\",\"name\":\"");
+	it_ob_put(&p->ob, name, strlen(name));
+	IT_OB_PUT(&p->ob, "\",\"pid\":");
+	it_ob_u64(&p->ob, pid);
+	IT_OB_PUT(&p->ob, ",\"ts\":");
+	it_ob_us(&p->ob, ts);
+	IT_OB_PUT(&p->ob, ",\"args\":{\"value\":");
+	it_ob_u64(&p->ob, v);
+	IT_OB_PUT(&p->ob, "}}");
+}
+
+/* The track of a block device (kind 0, key dev) or an NVMe queue (kind
+ * 1, key ctrl << 16 | qid), made (and named) when first met; NULL when
+ * memory ran out. */
+static struct lanes *track(struct perfetto *p, unsigned kind, uint64_t key, uint32_t dev,
+			   uint16_t ctrl, uint16_t qid)
+{
+	uint64_t k = (uint64_t)kind << 48 | key;
+	uint32_t i = it_map_get(&p->track_of, k);
+	struct lanes *l;
+
+	if (i != IT_MAP_NONE)
+		return &p->tracks[i];
+	l = realloc(p->tracks, (p->ntracks + 1) * sizeof(*l));
+	if (!l || it_map_put(&p->track_of, k, (uint32_t)p->ntracks)) {
+		if (l)
+			p->tracks = l;
+		p->err = -1;
+		return NULL;
+	}
+	p->tracks = l;
+	l = &p->tracks[p->ntracks++];
+	memset(l, 0, sizeof(*l));
+	if (kind == 0) {
+		char dn[40];
+
+		l->pid = PID_BLOCK + (uint32_t)p->ntracks;
+		snprintf(l->name, sizeof(l->name), "block %s",
+			 it_export_dev_name(p->info, dev, dn, sizeof(dn)));
+	} else {
+		l->pid = PID_NVME + ctrl * 1000u + qid % 1000u;
+		if (qid)
+			snprintf(l->name, sizeof(l->name), "nvme%u q%u", ctrl, qid);
+		else
+			snprintf(l->name, sizeof(l->name), "nvme%u admin", ctrl);
+	}
+	name_meta(p, false, l->pid, l->pid, l->name);
+	return l;
+}
+
+/* The first lane free at from (a new one when none is), marked busy to
+ * to; its tid. */
+static uint64_t lane(struct perfetto *p, struct lanes *l, uint64_t from, uint64_t to)
+{
+	uint32_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (l->busy_until[i] <= from)
+			break;
+	if (i == l->n) {
+		if (l->n == LANES - 1) { /* never on a real device: overlapping on the last */
+			i = l->n - 1;
+		} else {
+			uint64_t *b = realloc(l->busy_until, (l->n + 1) * sizeof(*b));
+			char name[16];
+
+			if (!b) {
+				p->err = -1;
+				return (uint64_t)l->pid * LANES;
+			}
+			l->busy_until = b;
+			l->busy_until[l->n++] = 0;
+			snprintf(name, sizeof(name), "lane %u", i);
+			name_meta(p, true, l->pid, (uint64_t)l->pid * LANES + i, name);
+		}
+	}
+	if (to > l->busy_until[i])
+		l->busy_until[i] = to;
+	return (uint64_t)l->pid * LANES + i;
+}
+
+static void count_iops(struct perfetto *p, struct lanes *l, uint64_t c)
+{
+	size_t k = c > p->start_ns ? (size_t)((c - p->start_ns) / IOPS_STEP_NS) : 0;
+
+	if (k >= l->niops) {
+		size_t n = k + 1 > 2 * l->niops ? k + 1 : 2 * l->niops;
+		uint64_t *v = realloc(l->iops, n * sizeof(*v));
+
+		if (!v) {
+			p->err = -1;
+			return;
+		}
+		memset(v + l->niops, 0, (n - l->niops) * sizeof(*v));
+		l->iops = v;
+		l->niops = n;
+	}
+	l->iops[k]++;
+}
+
+/* A stage's slice when the trail has it; whether it has. */
+static bool stage(struct perfetto *p, const struct it_trail *t, unsigned st, const struct head *h)
+{
+	const struct it_stage_def *d = &it_stages[st];
+	int64_t ns = it_stage_time(t, st);
+
+	if (ns < 0)
+		return false;
+	slice(p, p->stage_open[st], p->stage_openlen[st], h, t->ts[d->to] - (uint64_t)ns,
+	      t->ts[d->to]);
+	return true;
+}
+
+/* A trail to wait for its thread's call. */
+static void pend(struct perfetto *p, const struct it_trail *t, uint64_t lane_tid)
+{
+	uint32_t i = it_map_get(&p->tid_of, t->tid);
+	struct tid_queue *q;
+
+	if (i == IT_MAP_NONE) {
+		struct tid_queue *v = realloc(p->tq, (p->ntq + 1) * sizeof(*v));
+
+		if (!v || it_map_put(&p->tid_of, t->tid, (uint32_t)p->ntq)) {
+			if (v)
+				p->tq = v;
+			p->err = -1;
+			return;
+		}
+		p->tq = v;
+		i = (uint32_t)p->ntq++;
+		memset(&p->tq[i], 0, sizeof(p->tq[i]));
+	}
+	q = &p->tq[i];
+	if (q->n == TID_PENDING_MAX) { /* the oldest can have no call left */
+		memmove(q->v, q->v + q->n / 2, (q->n - q->n / 2) * sizeof(*q->v));
+		q->n -= q->n / 2;
+	}
+	if (q->n == q->cap) {
+		uint32_t cap = q->cap ? 2 * q->cap : 8;
+		struct pending *v = realloc(q->v, cap * sizeof(*v));
+
+		if (!v) {
+			p->err = -1;
+			return;
+		}
+		q->v = v;
+		q->cap = cap;
+	}
+	q->v[q->n++] = (struct pending){ .q = t->ts[IT_PT_Q], .lane_tid = lane_tid };
+}
+
+static void on_trail(const void *msg, void *ctx)
+{
+	const struct it_bus_trail *m = msg;
+	const struct it_trail *t = m->t;
+	struct perfetto *p = ctx;
+	int64_t q2c = it_stage_time(t, IT_STAGE_Q2C);
+	struct lanes *l;
+	struct head h;
+	uint64_t from, tid;
+
+	if (q2c < 0)
+		return;
+	if (!(l = track(p, 0, t->dev, t->dev, 0, 0)))
+		return;
+	from = t->ts[IT_PT_C] - (uint64_t)q2c;
+	/* a request issued without Q or I (an NVMe admin command) starts at
+	 * D, its command was set up before: S2D precedes its slice */
+	tid = lane(p, l, t->ts[IT_PT_S] && t->ts[IT_PT_S] < from ? t->ts[IT_PT_S] : from,
+		   t->ts[IT_PT_C]);
+	make_head(&h, l->pid, tid);
+	if (t->op <= IT_OP_OTHER)
+		slice(p, p->op_open[t->op], p->op_openlen[t->op], &h, from, t->ts[IT_PT_C]);
+	else
+		slice_named(p, "block", it_op_name(t->op), &h, from, t->ts[IT_PT_C]);
+	stage(p, t, IT_STAGE_Q2I, &h);
+	stage(p, t, IT_STAGE_I2D, &h);
+	stage(p, t, IT_STAGE_Q2D, &h);
+	stage(p, t, IT_STAGE_S2D, &h);
+	if (stage(p, t, IT_STAGE_D2C, &h) && stage(p, t, IT_STAGE_D2N, &h)) {
+		stage(p, t, IT_STAGE_D2H, &h);
+		stage(p, t, IT_STAGE_H2N, &h);
+	}
+	stage(p, t, IT_STAGE_N2C, &h);
+	if (t->ts[IT_PT_D] && t->qd_issue)
+		counter(p, "queue depth", l->pid, t->ts[IT_PT_D], t->qd_issue);
+	count_iops(p, l, t->ts[IT_PT_C]);
+	/* its NVMe command came just before it */
+	if (p->cmd_trail == t && p->cmd_trail_c == t->ts[IT_PT_C]) {
+		uint64_t at = t->ts[IT_PT_S] > from ? t->ts[IT_PT_S] : from;
+
+		p->flows++;
+		flow(p, true, p->flows, l->pid, tid, at);
+		flow(p, false, p->flows, (uint32_t)(p->cmd_lane_tid / LANES), p->cmd_lane_tid,
+		     p->cmd_submit_ns);
+	}
+	p->cmd_trail = NULL;
+	if (p->calls && t->ts[IT_PT_Q] && t->tid)
+		pend(p, t, tid);
+	p->records++;
+}
+
+static void on_call(const void *msg, void *ctx)
+{
+	const struct it_bus_call *c = msg;
+	struct perfetto *p = ctx;
+	const char *name = it_sys_call_name(c->call);
+	uint32_t i;
+
+	struct head h;
+
+	make_head(&h, PID_CALLS, c->tid);
+	slice_named(p, "syscall", name ? name : "call", &h, c->ts_enter, c->ts_exit);
+	p->records++;
+	if ((i = it_map_get(&p->tid_of, c->tid)) == IT_MAP_NONE)
+		return;
+	/* the trails its thread queued within it are its own (sysan.h); those
+	 * queued before it had no call; those after wait for the next */
+	struct tid_queue *q = &p->tq[i];
+	uint32_t keep = 0;
+	for (uint32_t k = 0; k < q->n; k++) {
+		struct pending *e = &q->v[k];
+
+		if (e->q > c->ts_exit) {
+			q->v[keep++] = *e;
+		} else if (e->q >= c->ts_enter) {
+			p->flows++;
+			flow(p, true, p->flows, PID_CALLS, c->tid, e->q);
+			flow(p, false, p->flows, (uint32_t)(e->lane_tid / LANES), e->lane_tid, e->q);
+		}
+	}
+	q->n = keep;
+}
+
+static void on_nvme_cmd(const void *msg, void *ctx)
+{
+	const struct it_bus_nvme_cmd *m = msg;
+	const struct it_nvme_cmd *c = m->c;
+	struct perfetto *p = ctx;
+	struct lanes *l;
+	struct head h;
+	char name[32];
+	uint64_t tid;
+
+	if (!c->submit_ns || c->complete_ns < c->submit_ns)
+		return;
+	if (!(l = track(p, 1, (uint64_t)c->ctrl << 16 | c->qid, 0, c->ctrl, c->qid)))
+		return;
+	tid = lane(p, l, c->submit_ns, c->complete_ns);
+	make_head(&h, l->pid, tid);
+	slice_named(p, "nvme", it_nvme_opcode_name(c->opcode, c->qid == 0, name, sizeof(name)), &h,
+		    c->submit_ns, c->complete_ns);
+	counter(p, "queue depth", l->pid, c->submit_ns, c->qd);
+	p->records++;
+	/* the flow is written with the trail, if it is published (a flush
+	 * sequence's trail is not) */
+	p->cmd_trail = m->t;
+	if (m->t) {
+		p->cmd_trail_c = m->t->ts[IT_PT_C];
+		p->cmd_lane_tid = tid;
+		p->cmd_submit_ns = c->submit_ns;
+	}
+}
+
+static void perfetto_free(void *self)
+{
+	struct perfetto *p = self;
+
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->ntracks; i++) {
+		free(p->tracks[i].busy_until);
+		free(p->tracks[i].iops);
+	}
+	for (size_t i = 0; i < p->ntq; i++)
+		free(p->tq[i].v);
+	free(p->tracks);
+	free(p->tq);
+	it_map_free(&p->track_of);
+	it_map_free(&p->tid_of);
+	it_ob_free(&p->ob);
+	free(p);
+}
+
+static void *perfetto_open(FILE *out, const struct it_pass_info *info)
+{
+	struct perfetto *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->info = info;
+	p->first = true;
+	p->start_ns = info->host->start_monotonic_ns;
+	p->calls = info->layers & (1u << IT_LAYER_SYSCALL);
+	if (it_ob_init(&p->ob, out) || it_map_init(&p->track_of, 4) ||
+	    it_map_init(&p->tid_of, 8) ||
+	    it_bus_subscribe(info->bus, IT_BUS_TRAIL_DONE, on_trail, p) ||
+	    it_bus_subscribe(info->bus, IT_BUS_NVME_CMD_DONE, on_nvme_cmd, p) ||
+	    (p->calls && it_bus_subscribe(info->bus, IT_BUS_CALL_DONE, on_call, p))) {
+		perfetto_free(p);
+		return NULL;
+	}
+	for (unsigned st = 0; st < IT_STAGE_MAX; st++)
+		p->stage_openlen[st] = (size_t)snprintf(p->stage_open[st], sizeof(p->stage_open[st]),
+			"{\"ph\":\"X\",\"cat\":\"stage\",\"name\":\"%s\"", it_stages[st].name);
+	for (unsigned op = 0; op <= IT_OP_OTHER; op++)
+		p->op_openlen[op] = (size_t)snprintf(p->op_open[op], sizeof(p->op_open[op]),
+			"{\"ph\":\"X\",\"cat\":\"block\",\"name\":\"%s\"", it_op_name(op));
+	IT_OB_PUT(&p->ob, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
+	if (p->calls)
+		name_meta(p, false, PID_CALLS, PID_CALLS, "system calls");
+	return p;
+}
+
+static int64_t perfetto_finish(void *self)
+{
+	struct perfetto *p = self;
+
+	for (size_t i = 0; i < p->ntracks; i++) {
+		const struct lanes *l = &p->tracks[i];
+
+		for (size_t k = 0; k < l->niops; k++)
+			counter(p, "IOPS", l->pid, p->start_ns + k * IOPS_STEP_NS,
+				l->iops[k] * (1000000000ull / IOPS_STEP_NS));
+	}
+	IT_OB_PUT(&p->ob, "\n]}\n");
+	it_ob_flush(&p->ob);
+	return p->err ? -1 : p->records;
+}
+
+const struct it_exporter it_export_perfetto = {
+	.name = "perfetto",
+	.analysis = true,
+	.what = "the trace as a JSON trace (trace-event format) for ui.perfetto.dev: per block\n"
+		"device and NVMe queue a track of I/Os with a slice per stage, system calls\n"
+		"on their threads' tracks, flows call -> block I/O -> NVMe command, counters\n"
+		"of queue depth and IOPS. Open it in ui.perfetto.dev (or chrome://tracing).",
+	.none = "block I/O, system calls or NVMe commands",
+	.open = perfetto_open,
+	.finish = perfetto_finish,
+	.free = perfetto_free,
+};

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# `iotrail export` on the fixtures in tests/data (no recording, no root):
+#   - perfetto (nvme-tcp-qd16: block + NVMe; syscall-mixed: calls + block): the JSON trace decoded on its own (tests/tools/check_perfetto.py,
+#     python's json) against the report of the same trace: I/O count, per
+#     stage counts and sums, NVMe commands, flows (call -> I/O == the calls'
+#     owned I/Os, I/O -> NVMe command == the linked ones), counters;
+#   - csv --what trails|calls|nvme: one header line, then as many rows as
+#     the report counts (ios, syscall_calls, nvme.commands) and as many
+#     fields in each row as in the header (the zones kind: tests/unit,
+#     test_export_zones, as no fixture has a zoned device);
+#   - bad input: an unknown --what, a missing file: one line, exit 2 / 1.
+cd "$(dirname "$0")/../.."
+. tests/integration/lib.sh
+
+[ -x "$IOTRAIL" ] || { skip export "$IOTRAIL is not built (run make)"; exit 0; }
+command -v python3 >/dev/null || { skip export "python3 is missing"; exit 0; }
+
+# csv_rows FILE: its data rows, when each has the header's field count
+# (split at every comma: no field of the fixtures holds one)
+csv_rows() {
+	awk -F, 'NR == 1 { n = NF; next } NF != n { print "bad row " NR; bad = 1; exit }
+		 END { if (!bad) print NR - 1 }' "$1"
+}
+
+for t in nvme-tcp-qd16 syscall-mixed; do
+	trace=tests/data/$t.trail
+	"$IOTRAIL" report --json "$trace" > "$TMP/$t.report.json" \
+		|| { fail "export_$t" "report --json failed"; continue; }
+	if "$IOTRAIL" export --format perfetto -o "$TMP/$t.json" "$trace" 2> "$TMP/$t.err" &&
+	   python3 tests/tools/check_perfetto.py "$TMP/$t.json" "$TMP/$t.report.json" > "$TMP/$t.check"; then
+		pass "export_perfetto_$t ($(tr '\n' ';' < "$TMP/$t.check"))"
+	else
+		fail "export_perfetto_$t" "$(cat "$TMP/$t.err" "$TMP/$t.check" 2>/dev/null | tail -2)"
+	fi
+	for what in trails calls nvme; do
+		case $what in
+		trails) want=$(jq .ios "$TMP/$t.report.json") ;;
+		calls) want=$(jq '.syscall_calls // 0' "$TMP/$t.report.json") ;;
+		nvme) want=$(jq '.nvme.commands // 0' "$TMP/$t.report.json") ;;
+		esac
+		"$IOTRAIL" export --format csv --what $what -o "$TMP/$t.$what.csv" "$trace" 2> "$TMP/err" \
+			|| { fail "export_csv_${what}_$t" "exit $?: $(cat "$TMP/err")"; continue; }
+		got=$(csv_rows "$TMP/$t.$what.csv")
+		if [ "$got" = "$want" ]; then
+			pass "export_csv_${what}_$t ($got rows == the report's)"
+		else
+			fail "export_csv_${what}_$t" "$got rows, the report counts $want"
+		fi
+	done
+done
+
+# the nvme kind is the default: the same bytes with and without --what
+t=tests/data/nvme-tcp-qd16.trail
+if cmp -s <("$IOTRAIL" export --format csv "$t" 2>/dev/null) \
+	  <("$IOTRAIL" export --format csv --what nvme "$t" 2>/dev/null); then
+	pass export_csv_default_nvme
+else
+	fail export_csv_default_nvme "--format csv differs from --what nvme"
+fi
+
+"$IOTRAIL" export --format csv --what bogus "$t" > "$TMP/out" 2> "$TMP/err"
+rc=$?
+if [ $rc -eq 2 ] && [ "$(wc -l < "$TMP/err")" -eq 1 ] && [ ! -s "$TMP/out" ] &&
+   grep -q "no kind .bogus.; use --what nvme|trails|calls|zones" "$TMP/err"; then
+	pass export_bad_what
+else
+	fail export_bad_what "exit $rc, stderr: $(cat "$TMP/err")"
+fi
+"$IOTRAIL" export --format perfetto -o "$TMP/never.json" "$TMP/missing.trail" > "$TMP/out" 2> "$TMP/err"
+rc=$?
+if [ $rc -eq 1 ] && [ "$(wc -l < "$TMP/err")" -eq 1 ] && [ ! -e "$TMP/never.json" ]; then
+	pass export_missing_file
+else
+	fail export_missing_file "exit $rc, output file made: $([ -e "$TMP/never.json" ] && echo yes || echo no), stderr: $(cat "$TMP/err")"
+fi
+exit ${FAILED:-0}

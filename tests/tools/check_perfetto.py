@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+"""Checks `iotrail export --format perfetto`'s JSON trace against the
+report's JSON of the same trace, decoding the trace on its own (python's
+json, nothing of iotrail's):
+
+  - slices on each thread nest (a lane never holds overlapping I/Os);
+  - one block slice per I/O: as many as the report's `ios`;
+  - per stage, as many slices as the report's groups count, and the same
+    time (the report gives each stage's avg_ns rounded: within 1 ns per I/O);
+  - NVMe command slices: the report's nvme.commands;
+  - every flow has one start and one end, each inside a slice of its
+    track; flows from system calls: the report's owned_ios; flows from
+    block I/O to NVMe commands: the report's nvme.linked.
+
+usage: check_perfetto.py TRACE.json REPORT.json
+Prints one line per check; exit 1 at the first failure.
+"""
+import bisect
+import collections
+import json
+import sys
+
+
+def ns(us):
+    # "ts"/"dur" are microseconds with three decimals: exact ns
+    return round(us * 1000)
+
+
+def fail(msg):
+    print("FAIL: " + msg)
+    sys.exit(1)
+
+
+def main():
+    trace = json.load(open(sys.argv[1]))
+    rep = json.load(open(sys.argv[2]))
+    evs = trace["traceEvents"]
+    by_track = collections.defaultdict(list)
+    for e in evs:
+        if e["ph"] == "X":
+            by_track[(e["pid"], e["tid"])].append((ns(e["ts"]), ns(e["ts"]) + ns(e["dur"]), e))
+
+    # nesting, per track
+    for key, sl in by_track.items():
+        sl.sort(key=lambda s: (s[0], -(s[1] - s[0])))
+        stack = []
+        for a, b, e in sl:
+            while stack and stack[-1] <= a:
+                stack.pop()
+            if stack and b > stack[-1]:
+                fail("track %s: slice %s [%d, %d] overlaps its enclosing one (ends %d)"
+                     % (key, e["name"], a, b, stack[-1]))
+            stack.append(b)
+    print("ok: slices nest on all %d tracks" % len(by_track))
+
+    # a point is inside a slice of a track when the slices starting at or
+    # before it reach it: per track, starts sorted and the ends' running max
+    starts, reach = {}, {}
+    for key, sl in by_track.items():
+        starts[key] = [a for a, _, _ in sl]
+        m, r = 0, []
+        for _, b, _ in sl:
+            m = max(m, b)
+            r.append(m)
+        reach[key] = r
+
+    def inside(key, t):
+        i = bisect.bisect_right(starts.get(key, []), t) - 1
+        return i >= 0 and reach[key][i] >= t
+
+    block = [e for e in evs if e["ph"] == "X" and e["cat"] == "block"]
+    if len(block) != rep["ios"]:
+        fail("%d block slices, the report has %d I/Os" % (len(block), rep["ios"]))
+    print("ok: %d block slices == report ios" % len(block))
+
+    want_n = collections.Counter()
+    want_ns = collections.Counter()
+    for g in rep["groups"]:
+        for s in g["stages"]:
+            want_n[s["name"]] += s["count"]
+            want_ns[s["name"]] += s["count"] * s["avg_ns"]
+    got_n = collections.Counter()
+    got_ns = collections.Counter()
+    for e in evs:
+        if e["ph"] == "X" and e["cat"] in ("stage", "block"):
+            # an I/O's own slice (named by its op) is its Q2C
+            name = e["name"] if e["cat"] == "stage" else "Q2C"
+            got_n[name] += 1
+            got_ns[name] += ns(e["dur"])
+    if set(got_n) != set(want_n):
+        fail("stages %s, the report has %s" % (sorted(got_n), sorted(want_n)))
+    for st in sorted(want_n):
+        if got_n[st] != want_n[st]:
+            fail("stage %s: %d slices, the report counts %d" % (st, got_n[st], want_n[st]))
+        if abs(got_ns[st] - want_ns[st]) > want_n[st]:
+            fail("stage %s: slices sum to %d ns, the report to %d (+-%d)"
+                 % (st, got_ns[st], want_ns[st], want_n[st]))
+    print("ok: %d stages, counts and sums == report (%s)"
+          % (len(want_n), ", ".join("%s %d" % (s, want_n[s]) for s in sorted(want_n))))
+
+    nvme = [e for e in evs if e["ph"] == "X" and e["cat"] == "nvme"]
+    want = rep.get("nvme", {}).get("commands", 0)
+    if len(nvme) != want:
+        fail("%d NVMe command slices, the report has %d commands" % (len(nvme), want))
+    print("ok: %d NVMe command slices == report nvme.commands" % len(nvme))
+
+    # flows: one s and one f per id, each inside a slice of its track
+    ends = collections.defaultdict(dict)
+    for e in evs:
+        if e["ph"] in ("s", "f"):
+            if e["ph"] in ends[e["id"]]:
+                fail("flow %d has two '%s' events" % (e["id"], e["ph"]))
+            ends[e["id"]][e["ph"]] = e
+    from_calls = to_nvme = 0
+    cats = {key: {x[2]["cat"] for x in sl} for key, sl in by_track.items()}
+    for fid, pair in ends.items():
+        if set(pair) != {"s", "f"}:
+            fail("flow %d has only %s" % (fid, list(pair)))
+        for e in pair.values():
+            t = ns(e["ts"])
+            if not inside((e["pid"], e["tid"]), t):
+                fail("flow %d: its '%s' at %d is in no slice of track (%d, %d)"
+                     % (fid, e["ph"], t, e["pid"], e["tid"]))
+        s, f = pair["s"], pair["f"]
+        src = cats[(s["pid"], s["tid"])]
+        dst = cats[(f["pid"], f["tid"])]
+        if "syscall" in src and "block" in dst:
+            from_calls += 1
+        elif "block" in src and "nvme" in dst:
+            to_nvme += 1
+        else:
+            fail("flow %d links %s to %s" % (fid, sorted(src), sorted(dst)))
+    want = rep.get("syscall_block", {}).get("owned_ios", 0)
+    if from_calls != want:
+        fail("%d flows from system calls, the report's calls own %d I/Os" % (from_calls, want))
+    want = rep.get("nvme", {}).get("linked", 0)
+    if to_nvme != want:
+        fail("%d flows to NVMe commands, the report links %d" % (to_nvme, want))
+    print("ok: %d flows call -> I/O == owned_ios, %d I/O -> NVMe command == nvme.linked"
+          % (from_calls, to_nvme))
+
+    # queue depth: one sample per I/O the report samples at issue, one per
+    # NVMe command at submission
+    qd = [e for e in evs if e["ph"] == "C" and e["name"] == "queue depth"]
+    want = sum(d["at_issue"]["ios"] for d in rep["qd"].values()) + \
+        rep.get("nvme", {}).get("commands", 0)
+    if len(qd) != want:
+        fail("%d queue depth samples, the report samples %d" % (len(qd), want))
+    iops = sum(e["args"]["value"] for e in evs if e["ph"] == "C" and e["name"] == "IOPS")
+    if iops != rep["ios"] * 10:  # completions per 100 ms, as per second
+        fail("IOPS counters add up to %d I/Os, the report has %d" % (iops // 10, rep["ios"]))
+    print("ok: %d queue depth samples == report's; IOPS counters add up to the report's ios"
+          % len(qd))
+
+if __name__ == "__main__":
+    main()
