@@ -218,15 +218,24 @@ struct {
  * Waking the consumer on every record costs an irq_work and a wakeup per
  * system call (measured here: several microseconds a call, when the
  * consumer keeps up and sleeps between records). So records are committed
- * without a wakeup, and one record in 256 (a racy per-object counter is
- * good enough) looks whether wakeup_bytes are waiting. The consumer also
- * polls with a short timeout, which bounds the delay when the rate is low.
+ * without a wakeup, and one record in 256 per CPU looks whether
+ * wakeup_bytes are waiting. The count is per CPU: one shared counter
+ * moved its cache line between the CPUs on every traced call of two
+ * threads. The consumer also polls with a short timeout, which bounds the
+ * delay when the rate is low.
  */
-__u32 records_since_check;
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} sys_since_check SEC(".maps");
 
 static __always_inline __u64 wakeup_flag(void)
 {
-	if (++records_since_check & 255)
+	__u32 zero = 0, *n = bpf_map_lookup_elem(&sys_since_check, &zero);
+
+	if (n && (++*n & 255))
 		return BPF_RB_NO_WAKEUP;
 	return bpf_ringbuf_query(&sys_events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
 		BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
