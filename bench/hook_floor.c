@@ -4,7 +4,8 @@
  * in MODE (0: empty hooks, 1: one ring record per hook, drained and thrown
  * away here as iotrail's consumer drains its ring: a poll on the same
  * 20 ms timer, then a consume, since the probes rarely wake it; 2: empty
- * sys_enter and sys_exit programs), runs COMMAND, detaches. In modes 0
+ * sys_enter and sys_exit programs; 3: one 104-byte record per pread64,
+ * entry time kept in task storage), runs COMMAND, detaches. In modes 0
  * and 1, prints the records per hook and per completed I/O, and those the
  * ring could not take, on stderr (mode 1 must show 3 per I/O and 0 not
  * written, or it is no floor); exits with COMMAND's status.
@@ -69,7 +70,7 @@ int main(int argc, char **argv)
 	ssize_t len;
 
 	if (argc < 4 || strcmp(argv[2], "--")) {
-		fprintf(stderr, "usage: hook_floor 0|1|2 -- COMMAND [ARGS]\n");
+		fprintf(stderr, "usage: hook_floor 0|1|2|3 -- COMMAND [ARGS]\n");
 		return 2;
 	}
 	mode = atoi(argv[1]);
@@ -84,9 +85,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "hook_floor: cannot open %s: %s\n", obj_path, strerror(errno));
 		return 1;
 	}
-	/* the block hooks (modes 0, 1) or the system call pair (mode 2) */
+	/* the block hooks (modes 0, 1) or the system call pair (modes 2, 3) */
 	bpf_object__for_each_program(prog, obj)
-		bpf_program__set_autoload(prog, (mode == 2) ==
+		bpf_program__set_autoload(prog, (mode >= 2) ==
 					  !strncmp(bpf_program__name(prog), "floor_sys_", 10));
 	if (bpf_map__set_initial_value(bpf_object__find_map_by_name(obj, ".rodata"), &mode, sizeof(mode))) {
 		fprintf(stderr, "hook_floor: cannot set the mode: .rodata of %s is not one int\n", obj_path);
@@ -118,7 +119,7 @@ int main(int argc, char **argv)
 		ring_buffer__consume(rb);
 	}
 	ring_buffer__consume(rb);
-	if (mode != 2)
+	if (mode < 2)
 		report(obj, mode);
 	while (n)
 		bpf_link__destroy(links[--n]);

@@ -7,6 +7,10 @@
  *   - floor: under an empty program on sys_enter and one on sys_exit, the
  *     hooks the syscall layer uses (bench/hook_floor 2): what any tracer
  *     of system calls on these hooks pays, whatever its programs do,
+ *   - record floor: the least a tracer that writes a full record per call
+ *     pays here (bench/hook_floor 3: the entry time in task storage, one
+ *     record of iotrail's size per pread at exit into a drained ring; no
+ *     filter, tag or decoding): the price of the record itself,
  *   - traced: the worker is the COMMAND of `iotrail record --layers syscall`
  *     (every storage call recorded in full),
  *   - filtered out: a recorder runs with -p of another (idle) process, so
@@ -17,12 +21,16 @@
  * out <= floor + 10 ns.
  *
  *   build/bench/syscall_cost [--pairs N] [--threads 1,4] [--calls N]
- *                            (--pairs: rounds, each of the four runs)
+ *                            (--pairs: rounds, each of the five runs)
  *                            [--call pread|getppid] [--iotrail PATH]
- *                            [--record-opt OPTION]...
+ *                            [--record-opt OPTION]... [--baseline PATH]
  *
  * --record-opt passes an option to `iotrail record` (e.g. a hook choice:
  * --record-opt --syscall-hook --record-opt tp_btf).
+ *
+ * --baseline PATH adds a traced and a filtered-out run under another build of
+ * iotrail (an older one) to every round, so a change is measured before and
+ * after in the same run, beside the same floor.
  *
  * --call getppid times a call that is not a storage call: the tax every
  * process pays while the syscall layer is attached.
@@ -62,6 +70,7 @@ struct opts {
 	long calls;
 	const char *call;
 	const char *iotrail;
+	const char *baseline;         /* another iotrail, or NULL */
 	const char *hook_floor;       /* bench/hook_floor, next to this program */
 	const char *file;
 	const char *result;
@@ -232,7 +241,9 @@ static double read_result(const char *path)
 	return v;
 }
 
-enum mode { UNTRACED, FLOOR, TRACED, FILTERED, NMODES };
+enum mode { UNTRACED, FLOOR, RECORD_FLOOR, TRACED, FILTERED, BASE_TRACED, BASE_FILTERED, NMODES };
+
+static bool mode_traced(enum mode m) { return m == TRACED || m == BASE_TRACED; }
 
 /* One timed run; returns ns/call or a negative value on failure. */
 static double run_once(const struct opts *o, const char *self, int nthreads, enum mode m)
@@ -253,11 +264,11 @@ static double run_once(const struct opts *o, const char *self, int nthreads, enu
 			   "--call", (char *)o->call, "--file", (char *)o->file,
 			   "--result", result, o->wall ? "--wall" : NULL, NULL };
 
-	if (m == TRACED || m == FILTERED) {
+	if (m >= TRACED) {
 		char *argv[48];
 		int n = 0;
 
-		argv[n++] = (char *)o->iotrail;
+		argv[n++] = (char *)(m >= BASE_TRACED ? o->baseline : o->iotrail);
 		argv[n++] = "record";
 		argv[n++] = "--layers";
 		argv[n++] = "syscall";
@@ -265,7 +276,7 @@ static double run_once(const struct opts *o, const char *self, int nthreads, enu
 		argv[n++] = trail;
 		for (int i = 0; i < o->nrec_opts; i++)
 			argv[n++] = o->rec_opts[i];
-		if (m == TRACED) {
+		if (mode_traced(m)) {
 			argv[n++] = "--";
 			for (int i = 0; worker[i]; i++)
 				argv[n++] = worker[i];
@@ -294,8 +305,8 @@ static double run_once(const struct opts *o, const char *self, int nthreads, enu
 			usleep(100000);
 			w = spawn(worker, false);
 		}
-	} else if (m == FLOOR) {
-		char *argv[32] = { (char *)o->hook_floor, "2", "--" };
+	} else if (m == FLOOR || m == RECORD_FLOOR) {
+		char *argv[32] = { (char *)o->hook_floor, m == FLOOR ? "2" : "3", "--" };
 		int n = 3;
 
 		for (int i = 0; worker[i]; i++)
@@ -342,60 +353,70 @@ static double least(const double *v, int n)
 
 static int run_driver(const struct opts *o, const char *self)
 {
-	static const char *names[] = { "untraced", "floor", "traced", "filtered-out" };
+	static const char *names[] = { "untraced", "floor", "record-floor", "traced", "filtered-out",
+				       "baseline-traced", "baseline-filtered-out" };
+	int nmodes = o->baseline ? NMODES : BASE_TRACED;
 
 	printf("syscall_cost: %s (pread: %u bytes of a cached file), %ld calls per thread, "
 	       "%d rounds, %s time\n", o->call, IO_SIZE, o->calls, o->pairs,
 	       o->wall ? "wall" : "thread CPU");
-	printf("(floor: empty programs on sys_enter and sys_exit; traced: iotrail record "
-	       "--layers syscall -- the loop; filtered-out: iotrail record -p another process)\n");
+	printf("(floor: empty programs on sys_enter and sys_exit; record-floor: entry time in "
+	       "task storage and one 104-byte ring record per pread, nothing else; traced: iotrail "
+	       "record --layers syscall -- the loop; filtered-out: iotrail record -p another "
+	       "process%s)\n",
+	       o->baseline ? "; baseline-*: the same under --baseline" : "");
+	if (o->baseline)
+		printf("(baseline: %s)\n", o->baseline);
 	for (int t = 0; t < o->nthreads; t++) {
 		int n = o->threads[t];
-		/* per mode: added ns per call, time ratio; above: traced and
-		 * filtered out less the floor */
-		double add[NMODES][MAX_PAIRS], ratio[NMODES][MAX_PAIRS], above[2][MAX_PAIRS];
+		/* per mode: added ns per call, time ratio, and how far above
+		 * the floor of the same round */
+		double add[NMODES][MAX_PAIRS], ratio[NMODES][MAX_PAIRS], above[NMODES][MAX_PAIRS];
 		double base[MAX_PAIRS];
 
 		for (int p = 0; p < o->pairs; p++) {
 			double v[NMODES];
 
 			/* alternate the order, so that drift cancels out */
-			for (int k = 0; k < NMODES; k++) {
-				enum mode m = (enum mode)((p % 2) ? NMODES - 1 - k : k);
+			printf("  %d thread%s round %d:", n, n > 1 ? "s" : " ", p + 1);
+			for (int k = 0; k < nmodes; k++) {
+				enum mode m = (enum mode)((p % 2) ? nmodes - 1 - k : k);
 
 				v[m] = run_once(o, self, n, m);
 				if (v[m] < 0) {
 					fprintf(stderr, "syscall_cost: the %s run failed; check that "
 						"'%s record --layers syscall' and '%s 2 -- true' work "
-						"as root\n", names[m], o->iotrail, o->hook_floor);
+						"as root\n", names[m],
+						m >= BASE_TRACED ? o->baseline : o->iotrail, o->hook_floor);
 					return 1;
 				}
 			}
 			base[p] = v[UNTRACED];
-			for (int m = FLOOR; m < NMODES; m++) {
+			for (int m = FLOOR; m < nmodes; m++) {
 				add[m][p] = v[m] - v[UNTRACED];
 				ratio[m][p] = v[m] / v[UNTRACED];
+				above[m][p] = v[m] - v[FLOOR];
 			}
-			above[0][p] = v[TRACED] - v[FLOOR];
-			above[1][p] = v[FILTERED] - v[FLOOR];
-			printf("  %d thread%s round %d: untraced %7.1f  floor %7.1f  traced %7.1f  "
-			       "filtered-out %7.1f ns/call\n", n, n > 1 ? "s" : " ", p + 1,
-			       v[UNTRACED], v[FLOOR], v[TRACED], v[FILTERED]);
+			for (int m = 0; m < nmodes; m++)
+				printf("  %s %.1f", names[m], v[m]);
+			printf(" ns/call\n");
 		}
-		printf("%d thread%s: untraced %.1f ns/call; added per call: floor +%.1f (ratio %.3f), "
-		       "traced +%.1f (ratio %.3f), filtered out +%.1f (ratio %.3f)   [medians]\n",
-		       n, n > 1 ? "s" : "", median(base, o->pairs),
-		       median(add[FLOOR], o->pairs), median(ratio[FLOOR], o->pairs),
-		       median(add[TRACED], o->pairs), median(ratio[TRACED], o->pairs),
-		       median(add[FILTERED], o->pairs), median(ratio[FILTERED], o->pairs));
-		printf("%d thread%s: above the floor: traced %+.1f ns/call (goal <= +100), "
-		       "filtered out %+.1f ns/call (goal <= +10)   [medians of the rounds' differences]\n",
-		       n, n > 1 ? "s" : "", median(above[0], o->pairs), median(above[1], o->pairs));
+		printf("%d thread%s: untraced %.1f ns/call; added per call [medians]:", n,
+		       n > 1 ? "s" : "", median(base, o->pairs));
+		for (int m = FLOOR; m < nmodes; m++)
+			printf(" %s +%.1f (ratio %.3f)%s", names[m], median(add[m], o->pairs),
+			       median(ratio[m], o->pairs), m + 1 < nmodes ? "," : "\n");
+		printf("%d thread%s: above the floor [medians of the rounds' differences; goals: "
+		       "traced <= +100, filtered out <= +10]:", n, n > 1 ? "s" : "");
+		for (int m = RECORD_FLOOR; m < nmodes; m++)
+			printf(" %s %+.1f%s", names[m], median(above[m], o->pairs),
+			       m + 1 < nmodes ? "," : " ns/call\n");
 		/* on a shared machine, neighbours only ever add time: the smallest
 		 * difference is the least disturbed one */
-		printf("%d thread%s: least added over the rounds: floor +%.1f, traced +%.1f, "
-		       "filtered out +%.1f ns/call\n", n, n > 1 ? "s" : "", least(add[FLOOR], o->pairs),
-		       least(add[TRACED], o->pairs), least(add[FILTERED], o->pairs));
+		printf("%d thread%s: least added over the rounds:", n, n > 1 ? "s" : "");
+		for (int m = FLOOR; m < nmodes; m++)
+			printf(" %s +%.1f%s", names[m], least(add[m], o->pairs),
+			       m + 1 < nmodes ? "," : " ns/call\n");
 	}
 	return 0;
 }
@@ -452,6 +473,8 @@ int main(int argc, char **argv)
 			bad = strcmp(v, "pread") && strcmp(v, "getppid");
 		} else if (!strcmp(a, "--iotrail")) {
 			o.iotrail = v;
+		} else if (!strcmp(a, "--baseline")) {
+			o.baseline = v;
 		} else if (!strcmp(a, "--file")) {
 			o.file = v;
 		} else if (!strcmp(a, "--result")) {
@@ -487,6 +510,11 @@ int main(int argc, char **argv)
 	if (access(o.iotrail, X_OK)) {
 		fprintf(stderr, "syscall_cost: failed to find %s: %s; build it (make) or pass --iotrail\n",
 			o.iotrail, strerror(errno));
+		return 1;
+	}
+	if (o.baseline && access(o.baseline, X_OK)) {
+		fprintf(stderr, "syscall_cost: failed to find --baseline %s: %s\n", o.baseline,
+			strerror(errno));
 		return 1;
 	}
 	return run_driver(&o, self);

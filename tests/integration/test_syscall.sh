@@ -8,7 +8,7 @@
 cd "$(dirname "$0")/../.."
 . tests/integration/lib.sh
 . tests/integration/lib_syscall.sh
-TESTS="syscall_seq_exact syscall_filtered_out syscall_comm_filter syscall_calls_filter syscall_errors"
+TESTS="syscall_seq_exact syscall_filtered_out syscall_comm_filter syscall_calls_filter syscall_uring_tags syscall_errors"
 
 why=$(sys_blocker)
 if [ -n "$why" ]; then
@@ -104,6 +104,31 @@ if [ "$got" = "fsync,fdatasync" ]; then
 	pass "syscall_calls_filter (--calls sync: $got)"
 else
 	fail syscall_calls_filter "--calls sync recorded '$got', want fsync,fdatasync"
+fi
+
+# ---- io_uring requests carry their file's tag (path), over more files
+# than a tag cache holds (two), so the cache is refilled on the way
+if ! command -v fio > /dev/null; then
+	skip syscall_uring_tags "fio is not installed"
+else
+	DIR=$TMP/uring
+	mkdir -p "$DIR"
+	"$IOTRAIL" record --layers syscall --path "$DIR" -o "$TMP/uring.trail" -- \
+		fio --name=u --directory="$DIR" --nrfiles=3 --filesize=1M --rw=randread --bs=4k \
+		--ioengine=io_uring --iodepth=8 --io_size=3M --file_service_type=random \
+		--output-format=json --output="$TMP/uring.json" > /dev/null 2>&1
+	want=$(jq '.jobs[0].read.total_ios' "$TMP/uring.json" 2>/dev/null)
+	"$IOTRAIL" report --json --events "$TMP/uring.trail" 2>/dev/null |
+		jq -r '.events[] | select(.call == "uring_read") | .path' | sort | uniq -c > "$TMP/uring.paths"
+	got=$(awk '{ n += $1 } END { print n + 0 }' "$TMP/uring.paths")
+	nfiles=$(grep -c "$DIR/u\.0\.[0-2]\$" "$TMP/uring.paths")
+	if [ -z "$want" ] || [ "$want" -lt 1 ]; then
+		fail syscall_uring_tags "fio did not run: $(head -c 200 "$TMP/uring.json" 2>/dev/null)"
+	elif [ "$got" != "$want" ] || [ "$nfiles" != 3 ] || [ "$(wc -l < "$TMP/uring.paths")" != 3 ]; then
+		fail syscall_uring_tags "uring_read per path: $(tr -s ' \n' ' ' < "$TMP/uring.paths"); want $want over fio's 3 files"
+	else
+		pass "syscall_uring_tags ($got io_uring reads == fio's total_ios, each with one of its 3 files' paths)"
+	fi
 fi
 
 # ---- bad input: one line on stderr, non-zero exit

@@ -218,15 +218,24 @@ struct {
  * Waking the consumer on every record costs an irq_work and a wakeup per
  * system call (measured here: several microseconds a call, when the
  * consumer keeps up and sleeps between records). So records are committed
- * without a wakeup, and one record in 256 (a racy per-object counter is
- * good enough) looks whether wakeup_bytes are waiting. The consumer also
- * polls with a short timeout, which bounds the delay when the rate is low.
+ * without a wakeup, and one record in 256 per CPU looks whether
+ * wakeup_bytes are waiting. The count is per CPU: one shared counter
+ * moved its cache line between the CPUs on every traced call of two
+ * threads. The consumer also polls with a short timeout, which bounds the
+ * delay when the rate is low.
  */
-__u32 records_since_check;
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} sys_since_check SEC(".maps");
 
 static __always_inline __u64 wakeup_flag(void)
 {
-	if (++records_since_check & 255)
+	__u32 zero = 0, *n = bpf_map_lookup_elem(&sys_since_check, &zero);
+
+	if (n && (++*n & 255))
 		return BPF_RB_NO_WAKEUP;
 	return bpf_ringbuf_query(&sys_events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
 		BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
@@ -991,23 +1000,46 @@ int BPF_PROG(uring_submit, struct io_kiocb *req)
 	return 0;
 }
 
+/*
+ * The file tags of io_uring completions: a slot per CPU whose two-file
+ * cache answers as a thread's does on sys_enter. A zeroed slot on the
+ * stack (as before) had an empty cache, so every completion looked its
+ * file up in sys_tags (a hash lookup per I/O). Only the cache and the
+ * file fields are used. A completion cannot nest in another on its CPU
+ * (the program does not recurse), so the slot is not shared mid-use.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct tstate);
+} sys_uring_tags SEC(".maps");
+
 SEC("tp_btf/io_uring_complete")
 int BPF_PROG(uring_complete, struct io_ring_ctx *ring, void *req, struct io_uring_cqe *cqe)
 {
 	__u64 key = (__u64)req;
 	struct it_sys_event *s, *e;
-	struct tstate st = {};
+	struct tstate *st;
 	struct file *f;
+	__u32 zero = 0;
 
 	if (!uring_on || !req)
 		return 0;
 	s = bpf_map_lookup_elem(&sys_uring, &key);
 	if (!s)
 		return 0;
+	st = bpf_map_lookup_elem(&sys_uring_tags, &zero);
+	if (!st)
+		return 0;
+	st->dev = 0;
+	st->ino = 0;
+	st->tag_ts = 0;
+	st->ftype = 0;
 	f = RDONLY(struct io_kiocb, req)->file;
 	if (f)
 		f = RDONLY(struct file, f);
-	if (s->call != IT_SYS_URING_OTHER && f && !tag_file(&st, f)) {
+	if (s->call != IT_SYS_URING_OTHER && f && !tag_file(st, f)) {
 		bpf_map_delete_elem(&sys_uring, &key);
 		return 0;
 	}
@@ -1021,10 +1053,10 @@ int BPF_PROG(uring_complete, struct io_ring_ctx *ring, void *req, struct io_urin
 	e->ts_exit = bpf_ktime_get_ns();
 	e->ret = cqe->res;
 	e->cpu = bpf_get_smp_processor_id();
-	e->dev = st.dev;
-	e->ino = st.ino;
-	e->tag_ts = st.tag_ts;
-	e->ftype = st.ftype;
+	e->dev = st->dev;
+	e->ino = st->ino;
+	e->tag_ts = st->tag_ts;
+	e->ftype = st->ftype;
 	bpf_ringbuf_submit(e, wakeup_flag());
 	bpf_map_delete_elem(&sys_uring, &key);
 	return 0;
