@@ -28,6 +28,7 @@ static const struct command commands[] = {
 	{ "diff",   cmd_diff,   "compare two trace files: each stage's slowdown under load, the bottleneck" },
 	{ "agent",  cmd_agent,  "serve `record --target` on a target machine (TLS, shared key)" },
 	{ "query",  cmd_query,  "ask a target's agent: a stage's latest statistics (load, store, reset)" },
+	{ "extents", cmd_extents, "where files lie on their device: extents per file and per zone" },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
