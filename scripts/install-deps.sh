@@ -10,6 +10,9 @@ build_pkgs="make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libzstd
 # fuzzing (make fuzz, tests/fuzz): libFuzzer and the sanitizers' runtimes
 # for Debian's default clang (clang only recommends them)
 build_pkgs="$build_pkgs libclang-rt-dev"
+# systemtap-sdt-dev: sys/sdt.h, for tests/progs/usdt_demo.c (a binary with
+# USDT probes built in, the ground truth of `iotrail probe --usdt`)
+build_pkgs="$build_pkgs systemtap-sdt-dev"
 # tests, demo and benchmarks: the workload and its reference, loop devices;
 # fuse3, libfuse3-dev: tests/tools/slowfs (a disk with a known delay);
 # e2fsprogs: mkfs.ext4 (a file system on a loop device: writeback, readahead)
