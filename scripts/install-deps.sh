@@ -22,6 +22,8 @@ test_pkgs="fio util-linux jq fuse3 libfuse3-dev e2fsprogs postgresql-15"
 # VM tests: a stock kernel runs under QEMU with the host's root shared by 9p
 # (xz-utils: the uncompressed kernel that boots faster; iproute2: ip and tc)
 vm_pkgs="qemu-system-x86 busybox-static kmod cpio xz-utils iproute2"
+# f2fs-tools: mkfs.f2fs, F2FS on a zoned null_blk in the guest (test_zones.sh)
+vm_pkgs="$vm_pkgs f2fs-tools"
 
 # bench/peers.sh only (not make test's): the tracers iotrail is compared with
 bench_pkgs="bpftrace linux-perf libbpf-tools blktrace"
