@@ -5,6 +5,9 @@
  * (default 1), as Debian 12's f2fs_io has no gc command. Each round moves
  * the valid blocks of one victim section elsewhere; a round that finds no
  * victim (EAGAIN, ENODATA) ends the loop. Prints the rounds that collected.
+ * The file system is synced before (so deletions count) and after (so
+ * the moved blocks are where FIEMAP looks), saving the test VM two
+ * `sync` processes.
  * tests/vm/test_zones.sh uses it to see data move between zones.
  */
 #include <errno.h>
@@ -34,6 +37,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "f2fs_gc: failed to open %s: %s\n", argv[1], strerror(errno));
 		return 1;
 	}
+	syncfs(fd);
 	for (int i = 0; i < n; i++) {
 		if (ioctl(fd, F2FS_IOC_GARBAGE_COLLECT, &sync)) {
 			if (errno == EAGAIN || errno == ENODATA) /* no victim section */
@@ -44,6 +48,7 @@ int main(int argc, char **argv)
 		}
 		done++;
 	}
+	syncfs(fd);
 	printf("%d\n", done);
 	close(fd);
 	return 0;
