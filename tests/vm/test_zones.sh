@@ -59,6 +59,7 @@ if [ -z "$f2fs_why" ]; then
 	cat >> "$TMP/zones.sh" <<GUEST
 (
 set -e
+read -r t0 _ < /proc/uptime
 mkfs.f2fs -q -f -m /dev/nullb0
 mkdir -p /tmp/f2fs
 mount -t f2fs /dev/nullb0 /tmp/f2fs
@@ -71,6 +72,8 @@ build/tests/f2fs_gc /tmp/f2fs 4 > $out/f2fs.gc
 echo 3 > /proc/sys/vm/drop_caches
 md5sum /tmp/f2fs/f2 /tmp/f2fs/f4 > $out/f2fs.md5.after
 build/iotrail extents --json /tmp/f2fs > $out/f2fs.after.json
+read -r t1 _ < /proc/uptime
+echo "\$t0 \$t1" > $out/f2fs.time
 ) > $out/f2fs.log 2>&1
 GUEST
 fi
@@ -163,7 +166,7 @@ f2fs_checks() {
 	want=$(for i in 2 4; do printf '%1048570s%6d' '' $i | md5sum | sed "s|-\$|/tmp/f2fs/f$i|"; done)
 	got=$(cat "$out/f2fs.md5.after" 2>/dev/null)
 	if [ "$moved" = 2 ] && [ "$(cat "$out/f2fs.gc")" -ge 1 ] && [ "$got" = "$want" ]; then
-		pass "vm_extents_f2fs_gc ($(cat "$out/f2fs.gc") GC round moved f2 and f4 from zone $zb to zone $za, contents unchanged)"
+		pass "vm_extents_f2fs_gc ($(cat "$out/f2fs.gc") GC round moved f2 and f4 from zone $zb to zone $za, contents unchanged; the F2FS part took $(awk '{ printf "%.1f", $2 - $1 }' "$out/f2fs.time") s in the guest)"
 	else
 		fail vm_extents_f2fs_gc "$moved of 2 files moved zone (last: $zb -> $za); GC rounds $(cat "$out/f2fs.gc" 2>/dev/null); md5 $got, want $want"
 	fi
