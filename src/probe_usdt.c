@@ -19,11 +19,11 @@
 static void print_text(const char *path, const struct it_usdt_list *l, FILE *f)
 {
 	fprintf(f, "%s: %zu USDT probes\n", path, l->n);
-	fprintf(f, "%-16s %-28s %4s %12s %12s  %s\n", "provider", "name", "args", "address",
+	fprintf(f, "%-16s %-32s %4s %12s %12s  %s\n", "provider", "name", "args", "address",
 		"semaphore", "argument locations");
 	for (size_t i = 0; i < l->n; i++) {
 		const struct it_usdt_probe *p = &l->probes[i];
-		fprintf(f, "%-16s %-28s %4u %#12llx %#12llx  %s\n", p->provider, p->name, p->nargs,
+		fprintf(f, "%-16s %-32s %4u %#12llx %#12llx  %s\n", p->provider, p->name, p->nargs,
 			(unsigned long long)p->pc, (unsigned long long)p->semaphore, p->args);
 	}
 }
