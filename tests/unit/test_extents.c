@@ -3,6 +3,8 @@
  * at zone boundaries, holes, runs and fragmentation, percentiles, sparse
  * regions on an unzoned device, and the JSON the command prints. */
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <linux/fiemap.h>
 
@@ -152,4 +154,43 @@ TEST(extents_parse_size)
 	ASSERT_U64_EQ(it_ext_parse_size("-1"), 0, "negative");
 	ASSERT_U64_EQ(it_ext_parse_size(""), 0, "empty");
 	ASSERT_U64_EQ(it_ext_parse_size("99999999999T"), 0, "overflow");
+}
+
+/* The walk's counts on a tmpfs directory (no FIEMAP there): a file is
+ * counted as unsupported, a FIFO and a symbolic link as not regular, a
+ * subdirectory walked; a missing path is the one error. */
+TEST(extents_walk_counts)
+{
+	char dir[] = "/dev/shm/iotrail-unit-extents.XXXXXX", p[128], err[128];
+	struct it_ext_set s = { 0 };
+
+	if (!mkdtemp(dir))
+		SKIP("no /dev/shm to walk");
+	snprintf(p, sizeof(p), "%s/sub", dir);
+	mkdir(p, 0700);
+	snprintf(p, sizeof(p), "%s/sub/file", dir);
+	FILE *f = fopen(p, "w");
+	if (f) {
+		fputs("data", f);
+		fclose(f);
+	}
+	snprintf(p, sizeof(p), "%s/fifo", dir);
+	mkfifo(p, 0600);
+	snprintf(p, sizeof(p), "%s/link", dir);
+	if (symlink("sub/file", p))
+		p[0] = 0;
+	ASSERT_EQ(it_ext_walk(&s, dir, err, sizeof(err)), 0, err);
+	ASSERT_EQ(s.dirs, 2, "directories");
+	ASSERT_EQ(s.unsupported, 1, "the tmpfs file: no FIEMAP");
+	ASSERT_EQ(s.not_regular, 2, "the FIFO and the link");
+	ASSERT_EQ(s.nfiles, 0, "files with extents");
+	ASSERT_EQ(s.vanished + s.unreadable, 0, "nothing vanished or unreadable");
+	snprintf(p, sizeof(p), "%s/missing", dir);
+	ASSERT_TRUE(it_ext_walk(&s, p, err, sizeof(err)) < 0, "a missing path fails");
+	ASSERT_TRUE(strstr(err, "No such file") != NULL, "and says why");
+	it_ext_set_free(&s);
+	char cmd[192];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd))
+		fprintf(stderr, "  could not remove %s\n", dir);
 }
