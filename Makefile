@@ -30,8 +30,8 @@ LAYER_RECORD := $(wildcard src/layers/*/record.c src/layers/*/record_*.c)
 CORE_SRCS := src/tracefile.c src/evpack.c src/layer_table.c src/scope_ids.c src/nvmf.c \
 	     src/trace_merge.c src/task.c src/flight.c src/agent/proto.c src/agent/query.c src/agent/query_target.c \
 	     $(filter-out %.bpf.c $(LAYER_RECORD),$(wildcard src/layers/*/*.c)) \
-	     $(wildcard src/analyze/*.c) $(wildcard src/export/*.c) \
-	     $(filter-out %.bpf.c $(ONLINE_APP),$(wildcard src/online/*.c))
+	     $(wildcard src/analyze/*.c) $(wildcard src/export/*.c) $(wildcard src/extents/*.c) \
+	     $(wildcard src/usdt/*.c) $(filter-out %.bpf.c $(ONLINE_APP),$(wildcard src/online/*.c))
 # user space that needs libbpf: the commands, the hook engine, recording
 APP_SRCS  := $(filter-out $(CORE_SRCS),$(wildcard src/*.c src/agent/*.c)) $(LAYER_RECORD) $(ONLINE_APP)
 APP_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(APP_SRCS))

@@ -14,6 +14,9 @@ build_pkgs="$build_pkgs libcurl4-openssl-dev"
 build_pkgs="$build_pkgs libclang-rt-dev"
 # libinih-dev: the task file's INI parser (record --task, src/task.c)
 build_pkgs="$build_pkgs libinih-dev"
+# systemtap-sdt-dev: sys/sdt.h, for tests/progs/usdt_demo.c (a binary with
+# USDT probes built in, the ground truth of `iotrail probe --usdt`)
+build_pkgs="$build_pkgs systemtap-sdt-dev"
 # tests, demo and benchmarks: the workload and its reference, loop devices;
 # fuse3, libfuse3-dev: tests/tools/slowfs (a disk with a known delay);
 # e2fsprogs: mkfs.ext4 (a file system on a loop device: writeback, readahead)
@@ -34,6 +37,8 @@ test_pkgs="$test_pkgs man-db groff-base python3"
 # VM tests: a stock kernel runs under QEMU with the host's root shared by 9p
 # (xz-utils: the uncompressed kernel that boots faster; iproute2: ip and tc)
 vm_pkgs="qemu-system-x86 busybox-static kmod cpio xz-utils iproute2"
+# f2fs-tools: mkfs.f2fs, F2FS on a zoned null_blk in the guest (test_zones.sh)
+vm_pkgs="$vm_pkgs f2fs-tools"
 
 # bench/peers.sh only (not make test's): the tracers iotrail is compared with
 bench_pkgs="bpftrace linux-perf libbpf-tools blktrace"

@@ -30,6 +30,7 @@ static const struct command commands[] = {
 	{ "query",  cmd_query,  "ask a target's agent: a stage's latest statistics (load, store, reset)" },
 	{ "top",    cmd_top,    "live view of the block layer from in-kernel histograms (or --json)" },
 	{ "serve",  cmd_serve,  "serve the in-kernel histograms to Prometheus over HTTP (/metrics)" },
+	{ "extents", cmd_extents, "where files lie on their device: extents per file and per zone" },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 

@@ -21,6 +21,7 @@
 #include "commands.h"
 #include "hooks.h"
 #include "layer.h"
+#include "usdt/usdt.h"
 
 /* One layer's verdict, from its hooks' statuses. */
 struct verdict {
@@ -33,7 +34,7 @@ struct verdict {
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: iotrail probe [--json]\n"
+		"usage: iotrail probe [--json] [--usdt BINARY]\n"
 		"\n"
 		"Tell, per layer (");
 	for (size_t i = 0; i < it_nlayers; i++)
@@ -45,11 +46,13 @@ static void usage(FILE *f)
 		"not, why and what would fix it. Each answer comes from loading and\n"
 		"attaching a tiny BPF program, so run it as root.\n"
 		"\n"
-		"  --json   machine-readable output\n"
+		"  --json          machine-readable output\n"
+		"  --usdt BINARY   list BINARY's USDT probes (its .note.stapsdt ELF notes) instead\n"
 		"\n"
 		"examples:\n"
 		"  iotrail probe\n"
-		"  iotrail probe --json | jq '.layers[] | {name, hook}'\n");
+		"  iotrail probe --json | jq '.layers[] | {name, hook}'\n"
+		"  iotrail probe --usdt /usr/lib/postgresql/15/bin/postgres\n");
 }
 
 static int quiet_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -211,8 +214,10 @@ int cmd_probe(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "usdt", required_argument, NULL, 'u' },
 		{ 0 },
 	};
+	const char *usdt_binary = NULL;
 	const struct it_hook_status *st[it_nlayers];
 	struct it_hook_status *all;
 	struct verdict v[it_nlayers];
@@ -223,9 +228,11 @@ int cmd_probe(int argc, char **argv)
 	int c;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":jh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":jhu:", longopts, NULL)) != -1) {
 		if (c == 'j') {
 			json = true;
+		} else if (c == 'u') {
+			usdt_binary = optarg;
 		} else if (c == 'h') {
 			usage(stdout);
 			return 0;
@@ -234,6 +241,8 @@ int cmd_probe(int argc, char **argv)
 		}
 	}
 	it_cli_set_json(json);
+	if (usdt_binary) /* a binary's probes: read from its file, no BPF needed */
+		return it_usdt_print(usdt_binary, json, stdout);
 	libbpf_set_print(quiet_libbpf);
 	/* every answer below would be a permission error */
 	if (it_probe_bpf_allowed(facts, sizeof(facts)))

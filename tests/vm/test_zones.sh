@@ -6,6 +6,14 @@
 # chosen zones. `iotrail report --zones --json` must give exactly those
 # counts per zone and nothing on the other zones; the text heat map must
 # have one cell per zone.
+# In the same boot, `iotrail extents` on F2FS over a zoned null_blk (8
+# conventional zones for its metadata, 248 sequential ones of 4 MiB): six
+# 1 MiB files, every extent inside the capacity of a sequential zone of
+# the zone table, the zones' bytes the files'; then half the files of the
+# first full zone deleted and F2FS's foreground GC forced
+# (F2FS_IOC_GARBAGE_COLLECT, build/tests/f2fs_gc): the other half moved
+# to another zone, their contents unchanged (md5sum after dropping caches,
+# against the host's own of the same bytes).
 cd "$(dirname "$0")/../.." || exit 1
 . tests/vm/lib.sh
 
@@ -38,7 +46,38 @@ build/iotrail record --layers block -o $out/zns.trail --dev nvme0n1 -- sh $out/w
 build/iotrail report --zones --json $out/zns.trail > $out/zns.json
 build/iotrail report --zones $out/zns.trail > $out/zns.txt
 GUEST
-vm vm_zones --zns --out "$out" -- bash "$TMP/zones.sh"
+f2fs_names="vm_extents_f2fs_zones vm_extents_f2fs_gc"
+f2fs_why=""
+command -v mkfs.f2fs > /dev/null || f2fs_why="mkfs.f2fs is not installed (f2fs-tools; scripts/install-deps.sh)"
+[ -x build/tests/f2fs_gc ] || f2fs_why=${f2fs_why:-"build/tests/f2fs_gc is not built (make)"}
+f2fs_vm=()
+if [ -z "$f2fs_why" ]; then
+	f2fs_vm=(--modules crc32_generic,f2fs,null_blk:nr_devices=1:zoned=1:zone_nr_conv=8:zone_size=4:gb=1:memory_backed=1)
+	# written by the shell itself (each process costs ~0.5 s under TCG):
+	# 1 MiB of spaces then the file's number, so the contents differ and
+	# the host knows them (expected_md5)
+	cat >> "$TMP/zones.sh" <<GUEST
+(
+set -e
+read -r t0 _ < /proc/uptime
+mkfs.f2fs -q -f -m /dev/nullb0
+mkdir -p /tmp/f2fs
+mount -t f2fs /dev/nullb0 /tmp/f2fs
+pad=\$(printf '%1048570s' '')
+for i in 1 2 3 4 5 6; do printf '%s%6d' "\$pad" \$i > /tmp/f2fs/f\$i; done
+sync
+build/iotrail extents --json /tmp/f2fs > $out/f2fs.before.json
+rm /tmp/f2fs/f1 /tmp/f2fs/f3
+build/tests/f2fs_gc /tmp/f2fs 4 > $out/f2fs.gc
+echo 3 > /proc/sys/vm/drop_caches
+md5sum /tmp/f2fs/f2 /tmp/f2fs/f4 > $out/f2fs.md5.after
+build/iotrail extents --json /tmp/f2fs > $out/f2fs.after.json
+read -r t1 _ < /proc/uptime
+echo "\$t0 \$t1" > $out/f2fs.time
+) > $out/f2fs.log 2>&1
+GUEST
+fi
+vm vm_zones --zns "${f2fs_vm[@]}" --out "$out" -- bash "$TMP/zones.sh"
 J=$out/zns.json
 if [ ! -s "$J" ]; then
 	for n in $names; do fail "$n" "no report from the guest ($(vm_why vm_zones))"; done
@@ -93,5 +132,48 @@ if [ "$zsend" = 7 ]; then
 	pass "vm_zones_nvme_zone_cmds (7 NVMe zone management send commands: 4 resets, finish, open, close)"
 else
 	fail vm_zones_nvme_zone_cmds "$zsend zone management send commands, want 7"
+fi
+
+f2fs_checks() {
+	local B=$out/f2fs.before.json A=$out/f2fs.after.json
+	if [ ! -s "$B" ] || [ ! -s "$A" ]; then
+		for n in $f2fs_names; do fail "$n" "no extents from the guest: $(tail -n2 "$out/f2fs.log" 2>/dev/null | tr '\n' ' ')"; done
+		return
+	fi
+	# every extent inside the capacity of a sequential zone of the table
+	local bad nfiles fbytes zbytes
+	bad=$(jq '. as $r | [.files[].extents[] | . as $e | ($r.zones[] | select(.zone == $e.zone)) as $z
+		| select($z.type != "seq_write_required" or $e.physical < $z.start
+			 or $e.physical + $e.length > $z.start + $z.capacity)] | length' "$B")
+	nfiles=$(jq '.files | length' "$B")
+	fbytes=$(jq '[.files[].data_bytes] | add' "$B")
+	zbytes=$(jq '[.zones[].data_bytes] | add' "$B")
+	if [ "$(jq '.devices[0].zoned' "$B")" = true ] && [ "$nfiles" = 6 ] && [ "$bad" = 0 ] \
+		&& [ "$(jq '[.files[].extents[] | select(.zone == null)] | length' "$B")" = 0 ] \
+		&& [ "$fbytes" = "$zbytes" ] && [ "$fbytes" = $((6 << 20)) ]; then
+		pass "vm_extents_f2fs_zones (6 files, $(jq '.zones | length' "$B") sequential zones with data, every extent inside one)"
+	else
+		fail vm_extents_f2fs_zones "files $nfiles, extents outside a sequential zone $bad, files' bytes $fbytes, zones' $zbytes"
+	fi
+	# the kept files: one zone before, another after; contents unchanged
+	local moved=0 zb za f
+	for f in f2 f4; do
+		zb=$(jq -r --arg p "/tmp/f2fs/$f" '[.files[] | select(.path == $p) | .extents[].zone] | unique | join(",")' "$B")
+		za=$(jq -r --arg p "/tmp/f2fs/$f" '[.files[] | select(.path == $p) | .extents[].zone] | unique | join(",")' "$A")
+		[ -n "$za" ] && [ "$za" != "$zb" ] && moved=$((moved + 1))
+	done
+	local want got
+	want=$(for i in 2 4; do printf '%1048570s%6d' '' $i | md5sum | sed "s|-\$|/tmp/f2fs/f$i|"; done)
+	got=$(cat "$out/f2fs.md5.after" 2>/dev/null)
+	if [ "$moved" = 2 ] && [ "$(cat "$out/f2fs.gc")" -ge 1 ] && [ "$got" = "$want" ]; then
+		pass "vm_extents_f2fs_gc ($(cat "$out/f2fs.gc") GC round moved f2 and f4 from zone $zb to zone $za, contents unchanged; the F2FS part took $(awk '{ printf "%.1f", $2 - $1 }' "$out/f2fs.time") s in the guest)"
+	else
+		fail vm_extents_f2fs_gc "$moved of 2 files moved zone (last: $zb -> $za); GC rounds $(cat "$out/f2fs.gc" 2>/dev/null); md5 $got, want $want"
+	fi
+}
+if [ -n "$f2fs_why" ]; then
+	for n in $f2fs_names; do skip "$n" "$f2fs_why"; done
+else
+	f2fs_checks
 fi
 exit $FAILED
