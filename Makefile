@@ -27,9 +27,11 @@ LAYER_RECORD := $(wildcard src/layers/*/record.c src/layers/*/record_*.c)
 CORE_SRCS := src/tracefile.c src/evpack.c src/layer_table.c src/scope_ids.c src/nvmf.c \
 	     src/trace_merge.c src/agent/proto.c src/agent/query.c src/agent/query_target.c \
 	     $(filter-out %.bpf.c $(LAYER_RECORD),$(wildcard src/layers/*/*.c)) \
-	     $(wildcard src/analyze/*.c) $(wildcard src/export/*.c)
+	     $(wildcard src/analyze/*.c) $(wildcard src/export/*.c) \
+	     src/cost/cost_model.c src/cost/cost_output.c
 # user space that needs libbpf: the commands, the hook engine, recording
-APP_SRCS  := $(filter-out $(CORE_SRCS),$(wildcard src/*.c src/agent/*.c)) $(LAYER_RECORD)
+APP_SRCS  := $(filter-out $(CORE_SRCS),$(wildcard src/*.c src/agent/*.c)) $(LAYER_RECORD) \
+	     src/cost/cost.c
 APP_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(APP_SRCS))
 CORE_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(CORE_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/*.c)

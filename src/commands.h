@@ -16,6 +16,7 @@ int cmd_diff(int argc, char **argv);
 int it_record_parse_only(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
 int cmd_query(int argc, char **argv);
+int cmd_cost(int argc, char **argv);
 
 /* Shared by report and diff (report.c): open a trace and build the
  * analysis layers it has (it_analysis_new), then run the one pass over

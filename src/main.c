@@ -28,6 +28,7 @@ static const struct command commands[] = {
 	{ "diff",   cmd_diff,   "compare two trace files: each stage's slowdown under load, the bottleneck" },
 	{ "agent",  cmd_agent,  "serve `record --target` on a target machine (TLS, shared key)" },
 	{ "query",  cmd_query,  "ask a target's agent: a stage's latest statistics (load, store, reset)" },
+	{ "cost",   cmd_cost,   "what an operator (scheduler, tracer, page cache) costs in CPU per I/O" },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
