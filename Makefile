@@ -45,9 +45,9 @@ PROG_BINS := $(patsubst tests/progs/%.c,$(BUILD)/tests/%,$(wildcard tests/progs/
 # keep the BPF objects and bench objects make sees as intermediate
 .SECONDARY:
 
-.PHONY: all deps test test-unit test-host test-vm demo bench clean fuzz fuzz-build fuzz-agent
+.PHONY: all deps test test-unit test-host test-vm demo bench clean fuzz fuzz-build fuzz-agent test-cost
 all: deps $(BUILD)/iotrail $(BUILD)/unit-tests $(BENCH_BINS) $(PROG_BINS) $(BUILD)/tests/slowfs \
-	$(BUILD)/tests/split_trace
+	$(BUILD)/tests/split_trace $(BUILD)/tests/cost_spin
 
 deps:
 	@scripts/install-deps.sh
@@ -109,6 +109,17 @@ $(BUILD)/tests/slowfs: tests/tools/slowfs.c
 $(BUILD)/tests/split_trace: tests/tools/split_trace.c $(BUILD)/libitcore.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS_CORE)
+
+# test tool: a BPF operator of known cost per I/O (bench/cost_truth.sh)
+$(BUILD)/tests/cost_spin.bpf.o: tests/tools/cost_spin.bpf.c $(BUILD)/vmlinux.h
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/tests/cost_spin.skel.h: $(BUILD)/tests/cost_spin.bpf.o
+	$(BPFTOOL) gen skeleton $< name cost_spin_bpf > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/tests/cost_spin: tests/tools/cost_spin.c $(BUILD)/tests/cost_spin.skel.h
+	$(CC) $(CFLAGS) -I$(BUILD)/tests $< -o $@ -lbpf -lelf
 
 $(BUILD)/tests/%: tests/progs/%.c
 	@mkdir -p $(@D)
@@ -197,6 +208,11 @@ fuzz-agent: $(BUILD)/fuzz/fuzz_agent_msg
 
 bench: all
 	@bench/run
+
+# `iotrail cost` against a BPF operator of known cost (bench/cost_truth.sh):
+# saturation runs of ~10 minutes under the heavy lock, so not in `make test`
+test-cost: all
+	@bench/cost_truth.sh
 
 clean:
 	rm -rf $(BUILD)
