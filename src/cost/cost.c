@@ -14,6 +14,7 @@
  * device is created with autoclear so it goes when the last descriptor
  * does, its tmpfs file is unlinked once attached.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -403,14 +404,20 @@ static const char *last_line(const char *path)
 	return line;
 }
 
-/* Sum of fio's "total_ios" (read, write, trim, sync) and its job_runtime (ms). */
+/*
+ * Sum of fio's "total_ios" (read, write, trim, sync) and its measured
+ * runtime: the largest of the directions' "runtime" (ms, a number; the
+ * job options' "runtime" is a string). Not "job_runtime": with
+ * group_reporting that is the jobs' runtimes summed, numjobs times the
+ * wall clock.
+ */
 static int parse_fio(const char *path, double *ios, double *runtime_ns)
 {
 	char line[512];
 	FILE *f = fopen(path, "r");
-	bool have_runtime = false;
 
 	*ios = 0;
+	*runtime_ns = 0;
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f)) {
@@ -418,13 +425,15 @@ static int parse_fio(const char *path, double *ios, double *runtime_ns)
 
 		if ((p = strstr(line, "\"total_ios\" : ")))
 			*ios += strtod(p + 14, NULL);
-		else if (!have_runtime && (p = strstr(line, "\"job_runtime\" : "))) {
-			*runtime_ns = strtod(p + 16, NULL) * 1e6;
-			have_runtime = true;
+		else if ((p = strstr(line, "\"runtime\" : ")) && isdigit((unsigned char)p[12])) {
+			double ms = strtod(p + 12, NULL);
+
+			if (ms * 1e6 > *runtime_ns)
+				*runtime_ns = ms * 1e6;
 		}
 	}
 	fclose(f);
-	return have_runtime && *ios > 0 ? 0 : -1;
+	return *runtime_ns > 0 && *ios > 0 ? 0 : -1;
 }
 
 static int stop_command(pid_t pid)
@@ -507,7 +516,8 @@ static int one_run(const struct cost_opts *o, const struct op_spec *op, bool wit
 	if (cmd_pid) {
 		int st = stop_command(cmd_pid);
 
-		if (!WIFEXITED(st) || WEXITSTATUS(st))
+		/* a shell that ran the command dies of the SIGINT it was sent */
+		if (WIFEXITED(st) ? WEXITSTATUS(st) != 0 : WTERMSIG(st) != SIGINT)
 			fprintf(stderr, "iotrail cost: warning: %s's command ended with status %d: %s\n",
 				op->name, WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st),
 				last_line(cmd_out));

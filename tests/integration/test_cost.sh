@@ -4,7 +4,8 @@
 # of known cost; `make test-cost`). Here, in ~12 s:
 #   - two 1-second run pairs (no ramp) of --op scheduler=mq-deadline on a loop
 #     device whose scheduler was bfq: the JSON's shape (operator, size,
-#     runs, interval, k null with one size), the verdict recomputed from the
+#     runs, interval, k null with one size), the runs' I/O rates against
+#     the device's read count (diskstats), the verdict recomputed from the
 #     runs (any run >= 5% idle or a spread > 10% must be invalid, with that
 #     reason, exit 3; otherwise valid, exit 0), the SVG, and bfq restored;
 #   - SIGTERM in the middle of a run on the built-in loop device: no fio
@@ -40,9 +41,17 @@ bad_input() {
 short_run() {
 	local rc json=$TMP/cost.json want reason
 	make_loop 64 bfq || { fail cost_short_run "no loop device"; return; }
+	local reads0 reads1 sum
+	reads0=$(awk '{ print $1 }' "/sys/block/$LOOPNAME/queue/../stat")
 	"$IOTRAIL" cost --dev "$LOOPNAME" --op scheduler=mq-deadline --sizes 4k --runs 2 --seconds 1 --ramp 0 \
 		--json --svg "$TMP/opq.svg" > "$json" 2> "$TMP/cost.err"
 	rc=$?
+	reads1=$(awk '{ print $1 }' "/sys/block/$LOOPNAME/queue/../stat")
+	# ground truth for R: the four 1-second runs' I/O rates (no ramp)
+	# add up to about the reads the kernel counted on the device
+	sum=$(jq '[.operators[0].sizes[0] | .base_runs[], .with_runs[] | .iops] | add' "$json")
+	awk -v s="$sum" -v d="$((reads1 - reads0))" 'BEGIN { exit !(d > 0 && s >= 0.85 * d && s <= 1.15 * d) }' \
+		|| { fail cost_short_run "runs' I/O per second add up to $sum, the device read $((reads1 - reads0)) in 4 s"; return; }
 	grep -q '\[bfq\]' "/sys/block/$LOOPNAME/queue/scheduler" \
 		|| { fail cost_short_run "scheduler not restored: $(cat "/sys/block/$LOOPNAME/queue/scheduler")"; return; }
 	jq -e '.operators | length == 1 and .[0].name == "scheduler=mq-deadline"
