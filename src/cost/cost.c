@@ -14,7 +14,6 @@
  * device is created with autoclear so it goes when the last descriptor
  * does, its tmpfs file is unlinked once attached.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -404,36 +403,16 @@ static const char *last_line(const char *path)
 	return line;
 }
 
-/*
- * Sum of fio's "total_ios" (read, write, trim, sync) and its measured
- * runtime: the largest of the directions' "runtime" (ms, a number; the
- * job options' "runtime" is a string). Not "job_runtime": with
- * group_reporting that is the jobs' runtimes summed, numjobs times the
- * wall clock.
- */
 static int parse_fio(const char *path, double *ios, double *runtime_ns)
 {
-	char line[512];
 	FILE *f = fopen(path, "r");
+	int rc;
 
-	*ios = 0;
-	*runtime_ns = 0;
 	if (!f)
 		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		char *p;
-
-		if ((p = strstr(line, "\"total_ios\" : ")))
-			*ios += strtod(p + 14, NULL);
-		else if ((p = strstr(line, "\"runtime\" : ")) && isdigit((unsigned char)p[12])) {
-			double ms = strtod(p + 12, NULL);
-
-			if (ms * 1e6 > *runtime_ns)
-				*runtime_ns = ms * 1e6;
-		}
-	}
+	rc = cost_parse_fio(f, ios, runtime_ns);
 	fclose(f);
-	return *runtime_ns > 0 && *ios > 0 ? 0 : -1;
+	return rc;
 }
 
 static int stop_command(pid_t pid)

@@ -296,3 +296,31 @@ const char *cost_size_str(uint64_t bytes, char *buf)
 		snprintf(buf, 24, "%llu", (unsigned long long)bytes);
 	return buf;
 }
+
+/*
+ * Sum of fio's "total_ios" (read, write, trim, sync) and its measured
+ * runtime: the largest of the directions' "runtime" (ms, a number; the
+ * job options' "runtime" is a string). Not "job_runtime": with
+ * group_reporting that is the jobs' runtimes summed, numjobs times the
+ * wall clock.
+ */
+int cost_parse_fio(FILE *f, double *ios, double *runtime_ns)
+{
+	char line[512];
+
+	*ios = 0;
+	*runtime_ns = 0;
+	while (fgets(line, sizeof(line), f)) {
+		char *p;
+
+		if ((p = strstr(line, "\"total_ios\" : ")))
+			*ios += strtod(p + 14, NULL);
+		else if ((p = strstr(line, "\"runtime\" : ")) && isdigit((unsigned char)p[12])) {
+			double ms = strtod(p + 12, NULL);
+
+			if (ms * 1e6 > *runtime_ns)
+				*runtime_ns = ms * 1e6;
+		}
+	}
+	return *runtime_ns > 0 && *ios > 0 ? 0 : -1;
+}

@@ -118,6 +118,11 @@ int cost_parse_sizes(const char *list, uint64_t *out, int max, const char **bad)
 /* "4k" / "1m" / "512" for a size (buf of 24 bytes). */
 const char *cost_size_str(uint64_t bytes, char *buf);
 
+/* From fio's JSON output (--output-format=json, --group_reporting): the
+ * I/Os completed and the measured runtime in ns. 0, or -1 when either is
+ * missing. */
+int cost_parse_fio(FILE *f, double *ios, double *runtime_ns);
+
 void cost_print_text(FILE *f, const struct cost_result *res);
 void cost_print_json(FILE *f, const struct cost_result *res);
 /* The OPQ plot: base cost (log scale) against k, one point per operator

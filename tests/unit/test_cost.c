@@ -272,3 +272,37 @@ TEST(cost_outputs)
 	}
 	free(out);
 }
+
+/* fio 3.33's JSON (trimmed) for 4 jobs × depth 16 of 1 s with
+ * group_reporting on this machine: job_runtime is the 4 jobs' runtimes
+ * summed (4011 ms), the read's runtime the wall clock (1007 ms). */
+static const char fio_4jobs[] =
+	"{\n  \"fio version\" : \"fio-3.33\",\n  \"jobs\" : [\n    {\n"
+	"      \"jobname\" : \"d\",\n      \"elapsed\" : 2,\n      \"job options\" : {\n"
+	"        \"numjobs\" : \"4\",\n        \"runtime\" : \"1\",\n        \"group_reporting\" : \"\"\n      },\n"
+	"      \"read\" : {\n        \"iops\" : 13425.024826,\n        \"runtime\" : 1007,\n"
+	"        \"total_ios\" : 13519,\n        \"short_ios\" : 0\n      },\n"
+	"      \"write\" : {\n        \"runtime\" : 0,\n        \"total_ios\" : 0\n      },\n"
+	"      \"trim\" : {\n        \"runtime\" : 0,\n        \"total_ios\" : 0\n      },\n"
+	"      \"sync\" : {\n        \"total_ios\" : 0\n      },\n"
+	"      \"job_runtime\" : 4011,\n      \"usr_cpu\" : 1.421092\n    }\n  ]\n}\n";
+
+TEST(cost_parse_fio)
+{
+	double ios, runtime;
+	FILE *f = fmemopen((void *)fio_4jobs, sizeof(fio_4jobs) - 1, "r");
+
+	if (!ASSERT_NOT_NULL(f, "fmemopen"))
+		return;
+	ASSERT_EQ(cost_parse_fio(f, &ios, &runtime), 0, "parsed");
+	fclose(f);
+	ASSERT_NEAR(ios, 13519, 0, "read total_ios (the kernel's diskstats counted 13519)");
+	ASSERT_NEAR(runtime, 1007e6, 0, "the read's runtime, not job_runtime");
+
+	static const char no_runtime[] = "\"total_ios\" : 5,\n\"runtime\" : \"1\",\n";
+	f = fmemopen((void *)no_runtime, sizeof(no_runtime) - 1, "r");
+	if (!ASSERT_NOT_NULL(f, "fmemopen"))
+		return;
+	ASSERT_EQ(cost_parse_fio(f, &ios, &runtime), -1, "only the options' runtime: refused");
+	fclose(f);
+}
