@@ -63,6 +63,17 @@ static char sched_path[128];
 static char sched_saved[32];
 static volatile pid_t child_pgid[2]; /* fio, the operator's command */
 static char tmpdir[64];
+/* the files tmpdir may hold, removed at every exit (a signal's too) */
+static const char *const tmp_files[] = { "fio.json", "command.out", "op.trail" };
+static char tmp_paths[3][96];
+
+static void remove_tmpdir(void)
+{
+	for (int i = 0; i < 3; i++)
+		if (tmp_paths[i][0])
+			unlink(tmp_paths[i]);
+	rmdir(tmpdir);
+}
 
 static void restore_scheduler(void)
 {
@@ -95,6 +106,7 @@ static void on_signal(int sig)
 		}
 	}
 	restore_scheduler();
+	remove_tmpdir();
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
@@ -658,6 +670,8 @@ int cmd_cost(int argc, char **argv)
 	snprintf(tmpdir, sizeof(tmpdir), "/tmp/iotrail-cost.XXXXXX");
 	if (!mkdtemp(tmpdir))
 		return it_failf(1, "failed to make a directory in /tmp: %s", strerror(errno));
+	for (int i = 0; i < 3; i++)
+		snprintf(tmp_paths[i], sizeof(tmp_paths[i]), "%s/%s", tmpdir, tmp_files[i]);
 	o.runs = 3;
 	o.seconds = 3;
 	o.ramp = 1;
@@ -712,14 +726,7 @@ int cmd_cost(int argc, char **argv)
 	restore_scheduler();
 	if (loop_fd >= 0)
 		close(loop_fd); /* autoclear: the device goes with its last user */
-	char path[128];
-	snprintf(path, sizeof(path), "%s/fio.json", tmpdir);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s/command.out", tmpdir);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s/op.trail", tmpdir);
-	unlink(path);
-	rmdir(tmpdir);
+	remove_tmpdir();
 	if (rc)
 		return rc;
 	cost_quadrants(&res);

@@ -9,7 +9,7 @@
 #     runs (any run >= 5% idle or a spread > 10% must be invalid, with that
 #     reason, exit 3; otherwise valid, exit 0), the SVG, and bfq restored;
 #   - SIGTERM in the middle of a run on the built-in loop device: no fio
-#     left, no loop device left;
+#     left, no loop device, no scratch directory left;
 #   - bad input: one line and exit 2 (no operator, bad size, unknown
 #     operator), and the JSON error object under --json.
 cd "$(dirname "$0")/../.."
@@ -86,6 +86,8 @@ cost_loops() { losetup -n -O NAME,BACK-FILE 2>/dev/null | awk '/\/dev\/shm\/iotr
 interrupted() {
 	local pid before mine left tag=COST_TEST_TAG=$$.$RANDOM
 	before=$(cost_loops)
+	local dirs0
+	dirs0=$(ls -d /tmp/iotrail-cost.* 2>/dev/null)
 	env "$tag" "$IOTRAIL" cost --op buffered --sizes 4k --runs 1 --seconds 5 --ramp 0 > /dev/null 2>&1 &
 	pid=$!
 	sleep 1.5
@@ -100,6 +102,8 @@ interrupted() {
 	[ -z "$left" ] || { fail cost_interrupted "processes left: $left"; return; }
 	left=$(comm -12 <(echo "$mine") <(cost_loops))
 	[ -z "$left" ] || { fail cost_interrupted "loop device left: $left"; return; }
+	left=$(comm -13 <(echo "$dirs0") <(ls -d /tmp/iotrail-cost.* 2>/dev/null))
+	[ -z "$left" ] || { fail cost_interrupted "scratch directory left: $left"; return; }
 	pass cost_interrupted
 }
 
