@@ -31,9 +31,11 @@ CORE_SRCS := src/tracefile.c src/evpack.c src/layer_table.c src/scope_ids.c src/
 	     src/trace_merge.c src/task.c src/flight.c src/agent/proto.c src/agent/query.c src/agent/query_target.c \
 	     $(filter-out %.bpf.c $(LAYER_RECORD),$(wildcard src/layers/*/*.c)) \
 	     $(wildcard src/analyze/*.c) $(wildcard src/export/*.c) $(wildcard src/extents/*.c) \
-	     $(wildcard src/usdt/*.c) $(filter-out %.bpf.c $(ONLINE_APP),$(wildcard src/online/*.c))
+	     $(wildcard src/usdt/*.c) $(filter-out %.bpf.c $(ONLINE_APP),$(wildcard src/online/*.c)) \
+	     src/cost/cost_model.c src/cost/cost_output.c
 # user space that needs libbpf: the commands, the hook engine, recording
-APP_SRCS  := $(filter-out $(CORE_SRCS),$(wildcard src/*.c src/agent/*.c)) $(LAYER_RECORD) $(ONLINE_APP)
+APP_SRCS  := $(filter-out $(CORE_SRCS),$(wildcard src/*.c src/agent/*.c)) $(LAYER_RECORD) $(ONLINE_APP) \
+	     src/cost/cost.c
 APP_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(APP_SRCS))
 CORE_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(CORE_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/*.c)
@@ -47,9 +49,9 @@ PROG_BINS := $(patsubst tests/progs/%.c,$(BUILD)/tests/%,$(wildcard tests/progs/
 # keep the BPF objects and bench objects make sees as intermediate
 .SECONDARY:
 
-.PHONY: all deps test test-unit test-host test-vm demo bench clean fuzz fuzz-build fuzz-agent
+.PHONY: all deps test test-unit test-host test-vm demo bench clean fuzz fuzz-build fuzz-agent test-cost
 all: deps $(BUILD)/iotrail $(BUILD)/unit-tests $(BENCH_BINS) $(PROG_BINS) $(BUILD)/tests/slowfs \
-	$(BUILD)/tests/split_trace
+	$(BUILD)/tests/split_trace $(BUILD)/tests/cost_spin
 
 deps:
 	@scripts/install-deps.sh
@@ -111,6 +113,17 @@ $(BUILD)/tests/slowfs: tests/tools/slowfs.c
 $(BUILD)/tests/split_trace: tests/tools/split_trace.c $(BUILD)/libitcore.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS_CORE)
+
+# test tool: a BPF operator of known cost per I/O (bench/cost_truth.sh)
+$(BUILD)/tests/cost_spin.bpf.o: tests/tools/cost_spin.bpf.c $(BUILD)/vmlinux.h
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/tests/cost_spin.skel.h: $(BUILD)/tests/cost_spin.bpf.o
+	$(BPFTOOL) gen skeleton $< name cost_spin_bpf > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/tests/cost_spin: tests/tools/cost_spin.c $(BUILD)/tests/cost_spin.skel.h
+	$(CC) $(CFLAGS) -I$(BUILD)/tests $< -o $@ -lbpf -lelf
 
 $(BUILD)/tests/%: tests/progs/%.c
 	@mkdir -p $(@D)
@@ -207,6 +220,11 @@ fuzz-agent: $(BUILD)/fuzz/fuzz_agent_msg
 
 bench: all
 	@bench/run
+
+# `iotrail cost` against a BPF operator of known cost (bench/cost_truth.sh):
+# saturation runs of ~10 minutes under the heavy lock, so not in `make test`
+test-cost: all
+	@bench/cost_truth.sh
 
 clean:
 	rm -rf $(BUILD)

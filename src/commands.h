@@ -20,6 +20,7 @@ int cmd_query(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_extents(int argc, char **argv);
+int cmd_cost(int argc, char **argv);
 
 /* Shared by report and diff (report.c): open a trace and build the
  * analysis layers it has (it_analysis_new), then run the one pass over

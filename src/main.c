@@ -31,6 +31,7 @@ static const struct command commands[] = {
 	{ "top",    cmd_top,    "live view of the block layer from in-kernel histograms (or --json)" },
 	{ "serve",  cmd_serve,  "serve the in-kernel histograms to Prometheus over HTTP (/metrics)" },
 	{ "extents", cmd_extents, "where files lie on their device: extents per file and per zone" },
+	{ "cost",   cmd_cost,   "what an operator (scheduler, tracer, page cache) costs in CPU per I/O" },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 

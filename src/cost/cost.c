@@ -1,0 +1,748 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * `iotrail cost`: what an operator of the storage stack costs per I/O,
+ * measured from outside by saturation throughput (cost_model.h has the
+ * method). This file runs the experiment: a loop device over tmpfs (or
+ * --dev), fio with 2 jobs per CPU × depth 16 so every CPU is busy, and for
+ * each size alternating runs without and with the operator, reading the
+ * CPU's busy time from /proc/stat over each run's steady window.
+ *
+ * An operator is a pair of arms, each a device scheduler, a command
+ * running beside fio (started before the run, stopped with SIGINT after
+ * it) and fio's buffering. Whatever the command changes is undone on
+ * every exit: the scheduler is restored (also from a signal), the loop
+ * device is created with autoclear so it goes when the last descriptor
+ * does, its tmpfs file is unlinked once attached.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <linux/loop.h>
+#include <linux/perf_event.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "cost/cost_model.h"
+
+#define LOOP_BYTES (256ULL << 20)
+#define MAX_CPUS 256
+
+struct arm {
+	const char *scheduler; /* set before the run; NULL: none */
+	char *command;         /* runs beside fio; NULL: nothing */
+	bool buffered;         /* fio without O_DIRECT */
+};
+
+struct op_spec {
+	char name[64];
+	struct arm base, with;
+};
+
+struct cost_opts {
+	uint64_t sizes[COST_MAX_SIZES];
+	int nsizes, runs, seconds, ramp, settle, depth, jobs;
+	bool json;
+	const char *svg, *dev;
+	struct op_spec ops[COST_MAX_OPS];
+	int nops;
+};
+
+/* What the signal handler undoes: plain globals, written before use. */
+static char sched_path[128];
+static char sched_saved[32];
+static volatile pid_t child_pgid[2]; /* fio, the operator's command */
+static char tmpdir[64];
+/* the files tmpdir may hold, removed at every exit (a signal's too) */
+static const char *const tmp_files[] = { "fio.json", "command.out", "op.trail" };
+static char tmp_paths[3][96];
+
+static void remove_tmpdir(void)
+{
+	for (int i = 0; i < 3; i++)
+		if (tmp_paths[i][0])
+			unlink(tmp_paths[i]);
+	rmdir(tmpdir);
+}
+
+static void restore_scheduler(void)
+{
+	int fd;
+
+	if (!sched_path[0] || !sched_saved[0])
+		return;
+	fd = open(sched_path, O_WRONLY);
+	if (fd >= 0) {
+		if (write(fd, sched_saved, strlen(sched_saved)) < 0) {
+			/* nothing more to do from here: the line below says so */
+		}
+		close(fd);
+	}
+}
+
+/* Async-signal-safe calls only: fio is told to stop (it stops its jobs,
+ * which run in process groups of their own, and waits for them: a
+ * SIGKILL would orphan them), the operator's command likewise; then the
+ * scheduler goes back and the signal takes its course. */
+static void on_signal(int sig)
+{
+	for (int i = 0; i < 2; i++) {
+		pid_t pid = child_pgid[i];
+
+		if (pid > 0) {
+			kill(pid, i == 0 ? SIGTERM : SIGINT);
+			kill(-pid, i == 0 ? SIGTERM : SIGINT);
+			waitpid(pid, NULL, 0);
+		}
+	}
+	restore_scheduler();
+	remove_tmpdir();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: iotrail cost [--sizes 4k,16k,...] [--runs N] [--seconds S] [--jobs N] [--json] [--svg FILE]\n"
+		"                    [--dev DEV] (--op OPERATOR ... | [--base 'CMD'] --with 'CMD' [--name NAME])\n\n"
+		"What an operator of the storage stack costs in CPU time per I/O, measured from\n"
+		"outside: fio saturates every CPU with and without it, alternating runs, and\n"
+		"C_op = F_cpu × (1/R_op − 1/R_base) with F_cpu the CPU busy time per second\n"
+		"(/proc/stat) and R the I/Os per second. Per size: the cost with a 95%% interval;\n"
+		"over sizes the power-law fit cost = a × size^k and the quadrant.\n\n"
+		"  --op scheduler=mq-deadline|bfq|kyber  the device's I/O scheduler, against none\n"
+		"  --op iotrail=block|syscall  iotrail record (that layer) running beside fio\n"
+		"  --op buffered               fio through the page cache, against O_DIRECT\n"
+		"  --with 'CMD'                a command running beside fio (started before each\n"
+		"                              run, SIGINT after it); {dev} is the device, {size}\n"
+		"                              the I/O size in bytes; --base 'CMD' the same for the\n"
+		"                              base runs (default: nothing)\n"
+		"  --sizes LIST                I/O sizes (default 4k,16k,64k,256k)\n"
+		"  --runs N                    runs per side and size (default 3)\n"
+		"  --seconds S                 measured seconds per run (default 3)\n"
+		"  --jobs N                    fio jobs, each 16 deep (default: 2 per CPU)\n"
+		"  --ramp S                    seconds of each run before the measured ones (default 1)\n"
+		"  --dev DEV                   a block device to read (default: a 256 MiB loop\n"
+		"                              device over tmpfs, made and removed here)\n"
+		"  --json                      the result as JSON;  --svg FILE  the quadrant plot\n\n"
+		"Valid only if every run's CPUs were < 5%% idle and the runs agree within 10%%;\n"
+		"otherwise the result says valid: no, and why. Needs root and fio.\n");
+}
+
+static int add_named_op(struct cost_opts *o, const char *spec)
+{
+	struct op_spec *op = &o->ops[o->nops];
+	const char *v = strchr(spec, '=');
+
+	if (o->nops == COST_MAX_OPS)
+		return it_failf(2, "failed to add operator '%s': at most %d in one run; run the rest separately",
+				spec, COST_MAX_OPS);
+	memset(op, 0, sizeof(*op));
+	snprintf(op->name, sizeof(op->name), "%s", spec);
+	op->base.scheduler = "none";
+	op->with.scheduler = "none";
+	if (!strncmp(spec, "scheduler=", 10) && (!strcmp(v + 1, "mq-deadline") ||
+						  !strcmp(v + 1, "bfq") || !strcmp(v + 1, "kyber"))) {
+		op->with.scheduler = v + 1;
+	} else if (!strcmp(spec, "iotrail=block") || !strcmp(spec, "iotrail=syscall")) {
+		char self[512], cmd[1024];
+		ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+		if (n < 0)
+			return it_failf(1, "failed to find iotrail's own binary: %s", strerror(errno));
+		self[n] = 0;
+		if (!strcmp(v + 1, "block"))
+			snprintf(cmd, sizeof(cmd), "exec '%s' record --layers block --dev {dev} -o %s/op.trail",
+				 self, tmpdir);
+		else
+			snprintf(cmd, sizeof(cmd), "exec '%s' record --layers syscall --comm fio -o %s/op.trail",
+				 self, tmpdir);
+		op->with.command = strdup(cmd);
+	} else if (!strcmp(spec, "buffered")) {
+		op->with.buffered = true;
+	} else {
+		return it_failf(2, "failed to read --op '%s': not an operator; use scheduler=mq-deadline|bfq|kyber, "
+				"iotrail=block|syscall or buffered", spec);
+	}
+	o->nops++;
+	return 0;
+}
+
+/* /proc/stat's first line: busy and all CPU time, in ns. */
+struct cpu_times {
+	double busy, idle, total;
+};
+
+static int read_cpu_times(struct cpu_times *t)
+{
+	unsigned long long v[10] = { 0 };
+	FILE *f = fopen("/proc/stat", "r");
+	int n;
+
+	if (!f)
+		return -1;
+	n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
+		   &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9]);
+	fclose(f);
+	if (n < 8)
+		return -1;
+	double tick = 1e9 / sysconf(_SC_CLK_TCK);
+	/* user nice system idle iowait irq softirq steal (guest is in user):
+	 * steal is time the hypervisor kept, neither busy nor idle here */
+	t->busy = (v[0] + v[1] + v[2] + v[5] + v[6]) * tick;
+	t->idle = (v[3] + v[4]) * tick;
+	t->total = (v[0] + v[1] + v[2] + v[3] + v[4] + v[5] + v[6] + v[7]) * tick;
+	return 0;
+}
+
+static double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+/* perf's cycle counter on every CPU, or why not. */
+static int cycle_fd[MAX_CPUS];
+static int ncycle_fds;
+
+static const char *cycles_open(int ncpus)
+{
+	static char note[160];
+	struct perf_event_attr a = { .type = PERF_TYPE_HARDWARE, .size = sizeof(a),
+				     .config = PERF_COUNT_HW_CPU_CYCLES };
+
+	for (int i = 0; i < ncpus && i < MAX_CPUS; i++) {
+		int fd = syscall(SYS_perf_event_open, &a, -1, i, -1, 0);
+
+		if (fd < 0) {
+			snprintf(note, sizeof(note), "not measured: perf's cycle counter is not readable "
+				 "on this machine (perf_event_open: %s)", strerror(errno));
+			for (int k = 0; k < ncycle_fds; k++)
+				close(cycle_fd[k]);
+			ncycle_fds = 0;
+			return note;
+		}
+		cycle_fd[ncycle_fds++] = fd;
+	}
+	return NULL;
+}
+
+static double cycles_read(void)
+{
+	double sum = 0;
+
+	for (int i = 0; i < ncycle_fds; i++) {
+		uint64_t v;
+
+		if (read(cycle_fd[i], &v, sizeof(v)) != sizeof(v))
+			return -1;
+		sum += (double)v;
+	}
+	return ncycle_fds ? sum : -1;
+}
+
+/* A 256 MiB loop device over a tmpfs file that goes away by itself. */
+static int make_loop(char *dev, size_t len, int *keep_fd)
+{
+	char file[] = "/dev/shm/iotrail-cost.XXXXXX";
+	int back = mkstemp(file), ctl = -1, nr, fd = -1;
+	struct loop_config cfg = { 0 };
+
+	if (back < 0)
+		return it_failf(1, "failed to create the loop device's file in /dev/shm: %s; mount a tmpfs there or use --dev",
+				strerror(errno));
+	unlink(file); /* the loop device holds it now; freed with it */
+	if (ftruncate(back, LOOP_BYTES) < 0 || (ctl = open("/dev/loop-control", O_RDWR)) < 0 ||
+	    (nr = ioctl(ctl, LOOP_CTL_GET_FREE)) < 0) {
+		int e = errno;
+
+		close(back);
+		if (ctl >= 0)
+			close(ctl);
+		return it_failf(1, "failed to get a loop device: %s; run as root, or use --dev", strerror(e));
+	}
+	close(ctl);
+	snprintf(dev, len, "/dev/loop%d", nr);
+	fd = open(dev, O_RDWR);
+	cfg.fd = back;
+	cfg.info.lo_flags = LO_FLAGS_AUTOCLEAR;
+	if (fd < 0 || ioctl(fd, LOOP_CONFIGURE, &cfg) < 0) {
+		int e = errno;
+
+		close(back);
+		if (fd >= 0)
+			close(fd);
+		return it_failf(1, "failed to set up %s over tmpfs: %s; use --dev", dev, strerror(e));
+	}
+	close(back);
+	*keep_fd = fd;
+	return 0;
+}
+
+/* The device's scheduler file, and the scheduler it had (restored at exit). */
+static int scheduler_prepare(const char *dev)
+{
+	char buf[256], *l, *r;
+	FILE *f;
+	const char *name = strrchr(dev, '/') ? strrchr(dev, '/') + 1 : dev;
+
+	snprintf(sched_path, sizeof(sched_path), "/sys/block/%s/queue/scheduler", name);
+	f = fopen(sched_path, "r");
+	if (!f || !fgets(buf, sizeof(buf), f)) {
+		if (f)
+			fclose(f);
+		sched_path[0] = 0;
+		return -1;
+	}
+	fclose(f);
+	l = strchr(buf, '[');
+	r = l ? strchr(l, ']') : NULL;
+	if (!l || !r)
+		return -1;
+	*r = 0;
+	snprintf(sched_saved, sizeof(sched_saved), "%s", l + 1);
+	return 0;
+}
+
+static int scheduler_set(const char *want)
+{
+	int fd = open(sched_path, O_WRONLY);
+	int rc = -1;
+
+	if (fd >= 0) {
+		rc = write(fd, want, strlen(want)) < 0 ? -1 : 0;
+		close(fd);
+	}
+	if (rc)
+		return it_failf(1, "failed to set the scheduler %s in %s: %s; is it built into this kernel?",
+				want, sched_path, strerror(errno));
+	return 0;
+}
+
+/* CMD with {dev} and {size} replaced. */
+static char *expand(const char *cmd, const char *dev, uint64_t size)
+{
+	size_t cap = strlen(cmd) * 2 + 256, n = 0;
+	char *out = malloc(cap);
+
+	if (!out)
+		return NULL;
+	for (const char *p = cmd; *p; ) {
+		char tmp[64];
+		const char *rep = NULL;
+
+		if (!strncmp(p, "{dev}", 5)) {
+			rep = dev;
+			p += 5;
+		} else if (!strncmp(p, "{size}", 6)) {
+			snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)size);
+			rep = tmp;
+			p += 6;
+		}
+		size_t need = rep ? strlen(rep) : 1;
+
+		if (n + need + 1 > cap) {
+			char *bigger = realloc(out, cap = (n + need + 1) * 2);
+
+			if (!bigger) {
+				free(out);
+				return NULL;
+			}
+			out = bigger;
+		}
+		if (rep) {
+			memcpy(out + n, rep, need);
+			n += need;
+		} else {
+			out[n++] = *p++;
+		}
+	}
+	out[n] = 0;
+	return out;
+}
+
+/* Runs argv (or /bin/sh -c cmd) in its own process group, output to a file. */
+static pid_t spawn(char *const argv[], const char *out)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+		setpgid(0, 0);
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		execvp(argv[0], argv);
+		fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	if (pid > 0)
+		setpgid(pid, pid);
+	return pid;
+}
+
+/* The last line of a file, for an error message. */
+static const char *last_line(const char *path)
+{
+	static char line[256];
+	char buf[256];
+	FILE *f = fopen(path, "r");
+
+	snprintf(line, sizeof(line), "(no output)");
+	if (!f)
+		return line;
+	while (fgets(buf, sizeof(buf), f))
+		if (buf[0] != '\n') {
+			buf[strcspn(buf, "\n")] = 0;
+			snprintf(line, sizeof(line), "%s", buf);
+		}
+	fclose(f);
+	return line;
+}
+
+static int parse_fio(const char *path, double *ios, double *runtime_ns)
+{
+	FILE *f = fopen(path, "r");
+	int rc;
+
+	if (!f)
+		return -1;
+	rc = cost_parse_fio(f, ios, runtime_ns);
+	fclose(f);
+	return rc;
+}
+
+static int stop_command(pid_t pid)
+{
+	int status = 0;
+
+	kill(-pid, SIGINT);
+	for (int i = 0; i < 200; i++) { /* 20 s for a recorder to write its file */
+		if (waitpid(pid, &status, WNOHANG) == pid) {
+			child_pgid[1] = 0;
+			return status;
+		}
+		usleep(100000);
+	}
+	kill(-pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	child_pgid[1] = 0;
+	return status;
+}
+
+static int one_run(const struct cost_opts *o, const struct op_spec *op, bool with, const char *dev,
+		   uint64_t size, struct cost_run *run)
+{
+	const struct arm *arm = with ? &op->with : &op->base;
+	char bs[32], rt[32], ramp[32], jobs[16], depth[32], fname[160], fio_out[96], cmd_out[96];
+	pid_t cmd_pid = 0, fio_pid;
+	struct cpu_times t0, t1;
+	double w0, w1, c0, c1;
+	int status;
+
+	if (arm->scheduler && sched_path[0] && scheduler_set(arm->scheduler))
+		return 1;
+	snprintf(cmd_out, sizeof(cmd_out), "%s/command.out", tmpdir);
+	if (arm->command) {
+		char *cmd = expand(arm->command, dev, size);
+		char *argv[] = { "/bin/sh", "-c", cmd, NULL };
+
+		if (!cmd)
+			return it_failf(1, "failed to run the operator's command: out of memory");
+		cmd_pid = spawn(argv, cmd_out);
+		free(cmd);
+		if (cmd_pid < 0)
+			return it_failf(1, "failed to start the operator's command: %s", strerror(errno));
+		child_pgid[1] = cmd_pid;
+		sleep(o->settle); /* let it attach before the run */
+		if (waitpid(cmd_pid, &status, WNOHANG) == cmd_pid) {
+			child_pgid[1] = 0;
+			return it_failf(1, "failed to run %s: its command exited before the run (%s); "
+					"run it alone to see why", op->name, last_line(cmd_out));
+		}
+	}
+	snprintf(bs, sizeof(bs), "--bs=%llu", (unsigned long long)size);
+	snprintf(rt, sizeof(rt), "--runtime=%d", o->seconds);
+	snprintf(ramp, sizeof(ramp), "--ramp_time=%d", o->ramp);
+	snprintf(jobs, sizeof(jobs), "--numjobs=%d", o->jobs);
+	snprintf(depth, sizeof(depth), "--iodepth=%d", o->depth);
+	snprintf(fname, sizeof(fname), "--filename=%s", dev);
+	snprintf(fio_out, sizeof(fio_out), "%s/fio.json", tmpdir);
+	char *fio_argv[] = { "fio", "--name=iotrail-cost", fname, "--rw=randread", bs,
+			     arm->buffered ? "--direct=0" : "--direct=1", "--ioengine=libaio", depth, jobs,
+			     "--time_based", rt, ramp, "--group_reporting", "--output-format=json",
+			     NULL };
+
+	fio_pid = spawn(fio_argv, fio_out);
+	if (fio_pid < 0) {
+		if (cmd_pid)
+			stop_command(cmd_pid);
+		return it_failf(1, "failed to start fio: %s", strerror(errno));
+	}
+	child_pgid[0] = fio_pid;
+	sleep(o->ramp); /* fio's own ramp: its counts start about now */
+	read_cpu_times(&t0);
+	c0 = cycles_read();
+	w0 = now_ns();
+	waitpid(fio_pid, &status, 0);
+	w1 = now_ns();
+	c1 = cycles_read();
+	read_cpu_times(&t1);
+	child_pgid[0] = 0;
+	if (cmd_pid) {
+		int st = stop_command(cmd_pid);
+
+		/* a shell that ran the command dies of the SIGINT it was sent */
+		if (WIFEXITED(st) ? WEXITSTATUS(st) != 0 : WTERMSIG(st) != SIGINT)
+			fprintf(stderr, "iotrail cost: warning: %s's command ended with status %d: %s\n",
+				op->name, WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st),
+				last_line(cmd_out));
+	}
+	if (!WIFEXITED(status) || WEXITSTATUS(status) ||
+	    parse_fio(fio_out, &run->ios, &run->runtime_ns))
+		return it_failf(1, "failed to run fio on %s: %s; run fio alone to see why", dev,
+				last_line(fio_out));
+	run->busy_ns = t1.busy - t0.busy;
+	run->window_ns = w1 - w0;
+	run->idle_frac = t1.total > t0.total ? (t1.idle - t0.idle) / (t1.total - t0.total) : 1;
+	run->cycles = c0 >= 0 && c1 >= 0 ? c1 - c0 : -1;
+	return 0;
+}
+
+static int measure_op(const struct cost_opts *o, const struct op_spec *spec, const char *dev,
+		      struct cost_op *op)
+{
+	char sz[24];
+
+	snprintf(op->name, sizeof(op->name), "%s", spec->name);
+	op->nsizes = o->nsizes;
+	for (int i = 0; i < o->nsizes; i++) {
+		struct cost_size *s = &op->sizes[i];
+
+		s->bytes = o->sizes[i];
+		for (int r = 0; r < o->runs; r++) {
+			/* alternate which side goes first, so a drift in the
+			 * machine's load falls on both alike */
+			for (int side = 0; side < 2; side++) {
+				bool with = (r % 2) ^ side;
+				struct cost_run *run = with ? &s->with[s->nwith] : &s->base[s->nbase];
+				int rc = one_run(o, spec, with, dev, s->bytes, run);
+
+				if (rc)
+					return rc;
+				with ? s->nwith++ : s->nbase++;
+				fprintf(stderr, "iotrail cost: %s %s run %d/%d %-4s %8.0f I/O/s %8.0f CPU-ns/I/O %5.1f%% idle\n",
+					spec->name, cost_size_str(s->bytes, sz), r + 1, o->runs,
+					with ? "with" : "base", run->ios / (run->runtime_ns / 1e9),
+					cost_run_ns_per_io(run), run->idle_frac * 100);
+			}
+		}
+	}
+	if (sched_path[0] && sched_saved[0])
+		scheduler_set(sched_saved);
+	cost_op_finish(op);
+	return 0;
+}
+
+static int parse_int(const char *opt, const char *v, int lo, int hi, int *out)
+{
+	char *end;
+	long n = strtol(v, &end, 10);
+
+	if (*end || end == v || n < lo || n > hi)
+		return it_failf(2, "failed to read %s '%s': want a whole number from %d to %d", opt, v, lo, hi);
+	*out = (int)n;
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct cost_opts *o, const char **base_cmd,
+		      const char **with_cmd, const char **name)
+{
+	static const struct option longopts[] = {
+		{ "sizes", required_argument, NULL, 's' },
+		{ "runs", required_argument, NULL, 'r' },
+		{ "seconds", required_argument, NULL, 'S' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "svg", required_argument, NULL, 'g' },
+		{ "dev", required_argument, NULL, 'd' },
+		{ "op", required_argument, NULL, 'o' },
+		{ "base", required_argument, NULL, 'b' },
+		{ "with", required_argument, NULL, 'w' },
+		{ "name", required_argument, NULL, 'n' },
+		{ "jobs", required_argument, NULL, 'J' },
+		{ "ramp", required_argument, NULL, 'R' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *bad;
+	int c, rc;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "jh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			o->nsizes = cost_parse_sizes(optarg, o->sizes, COST_MAX_SIZES, &bad);
+			if (o->nsizes < 0)
+				return it_failf(2, "failed to read --sizes at '%s': want sizes like 4k,16k,1m "
+						"(multiples of 512, at most 1g, at most %d)", bad, COST_MAX_SIZES);
+			break;
+		case 'r':
+			if ((rc = parse_int("--runs", optarg, 1, COST_MAX_RUNS, &o->runs)))
+				return rc;
+			break;
+		case 'S':
+			if ((rc = parse_int("--seconds", optarg, 1, 3600, &o->seconds)))
+				return rc;
+			break;
+		case 'j': o->json = true; break;
+		case 'g': o->svg = optarg; break;
+		case 'd': o->dev = optarg; break;
+		case 'o':
+			if ((rc = add_named_op(o, optarg)))
+				return rc;
+			break;
+		case 'b': *base_cmd = optarg; break;
+		case 'w': *with_cmd = optarg; break;
+		case 'n': *name = optarg; break;
+		case 'R':
+			if ((rc = parse_int("--ramp", optarg, 0, 60, &o->ramp)))
+				return rc;
+			break;
+		case 'J':
+			if ((rc = parse_int("--jobs", optarg, 1, 1024, &o->jobs)))
+				return rc;
+			break;
+		case 'h':
+			usage(stdout);
+			return -1;
+		default:
+			return it_fail_option("cost", "", argv);
+		}
+	}
+	if (optind != argc)
+		return it_failf(2, "failed to read '%s': iotrail cost takes options only; quote --with's command",
+				argv[optind]);
+	if (*base_cmd && !*with_cmd)
+		return it_failf(2, "failed to read the operator: --base needs --with (the runs with the operator)");
+	if (*with_cmd) {
+		struct op_spec *op = &o->ops[o->nops];
+
+		if (o->nops == COST_MAX_OPS)
+			return it_failf(2, "failed to add --with: at most %d operators in one run", COST_MAX_OPS);
+		memset(op, 0, sizeof(*op));
+		snprintf(op->name, sizeof(op->name), "%s", *name ? *name : "with");
+		op->with.command = strdup(*with_cmd);
+		op->base.command = *base_cmd ? strdup(*base_cmd) : NULL;
+		o->nops++;
+	}
+	if (!o->nops)
+		return it_failf(2, "failed to start: no operator; give --op (e.g. --op scheduler=bfq) or --with 'CMD'");
+	return 0;
+}
+
+int cmd_cost(int argc, char **argv)
+{
+	static struct cost_opts o = { 0 };
+	static struct cost_result res;
+	const char *base_cmd = NULL, *with_cmd = NULL, *name = NULL;
+	char dev[64];
+	int loop_fd = -1, rc = 0;
+
+	it_cli_json_from_args(argc, argv);
+	memset(&o, 0, sizeof(o));
+	memset(&res, 0, sizeof(res));
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/iotrail-cost.XXXXXX");
+	if (!mkdtemp(tmpdir))
+		return it_failf(1, "failed to make a directory in /tmp: %s", strerror(errno));
+	for (int i = 0; i < 3; i++)
+		snprintf(tmp_paths[i], sizeof(tmp_paths[i]), "%s/%s", tmpdir, tmp_files[i]);
+	o.runs = 3;
+	o.seconds = 3;
+	o.ramp = 1;
+	o.settle = 2;
+	o.depth = 16;
+	o.nsizes = cost_parse_sizes("4k,16k,64k,256k", o.sizes, COST_MAX_SIZES, &(const char *){ 0 });
+	rc = parse_args(argc, argv, &o, &base_cmd, &with_cmd, &name);
+	if (rc) {
+		rmdir(tmpdir);
+		return rc < 0 ? 0 : rc;
+	}
+	res.ncpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	/* two jobs per CPU, each 16 deep: one job per CPU left the CPUs
+	 * ~8% idle here (the loop device completes in a kworker while its
+	 * submitter waits) */
+	if (!o.jobs)
+		o.jobs = 2 * res.ncpus;
+	if (o.dev) {
+		snprintf(dev, sizeof(dev), "%s%s", o.dev[0] == '/' ? "" : "/dev/", o.dev);
+		struct stat st;
+
+		if (stat(dev, &st) || !S_ISBLK(st.st_mode)) {
+			rmdir(tmpdir);
+			return it_failf(2, "failed to use --dev %s: not a block device; give one like loop0 or /dev/nvme0n1",
+					o.dev);
+		}
+	} else if ((rc = make_loop(dev, sizeof(dev), &loop_fd))) {
+		rmdir(tmpdir);
+		return rc;
+	}
+	if (scheduler_prepare(dev))
+		fprintf(stderr, "iotrail cost: warning: %s has no I/O scheduler file; left as it is\n", dev);
+	for (int i = 0; i < o.nops; i++)
+		if (strcmp(o.ops[i].with.scheduler ? o.ops[i].with.scheduler : "none", "none") && !sched_path[0])
+			rc = it_failf(1, "failed to measure %s: %s has no scheduler to set", o.ops[i].name, dev);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGHUP, on_signal);
+	res.cycles_note = cycles_open(res.ncpus);
+	res.seconds = o.seconds;
+	static char workload[256];
+	snprintf(workload, sizeof(workload),
+		 "fio --rw=randread --bs=SIZE --direct=1 --ioengine=libaio --iodepth=%d --numjobs=%d "
+		 "--runtime=%d --ramp_time=%d on %s%s", o.depth, o.jobs, o.seconds, o.ramp, dev,
+		 o.dev ? "" : " (256 MiB loop device over tmpfs)");
+	res.workload = workload;
+	for (int i = 0; !rc && i < o.nops; i++) {
+		rc = measure_op(&o, &o.ops[i], dev, &res.ops[i]);
+		if (!rc)
+			res.nops++;
+	}
+	restore_scheduler();
+	if (loop_fd >= 0)
+		close(loop_fd); /* autoclear: the device goes with its last user */
+	remove_tmpdir();
+	if (rc)
+		return rc;
+	cost_quadrants(&res);
+	if (o.json)
+		cost_print_json(stdout, &res);
+	else
+		cost_print_text(stdout, &res);
+	if (o.svg) {
+		FILE *f = fopen(o.svg, "w");
+
+		if (!f || cost_write_svg(f, &res) || fclose(f))
+			return it_failf(1, "failed to write the plot to %s: %s; check the path", o.svg,
+					strerror(errno));
+	}
+	for (int i = 0; i < res.nops; i++)
+		if (!res.ops[i].valid)
+			return 3; /* measured, but the method's assumption did not hold */
+	return 0;
+}

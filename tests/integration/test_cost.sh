@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# `iotrail cost` (issue 16), short: the saturation runs themselves are
+# benchmarks (bench/cost_truth.sh checks the figures against a BPF operator
+# of known cost; `make test-cost`). Here, in ~12 s:
+#   - two 1-second run pairs (no ramp) of --op scheduler=mq-deadline on a loop
+#     device whose scheduler was bfq: the JSON's shape (operator, size,
+#     runs, interval, k null with one size), the runs' I/O rates against
+#     the device's read count (diskstats), the verdict recomputed from the
+#     runs (any run >= 5% idle or a spread > 10% must be invalid, with that
+#     reason, exit 3; otherwise valid, exit 0), the SVG, and bfq restored;
+#   - SIGTERM in the middle of a run on the built-in loop device: no fio
+#     left, no loop device, no scratch directory left;
+#   - bad input: one line and exit 2 (no operator, bad size, unknown
+#     operator), and the JSON error object under --json.
+cd "$(dirname "$0")/../.."
+. tests/integration/lib.sh
+
+blocker=$(host_blocker)
+if [ -n "$blocker" ]; then
+	skip cost "$blocker"
+	exit 0
+fi
+
+bad_input() {
+	local rc err=$TMP/bad.err args
+	for args in "" "--op scheduler=mq-deadline --sizes 4x" "--op fastest" "--base true"; do
+		# shellcheck disable=SC2086
+		"$IOTRAIL" cost $args > "$TMP/bad.out" 2> "$err"
+		rc=$?
+		if [ "$rc" -ne 2 ] || [ "$(wc -l < "$err")" -ne 1 ] || ! grep -q '^iotrail cost: failed to ' "$err"; then
+			fail cost_bad_input "'$args': exit $rc, want 2 and one line: $(cat "$err")"
+			return
+		fi
+	done
+	"$IOTRAIL" cost --json --op fastest > "$TMP/bad.out" 2> /dev/null
+	jq -e '.error | startswith("failed to read --op")' "$TMP/bad.out" > /dev/null \
+		|| { fail cost_bad_input "--json: no error object: $(cat "$TMP/bad.out")"; return; }
+	pass cost_bad_input
+}
+
+short_run() {
+	local rc json=$TMP/cost.json want reason
+	make_loop 64 bfq || { fail cost_short_run "no loop device"; return; }
+	local reads0 reads1 sum
+	reads0=$(awk '{ print $1 }' "/sys/block/$LOOPNAME/queue/../stat")
+	"$IOTRAIL" cost --dev "$LOOPNAME" --op scheduler=mq-deadline --sizes 4k --runs 2 --seconds 1 --ramp 0 \
+		--json --svg "$TMP/opq.svg" > "$json" 2> "$TMP/cost.err"
+	rc=$?
+	reads1=$(awk '{ print $1 }' "/sys/block/$LOOPNAME/queue/../stat")
+	# ground truth for R: the four 1-second runs' I/O rates (no ramp)
+	# add up to about the reads the kernel counted on the device
+	sum=$(jq '[.operators[0].sizes[0] | .base_runs[], .with_runs[] | .iops] | add' "$json")
+	awk -v s="$sum" -v d="$((reads1 - reads0))" 'BEGIN { exit !(d > 0 && s >= 0.85 * d && s <= 1.15 * d) }' \
+		|| { fail cost_short_run "runs' I/O per second add up to $sum, the device read $((reads1 - reads0)) in 4 s"; return; }
+	grep -q '\[bfq\]' "/sys/block/$LOOPNAME/queue/scheduler" \
+		|| { fail cost_short_run "scheduler not restored: $(cat "/sys/block/$LOOPNAME/queue/scheduler")"; return; }
+	jq -e '.operators | length == 1 and .[0].name == "scheduler=mq-deadline"
+		and (.[0].sizes | length == 1) and .[0].sizes[0].size == 4096
+		and (.[0].sizes[0].base_runs | length == 2) and (.[0].sizes[0].with_runs | length == 2)
+		and .[0].k == null and .[0].quadrant == "unknown"
+		and (.[0].sizes[0].cost_ns_lo <= .[0].sizes[0].cost_ns)
+		and (.[0].sizes[0].cost_ns <= .[0].sizes[0].cost_ns_hi)
+		and ([.[0].sizes[0].base_runs[], .[0].sizes[0].with_runs[] | .iops > 0 and .ns_per_io > 0] | all)' \
+		"$json" > /dev/null || { fail cost_short_run "JSON shape (exit $rc): $(head -c 600 "$json") $(tail -2 "$TMP/cost.err")"; return; }
+	# the verdict from the runs themselves: idle, then the spread (sample CV)
+	want=$(jq -r '.operators[0].sizes[0] as $s
+		| def cv: (add / length) as $m | ((map((. - $m) * (. - $m)) | add) / (length - 1) | sqrt) / $m;
+		if ([$s.base_runs[], $s.with_runs[] | .idle_pct] | max) >= 5 then "not saturated"
+		elif ([($s.base_runs | map(.ns_per_io) | cv), ($s.with_runs | map(.ns_per_io) | cv)] | max) > 0.10
+		then "runs too spread" else "valid" end' "$json")
+	reason=$(jq -r '.operators[0].reason // "valid"' "$json")
+	case "$want:$rc" in
+	valid:0) [ "$reason" = valid ] || { fail cost_short_run "valid runs, but: $reason"; return; } ;;
+	valid:*) fail cost_short_run "valid runs, exit $rc"; return ;;
+	*:3) [[ "$reason" == *"$want at 4k"* ]] || { fail cost_short_run "want '$want', got: $reason"; return; } ;;
+	*) fail cost_short_run "invalid ($want), exit $rc, want 3"; return ;;
+	esac
+	head -c 5 "$TMP/opq.svg" | grep -q '^<svg ' && tail -1 "$TMP/opq.svg" | grep -q '^</svg>$' \
+		|| { fail cost_short_run "no SVG in $TMP/opq.svg"; return; }
+	pass "cost_short_run (verdict: $reason)"
+}
+
+# the loop devices over iotrail cost's tmpfs files
+cost_loops() { losetup -n -O NAME,BACK-FILE 2>/dev/null | awk '/\/dev\/shm\/iotrail-cost\./ { print $1 }' | sort; }
+
+interrupted() {
+	local pid before mine left tag=COST_TEST_TAG=$$.$RANDOM
+	before=$(cost_loops)
+	local dirs0
+	dirs0=$(ls -d /tmp/iotrail-cost.* 2>/dev/null)
+	env "$tag" "$IOTRAIL" cost --op buffered --sizes 4k --runs 1 --seconds 5 --ramp 0 > /dev/null 2>&1 &
+	pid=$!
+	sleep 1.5
+	mine=$(comm -13 <(echo "$before") <(cost_loops))
+	kill -TERM "$pid"
+	wait "$pid"
+	sleep 0.5
+	[ -n "$mine" ] || { fail cost_interrupted "no loop device of its own seen while it ran"; return; }
+	# live ones: a zombie has ended (and this container's init may not reap)
+	left=$(grep -lzx "$tag" /proc/[0-9]*/environ 2>/dev/null | while read -r e; do
+		awk '$3 != "Z" { print $1, $2 }' "${e%/environ}/stat" 2>/dev/null; done)
+	[ -z "$left" ] || { fail cost_interrupted "processes left: $left"; return; }
+	left=$(comm -12 <(echo "$mine") <(cost_loops))
+	[ -z "$left" ] || { fail cost_interrupted "loop device left: $left"; return; }
+	left=$(comm -13 <(echo "$dirs0") <(ls -d /tmp/iotrail-cost.* 2>/dev/null))
+	[ -z "$left" ] || { fail cost_interrupted "scratch directory left: $left"; return; }
+	pass cost_interrupted
+}
+
+bad_input
+short_run
+interrupted
+exit 0
