@@ -11,7 +11,8 @@
  *   3. the analysis as `report` runs it: the layers the trace has, the one
  *      pass, then the text (with --zones), JSON (with --events) and --log
  *      reports, into /dev/null;
- *   4. every exporter, into /dev/null.
+ *   4. every exporter, into /dev/null (those of the analysis in step 3's pass;
+ *      not those to a server).
  *
  * Nothing of the input may crash, leak or be undefined (ASan, UBSan); a
  * reason line on refusal is the expected outcome. The file is a memfd
@@ -167,6 +168,15 @@ static void analyse(void)
 				      .layers = it_pass_layers(rd) };
 	info.devs = it_reader_devices(rd, &info.ndevs);
 	an = it_analysis_new(&info);
+	/* the exporters of the analysis (Perfetto, CSV of the layers) listen
+	 * on its bus; those to a server (no open: ClickHouse) need one */
+	void *xs[16] = { 0 };
+	if (an) {
+		info.bus = it_analysis_bus(an);
+		for (size_t i = 0; i < it_nexporters && i < 16; i++)
+			if (it_exporters[i]->analysis && it_exporters[i]->open)
+				xs[i] = it_exporters[i]->open(devnull, &info);
+	}
 	if (an && !it_analysis_run(an, rd, err, sizeof(err))) {
 		struct it_report_ctx ctx = { .path = path, .host = info.host, .devs = info.devs,
 					     .ndevs = info.ndevs, .status = &st, .opts = &o };
@@ -178,7 +188,15 @@ static void analyse(void)
 			o.log = true;
 			it_analysis_report_log(an, devnull, &ctx);
 		}
+		for (size_t i = 0; i < it_nexporters && i < 16; i++)
+			if (xs[i])
+				sink += (uint64_t)(it_exporters[i]->finish_analysis ?
+					 it_exporters[i]->finish_analysis(xs[i], an) :
+					 it_exporters[i]->finish(xs[i]));
 	}
+	for (size_t i = 0; i < it_nexporters && i < 16; i++)
+		if (xs[i])
+			it_exporters[i]->free(xs[i]);
 	it_analysis_free(an);
 	it_reader_close(rd);
 }
@@ -189,6 +207,8 @@ static void export_all(void)
 
 	for (size_t i = 0; i < it_nexporters; i++) {
 		const struct it_exporter *x = it_exporters[i];
+		if (x->analysis)
+			continue; /* fed by the analysis, in analyse() */
 		struct it_reader *rd = it_reader_open_records(path, x->chunks, x->nchunks, err,
 							      sizeof(err));
 		struct it_bus bus = { 0 };
