@@ -11,9 +11,12 @@ mkdir -p "$out"
 version=$("$bin" --version | sed 's/^iotrail //')
 
 # roff-safe text: backslashes, hyphens (\- keeps an option's minus a
-# minus), and a line starting with a control character
+# minus), a line starting with a control character, and characters past
+# ASCII as groff's \[uXXXX] (a help text's x or minus sign: troff warns on
+# raw UTF-8 bytes)
 esc() {
-	sed -e 's/\\/\\e/g' -e 's/-/\\-/g' -e "s/^\\([.']\\)/\\\\\\&\\1/"
+	sed -e 's/\\/\\e/g' -e 's/-/\\-/g' -e "s/^\\([.']\\)/\\\\\\&\\1/" |
+		perl -CS -pe 's/([^\x00-\x7F])/sprintf("\\[u%04X]", ord($1))/ge'
 }
 
 # The commands and their one-line descriptions, from `iotrail --help`.
