@@ -39,7 +39,10 @@ else
 	fi
 fi
 
-# duration: stops by itself within a second of -d
+# duration: stops by itself at -d: the traced span is 2 s (+-0.5 s), and
+# the wall time bounds start-up and the write-out on top of it (about 0.5 s
+# on an idle machine, 2.9 s once beside four builds and a CI run: 8 s in
+# all; it was 4 s, which that loaded run failed)
 load 4
 start=$(date +%s%N)
 "$IOTRAIL" record -o "$TMP/dur.trail" --dev "$LOOPNAME" -d 2 > "$TMP/dur.out" 2>&1; rc=$?
@@ -47,7 +50,7 @@ elapsed_ms=$(( ($(date +%s%N) - start) / 1000000 ))
 wait $FIO_PID
 r=$(jq_report "$TMP/dur.trail" '"\(.ios) \(.duration_s)"' 2>&1)
 set -- $r
-if [ $rc -eq 0 ] && [ $elapsed_ms -lt 4000 ] && [ "${1:-0}" -gt 0 ] 2>/dev/null \
+if [ $rc -eq 0 ] && [ $elapsed_ms -lt 8000 ] && [ "${1:-0}" -gt 0 ] 2>/dev/null \
 	&& awk -v d="$2" 'BEGIN { exit !(d >= 1.5 && d <= 3.0) }'; then
 	pass "record_stop_duration (${elapsed_ms} ms wall, ${2}s traced, $1 I/Os)"
 else
