@@ -3,7 +3,11 @@
 #   - perfetto (nvme-tcp-qd16: block + NVMe; syscall-mixed: calls + block): the JSON trace decoded on its own (tests/tools/check_perfetto.py,
 #     python's json) against the report of the same trace: I/O count, per
 #     stage counts and sums, NVMe commands, flows (call -> I/O == the calls'
-#     owned I/Os, I/O -> NVMe command == the linked ones), counters;
+#     owned I/Os, I/O -> NVMe command == the linked ones), counters; on
+#     nvme-tcp-qd16 (initiator and target on one machine) the fabric view
+#     too: fabric and target command slices == the report's fabric.matched,
+#     per fabric stage slice counts and sums == its by_opcode stages'
+#     sum_ns, flows NVMe command -> fabric command -> target command;
 #   - csv --what trails|calls|nvme: one header line, then as many rows as
 #     the report counts (ios, syscall_calls, nvme.commands) and as many
 #     fields in each row as in the header (the zones kind: tests/unit,
