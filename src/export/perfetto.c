@@ -601,20 +601,22 @@ static void on_fabric_cmd(const void *msg, void *ctx)
 		if (pt[d->to] > span[side][1])
 			span[side][1] = pt[d->to];
 	}
-	if (!(l[0] = track(p, 2, (uint64_t)fh->ctrl << 16 | fh->qid, 0, fh->ctrl, fh->qid)) ||
+	/* made first, then both taken: making one may move the others */
+	if (!track(p, 2, (uint64_t)fh->ctrl << 16 | fh->qid, 0, fh->ctrl, fh->qid) ||
 	    !(l[1] = track(p, 3, (uint64_t)m->target_machine << 32 | (uint64_t)m->cntlid << 16 | fh->qid,
-			   0, m->cntlid, fh->qid)))
+			   0, m->cntlid, fh->qid)) ||
+	    !(l[0] = track(p, 2, (uint64_t)fh->ctrl << 16 | fh->qid, 0, fh->ctrl, fh->qid)))
 		return;
 	for (unsigned side = 0; side < 2; side++) {
 		tid[side] = lane(p, l[side], span[side][0], span[side][1]);
 		make_head(&h[side], l[side]->pid, tid[side]);
 	}
-	it_nvme_opcode_name(fh->opcode, fh->qid == 0, op, sizeof(op));
+	const char *name = it_nvme_opcode_name(fh->opcode, fh->qid == 0, op, sizeof(op));
 	/* the command stage is the fabric command's own slice, the target
 	 * stage the target command's (as an I/O's slice is its Q2C) */
-	slice_named(p, "fabric", op, &h[0], fh->s, fh->n);
+	slice_named(p, "fabric", name, &h[0], fh->s, fh->n);
 	if (m->stages & 1u << IT_FS_TARGET)
-		slice_named(p, "nvmet", op, &h[1], pt[IT_FP_TI], pt[IT_FP_TC]);
+		slice_named(p, "nvmet", name, &h[1], pt[IT_FP_TI], pt[IT_FP_TC]);
 	for (unsigned st = 0; st < IT_FS_MAX; st++)
 		if (st != IT_FS_COMMAND && st != IT_FS_TARGET && (m->stages & 1u << st))
 			fabric_stage(p, st, pt, &h[stage_on_target(st)]);

@@ -8,6 +8,7 @@
 #     too: fabric and target command slices == the report's fabric.matched,
 #     per fabric stage slice counts and sums == its by_opcode stages'
 #     sum_ns, flows NVMe command -> fabric command -> target command;
+#     the same on it split into two machines (build/tests/split_trace);
 #   - csv --what trails|calls|nvme: one header line, then as many rows as
 #     the report counts (ios, syscall_calls, nvme.commands) and as many
 #     fields in each row as in the header (the zones kind: tests/unit,
@@ -51,6 +52,30 @@ for t in nvme-tcp-qd16 syscall-mixed; do
 			fail "export_csv_${what}_$t" "$got rows, the report counts $want"
 		fi
 	done
+done
+
+# the fabric view, one machine (the loopback fixture) and two
+# (split_trace: the target's events on machine 1, its clock 3.7 s ahead):
+# checked above for qd16; each must have its fabric checks done (matched
+# commands), the split one with the target's track on machine 1
+SPLIT=$PWD/build/tests/split_trace
+if [ ! -x "$SPLIT" ]; then
+	skip export_perfetto_two_machines "$SPLIT is not built (run make)"
+elif "$SPLIT" tests/data/nvme-tcp-qd16.trail "$TMP/split.trail" --offset 3700000000 > /dev/null &&
+     "$IOTRAIL" report --json "$TMP/split.trail" > "$TMP/split.report.json" &&
+     "$IOTRAIL" export --format perfetto -o "$TMP/split.json" "$TMP/split.trail" 2> "$TMP/split.err" &&
+     python3 tests/tools/check_perfetto.py "$TMP/split.json" "$TMP/split.report.json" > "$TMP/split.check" &&
+     grep -q '"name":"nvmet m1 cntlid 1 q1"' "$TMP/split.json"; then
+	pass "export_perfetto_two_machines ($(grep fabric "$TMP/split.check" | cut -c1-90)...)"
+else
+	fail export_perfetto_two_machines "$(cat "$TMP/split.err" "$TMP/split.check" 2>/dev/null | tail -2)"
+fi
+for t in nvme-tcp-qd16 split; do
+	if grep -q "^ok: [1-9][0-9]* fabric and target command slices" "$TMP/$t.check" 2>/dev/null; then
+		pass "export_perfetto_fabric_$t"
+	else
+		fail "export_perfetto_fabric_$t" "no fabric commands checked in $TMP/$t.check"
+	fi
 done
 
 # the nvme kind is the default: the same bytes with and without --what

@@ -45,6 +45,8 @@ def main():
     by_track = collections.defaultdict(list)
     for e in evs:
         if e["ph"] == "X":
+            if not e.get("name"):
+                fail("a %s slice at %s has no name" % (e.get("cat"), e["ts"]))
             by_track[(e["pid"], e["tid"])].append((ns(e["ts"]), ns(e["ts"]) + ns(e["dur"]), e))
 
     # nesting, per track
