@@ -111,6 +111,7 @@ struct perfetto {
 	size_t ncmds, cmdcap, cmds_prune_at;
 	struct it_map cmd_of;  /* cmd_key() -> index in cmds */
 	uint64_t cmd_latest;   /* the latest submission seen */
+	struct it_map sub_named; /* sub-lane tids named so far */
 	char fabric_stage_open[IT_FS_MAX][56]; /* `{"ph":"X","cat":"fabric.stage","name":"net.out"` */
 	size_t fabric_stage_openlen[IT_FS_MAX];
 	int64_t records;       /* I/Os, calls and commands written */
@@ -574,6 +575,46 @@ static bool stage_on_target(unsigned st)
 	       it_fabric_point_on_target(it_fabric_stages[st].to);
 }
 
+/* Where an initiator-side stage goes in its lane: 0 the lane itself
+ * (stages within the initiator), 1 its "network" thread (host.out,
+ * net.out, host.in, net.back), 2 its "R2T network" thread (r2t.net,
+ * h2c.net), 3 its "request" thread (io). A stage from one machine to the
+ * other spans two clocks: on two machines the estimate can place the
+ * target's point a little off (the report counts such non-causal I/Os),
+ * and then it would not nest with the initiator's own stages; on a thread
+ * of their own they nest (host.out ends at TI and host.in starts at TC,
+ * TI <= TC; net.out and net.back lie inside them; r2t.net ends at HR2T <=
+ * HH1 where h2c.net starts). io too: the join can move N past C (its
+ * points in causal order), then io would end inside the command. */
+static unsigned host_sub(unsigned st)
+{
+	if (st == IT_FS_IO)
+		return 3;
+	if (it_fabric_point_on_target(it_fabric_stages[st].from) ==
+	    it_fabric_point_on_target(it_fabric_stages[st].to))
+		return 0;
+	return st == IT_FS_R2T_NET || st == IT_FS_H2C_NET ? 2 : 1;
+}
+
+/* A lane's sub-thread tid (unique in the trace, beyond every lane's),
+ * named when first used. */
+static uint64_t sub_tid(struct perfetto *p, uint32_t pid, uint64_t lane_tid, unsigned sub)
+{
+	uint64_t tid = 1000000000000ull * sub + lane_tid;
+	char name[40];
+
+	if (it_map_get(&p->sub_named, tid) != IT_MAP_NONE)
+		return tid;
+	if (it_map_put(&p->sub_named, tid, 1)) {
+		p->err = -1;
+		return tid;
+	}
+	snprintf(name, sizeof(name), "lane %u %s", (unsigned)(lane_tid % LANES),
+		 sub == 1 ? "network" : sub == 2 ? "R2T network" : "request");
+	name_meta(p, true, pid, tid, name);
+	return tid;
+}
+
 /* A matched fabric command: the command on its initiator queue's track,
  * the target command on its target queue's, each with its side's stages;
  * flows from its NVMe command's slice to it, from it to the target's. */
@@ -583,10 +624,10 @@ static void on_fabric_cmd(const void *msg, void *ctx)
 	const struct it_fabric_host *fh = m->h;
 	const uint64_t *pt = m->p;
 	struct perfetto *p = ctx;
-	uint64_t span[2][2] = { { fh->s, fh->n }, { pt[IT_FP_TI], pt[IT_FP_TC] } };
+	uint64_t span[2][2] = { { pt[IT_FP_S], pt[IT_FP_N] }, { pt[IT_FP_TI], pt[IT_FP_TC] } };
 	uint64_t tid[2];
 	struct lanes *l[2];
-	struct head h[2];
+	struct head h[5];          /* initiator's lane, target's lane, its sub-threads 1..3 */
 	char op[32];
 
 	/* each side's lane is busy from its first stage to its last */
@@ -614,12 +655,22 @@ static void on_fabric_cmd(const void *msg, void *ctx)
 	const char *name = it_nvme_opcode_name(fh->opcode, fh->qid == 0, op, sizeof(op));
 	/* the command stage is the fabric command's own slice, the target
 	 * stage the target command's (as an I/O's slice is its Q2C) */
-	slice_named(p, "fabric", name, &h[0], fh->s, fh->n);
+	/* the join's S and N, as the report takes the command: with the
+	 * transport split it puts the points in causal order, and N can move */
+	slice_named(p, "fabric", name, &h[0], pt[IT_FP_S], pt[IT_FP_N]);
 	if (m->stages & 1u << IT_FS_TARGET)
 		slice_named(p, "nvmet", name, &h[1], pt[IT_FP_TI], pt[IT_FP_TC]);
-	for (unsigned st = 0; st < IT_FS_MAX; st++)
-		if (st != IT_FS_COMMAND && st != IT_FS_TARGET && (m->stages & 1u << st))
-			fabric_stage(p, st, pt, &h[stage_on_target(st)]);
+	for (unsigned sub = 1; sub <= 3; sub++)
+		h[1 + sub].n = 0;
+	for (unsigned st = 0; st < IT_FS_MAX; st++) {
+		unsigned at = stage_on_target(st) ? 1 : host_sub(st) ? 1 + host_sub(st) : 0;
+
+		if (st == IT_FS_COMMAND || st == IT_FS_TARGET || !(m->stages & 1u << st))
+			continue;
+		if (at >= 2 && !h[at].n)
+			make_head(&h[at], l[0]->pid, sub_tid(p, l[0]->pid, tid[0], at - 1));
+		fabric_stage(p, st, pt, &h[at]);
+	}
 	p->records++;
 
 	uint32_t i = it_map_get(&p->cmd_of, cmd_key(fh->s, fh->ctrl, fh->qid));
@@ -633,7 +684,8 @@ static void on_fabric_cmd(const void *msg, void *ctx)
 	if (m->stages & 1u << IT_FS_TARGET) {
 		/* from the command where the target parsed it (two machines
 		 * without a clock estimate: its start, TI is another clock's) */
-		uint64_t at = pt[IT_FP_TI] >= fh->s && pt[IT_FP_TI] <= fh->n ? pt[IT_FP_TI] : fh->s;
+		uint64_t at = pt[IT_FP_TI] >= pt[IT_FP_S] && pt[IT_FP_TI] <= pt[IT_FP_N] ? pt[IT_FP_TI]
+											   : pt[IT_FP_S];
 
 		p->flows++;
 		flow(p, true, p->flows, l[0]->pid, tid[0], at);
@@ -657,6 +709,7 @@ static void perfetto_free(void *self)
 	free(p->tq);
 	free(p->cmds);
 	it_map_free(&p->cmd_of);
+	it_map_free(&p->sub_named);
 	it_map_free(&p->track_of);
 	it_map_free(&p->tid_of);
 	it_ob_free(&p->ob);
@@ -676,7 +729,7 @@ static void *perfetto_open(FILE *out, const struct it_pass_info *info)
 	p->fabric = info->layers & (1u << IT_LAYER_NVMET);
 	p->cmds_prune_at = CMD_PRUNE_MIN;
 	if (it_ob_init(&p->ob, out) || it_map_init(&p->track_of, 4) ||
-	    it_map_init(&p->cmd_of, 8) ||
+	    it_map_init(&p->cmd_of, 8) || it_map_init(&p->sub_named, 4) ||
 	    (p->fabric && it_bus_subscribe(info->bus, IT_BUS_FABRIC_CMD_DONE, on_fabric_cmd, p)) ||
 	    it_map_init(&p->tid_of, 8) ||
 	    it_bus_subscribe(info->bus, IT_BUS_TRAIL_DONE, on_trail, p) ||

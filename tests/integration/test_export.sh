@@ -8,7 +8,9 @@
 #     too: fabric and target command slices == the report's fabric.matched,
 #     per fabric stage slice counts and sums == its by_opcode stages'
 #     sum_ns, flows NVMe command -> fabric command -> target command;
-#     the same on it split into two machines (build/tests/split_trace);
+#     the same on it split into two machines (build/tests/split_trace), with
+#     the clock estimated and with a stored estimate 300 us off (I/Os not
+#     causal on the merged timeline: slices must still nest);
 #   - csv --what trails|calls|nvme: one header line, then as many rows as
 #     the report counts (ios, syscall_calls, nvme.commands) and as many
 #     fields in each row as in the header (the zones kind: tests/unit,
@@ -59,18 +61,27 @@ done
 # checked above for qd16; each must have its fabric checks done (matched
 # commands), the split one with the target's track on machine 1
 SPLIT=$PWD/build/tests/split_trace
-if [ ! -x "$SPLIT" ]; then
-	skip export_perfetto_two_machines "$SPLIT is not built (run make)"
-elif "$SPLIT" tests/data/nvme-tcp-qd16.trail "$TMP/split.trail" --offset 3700000000 > /dev/null &&
-     "$IOTRAIL" report --json "$TMP/split.trail" > "$TMP/split.report.json" &&
-     "$IOTRAIL" export --format perfetto -o "$TMP/split.json" "$TMP/split.trail" 2> "$TMP/split.err" &&
-     python3 tests/tools/check_perfetto.py "$TMP/split.json" "$TMP/split.report.json" > "$TMP/split.check" &&
-     grep -q '"name":"nvmet m1 cntlid 1 q1"' "$TMP/split.json"; then
-	pass "export_perfetto_two_machines ($(grep fabric "$TMP/split.check" | cut -c1-90)...)"
-else
-	fail export_perfetto_two_machines "$(cat "$TMP/split.err" "$TMP/split.check" 2>/dev/null | tail -2)"
-fi
-for t in nvme-tcp-qd16 split; do
+# split: the clock estimated from the I/Os; badclock: a stored estimate
+# 300 us off, so that I/Os are not causal on the merged timeline (the
+# initiator's and target's stages must still nest, each on its thread)
+for t in split badclock; do
+	case $t in
+	split) args="" ;;
+	badclock) args="--store-clock --stored-error 300000" ;;
+	esac
+	if [ ! -x "$SPLIT" ]; then
+		skip export_perfetto_two_machines_$t "$SPLIT is not built (run make)"
+	elif "$SPLIT" tests/data/nvme-tcp-qd16.trail "$TMP/$t.trail" --offset 3700000000 $args > /dev/null &&
+	     "$IOTRAIL" report --json "$TMP/$t.trail" > "$TMP/$t.report.json" &&
+	     "$IOTRAIL" export --format perfetto -o "$TMP/$t.json" "$TMP/$t.trail" 2> "$TMP/$t.err" &&
+	     python3 tests/tools/check_perfetto.py "$TMP/$t.json" "$TMP/$t.report.json" > "$TMP/$t.check" &&
+	     grep -q '"name":"nvmet m1 cntlid 1 q1"' "$TMP/$t.json"; then
+		pass "export_perfetto_two_machines_$t ($(grep fabric "$TMP/$t.check" | cut -c1-90)...)"
+	else
+		fail export_perfetto_two_machines_$t "$(cat "$TMP/$t.err" "$TMP/$t.check" 2>/dev/null | tail -2)"
+	fi
+done
+for t in nvme-tcp-qd16 split badclock; do
 	if grep -q "^ok: [1-9][0-9]* fabric and target command slices" "$TMP/$t.check" 2>/dev/null; then
 		pass "export_perfetto_fabric_$t"
 	else
