@@ -110,7 +110,7 @@ struct perfetto {
 	struct cmd_at *cmds;   /* NVMe commands not yet matched, by submission */
 	size_t ncmds, cmdcap, cmds_prune_at;
 	struct it_map cmd_of;  /* cmd_key() -> index in cmds */
-	uint64_t cmd_latest;   /* the latest submission seen */
+	uint64_t fabric_latest; /* the latest S of a fabric command told */
 	struct it_map sub_named; /* sub-lane tids named so far */
 	char fabric_stage_open[IT_FS_MAX][56]; /* `{"ph":"X","cat":"fabric.stage","name":"net.out"` */
 	size_t fabric_stage_openlen[IT_FS_MAX];
@@ -479,7 +479,10 @@ static uint64_t cmd_key(uint64_t submit_ns, uint16_t ctrl, uint16_t qid)
 }
 
 /* Lets go of the commands matched, and of those submitted CMD_HORIZON_NS
- * before the latest (no fabric match will come: PCIe, unmatched). */
+ * before the latest fabric command told (its match would have come by
+ * then: PCIe, unmatched). Two machines: the fabric commands are told at
+ * the end of the pass (the clock is estimated first), so every command
+ * is kept until then, as the join keeps every matched one. */
 static void cmds_prune(struct perfetto *p)
 {
 	size_t keep = 0;
@@ -493,7 +496,7 @@ static void cmds_prune(struct perfetto *p)
 	for (size_t i = 0; i < p->ncmds; i++) {
 		const struct cmd_at *c = &p->cmds[i];
 
-		if (c->taken || c->submit_ns + CMD_HORIZON_NS < p->cmd_latest)
+		if (c->taken || c->submit_ns + CMD_HORIZON_NS < p->fabric_latest)
 			continue;
 		p->cmds[keep] = *c;
 		if (it_map_put(&p->cmd_of, cmd_key(c->submit_ns, c->ctrl, c->qid), (uint32_t)keep))
@@ -520,8 +523,6 @@ static void cmd_remember(struct perfetto *p, const struct it_nvme_cmd *c, uint64
 		p->cmds = v;
 		p->cmdcap = cap;
 	}
-	if (c->submit_ns > p->cmd_latest)
-		p->cmd_latest = c->submit_ns;
 	p->cmds[p->ncmds] = (struct cmd_at){ .submit_ns = c->submit_ns, .lane_tid = lane_tid,
 					     .ctrl = c->ctrl, .qid = c->qid, .cid = c->cid };
 	if (it_map_put(&p->cmd_of, cmd_key(c->submit_ns, c->ctrl, c->qid), (uint32_t)p->ncmds))
@@ -673,6 +674,8 @@ static void on_fabric_cmd(const void *msg, void *ctx)
 	}
 	p->records++;
 
+	if (fh->s > p->fabric_latest)
+		p->fabric_latest = fh->s;
 	uint32_t i = it_map_get(&p->cmd_of, cmd_key(fh->s, fh->ctrl, fh->qid));
 	if (i != IT_MAP_NONE && !p->cmds[i].taken && p->cmds[i].cid == fh->cid) {
 		p->cmds[i].taken = true;
