@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `iotrail export` on the fixtures in tests/data (no recording, no root):
-#   - perfetto (nvme-tcp-qd16: block + NVMe; syscall-mixed: calls + block): the JSON trace decoded on its own (tests/tools/check_perfetto.py,
+#   - perfetto (nvme-tcp-qd16, nvme-tcp-r2t: block + NVMe + fabric; syscall-mixed: calls + block): the JSON trace decoded on its own (tests/tools/check_perfetto.py,
 #     python's json) against the report of the same trace: I/O count, per
 #     stage counts and sums, NVMe commands, flows (call -> I/O == the calls'
 #     owned I/Os, I/O -> NVMe command == the linked ones), counters; on
@@ -10,7 +10,8 @@
 #     sum_ns, flows NVMe command -> fabric command -> target command;
 #     the same on it split into two machines (build/tests/split_trace), with
 #     the clock estimated and with a stored estimate 300 us off (I/Os not
-#     causal on the merged timeline: slices must still nest);
+#     causal on the merged timeline: slices must still nest); nvme-tcp-r2t:
+#     writes whose data came after an R2T (r2t.*, h2c.* stages);
 #   - csv --what trails|calls|nvme: one header line, then as many rows as
 #     the report counts (ios, syscall_calls, nvme.commands) and as many
 #     fields in each row as in the header (the zones kind: tests/unit,
@@ -29,7 +30,7 @@ csv_rows() {
 		 END { if (!bad) print NR - 1 }' "$1"
 }
 
-for t in nvme-tcp-qd16 syscall-mixed; do
+for t in nvme-tcp-qd16 nvme-tcp-r2t syscall-mixed; do
 	trace=tests/data/$t.trail
 	"$IOTRAIL" report --json "$trace" > "$TMP/$t.report.json" \
 		|| { fail "export_$t" "report --json failed"; continue; }
@@ -82,7 +83,7 @@ for t in split badclock; do
 		fail export_perfetto_two_machines_$t "$(cat "$TMP/$t.err" "$TMP/$t.check" 2>/dev/null | tail -2)"
 	fi
 done
-for t in nvme-tcp-qd16 split badclock; do
+for t in nvme-tcp-qd16 nvme-tcp-r2t split badclock; do
 	if grep -q "^ok: [1-9][0-9]* fabric and target command slices" "$TMP/$t.check" 2>/dev/null; then
 		pass "export_perfetto_fabric_$t"
 	else
