@@ -275,7 +275,9 @@ static int report_html(struct it_analysis *an, const struct it_report_ctx *ctx, 
 	struct it_report_input in = { .path = ctx->path, .host = ctx->host, .devs = ctx->devs,
 				      .ndevs = ctx->ndevs, .status = ctx->status, .a = a,
 				      .r = it_analyzer_results(a) };
-	struct it_html_input hi = { .in = &in, .sys = sys ? it_layer_syscall_results(sys) : NULL };
+	struct it_html_input hi = { .in = &in, .sys = sys ? it_layer_syscall_results(sys) : NULL,
+				    .fabric = it_layer_fabric_results(
+					    it_analysis_state(an, &it_layer_fabric)) };
 	FILE *f = output ? fopen(output, "w") : stdout;
 
 	if (!f)

@@ -34,6 +34,9 @@ enum it_bus_topic {
 	IT_BUS_CALL_DONE,       /* const struct it_bus_call *: a system call was summed up */
 	IT_BUS_NVME_CMD_DONE,   /* const struct it_bus_nvme_cmd *: an NVMe command completed
 				 * (with its request's trail, once that completed too) */
+	IT_BUS_FABRIC_CMD_DONE, /* const struct it_fabric_matched * (layers/fabric/fabric.h):
+				 * a host NVMe command matched to its target command, its
+				 * stages taken (two machines: at the pass's end) */
 	IT_BUS_MAX
 };
 

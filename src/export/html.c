@@ -12,9 +12,11 @@
 #include <time.h>
 
 #include "analyze/diff.h"
+#include "analyze/nvme.h"
 #include "analyze/zones.h"
 #include "export/html.h"
 #include "export/svg.h"
+#include "layers/fabric/fabric.h"
 #include "layers/syscall/sysan.h"
 #include "tracefile.h"
 
@@ -325,6 +327,67 @@ static void stage_breakdown(FILE *f, const struct it_report_input *in, const siz
 			fprintf(f, "<td>%.1f</td><td>%.1f%%</td>", v[i * NPARTS + k],
 				100 * it_stage_share(g, parts_of_q2c[k]));
 		fputs("</tr>\n", f);
+	}
+	fputs("</table></details></figure>\n", f);
+}
+
+/* The fabric view's top stages in path order: host.block + command +
+ * host.done = io, host.out + target + host.in = command. */
+static const unsigned fabric_parts[] = { IT_FS_HOST_BLOCK, IT_FS_HOST_OUT, IT_FS_TARGET,
+					 IT_FS_HOST_IN, IT_FS_HOST_DONE };
+#define NFABRIC_PARTS (sizeof(fabric_parts) / sizeof(fabric_parts[0]))
+#define FABRIC_OPS 16 /* opcodes drawn at most (the text report has them all) */
+
+/* NVMe/TCP: per opcode of the matched commands, a bar of its mean time
+ * per command split into the fabric's top stages. */
+static void fabric_breakdown(FILE *f, const struct it_fabric_results *fr)
+{
+	static char names[FABRIC_OPS][32];
+	const char *rows[FABRIC_OPS], *parts[NFABRIC_PARTS];
+	double v[FABRIC_OPS * NFABRIC_PARTS];
+	size_t n = 0;
+
+	for (size_t i = 0; i < fr->nops && n < FABRIC_OPS; i++) {
+		const struct it_fabric_op *o = &fr->ops[i];
+		if (!o->count)
+			continue;
+		rows[n] = it_nvme_opcode_name(o->opcode, o->admin, names[n], sizeof(names[n]));
+		for (size_t k = 0; k < NFABRIC_PARTS; k++) /* summed, per matched command */
+			v[n * NFABRIC_PARTS + k] = us(o->stage[fabric_parts[k]].sum) / (double)o->count;
+		n++;
+	}
+	if (!n)
+		return;
+	for (size_t k = 0; k < NFABRIC_PARTS; k++)
+		parts[k] = it_fabric_stages[fabric_parts[k]].name;
+	fputs("<h2 id=\"fabric\">Fabric (NVMe/TCP) stage breakdown</h2>\n<figure><figcaption>Mean "
+	      "time per matched command in each stage (host.out + target + host.in = command; "
+	      "with the request's block trail, host.block + command + host.done = io)"
+	      "</figcaption>\n", f);
+	svg_stacked(f, &(struct svg_chart){ .id = "fabric-stages", .title = "Fabric stage breakdown by opcode",
+					    .desc = "For each NVMe opcode of the commands matched to "
+						    "their target command, a bar of its mean time split into "
+						    "host.block (initiator's block layer), host.out (send, "
+						    "network, target receive), target (the target's execution), "
+						    "host.in (response back) and host.done (initiator's "
+						    "completion).",
+					    .xlabel = "mean time per command (us)" },
+		    rows, n, parts, NFABRIC_PARTS, v);
+	fputs("<details><summary>Table: mean us per command</summary><table><tr><th class=\"k\">"
+	      "opcode</th><th>commands</th>", f);
+	for (size_t k = 0; k < NFABRIC_PARTS; k++)
+		fprintf(f, "<th>%s us</th>", parts[k]);
+	fputs("</tr>\n", f);
+	for (size_t i = 0, r = 0; i < fr->nops && r < n; i++) {
+		if (!fr->ops[i].count)
+			continue;
+		fputs("<tr><td class=\"k\">", f);
+		html_esc(f, rows[r]);
+		fprintf(f, "</td><td>%llu</td>", (unsigned long long)fr->ops[i].count);
+		for (size_t k = 0; k < NFABRIC_PARTS; k++)
+			fprintf(f, "<td>%.1f</td>", v[r * NFABRIC_PARTS + k]);
+		fputs("</tr>\n", f);
+		r++;
 	}
 	fputs("</table></details></figure>\n", f);
 }
@@ -721,6 +784,8 @@ void it_report_html(FILE *f, const struct it_html_input *hi)
 		group_charts(f, in, idx[i]);
 	if (n)
 		stage_breakdown(f, in, idx, n);
+	if (hi->fabric)
+		fabric_breakdown(f, hi->fabric);
 	for (size_t i = 0; i < r->ndevs; i++) {
 		const struct it_dev_stats *d = &r->devs[i];
 		if (!(d->ios[0] + d->ios[1] + d->ios[2]))

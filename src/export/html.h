@@ -14,9 +14,11 @@
 
 struct it_sysan_results;
 
+struct it_fabric_results;
 struct it_html_input {
 	const struct it_report_input *in;    /* the block layer's results and the trace's facts */
 	const struct it_sysan_results *sys;  /* the syscall layer's, NULL without one */
+	const struct it_fabric_results *fabric; /* the fabric view's, NULL without one */
 };
 
 /* Groups drawn one by one (latency CDF, histograms); the table lists all. */

@@ -19,6 +19,17 @@
  *     call to each block I/O it owns (queued by its thread during the
  *     call, as the syscall report counts them), from a block I/O to its
  *     NVMe command;
+ *   - NVMe/TCP (a trace with the nvmet layer): per matched fabric command
+ *     (the report's fabric view, published by its layer) a slice on its
+ *     initiator queue's track ("fabric nvme0 q1": the command S -> N, its
+ *     op's name) with the initiator's and the network's stages inside it
+ *     (host.out, host.queue, host.send, net.out, host.in, net.back, ...;
+ *     io, host.block and host.done around it), and a slice on the target
+ *     queue's track ("nvmet m0 cntlid 1 q1": the target command TI -> TC)
+ *     with the target's stages (target.recv before it, target.queue,
+ *     target.dev, tdev.*, target.sendq and target.send after it): the same
+ *     stages and times as the report's fabric view. Flows: NVMe command ->
+ *     fabric command -> target command;
  *   - counters: per device, I/Os in flight at issue ("queue depth", as
  *     the report samples it) and completions per 100 ms ("IOPS"); per NVMe
  *     queue, commands in flight at submission.
@@ -35,16 +46,23 @@
 #include "analyze/nvme.h"
 #include "export/exporter.h"
 #include "export/outbuf.h"
+#include "layers/fabric/fabric.h"
 #include "layers/syscall/sysan.h"
 
 #define PID_CALLS 1u
 #define PID_BLOCK 100000u /* + device slot */
 #define PID_NVME 200000u  /* + controller * 1000 + qid */
+#define PID_FABRIC 300000u /* + track index: an initiator's fabric queue */
+#define PID_TARGET 400000u /* + track index: a target's queue */
 #define LANES 1000u       /* a lane's tid: pid * LANES + lane */
 #define IOPS_STEP_NS 100000000ull
 /* trails of a thread kept for its next call: a thread that makes no
  * traced call (writeback, a kernel thread) keeps only its last ones */
 #define TID_PENDING_MAX 4096u
+/* an NVMe command's slice waits for its fabric match this long at most
+ * (as the fabric join's: beyond any I/O timeout) */
+#define CMD_HORIZON_NS (60ull * 1000000000ull)
+#define CMD_PRUNE_MIN 4096u
 
 struct lanes {
 	uint32_t pid;
@@ -58,6 +76,12 @@ struct lanes {
 struct pending {               /* a trail waiting for its thread's call */
 	uint64_t q;            /* queued */
 	uint64_t lane_tid;     /* its lane (pid: lane_tid / LANES) */
+};
+
+struct cmd_at {                /* an NVMe command's slice, for its fabric flow */
+	uint64_t submit_ns, lane_tid;
+	uint16_t ctrl, qid, cid;
+	bool taken;
 };
 
 struct tid_queue {
@@ -82,6 +106,14 @@ struct perfetto {
 	const struct it_trail *cmd_trail;
 	uint64_t cmd_trail_c, cmd_lane_tid, cmd_submit_ns;
 	uint64_t flows;
+	bool fabric;           /* the trace has the nvmet layer: fabric commands */
+	struct cmd_at *cmds;   /* NVMe commands not yet matched, by submission */
+	size_t ncmds, cmdcap, cmds_prune_at;
+	struct it_map cmd_of;  /* cmd_key() -> index in cmds */
+	uint64_t fabric_latest; /* the latest S of a fabric command told */
+	struct it_map sub_named; /* sub-lane tids named so far */
+	char fabric_stage_open[IT_FS_MAX][56]; /* `{"ph":"X","cat":"fabric.stage","name":"net.out"` */
+	size_t fabric_stage_openlen[IT_FS_MAX];
 	int64_t records;       /* I/Os, calls and commands written */
 	int err;               /* -1: memory ran out */
 	char stage_open[IT_STAGE_MAX][48]; /* `{"ph":"X","cat":"stage","name":"Q2I"` */
@@ -208,6 +240,8 @@ static void counter(struct perfetto *p, const char *name, uint32_t pid, uint64_t
  * memory ran out. */
 static struct lanes *track(struct perfetto *p, unsigned kind, uint64_t key, uint32_t dev,
 			   uint16_t ctrl, uint16_t qid)
+/* kind 2: an initiator's fabric queue (key ctrl << 16 | qid); kind 3: a
+ * target's queue (key machine << 32 | cntlid << 16 | qid, ctrl = cntlid) */
 {
 	uint64_t k = (uint64_t)kind << 48 | key;
 	uint32_t i = it_map_get(&p->track_of, k);
@@ -231,6 +265,19 @@ static struct lanes *track(struct perfetto *p, unsigned kind, uint64_t key, uint
 		l->pid = PID_BLOCK + (uint32_t)p->ntracks;
 		snprintf(l->name, sizeof(l->name), "block %s",
 			 it_export_dev_name(p->info, dev, dn, sizeof(dn)));
+	} else if (kind >= 2) {
+		char q[16];
+
+		if (qid)
+			snprintf(q, sizeof(q), "q%u", qid);
+		else
+			snprintf(q, sizeof(q), "admin");
+		l->pid = (kind == 2 ? PID_FABRIC : PID_TARGET) + (uint32_t)p->ntracks;
+		if (kind == 2)
+			snprintf(l->name, sizeof(l->name), "fabric nvme%u %s", ctrl, q);
+		else
+			snprintf(l->name, sizeof(l->name), "nvmet m%u cntlid %u %s",
+				 (unsigned)(key >> 32), ctrl, q);
 	} else {
 		l->pid = PID_NVME + ctrl * 1000u + qid % 1000u;
 		if (qid)
@@ -426,6 +473,63 @@ static void on_call(const void *msg, void *ctx)
 	q->n = keep;
 }
 
+static uint64_t cmd_key(uint64_t submit_ns, uint16_t ctrl, uint16_t qid)
+{
+	return submit_ns ^ ((uint64_t)ctrl << 56 | (uint64_t)qid << 40);
+}
+
+/* Lets go of the commands matched, and of those submitted CMD_HORIZON_NS
+ * before the latest fabric command told (its match would have come by
+ * then: PCIe, unmatched). Two machines: the fabric commands are told at
+ * the end of the pass (the clock is estimated first), so every command
+ * is kept until then, as the join keeps every matched one. */
+static void cmds_prune(struct perfetto *p)
+{
+	size_t keep = 0;
+
+	it_map_free(&p->cmd_of);
+	if (it_map_init(&p->cmd_of, 8)) {
+		p->err = -1;
+		p->ncmds = 0;
+		return;
+	}
+	for (size_t i = 0; i < p->ncmds; i++) {
+		const struct cmd_at *c = &p->cmds[i];
+
+		if (c->taken || c->submit_ns + CMD_HORIZON_NS < p->fabric_latest)
+			continue;
+		p->cmds[keep] = *c;
+		if (it_map_put(&p->cmd_of, cmd_key(c->submit_ns, c->ctrl, c->qid), (uint32_t)keep))
+			p->err = -1;
+		keep++;
+	}
+	p->ncmds = keep;
+	p->cmds_prune_at = 2 * keep > CMD_PRUNE_MIN ? 2 * keep : CMD_PRUNE_MIN;
+}
+
+/* Where an NVMe command's slice is, until its fabric command comes. */
+static void cmd_remember(struct perfetto *p, const struct it_nvme_cmd *c, uint64_t lane_tid)
+{
+	if (p->ncmds >= p->cmds_prune_at)
+		cmds_prune(p);
+	if (p->ncmds == p->cmdcap) {
+		size_t cap = p->cmdcap ? 2 * p->cmdcap : 256;
+		struct cmd_at *v = realloc(p->cmds, cap * sizeof(*v));
+
+		if (!v) {
+			p->err = -1;
+			return;
+		}
+		p->cmds = v;
+		p->cmdcap = cap;
+	}
+	p->cmds[p->ncmds] = (struct cmd_at){ .submit_ns = c->submit_ns, .lane_tid = lane_tid,
+					     .ctrl = c->ctrl, .qid = c->qid, .cid = c->cid };
+	if (it_map_put(&p->cmd_of, cmd_key(c->submit_ns, c->ctrl, c->qid), (uint32_t)p->ncmds))
+		p->err = -1;
+	p->ncmds++;
+}
+
 static void on_nvme_cmd(const void *msg, void *ctx)
 {
 	const struct it_bus_nvme_cmd *m = msg;
@@ -446,6 +550,8 @@ static void on_nvme_cmd(const void *msg, void *ctx)
 		    c->submit_ns, c->complete_ns);
 	counter(p, "queue depth", l->pid, c->submit_ns, c->qd);
 	p->records++;
+	if (p->fabric)
+		cmd_remember(p, c, tid);
 	/* the flow is written with the trail, if it is published (a flush
 	 * sequence's trail is not) */
 	p->cmd_trail = m->t;
@@ -453,6 +559,140 @@ static void on_nvme_cmd(const void *msg, void *ctx)
 		p->cmd_trail_c = m->t->ts[IT_PT_C];
 		p->cmd_lane_tid = tid;
 		p->cmd_submit_ns = c->submit_ns;
+	}
+}
+
+/* A stage's slice on a lane (its points as the fabric join took them). */
+static void fabric_stage(struct perfetto *p, unsigned st, const uint64_t *pt, const struct head *h)
+{
+	const struct it_fabric_stage_def *d = &it_fabric_stages[st];
+
+	slice(p, p->fabric_stage_open[st], p->fabric_stage_openlen[st], h, pt[d->from], pt[d->to]);
+}
+
+static bool stage_on_target(unsigned st)
+{
+	return it_fabric_point_on_target(it_fabric_stages[st].from) &&
+	       it_fabric_point_on_target(it_fabric_stages[st].to);
+}
+
+/* Where an initiator-side stage goes in its lane: 0 the lane itself
+ * (stages within the initiator), 1 its "network" thread (host.out,
+ * net.out, host.in, net.back), 2 its "R2T network" thread (r2t.net,
+ * h2c.net), 3 its "request" thread (io). A stage from one machine to the
+ * other spans two clocks: on two machines the estimate can place the
+ * target's point a little off (the report counts such non-causal I/Os),
+ * and then it would not nest with the initiator's own stages; on a thread
+ * of their own they nest (host.out ends at TI and host.in starts at TC,
+ * TI <= TC; net.out and net.back lie inside them; r2t.net ends at HR2T <=
+ * HH1 where h2c.net starts). io too: the join can move N past C (its
+ * points in causal order), then io would end inside the command. */
+static unsigned host_sub(unsigned st)
+{
+	if (st == IT_FS_IO)
+		return 3;
+	if (it_fabric_point_on_target(it_fabric_stages[st].from) ==
+	    it_fabric_point_on_target(it_fabric_stages[st].to))
+		return 0;
+	return st == IT_FS_R2T_NET || st == IT_FS_H2C_NET ? 2 : 1;
+}
+
+/* A lane's sub-thread tid (unique in the trace, beyond every lane's),
+ * named when first used. */
+static uint64_t sub_tid(struct perfetto *p, uint32_t pid, uint64_t lane_tid, unsigned sub)
+{
+	uint64_t tid = 1000000000000ull * sub + lane_tid;
+	char name[40];
+
+	if (it_map_get(&p->sub_named, tid) != IT_MAP_NONE)
+		return tid;
+	if (it_map_put(&p->sub_named, tid, 1)) {
+		p->err = -1;
+		return tid;
+	}
+	snprintf(name, sizeof(name), "lane %u %s", (unsigned)(lane_tid % LANES),
+		 sub == 1 ? "network" : sub == 2 ? "R2T network" : "request");
+	name_meta(p, true, pid, tid, name);
+	return tid;
+}
+
+/* A matched fabric command: the command on its initiator queue's track,
+ * the target command on its target queue's, each with its side's stages;
+ * flows from its NVMe command's slice to it, from it to the target's. */
+static void on_fabric_cmd(const void *msg, void *ctx)
+{
+	const struct it_fabric_matched *m = msg;
+	const struct it_fabric_host *fh = m->h;
+	const uint64_t *pt = m->p;
+	struct perfetto *p = ctx;
+	uint64_t span[2][2] = { { pt[IT_FP_S], pt[IT_FP_N] }, { pt[IT_FP_TI], pt[IT_FP_TC] } };
+	uint64_t tid[2];
+	struct lanes *l[2];
+	struct head h[5];          /* initiator's lane, target's lane, its sub-threads 1..3 */
+	char op[32];
+
+	/* each side's lane is busy from its first stage to its last */
+	for (unsigned st = 0; st < IT_FS_MAX; st++) {
+		const struct it_fabric_stage_def *d = &it_fabric_stages[st];
+		unsigned side = stage_on_target(st);
+
+		if (!(m->stages & 1u << st))
+			continue;
+		if (pt[d->from] < span[side][0])
+			span[side][0] = pt[d->from];
+		if (pt[d->to] > span[side][1])
+			span[side][1] = pt[d->to];
+	}
+	/* made first, then both taken: making one may move the others */
+	if (!track(p, 2, (uint64_t)fh->ctrl << 16 | fh->qid, 0, fh->ctrl, fh->qid) ||
+	    !(l[1] = track(p, 3, (uint64_t)m->target_machine << 32 | (uint64_t)m->cntlid << 16 | fh->qid,
+			   0, m->cntlid, fh->qid)) ||
+	    !(l[0] = track(p, 2, (uint64_t)fh->ctrl << 16 | fh->qid, 0, fh->ctrl, fh->qid)))
+		return;
+	for (unsigned side = 0; side < 2; side++) {
+		tid[side] = lane(p, l[side], span[side][0], span[side][1]);
+		make_head(&h[side], l[side]->pid, tid[side]);
+	}
+	const char *name = it_nvme_opcode_name(fh->opcode, fh->qid == 0, op, sizeof(op));
+	/* the command stage is the fabric command's own slice, the target
+	 * stage the target command's (as an I/O's slice is its Q2C) */
+	/* the join's S and N, as the report takes the command: with the
+	 * transport split it puts the points in causal order, and N can move */
+	slice_named(p, "fabric", name, &h[0], pt[IT_FP_S], pt[IT_FP_N]);
+	if (m->stages & 1u << IT_FS_TARGET)
+		slice_named(p, "nvmet", name, &h[1], pt[IT_FP_TI], pt[IT_FP_TC]);
+	for (unsigned sub = 1; sub <= 3; sub++)
+		h[1 + sub].n = 0;
+	for (unsigned st = 0; st < IT_FS_MAX; st++) {
+		unsigned at = stage_on_target(st) ? 1 : host_sub(st) ? 1 + host_sub(st) : 0;
+
+		if (st == IT_FS_COMMAND || st == IT_FS_TARGET || !(m->stages & 1u << st))
+			continue;
+		if (at >= 2 && !h[at].n)
+			make_head(&h[at], l[0]->pid, sub_tid(p, l[0]->pid, tid[0], at - 1));
+		fabric_stage(p, st, pt, &h[at]);
+	}
+	p->records++;
+
+	if (fh->s > p->fabric_latest)
+		p->fabric_latest = fh->s;
+	uint32_t i = it_map_get(&p->cmd_of, cmd_key(fh->s, fh->ctrl, fh->qid));
+	if (i != IT_MAP_NONE && !p->cmds[i].taken && p->cmds[i].cid == fh->cid) {
+		p->cmds[i].taken = true;
+		p->flows++;
+		flow(p, true, p->flows, (uint32_t)(p->cmds[i].lane_tid / LANES), p->cmds[i].lane_tid,
+		     fh->s);
+		flow(p, false, p->flows, l[0]->pid, tid[0], fh->s);
+	}
+	if (m->stages & 1u << IT_FS_TARGET) {
+		/* from the command where the target parsed it (two machines
+		 * without a clock estimate: its start, TI is another clock's) */
+		uint64_t at = pt[IT_FP_TI] >= pt[IT_FP_S] && pt[IT_FP_TI] <= pt[IT_FP_N] ? pt[IT_FP_TI]
+											   : pt[IT_FP_S];
+
+		p->flows++;
+		flow(p, true, p->flows, l[0]->pid, tid[0], at);
+		flow(p, false, p->flows, l[1]->pid, tid[1], pt[IT_FP_TI]);
 	}
 }
 
@@ -470,6 +710,9 @@ static void perfetto_free(void *self)
 		free(p->tq[i].v);
 	free(p->tracks);
 	free(p->tq);
+	free(p->cmds);
+	it_map_free(&p->cmd_of);
+	it_map_free(&p->sub_named);
 	it_map_free(&p->track_of);
 	it_map_free(&p->tid_of);
 	it_ob_free(&p->ob);
@@ -486,7 +729,11 @@ static void *perfetto_open(FILE *out, const struct it_pass_info *info)
 	p->first = true;
 	p->start_ns = info->host->start_monotonic_ns;
 	p->calls = info->layers & (1u << IT_LAYER_SYSCALL);
+	p->fabric = info->layers & (1u << IT_LAYER_NVMET);
+	p->cmds_prune_at = CMD_PRUNE_MIN;
 	if (it_ob_init(&p->ob, out) || it_map_init(&p->track_of, 4) ||
+	    it_map_init(&p->cmd_of, 8) || it_map_init(&p->sub_named, 4) ||
+	    (p->fabric && it_bus_subscribe(info->bus, IT_BUS_FABRIC_CMD_DONE, on_fabric_cmd, p)) ||
 	    it_map_init(&p->tid_of, 8) ||
 	    it_bus_subscribe(info->bus, IT_BUS_TRAIL_DONE, on_trail, p) ||
 	    it_bus_subscribe(info->bus, IT_BUS_NVME_CMD_DONE, on_nvme_cmd, p) ||
@@ -497,6 +744,11 @@ static void *perfetto_open(FILE *out, const struct it_pass_info *info)
 	for (unsigned st = 0; st < IT_STAGE_MAX; st++)
 		p->stage_openlen[st] = (size_t)snprintf(p->stage_open[st], sizeof(p->stage_open[st]),
 			"{\"ph\":\"X\",\"cat\":\"stage\",\"name\":\"%s\"", it_stages[st].name);
+	for (unsigned st = 0; st < IT_FS_MAX; st++)
+		p->fabric_stage_openlen[st] = (size_t)snprintf(p->fabric_stage_open[st],
+			sizeof(p->fabric_stage_open[st]),
+			"{\"ph\":\"X\",\"cat\":\"fabric.stage\",\"name\":\"%s\"",
+			it_fabric_stages[st].name);
 	for (unsigned op = 0; op <= IT_OP_OTHER; op++)
 		p->op_openlen[op] = (size_t)snprintf(p->op_open[op], sizeof(p->op_open[op]),
 			"{\"ph\":\"X\",\"cat\":\"block\",\"name\":\"%s\"", it_op_name(op));
@@ -528,7 +780,9 @@ const struct it_exporter it_export_perfetto = {
 	.what = "the trace as a JSON trace (trace-event format) for ui.perfetto.dev: per block\n"
 		"device and NVMe queue a track of I/Os with a slice per stage, system calls\n"
 		"on their threads' tracks, flows call -> block I/O -> NVMe command, counters\n"
-		"of queue depth and IOPS. Open it in ui.perfetto.dev (or chrome://tracing).",
+		"of queue depth and IOPS; with NVMe/TCP, per fabric command a slice per\n"
+		"fabric stage on initiator and target queue tracks, flows NVMe command ->\n"
+		"fabric command -> target command. Open it in ui.perfetto.dev (or chrome://tracing).",
 	.none = "block I/O, system calls or NVMe commands",
 	.open = perfetto_open,
 	.finish = perfetto_finish,

@@ -1,9 +1,17 @@
 #!/usr/bin/env bash
 # `iotrail export` on the fixtures in tests/data (no recording, no root):
-#   - perfetto (nvme-tcp-qd16: block + NVMe; syscall-mixed: calls + block): the JSON trace decoded on its own (tests/tools/check_perfetto.py,
+#   - perfetto (nvme-tcp-qd16, nvme-tcp-r2t: block + NVMe + fabric; syscall-mixed: calls + block): the JSON trace decoded on its own (tests/tools/check_perfetto.py,
 #     python's json) against the report of the same trace: I/O count, per
 #     stage counts and sums, NVMe commands, flows (call -> I/O == the calls'
-#     owned I/Os, I/O -> NVMe command == the linked ones), counters;
+#     owned I/Os, I/O -> NVMe command == the linked ones), counters; on
+#     nvme-tcp-qd16 (initiator and target on one machine) the fabric view
+#     too: fabric and target command slices == the report's fabric.matched,
+#     per fabric stage slice counts and sums == its by_opcode stages'
+#     sum_ns, flows NVMe command -> fabric command -> target command;
+#     the same on it split into two machines (build/tests/split_trace), with
+#     the clock estimated and with a stored estimate 300 us off (I/Os not
+#     causal on the merged timeline: slices must still nest); nvme-tcp-r2t:
+#     writes whose data came after an R2T (r2t.*, h2c.* stages);
 #   - csv --what trails|calls|nvme: one header line, then as many rows as
 #     the report counts (ios, syscall_calls, nvme.commands) and as many
 #     fields in each row as in the header (the zones kind: tests/unit,
@@ -22,7 +30,7 @@ csv_rows() {
 		 END { if (!bad) print NR - 1 }' "$1"
 }
 
-for t in nvme-tcp-qd16 syscall-mixed; do
+for t in nvme-tcp-qd16 nvme-tcp-r2t syscall-mixed; do
 	trace=tests/data/$t.trail
 	"$IOTRAIL" report --json "$trace" > "$TMP/$t.report.json" \
 		|| { fail "export_$t" "report --json failed"; continue; }
@@ -47,6 +55,40 @@ for t in nvme-tcp-qd16 syscall-mixed; do
 			fail "export_csv_${what}_$t" "$got rows, the report counts $want"
 		fi
 	done
+done
+
+# the fabric view, one machine (the loopback fixture) and two
+# (split_trace: the target's events on machine 1, its clock 3.7 s ahead):
+# checked above for qd16; each must have its fabric checks done (matched
+# commands), the split one with the target's track on machine 1
+SPLIT=$PWD/build/tests/split_trace
+# split: the clock estimated from the I/Os, the recording 11 times over;
+# badclock: a stored estimate
+# 300 us off, so that I/Os are not causal on the merged timeline (the
+# initiator's and target's stages must still nest, each on its thread)
+for t in split badclock; do
+	case $t in
+	split) args="--repeat 11" ;; # 4500 NVMe commands: more than the export keeps unpruned
+	badclock) args="--store-clock --stored-error 300000" ;;
+	esac
+	if [ ! -x "$SPLIT" ]; then
+		skip export_perfetto_two_machines_$t "$SPLIT is not built (run make)"
+	elif "$SPLIT" tests/data/nvme-tcp-qd16.trail "$TMP/$t.trail" --offset 3700000000 $args > /dev/null &&
+	     "$IOTRAIL" report --json "$TMP/$t.trail" > "$TMP/$t.report.json" &&
+	     "$IOTRAIL" export --format perfetto -o "$TMP/$t.json" "$TMP/$t.trail" 2> "$TMP/$t.err" &&
+	     python3 tests/tools/check_perfetto.py "$TMP/$t.json" "$TMP/$t.report.json" > "$TMP/$t.check" &&
+	     grep -q '"name":"nvmet m1 cntlid 1 q1"' "$TMP/$t.json"; then
+		pass "export_perfetto_two_machines_$t ($(grep fabric "$TMP/$t.check" | cut -c1-90)...)"
+	else
+		fail export_perfetto_two_machines_$t "$(cat "$TMP/$t.err" "$TMP/$t.check" 2>/dev/null | tail -2)"
+	fi
+done
+for t in nvme-tcp-qd16 nvme-tcp-r2t split badclock; do
+	if grep -q "^ok: [1-9][0-9]* fabric and target command slices" "$TMP/$t.check" 2>/dev/null; then
+		pass "export_perfetto_fabric_$t"
+	else
+		fail "export_perfetto_fabric_$t" "no fabric commands checked in $TMP/$t.check"
+	fi
 done
 
 # the nvme kind is the default: the same bytes with and without --what

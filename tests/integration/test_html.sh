@@ -8,7 +8,8 @@
 # stage the JSON report gives the group, every chart's marks as written.
 # The screenshot stays for a reviewer: build/test-artifacts/html-report.png
 # (and the page beside it). diff --html of two fixtures: its LAD charts
-# against the JSON comparison (structure only, not in Chromium).
+# against the JSON comparison (structure only, not in Chromium); the fabric
+# stage chart of nvme-tcp-qd16 against its JSON (structure only).
 cd "$(dirname "$0")/../.."
 . tests/integration/lib.sh
 
@@ -62,6 +63,21 @@ if [ -n "$bad" ]; then
 	fail html_charts "${bad% ;}"
 else
 	pass "html_charts ($(wc -l < "$TMP/written") charts, $groups groups)"
+fi
+
+# the fabric view (nvme-tcp-qd16: NVMe/TCP initiator and target): a
+# stacked bar per opcode, a mark per top stage with time (the JSON's
+# by_opcode sum_ns > 0); none on a trace without it (syscall-mixed)
+fpage=$art/html-fabric.html
+"$IOTRAIL" report --html -o "$fpage" tests/data/nvme-tcp-qd16.trail 2> "$TMP/err"
+want=$("$IOTRAIL" report --json tests/data/nvme-tcp-qd16.trail | jq '[.fabric.by_opcode[].stages[] |
+	select((.name == "host.block" or .name == "host.out" or .name == "target" or
+		.name == "host.in" or .name == "host.done") and .sum_ns > 0)] | length')
+got=$(chart_marks "$fpage" | awk '$1 == "fabric-stages" { print $2 }')
+if [ -n "$got" ] && [ "$got" = "$want" ] && [ "$want" -gt 0 ] && ! grep -q '^fabric-stages' "$TMP/written"; then
+	pass "html_fabric ($got stage bars == the report's fabric stages with time)"
+else
+	fail html_fabric "fabric-stages marks: '$got', the report's: $want$(grep -q '^fabric-stages' "$TMP/written" && echo '; drawn for syscall-mixed too')"
 fi
 
 # diff --html of two fixtures: a LAD chart per group both have, a bar

@@ -11,7 +11,13 @@ json, nothing of iotrail's):
   - NVMe command slices: the report's nvme.commands;
   - every flow has one start and one end, each inside a slice of its
     track; flows from system calls: the report's owned_ios; flows from
-    block I/O to NVMe commands: the report's nvme.linked.
+    block I/O to NVMe commands: the report's nvme.linked;
+  - NVMe/TCP (the report has a fabric view): one fabric command slice and
+    one target command slice per matched command (the report's
+    fabric.matched); per fabric stage, as many slices and the same time as
+    the report's fabric stages summed over its opcodes (sum_ns: exact);
+    flows NVMe command -> fabric command and fabric command -> target
+    command: one each per matched command.
 
 usage: check_perfetto.py TRACE.json REPORT.json
 Prints one line per check; exit 1 at the first failure.
@@ -39,6 +45,8 @@ def main():
     by_track = collections.defaultdict(list)
     for e in evs:
         if e["ph"] == "X":
+            if not e.get("name"):
+                fail("a %s slice at %s has no name" % (e.get("cat"), e["ts"]))
             by_track[(e["pid"], e["tid"])].append((ns(e["ts"]), ns(e["ts"]) + ns(e["dur"]), e))
 
     # nesting, per track
@@ -112,7 +120,7 @@ def main():
             if e["ph"] in ends[e["id"]]:
                 fail("flow %d has two '%s' events" % (e["id"], e["ph"]))
             ends[e["id"]][e["ph"]] = e
-    from_calls = to_nvme = 0
+    from_calls = to_nvme = to_fabric = to_target = 0
     cats = {key: {x[2]["cat"] for x in sl} for key, sl in by_track.items()}
     for fid, pair in ends.items():
         if set(pair) != {"s", "f"}:
@@ -129,6 +137,10 @@ def main():
             from_calls += 1
         elif "block" in src and "nvme" in dst:
             to_nvme += 1
+        elif "nvme" in src and "fabric" in dst:
+            to_fabric += 1
+        elif "fabric" in src and "nvmet" in dst:
+            to_target += 1
         else:
             fail("flow %d links %s to %s" % (fid, sorted(src), sorted(dst)))
     want = rep.get("syscall_block", {}).get("owned_ios", 0)
@@ -139,6 +151,45 @@ def main():
         fail("%d flows to NVMe commands, the report links %d" % (to_nvme, want))
     print("ok: %d flows call -> I/O == owned_ios, %d I/O -> NVMe command == nvme.linked"
           % (from_calls, to_nvme))
+
+    fab = rep.get("fabric")
+    if fab is None:
+        if any(e["ph"] == "X" and e["cat"].startswith(("fabric", "nvmet")) for e in evs):
+            fail("fabric slices, the report has no fabric view")
+    else:
+        matched = fab["matched"]
+        for cat in ("fabric", "nvmet"):
+            n = sum(1 for e in evs if e["ph"] == "X" and e["cat"] == cat)
+            if n != matched:
+                fail("%d %s command slices, the report matched %d" % (n, cat, matched))
+        want_n = collections.Counter()
+        want_ns = collections.Counter()
+        for op in fab["by_opcode"].values():
+            for s in op["stages"]:
+                if s["count"]:
+                    want_n[s["name"]] += s["count"]
+                    want_ns[s["name"]] += s["sum_ns"]
+        got_n = collections.Counter()
+        got_ns = collections.Counter()
+        own = {"fabric": "command", "nvmet": "target"}  # a command's own slice is its stage
+        for e in evs:
+            if e["ph"] == "X" and e["cat"] in ("fabric.stage", "fabric", "nvmet"):
+                name = own.get(e["cat"], e["name"])
+                got_n[name] += 1
+                got_ns[name] += ns(e["dur"])
+        if set(got_n) != set(want_n):
+            fail("fabric stages %s, the report has %s" % (sorted(got_n), sorted(want_n)))
+        for st in sorted(want_n):
+            if got_n[st] != want_n[st] or got_ns[st] != want_ns[st]:
+                fail("fabric stage %s: %d slices summing to %d ns, the report %d summing to %d"
+                     % (st, got_n[st], got_ns[st], want_n[st], want_ns[st]))
+        if to_fabric != matched or to_target != matched:
+            fail("%d flows NVMe -> fabric command, %d fabric -> target command; the report "
+                 "matched %d" % (to_fabric, to_target, matched))
+        print("ok: %d fabric and target command slices == report fabric.matched; %d fabric "
+              "stages, counts and sums == report (%s); flows NVMe -> fabric -> target %d, %d"
+              % (matched, len(want_n), ", ".join("%s %d us" % (s, want_ns[s] // 1000)
+                                                 for s in sorted(want_n)), to_fabric, to_target))
 
     # queue depth: one sample per I/O the report samples at issue, one per
     # NVMe command at submission

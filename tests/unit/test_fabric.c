@@ -919,3 +919,71 @@ TEST(fabric_io_work_delay_per_queue)
 	}
 	it_fabric_free(f);
 }
+
+/* What an exporter is told of each matched command (it_fabric_on_matched):
+ * its points and the stages the report counted, one bit for each stage
+ * with a sample, the target's controller. */
+struct seen_matched {
+	unsigned calls;
+	uint32_t stages;
+	uint64_t p[IT_FP_MAX];
+	uint16_t cntlid, qid;
+};
+
+static void on_matched(const struct it_fabric_matched *m, void *ctx)
+{
+	struct seen_matched *s = ctx;
+
+	s->calls++;
+	s->stages = m->stages;
+	memcpy(s->p, m->p, sizeof(s->p));
+	s->cntlid = m->cntlid;
+	s->qid = m->h->qid;
+}
+
+TEST(fabric_matched_callback)
+{
+	struct it_fabric *f = it_fabric_new();
+	struct seen_matched seen = { 0 };
+	struct it_event evs[] = {
+		ctrl_ev(INST, CNTLID, IT_NVME_TR_TCP),
+		hsend(1100, 1300, 0x2001, IT_TCP_CMD_PDU, IT_TCP_CMD_PDU, true),
+		TREADY(1500),
+		TI(1800, 0xa1, 1, 0x2001, IT_NVME_READ),
+		TX(1850, 0xa1, 0x2001, IT_NVME_READ),
+		TC(3850, 0xa1, 1, 0x2001, IT_NVME_READ),
+		TSEND(4000, 0x2001, IT_TCPT_DATA_PDU),
+		TSEND(4300, 0x2001, IT_TCPT_RESPONSE),
+		HREADY(4700),
+		/* a command with no target side: no call */
+	};
+	struct it_fabric_host h = host(1000, 5000, 1, 0x2001, IT_NVME_READ);
+	struct it_fabric_host lone = host(6000, 7000, 1, 0x3001, IT_NVME_READ);
+
+	it_fabric_on_matched(f, on_matched, &seen);
+	events(f, evs, N(evs));
+	it_fabric_host(f, &h);
+	it_fabric_host(f, &lone);
+	it_fabric_settle(f);
+	it_fabric_finish(f);
+	const struct it_fabric_results *r = it_fabric_results(f);
+	ASSERT_EQ(r->matched, 1, "one matched");
+	ASSERT_EQ(seen.calls, 1, "one call, for the matched command only");
+	ASSERT_EQ(seen.cntlid, CNTLID, "the target's controller");
+	ASSERT_EQ(seen.qid, 1, "its queue");
+	ASSERT_U64_EQ(seen.p[IT_FP_S], 1000, "S");
+	ASSERT_U64_EQ(seen.p[IT_FP_HS0], 1100, "HS0");
+	ASSERT_U64_EQ(seen.p[IT_FP_TI], 1800, "TI");
+	ASSERT_U64_EQ(seen.p[IT_FP_TC], 3850, "TC");
+	ASSERT_U64_EQ(seen.p[IT_FP_N], 5000, "N");
+	const struct it_fabric_op *o = op_stats(r, false, IT_NVME_READ);
+	if (ASSERT_NOT_NULL(o, "reads")) {
+		/* the bits are the stages the report has a sample of */
+		for (int s = 0; s < IT_FS_MAX; s++)
+			ASSERT_EQ(!!(seen.stages & 1u << s), o->stage[s].count == 1,
+				  it_fabric_stages[s].name);
+		ASSERT_EQ(!!(seen.stages & 1u << IT_FS_NET_OUT), 1, "net.out taken");
+		ASSERT_EQ(!!(seen.stages & 1u << IT_FS_HOST_BLOCK), 0, "no trail: no host.block");
+	}
+	it_fabric_free(f);
+}

@@ -72,18 +72,47 @@ static const struct it_fabric_op *read_op(const struct it_fabric_results *r)
 	return NULL;
 }
 
+/* The matched commands an exporter is told of: two machines, only once
+ * the clock is placed (it_fabric_finish), the target's points on the
+ * initiator's clock. */
+struct told {
+	unsigned calls;
+	uint16_t machine;
+	int64_t ti_after_s_max, ti_after_s_min; /* TI - S over the calls */
+};
+
+static void told_matched(const struct it_fabric_matched *m, void *ctx)
+{
+	struct told *t = ctx;
+	int64_t d = (int64_t)m->p[IT_FP_TI] - (int64_t)m->h->s;
+
+	if (!t->calls++ || d > t->ti_after_s_max)
+		t->ti_after_s_max = d;
+	if (t->calls == 1 || d < t->ti_after_s_min)
+		t->ti_after_s_min = d;
+	t->machine = m->target_machine;
+}
+
 TEST(fabric_cross_clock_from_matched)
 {
 	struct it_fabric *f = it_fabric_new();
 	struct it_event c = ctrl();
+	struct told told = { 0 };
 
 	/* the guess: initiator = target - 3.7 s, 5 us off, good to 10 us */
 	it_fabric_cross(f, 1, &(struct it_clock_guess){ -AHEAD + GUESS_OFF, 0, 0, 10000 }, true,
 			-AHEAD + 2000000000, 50000);
 	it_fabric_event(f, &c);
+	it_fabric_on_matched(f, told_matched, &told);
 	reads(f, 50, 1, -AHEAD + GUESS_OFF, 50, 100);
+	ASSERT_EQ(told.calls, 0, "no matched command told before the clock is placed");
 	ASSERT_EQ(it_fabric_finish(f), 0, "finish");
 	const struct it_fabric_results *r = it_fabric_results(f);
+	ASSERT_EQ(told.calls, 50, "each matched command told at finish");
+	ASSERT_EQ(told.machine, 1, "its target's machine");
+	/* TI is 20 us after S: on the initiator's clock within the estimate's uncertainty */
+	ASSERT_NEAR((double)told.ti_after_s_min, 20000, (double)r->clock.uncertainty_ns, "TI placed (min)");
+	ASSERT_NEAR((double)told.ti_after_s_max, 20000, (double)r->clock.uncertainty_ns, "TI placed (max)");
 	ASSERT_TRUE(r->cross, "two machines");
 	ASSERT_EQ(r->matched, 50, "every read matched");
 	ASSERT_EQ(r->clock.method, IT_CLOCK_IO, "clock from the matched I/Os");

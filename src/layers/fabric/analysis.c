@@ -63,6 +63,12 @@ static void on_cmd(const void *msg, void *ctx)
 	it_fabric_host(x->f, &h);
 }
 
+/* A matched command, for whoever draws it (the Perfetto export). */
+static void on_matched(const struct it_fabric_matched *m, void *ctx)
+{
+	it_bus_publish(ctx, IT_BUS_FABRIC_CMD_DONE, m);
+}
+
 static void on_trail(const void *msg, void *ctx)
 {
 	const struct it_trail *t = ((const struct it_bus_trail *)msg)->t;
@@ -251,6 +257,8 @@ static void *fabric_new(const struct it_pass_info *info)
 		return NULL;
 	if (!(x->f = it_fabric_new()))
 		goto fail;
+	/* an exporter subscribes after the layers are made: always published */
+	it_fabric_on_matched(x->f, on_matched, info->bus);
 	if (info->opts && info->opts->fabric_grouped)
 		it_fabric_group_by(x->f, info->opts->fabric_keys, info->opts->nfabric_keys);
 	if (it_bus_subscribe(info->bus, IT_BUS_NVME_CMD_DONE, on_cmd, x) ||

@@ -248,6 +248,8 @@ struct it_fabric {
 	size_t nkept, keptcap;
 	struct track track;       /* the clock as the I/Os so far tell it */
 	uint32_t waiting, prune_at; /* completed target commands in the FIFOs; when to prune */
+	it_fabric_matched_fn on_matched;
+	void *on_matched_ctx;
 };
 
 /* A queue's I/O commands in setup order, (S, HS0), until every later
@@ -994,6 +996,20 @@ static bool on_target(int point)
 	return false;
 }
 
+bool it_fabric_point_on_target(int point)
+{
+	return on_target(point);
+}
+
+void it_fabric_on_matched(struct it_fabric *f, it_fabric_matched_fn fn, void *ctx)
+{
+	f->on_matched = fn;
+	f->on_matched_ctx = ctx;
+}
+
+static const struct ctrl *ctrl_of(const struct it_fabric *f, uint16_t instance);
+_Static_assert(IT_FS_MAX <= 32, "it_fabric_matched.stages is a 32-bit mask");
+
 /* A matched I/O's stages, its points on one timeline (p[] as match()
  * made it; gap as transport_points() gave it, -2: not tried), or, when
  * one_clock (two machines, no clock estimate), each machine's points on
@@ -1052,17 +1068,29 @@ static void account(struct it_fabric *f, const struct it_fabric_host *h, uint64_
 			f->r.dev_unlinked++;
 		}
 	}
+	uint32_t taken = 0;
+	for (int s = 0; s < IT_FS_MAX; s++) {
+		const struct it_fabric_stage_def *d = &it_fabric_stages[s];
+		if (one_clock && on_target(d->from) != on_target(d->to))
+			continue;
+		if ((d->parent == s || detail) && s != IT_FS_REMOTE && p[d->from] && p[d->to] &&
+		    p[d->to] >= p[d->from])
+			taken |= 1u << s;
+	}
 	for (int w = 0; w < 2 && to[w]; w++) {
 		to[w]->count++;
 		to[w]->bytes += h->bytes;
 		to[w]->with_trail += h->c != 0;
-		for (int s = 0; s < IT_FS_MAX; s++) {
-			const struct it_fabric_stage_def *d = &it_fabric_stages[s];
-			if (one_clock && on_target(d->from) != on_target(d->to))
-				continue;
-			if ((d->parent == s || detail) && s != IT_FS_REMOTE)
+		for (int s = 0; s < IT_FS_MAX; s++)
+			if (taken & 1u << s)
 				add_stage(f, to[w], s, p);
-		}
+	}
+	if (f->on_matched) {
+		const struct ctrl *c = ctrl_of(f, h->ctrl);
+		struct it_fabric_matched m = { .h = h, .p = p, .stages = taken,
+					       .cntlid = c ? c->cntlid : 0,
+					       .target_machine = f->target_machine };
+		f->on_matched(&m, f->on_matched_ctx);
 	}
 }
 

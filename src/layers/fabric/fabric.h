@@ -278,6 +278,24 @@ int it_fabric_finish(struct it_fabric *f);
 const struct it_fabric_results *it_fabric_results(const struct it_fabric *f);
 void it_fabric_free(struct it_fabric *f);
 
+/* A matched command as the report counted it (for an exporter's
+ * timeline): its host side, its points on the initiator's clock (the
+ * target's on its own when two machines have no clock estimate; 0: not
+ * seen), and the stages the report took of it (1u << stage); the target's
+ * controller and machine. Valid during the callback only. */
+struct it_fabric_matched {
+	const struct it_fabric_host *h;
+	const uint64_t *p;        /* [IT_FP_MAX] */
+	uint32_t stages;
+	uint16_t cntlid, target_machine;
+};
+typedef void (*it_fabric_matched_fn)(const struct it_fabric_matched *m, void *ctx);
+/* Calls fn for each matched command once its stages are taken (as the
+ * pass goes; two machines: in it_fabric_finish). */
+void it_fabric_on_matched(struct it_fabric *f, it_fabric_matched_fn fn, void *ctx);
+/* Whether a point is the target's (else the initiator's). */
+bool it_fabric_point_on_target(int point);
+
 /* The analysis layer's results (it_layer_fabric's state, for tests). */
 const struct it_fabric_results *it_layer_fabric_results(const void *state);
 
