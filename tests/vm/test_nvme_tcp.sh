@@ -12,10 +12,12 @@
 #  - ground truth: fio at QD1 on namespace 2, a null_blk disk whose
 #    completions are delayed by DELAY_NS (irqmode=2): the target stage's
 #    average is at least DELAY_NS + its average at QD1 on namespace 1 (a
-#    timer is never early), and the delay lands in the target stage: the
-#    rest of the command grows by less than half the delay. There is no
-#    upper bound on the target: TCG fires the timer late on a loaded host
-#    (6 ms in one run), and that lateness is the target's time too;
+#    timer is never early), and the target did not take the rest of the
+#    command's time: the rest (command - target) is at least half what it
+#    was without the delay. No upper bound on either: TCG fires the timer
+#    late on a loaded host (6 ms in one run), which is the target's time,
+#    and a starved guest stretches the initiator's side (by 13 ms at QD1
+#    beside four builds);
 #    recorded without --dev, so the host's admin commands (keep-alive) are
 #    in it too: every I/O command of both sides is matched (an admin one
 #    may have a side outside the recording: attach and detach take time);
@@ -175,14 +177,14 @@ read -r dmatched dall dun dio admin t0 t1 c0 c1 <<< "$(jq -r --slurp '[.[1].fabr
 	"$out/qd1.report.json" "$D" 2>/dev/null)"
 verdict=$(awk -v t0="$t0" -v t1="$t1" -v c0="$c0" -v c1="$c1" -v d=$DELAY_NS 'BEGIN {
 	if (t0 == "" || t1 == "" || c0 == "" || c1 == "" || c1 <= c0) { print "no"; exit }
-	want = d + t0; rest = ((c1 - t1) - (c0 - t0)) / d
-	ok = t1 >= 0.99 * want && rest < 0.5
+	want = d + t0; rest = (c1 - t1) / (c0 - t0)
+	ok = t1 >= 0.99 * want && rest >= 0.5
 	printf "%s %.1f %.1f %.3f", ok ? "ok" : "no",
 		want / 1000, t1 / 1000, rest }')
 if [ "$dfio" = "$NIOS_D" ] && [ "$dmatched" = "$dfio" ] && [ "$dio" = 0 ] && [ "${verdict%% *}" = ok ]; then
 	read -r _ want got off <<< "$verdict"
-	pass "vm_nvme_tcp_fabric_delay (null_blk completion_nsec $DELAY_NS on $ns2: target avg $got us >= $DELAY_NS ns + no-delay target avg $((t0 / 1000)) us = $want us; the rest of the command (command $((c0 / 1000)) -> $((c1 / 1000)) us) grew by $off of the delay (want < 0.5); $dmatched of $dfio reads matched, $dall commands in all with $admin admin; unmatched: $dio on I/O queues, $dun in all)"
+	pass "vm_nvme_tcp_fabric_delay (null_blk completion_nsec $DELAY_NS on $ns2: target avg $got us >= $DELAY_NS ns + no-delay target avg $((t0 / 1000)) us = $want us; the rest of the command (command $((c0 / 1000)) -> $((c1 / 1000)) us) is $off of what it was (want >= 0.5); $dmatched of $dfio reads matched, $dall commands in all with $admin admin; unmatched: $dio on I/O queues, $dun in all)"
 else
-	fail vm_nvme_tcp_fabric_delay "fio total_ios '$dfio', reads matched '$dmatched', all matched '$dall', unmatched '$dun' ('$dio' on I/O queues), target avg no delay '$t0' ns, with delay '$t1' ns (want >= $DELAY_NS + the first), command avg '$c0' -> '$c1' ns (the rest's growth / the delay want < 0.5; verdict '$verdict')"
+	fail vm_nvme_tcp_fabric_delay "fio total_ios '$dfio', reads matched '$dmatched', all matched '$dall', unmatched '$dun' ('$dio' on I/O queues), target avg no delay '$t0' ns, with delay '$t1' ns (want >= $DELAY_NS + the first), command avg '$c0' -> '$c1' ns (the rest, command - target, want >= 0.5 of what it was; verdict '$verdict')"
 fi
 exit 0
