@@ -52,7 +52,7 @@ fio_beside() {
 	# the tool's programs' run time (they go when it exits): ns per fio I/O
 	bpftool prog show -j | jq --argjson first "$first" --arg re "$pattern" \
 		--argjson ios "$(jq '.jobs[0].read.total_ios' "$out/fio.json")" \
-		'[.[] | select(.id > $first and (.name | test($re))) | .run_time_ns // 0] | add // 0 | . / $ios | floor' \
+		'[.[] | select(.id > $first and (.name // "" | test($re))) | .run_time_ns // 0] | add // 0 | . / $ios | floor' \
 		>> "$out/$name.bpfns"
 	kill -INT $tool
 	wait $tool || true
