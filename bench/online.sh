@@ -6,6 +6,8 @@
 #   online      iotrail top --json --dev DEV (Q2D, D2C, Q2C histograms per
 #               device and op in the kernel, read every second)
 #   biolatency  libbpf-tools' biolatency -d DEV (one D2C histogram)
+#   before      with BEFORE=PATH: iotrail top of another build (an earlier
+#               commit's build/iotrail), to compare a change in one run
 # Each tool is started, given SETTLE seconds to attach, then fio runs, then
 # the tool is stopped with SIGINT; its output must show that it counted.
 # IOPS ratios swing by tens of percent on this shared machine, so each
@@ -36,10 +38,11 @@ sysctl -qw kernel.bpf_stats_enabled=1
 # fio at queue depth $1 beside tool $2 (its output in $out/$2.out): IOPS
 fio_beside() {
 	local qd=$1 name=$2 iops first pattern=^online_
-	[ "$name" = online ] || pattern=^block_rq_
+	[ "$name" != biolatency ] || pattern=^block_rq_
 	first=$(bpftool prog show -j | jq '[.[].id] | max // 0')
 	case $name in
 	online) build/iotrail top --json --dev "$dev" > "$out/online.out" 2> "$out/online.err" & ;;
+	before) "$BEFORE" top --json --dev "$dev" > "$out/before.out" 2> "$out/before.err" & ;;
 	biolatency) biolatency -d "${dev#/dev/}" > "$out/biolatency.out" 2> "$out/biolatency.err" & ;;
 	esac
 	tool=$!
@@ -49,14 +52,14 @@ fio_beside() {
 	# the tool's programs' run time (they go when it exits): ns per fio I/O
 	bpftool prog show -j | jq --argjson first "$first" --arg re "$pattern" \
 		--argjson ios "$(jq '.jobs[0].read.total_ios' "$out/fio.json")" \
-		'[.[] | select(.id > $first and (.name | test($re))) | .run_time_ns // 0] | add // 0 | . / $ios | floor' \
+		'[.[] | select(.id > $first and (.name // "" | test($re))) | .run_time_ns // 0] | add // 0 | . / $ios | floor' \
 		>> "$out/$name.bpfns"
 	kill -INT $tool
 	wait $tool || true
 	tool=""
 	# it counted: biolatency's histogram, top's reads
 	case $name in
-	online) [ "$(jq -s '[.[].groups[].ios] | add // 0' "$out/online.out")" -gt 0 ] ;;
+	online | before) [ "$(jq -s '[.[].groups[].ios] | add // 0' "$out/$name.out")" -gt 0 ] ;;
 	biolatency) grep -q usecs "$out/biolatency.out" ;;
 	esac || { echo "online: $name counted nothing" >&2; exit 1; }
 	echo "$iops"
@@ -72,6 +75,7 @@ run_config() {
 echo "online mode: fio randread 4K io_uring on $dev (loop over tmpfs, mq-deadline), ${secs}s runs, $rounds rounds"
 echo "kernel $(uname -r)"
 configs=(untraced online biolatency)
+[ -z "${BEFORE:-}" ] || configs+=(before)
 for qd in 8 32; do
 	rm -f "$out"/*.ratios "$out"/*.bpfns
 	for i in $(seq 1 "$rounds"); do

@@ -51,9 +51,9 @@ static int rq_tp_has_queue_arg(void)
 	return t && btf_is_func_proto(t) && btf_vlen(t) == 3;
 }
 
-/* The bit of RQF_FLUSH_SEQ in request->rq_flags: the enumerator
- * __RQF_FLUSH_SEQ where the flags are bit numbers, else (1 << 4). */
-static uint32_t flush_seq_flag(void)
+/* The value of this kernel's enumerator `name` (its flag bit numbers are
+ * enumerators in BTF since about 6.x), or -1 when its BTF has none. */
+static long long btf_enumerator(const char *name)
 {
 	const struct btf *btf = it_vmlinux_btf();
 	uint32_t n = btf ? btf__type_cnt(btf) : 0;
@@ -63,23 +63,45 @@ static uint32_t flush_seq_flag(void)
 		const struct btf_enum *e = btf_is_enum(t) ? btf_enum(t) : NULL;
 
 		for (uint16_t i = 0; e && i < btf_vlen(t); i++, e++)
-			if (!strcmp(btf__name_by_offset(btf, e->name_off), "__RQF_FLUSH_SEQ"))
-				return e->val < 32 ? 1u << e->val : 0;
+			if (!strcmp(btf__name_by_offset(btf, e->name_off), name))
+				return e->val;
 	}
-	return 1u << 4;
+	return -1;
+}
+
+/* The flag (1 << bit) of the rq_flags bit __RQF_name: 0 when unknown */
+static uint32_t rq_flag(const char *name)
+{
+	long long bit = btf_enumerator(name);
+
+	return bit >= 0 && bit < 32 ? 1u << bit : 0;
 }
 
 static struct online_bpf *load(bool raw_tp, const uint32_t *devs, size_t ndevs, int *err)
 {
 	struct online_bpf *k = online_bpf__open();
 	struct bpf_program *p;
+	long long stats_bit;
 
 	if (!k) {
 		*err = errno;
 		return NULL;
 	}
 	k->rodata->tp_has_queue_arg = rq_tp_has_queue_arg();
-	k->rodata->rqf_flush_seq = flush_seq_flag();
+	/* RQF_FLUSH_SEQ was (1 << 4) for years before it was an enumerator */
+	k->rodata->rqf_flush_seq = btf_enumerator("__RQF_FLUSH_SEQ") < 0 ? 1u << 4
+									 : rq_flag("__RQF_FLUSH_SEQ");
+	/* where this kernel's BTF has no such enumerators, the probes time
+	 * every issue themselves (the map the kernel's times replace) */
+	k->rodata->rqf_stats = rq_flag("__RQF_STATS");
+	stats_bit = btf_enumerator("QUEUE_FLAG_STATS");
+	k->rodata->queue_stats_bit = k->rodata->rqf_stats && stats_bit >= 0 && stats_bit < 64
+					     ? (uint32_t)stats_bit : 64;
+	/* the tests take the fallback on a kernel that has them */
+	if (getenv("IOTRAIL_ONLINE_OWN_ISSUE_TIME")) {
+		k->rodata->rqf_stats = 0;
+		k->rodata->queue_stats_bit = 64;
+	}
 	k->rodata->filter_ndevs = (uint32_t)ndevs;
 	for (size_t i = 0; i < ndevs && i < OL_MAX_DEVS; i++)
 		k->rodata->filter_devs[i] = devs[i];

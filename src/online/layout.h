@@ -30,7 +30,7 @@
 #define OL_NBUCKETS   (2 + (OL_OCTAVES << OL_SUB_BITS)) /* + below and overflow */
 #define OL_MAX_DEVS   16
 
-/* the block-layer stages measured: queued (Q, the first bio) to issued
+/* the block-layer stages measured: queued (Q, the request's start) to issued
  * (D), issued to completed (C), and the whole */
 enum ol_stage { OL_Q2D, OL_D2C, OL_Q2C, OL_NSTAGES };
 
@@ -38,8 +38,8 @@ enum ol_op { OL_OP_READ, OL_OP_WRITE, OL_OP_FLUSH, OL_OP_DISCARD, OL_OP_OTHER, O
 
 /* Completions that could not be measured whole; counted per CPU. */
 enum ol_miss {
-	OL_MISS_NO_ISSUE, /* completed, its issue (D) not seen: no D2C, Q2D */
-	OL_MISS_NO_QUEUE, /* its first bio's queueing (Q) not seen: no Q2D, Q2C */
+	OL_MISS_NO_ISSUE, /* completed, no issue time (D) for it: no D2C, Q2D */
+	OL_MISS_NO_QUEUE, /* no start time (Q) in the request: no Q2D, Q2C */
 	OL_MISS_NO_SLOT,  /* the histogram map was full: the I/O not counted */
 	OL_NMISS,
 };

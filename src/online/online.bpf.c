@@ -5,15 +5,20 @@
  * Apart from the recording layers' programs: it shares their tracepoints,
  * not their ring buffer or maps.
  *
- *   block_bio_queue   (Q) the time a bio was queued, keyed by the bio
- *   block_rq_issue    (D) the time a request was issued, in its first bio's
- *                         entry (or the request's own, for a request with no
- *                         bio, or whose Q was not seen)
- *   block_rq_complete (C) the stages into the histograms; the entry goes
- *
- * A request's Q is its first bio's: the others merged into it later. The
- * start map is an LRU: entries of bios merged into a request (never
- * looked up again) age out instead of filling it.
+ * The times are the kernel's own, kept in the request for its I/O
+ * statistics, read at completion: no map is written per I/O.
+ *   Q  rq->start_time_ns: the request's allocation (its first bio's), set
+ *      when the device keeps I/O statistics (queue/iostats, the default) or
+ *      has a scheduler; what iostat's await starts from
+ *   D  rq->io_start_time_ns: set at issue when the queue keeps block stats
+ *      (QUEUE_FLAG_STATS: writeback throttling, the default on a
+ *      multi-queue device, iolatency, iocost)
+ *   C  now, at block_rq_complete
+ * Both come from the block layer's clock (blk_time_get_ns: since 6.10 one
+ * reading per plug, so the requests of one plugged batch share a Q and a D).
+ * Where the queue keeps no block stats, block_rq_issue stores its own D in
+ * the `issued` map, keyed by the request (the old way, at the old cost); a
+ * request the kernel gave no start time is counted in no_queue.
  *
  * Only the completion program writes the histograms and the miss counters,
  * each CPU its own copy, with plain adds: the kernel runs no program
@@ -34,23 +39,25 @@
 
 const volatile bool tp_has_queue_arg = false; /* kernel < 5.11 argument layout */
 const volatile __u32 rqf_flush_seq = 1u << 4;
+/* RQF_STATS in rq_flags (the kernel set io_start_time_ns) and the bit of
+ * QUEUE_FLAG_STATS in queue_flags, from this kernel's BTF by user space;
+ * 0 and 64 when it cannot tell: then every issue is stored in `issued` */
+const volatile __u32 rqf_stats = 0;
+const volatile __u32 queue_stats_bit = 64;
 const volatile __u32 filter_ndevs = 0; /* 0: every device */
 const volatile __u32 filter_devs[OL_MAX_DEVS] = {};
 
-struct start {
-	__u64 queued_ns; /* 0: not seen */
-	__u64 issued_ns; /* 0: not seen */
-};
-
-/* per-CPU LRU lists: an update takes no lock shared by all CPUs (an entry
- * is still found from any CPU; only eviction is per CPU) */
+/* D of the requests the kernel does not time (a queue without block stats,
+ * a passthrough request); an LRU with per-CPU lists: an entry whose
+ * completion was missed ages out, and an update takes no lock shared by
+ * all CPUs (an entry is still found from any CPU) */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(map_flags, BPF_F_NO_COMMON_LRU);
 	__uint(max_entries, 65536);
 	__type(key, __u64);
-	__type(value, struct start);
-} starts SEC(".maps");
+	__type(value, __u64);
+} issued SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
@@ -91,17 +98,6 @@ static __always_inline __u32 disk_dev(struct gendisk *disk, bool btf)
 	if (!disk)
 		return 0;
 	return (KREAD(btf, disk, major) << 20) | KREAD(btf, disk, first_minor);
-}
-
-static __always_inline __u32 bio_dev(struct bio *bio, bool btf)
-{
-	struct bio___old *old = (void *)bio;
-	struct block_device *bdev;
-
-	if (bpf_core_field_exists(old->bi_disk))
-		return disk_dev(KREAD(btf, old, bi_disk), btf);
-	bdev = KREAD(btf, bio, bi_bdev);
-	return bdev ? disk_dev(KREAD(btf, bdev, bd_disk), btf) : 0;
 }
 
 static __always_inline __u32 rq_dev(struct request *rq, bool btf)
@@ -150,36 +146,33 @@ static __always_inline void hist_add(struct ol_hist *h, __u64 ns)
 		h->buckets[b] += 1;
 }
 
-static __always_inline int on_queue(struct bio *bio, bool btf)
+/* true when the kernel sets rq's io_start_time_ns right after this
+ * tracepoint: blk_mq_start_request's own test (block stats on the queue,
+ * not a passthrough request) */
+static __always_inline bool kernel_times_issue(struct request *rq, bool btf)
 {
-	struct start s = { .queued_ns = bpf_ktime_get_ns() };
-	__u64 key = (__u64)bio;
+	struct request_queue *q;
+	__u32 op;
 
-	/* without --dev the verifier drops the device's loads */
-	if (filter_ndevs && !dev_wanted(bio_dev(bio, btf)))
-		return 0;
-	bpf_map_update_elem(&starts, &key, &s, BPF_ANY);
-	return 0;
+	if (queue_stats_bit >= 64)
+		return false;
+	op = KREAD(btf, rq, cmd_flags) & IT_REQ_OP_MASK;
+	if (IT_OP_IS(op, DRV_IN) || IT_OP_IS(op, DRV_OUT))
+		return false;
+	q = KREAD(btf, rq, q);
+	return q && (KREAD(btf, q, queue_flags) >> queue_stats_bit) & 1;
 }
 
 static __always_inline int on_issue(struct request *rq, bool btf)
 {
-	__u64 key = (__u64)KREAD(btf, rq, bio), now;
-	struct start *s, fresh = {};
+	__u64 key = (__u64)rq, now;
 
+	if (kernel_times_issue(rq, btf))
+		return 0;
 	if (filter_ndevs && !dev_wanted(rq_dev(rq, btf)))
 		return 0;
 	now = bpf_ktime_get_ns();
-	s = key ? bpf_map_lookup_elem(&starts, &key) : NULL;
-	if (s) {
-		s->issued_ns = now;
-		return 0;
-	}
-	/* no bio (a flush), or its Q came before we attached: the request
-	 * itself is the key */
-	key = (__u64)rq;
-	fresh.issued_ns = now;
-	bpf_map_update_elem(&starts, &key, &fresh, BPF_ANY);
+	bpf_map_update_elem(&issued, &key, &now, BPF_ANY);
 	return 0;
 }
 
@@ -196,14 +189,12 @@ static __always_inline struct ol_value *value_of(struct ol_key *k)
 static __always_inline int on_complete(struct request *rq, __u32 nr_bytes, bool btf)
 {
 	struct ol_key k = { .dev = rq_dev(rq, btf) };
-	__u64 bio_key, rq_key = (__u64)rq, *key, now;
+	__u64 rq_key = (__u64)rq, now, queued, started = 0, *stored = NULL;
 	struct ol_value *v;
-	struct start *s;
-	__u32 len;
+	__u32 flags;
 
 	if (!dev_wanted(k.dev))
 		return 0;
-	now = bpf_ktime_get_ns();
 	k.op = ol_op(KREAD(btf, rq, cmd_flags));
 	v = value_of(&k);
 	if (!v) {
@@ -211,45 +202,41 @@ static __always_inline int on_complete(struct request *rq, __u32 nr_bytes, bool 
 		return 0;
 	}
 	v->bytes += nr_bytes;
-	len = KREAD(btf, rq, __data_len);
-	bio_key = (__u64)KREAD(btf, rq, bio);
-	key = bio_key ? &bio_key : &rq_key;
-	s = bpf_map_lookup_elem(&starts, key);
-	if (!s && bio_key) {
-		key = &rq_key;
-		s = bpf_map_lookup_elem(&starts, key);
-	}
 	/* A partial completion (the tracepoint fires before the bytes are
-	 * taken off): the request completes again for the rest, and its
-	 * first bio goes now, so its times move to the request's key. The
-	 * data part of a flush sequence also completes again, at its end. */
-	if (nr_bytes < len || (KREAD(btf, rq, rq_flags) & rqf_flush_seq)) {
-		if (s && key == &bio_key) {
-			struct start keep = *s;
-
-			bpf_map_update_elem(&starts, &rq_key, &keep, BPF_ANY);
-			bpf_map_delete_elem(&starts, &bio_key);
-		}
+	 * taken off): the request completes again for the rest. The data
+	 * part of a flush sequence also completes again, at its end. */
+	flags = KREAD(btf, rq, rq_flags);
+	if (nr_bytes < KREAD(btf, rq, __data_len) || (flags & rqf_flush_seq))
 		return 0;
-	}
+	now = bpf_ktime_get_ns();
 	v->ios += 1;
-	if (!s) {
-		count_miss(OL_MISS_NO_ISSUE);
-		count_miss(OL_MISS_NO_QUEUE);
-		return 0;
+	if (flags & rqf_stats)
+		started = KREAD(btf, rq, io_start_time_ns);
+	if (!started) {
+		stored = bpf_map_lookup_elem(&issued, &rq_key);
+		started = stored ? *stored : 0;
 	}
-	if (s->issued_ns)
-		hist_add(&v->stage[OL_D2C], now - s->issued_ns);
+	queued = KREAD(btf, rq, start_time_ns);
+	/* the block layer's clock (ktime_get_ns) and ours (the fast
+	 * variant of the same clock) may disagree by a hair: no stage ends
+	 * before it starts */
+	if (started > now)
+		started = now;
+	if (queued > now)
+		queued = now;
+	if (started)
+		hist_add(&v->stage[OL_D2C], now - started);
 	else
 		count_miss(OL_MISS_NO_ISSUE);
-	if (s->queued_ns) {
-		hist_add(&v->stage[OL_Q2C], now - s->queued_ns);
-		if (s->issued_ns)
-			hist_add(&v->stage[OL_Q2D], s->issued_ns - s->queued_ns);
+	if (queued) {
+		hist_add(&v->stage[OL_Q2C], now - queued);
+		if (started)
+			hist_add(&v->stage[OL_Q2D], started > queued ? started - queued : 0);
 	} else {
 		count_miss(OL_MISS_NO_QUEUE);
 	}
-	bpf_map_delete_elem(&starts, key);
+	if (stored)
+		bpf_map_delete_elem(&issued, &rq_key);
 	return 0;
 }
 
@@ -263,18 +250,6 @@ static __always_inline int on_complete(struct request *rq, __u32 nr_bytes, bool 
 		__v;                                                               \
 	})
 #define ARG0(ctx) (tp_has_queue_arg ? CTX_AT(ctx, 1) : CTX_AT(ctx, 0))
-
-SEC("tp_btf/block_bio_queue")
-int online_queue_btf(u64 *ctx)
-{
-	return on_queue((struct bio *)ARG0(ctx), true);
-}
-
-SEC("raw_tp/block_bio_queue")
-int online_queue(u64 *ctx)
-{
-	return on_queue((struct bio *)ARG0(ctx), false);
-}
 
 SEC("tp_btf/block_rq_issue")
 int online_issue_btf(u64 *ctx)
