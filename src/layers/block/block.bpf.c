@@ -273,13 +273,17 @@ static __always_inline bool rq_tracked(struct request *rq, bool btf, bool adopt)
 		return false;
 	first = KREAD(btf, rq, bio);
 	last = KREAD(btf, rq, biotail);
+	if (last == first) /* one bio: the common case */
+		last = NULL;
 	if (!(first && is_tracked(first)) && !(last && is_tracked(last)))
 		return false;
 	/* from now on the request carries the identity: drop its bios so
 	 * the LRU holds in-flight requests, not stale bios */
 	track(rq);
-	untrack(first);
-	untrack(last);
+	if (first)
+		untrack(first);
+	if (last)
+		untrack(last);
 	return true;
 }
 
@@ -463,6 +467,12 @@ static __always_inline int on_rq(struct request *rq, __u8 type, __u32 nr_bytes,
 
 	if (!dev_wanted(dev))
 		return 0;
+	/* C adopts too: an empty REQ_PREFLUSH request is never inserted or
+	 * issued, only completed when its flush is done. Tested before any
+	 * other read: a rejected request should cost next to nothing. */
+	if (scoped && !rq_tracked(rq, btf, type == IT_EV_RQ_INSERT ||
+				   type == IT_EV_RQ_ISSUE || type == IT_EV_RQ_COMPLETE))
+		return 0;
 	len = KREAD(btf, rq, __data_len);
 	opf = KREAD(btf, rq, cmd_flags);
 	/* a request in the flush machinery's sequence (PREFLUSH, data,
@@ -470,13 +480,6 @@ static __always_inline int on_rq(struct request *rq, __u8 type, __u32 nr_bytes,
 	 * the flag, and the request again, without it, when the sequence ends */
 	fseq = KREAD(btf, rq, rq_flags) & rqf_flush_seq;
 	if (scoped) {
-		/* C adopts too: an empty REQ_PREFLUSH request is never inserted
-		 * or issued, only completed when its flush is done */
-		bool adopt = type == IT_EV_RQ_INSERT || type == IT_EV_RQ_ISSUE ||
-			     type == IT_EV_RQ_COMPLETE;
-
-		if (!rq_tracked(rq, btf, adopt))
-			return 0;
 		/* the last completion call covers what is left of the request
 		 * (not the data part of a flush sequence: it completes again) */
 		last = type == IT_EV_RQ_MERGE ||
