@@ -239,26 +239,41 @@ static __always_inline bool submitter_wanted(bool btf)
 	return scope_wanted(bpf_get_current_pid_tgid() >> 32, comm.c);
 }
 
+/*
+ * How many entries the tracked table holds, or more: raised by an insert,
+ * lowered by a delete that found its entry (an entry the LRU evicts, or a
+ * bio merged into the middle of a request, which nothing deletes, leaves
+ * it high for good: then the table is asked as before). While it is zero,
+ * no kept I/O is in flight and a rejected request's events skip the table:
+ * with a filter that keeps few I/Os, most of the time.
+ */
+__u64 tracked_live = 0;
+
 static __always_inline bool is_tracked(const void *p)
 {
 	__u64 key = (__u64)p;
 
-	return bpf_map_lookup_elem(&tracked, &key) != NULL;
+	return tracked_live && bpf_map_lookup_elem(&tracked, &key) != NULL;
 }
 
+/* Raised before the insert, so that it is never below the table's count. */
 static __always_inline void track(const void *p)
 {
 	__u64 key = (__u64)p;
 	__u8 one = 1;
 
-	bpf_map_update_elem(&tracked, &key, &one, BPF_ANY);
+	__sync_fetch_and_add(&tracked_live, 1);
+	if (bpf_map_update_elem(&tracked, &key, &one, BPF_NOEXIST))
+		__sync_fetch_and_add(&tracked_live, -1); /* already in: counted */
 }
 
 static __always_inline void untrack(const void *p)
 {
 	__u64 key = (__u64)p;
 
-	bpf_map_delete_elem(&tracked, &key);
+	/* -1: the default BPF CPU has an atomic add but no sub */
+	if (tracked_live && !bpf_map_delete_elem(&tracked, &key))
+		__sync_fetch_and_add(&tracked_live, -1);
 }
 
 /* A request belongs to the filtered process if it is already tracked, or
