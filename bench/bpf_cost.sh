@@ -7,6 +7,12 @@
 #   block:    iotrail record --layers block --dev DEV
 #   default:  iotrail record -- (every layer, every device and process)
 #   baseline: the default recording with BASELINE=path/to/another/iotrail
+#   reject:   `iotrail record --layers block --dev DEV --filter` with a
+#             predicate no I/O passes: what an I/O a task filters out costs
+#   baseline-reject: the same with BASELINE's build
+#   sample100, baseline-sample100: `--sample 1/100` instead of the filter
+#   CONFIGS="floor reject baseline-reject" picks (floor first); default
+#   "floor block default", and baseline when BASELINE is set
 # ROUNDS rounds, alternating order. With kernel.bpf_stats_enabled=1 (on
 # for the run, restored after), each program's run_time_ns / run_cnt is
 # read (bpftool prog show) just before fio's tracer exits; printed per
@@ -34,8 +40,12 @@ stats_was=$(sysctl -n kernel.bpf_stats_enabled)
 trap 'sysctl -qw kernel.bpf_stats_enabled="$stats_was"; cleanup' EXIT
 sysctl -qw kernel.bpf_stats_enabled=1
 
-configs=(floor block default)
-[ -z "$baseline" ] || configs+=(baseline)
+read -r -a configs <<< "${CONFIGS:-floor block default}"
+[ -n "${CONFIGS:-}" ] || [ -z "$baseline" ] || configs+=(baseline)
+[ "${configs[0]}" = floor ] || { echo "bpf_cost: CONFIGS must start with floor" >&2; exit 1; }
+case " ${configs[*]} " in
+*" baseline"*) [ -n "$baseline" ] || { echo "bpf_cost: a baseline configuration needs BASELINE=path/to/iotrail" >&2; exit 1; } ;;
+esac
 
 # fio under configuration $1; bpftool's view of the programs just before
 # fio's tracer exits in $out/progs, fio's results in $out/fio.json
@@ -50,6 +60,15 @@ grep -h '^prog_id:' /proc/\$PPID/fdinfo/* | awk '{ print \$2 }' | sort -u > $out
 	block) pre=(build/iotrail record -o "$out/t.trail" --layers block --dev "$dev" --) ;;
 	default) pre=(build/iotrail record -o "$out/t.trail" --) ;;
 	baseline) pre=("$baseline" record -o "$out/t.trail" --) ;;
+	reject) pre=(build/iotrail record -o "$out/t.trail" --layers block --dev "$dev" \
+		--filter 'op=read && op=write' --) ;;
+	baseline-reject) pre=("$baseline" record -o "$out/t.trail" --layers block --dev "$dev" \
+		--filter 'op=read && op=write' --) ;;
+	sample100) pre=(build/iotrail record -o "$out/t.trail" --layers block --dev "$dev" \
+		--sample 1/100 --) ;;
+	baseline-sample100) pre=("$baseline" record -o "$out/t.trail" --layers block --dev "$dev" \
+		--sample 1/100 --) ;;
+	*) echo "bpf_cost: unknown configuration $1" >&2; exit 1 ;;
 	esac
 	"${pre[@]}" bash -c "$inner" > "$out/run.log" 2>&1
 }

@@ -611,7 +611,7 @@ char *it_task_from_notes(const struct it_note_rec *notes, size_t n, uint16_t kin
 	return text;
 }
 
-void it_task_describe(const struct it_task *t, char *out, size_t len)
+void it_task_describe(const struct it_task *t, bool calls, char *out, size_t len)
 {
 	uint32_t n = 0;
 	char err[160];
@@ -621,6 +621,29 @@ void it_task_describe(const struct it_task *t, char *out, size_t len)
 	if (*t->filter)
 		off += snprintf(out, len, "only I/Os with %s", t->filter);
 	if (*t->sample && !it_sample_parse(t->sample, &n, err, sizeof(err)) && n > 1)
+		off += snprintf(out + off, off < len ? len - off : 0,
+				"%ssampled 1 in %u: counts are of sampled I/Os", off ? "; " : "", n);
+	/* A call is recorded at its entry, before any of its I/Os exists:
+	 * the predicate and the draw are made later, at each bio's Q, so the
+	 * syscall layer cannot follow them (a call may also make several I/Os,
+	 * some kept and some not). */
+	if (calls && off)
 		snprintf(out + off, off < len ? len - off : 0,
-			 "%ssampled 1 in %u: counts are of sampled I/Os", off ? "; " : "", n);
+			 "; system calls are not filtered or sampled: every call of the scope is recorded");
+}
+
+bool it_task_layers_have_calls(const char *layers, size_t len)
+{
+	size_t n = strnlen(layers, len);
+
+	for (size_t i = 0; i < n;) {
+		size_t k = strcspn(layers + i, ",");
+
+		if (k > n - i)
+			k = n - i;
+		if (k == 7 && !strncmp(layers + i, "syscall", 7))
+			return true;
+		i += k + 1;
+	}
+	return false;
 }

@@ -118,7 +118,11 @@ long it_task_to_notes(const char *text, uint16_t kind, struct it_note_rec **note
 char *it_task_from_notes(const struct it_note_rec *notes, size_t n, uint16_t kind);
 
 /* The report's line about what was recorded: "op=read && size>=32k;
- * sampled 1 in 10: counts are of sampled I/Os". "" when every I/O was. */
-void it_task_describe(const struct it_task *t, char *out, size_t len);
+ * sampled 1 in 10: counts are of sampled I/Os". "" when every I/O was.
+ * calls: the recording has the syscall layer, whose calls a filter or a
+ * sample does not reach (said, not left silent). */
+void it_task_describe(const struct it_task *t, bool calls, char *out, size_t len);
+/* Whether a trace of these layers ("block,syscall") has system calls. */
+bool it_task_layers_have_calls(const char *layers, size_t len);
 
 #endif

@@ -38,19 +38,22 @@ static void host(struct it_json *j, const struct it_host_rec *h)
 }
 
 /* What the recording kept (doc/report.md): counts are of these I/Os. */
-static void task(struct it_json *j, const struct it_task *t)
+static void task(struct it_json *j, const struct it_task *t, const struct it_host_rec *h)
 {
+	bool calls = h && it_task_layers_have_calls(h->layers, sizeof(h->layers));
 	char line[1024], err[160];
 	uint32_t n = 1;
 
 	if (*t->sample && it_sample_parse(t->sample, &n, err, sizeof(err)))
 		n = 1;
-	it_task_describe(t, line, sizeof(line));
+	it_task_describe(t, calls, line, sizeof(line));
 	it_json_name(j, "task");
 	it_json_object_start(j);
 	it_json_kv_string(j, "filter", t->filter);
 	it_json_kv_uint(j, "sample_1_in", n);
 	it_json_kv_string(j, "what", line);
+	/* the syscall layer's calls are all there, kept I/O or not */
+	it_json_kv_bool(j, "syscalls_unfiltered", calls && *line);
 	it_json_object_end(j);
 }
 
@@ -462,7 +465,7 @@ void it_report_json_members(struct it_json *j, const struct it_report_input *in)
 	if (in->host)
 		host(j, in->host);
 	if (in->task)
-		task(j, in->task);
+		task(j, in->task, in->host);
 	devices(j, in);
 	stats(j, &r->stats);
 	it_json_name(j, "group_by");

@@ -68,7 +68,7 @@ static double mib(uint64_t bytes) { return (double)bytes / (1024.0 * 1024.0); }
 
 /* What the recording kept, said before any count: a predicate and 1 in N
  * sampling (counts are never scaled up). Wrapped at 88 columns. */
-static void task_line(FILE *f, const struct it_task *t)
+static void task_line(FILE *f, const struct it_task *t, const struct it_host_rec *h)
 {
 	char line[1024];
 	const char *p = line;
@@ -76,7 +76,8 @@ static void task_line(FILE *f, const struct it_task *t)
 
 	if (!t)
 		return;
-	it_task_describe(t, line, sizeof(line));
+	it_task_describe(t, it_task_layers_have_calls(h->layers, sizeof(h->layers)), line,
+			 sizeof(line));
 	for (const char *lead = "task      "; *p; lead = "          ") {
 		n = (int)strlen(p);
 		if (n > 88) /* at a blank, when there is one */
@@ -116,7 +117,7 @@ static void header(FILE *f, const struct it_report_input *in)
 			fprintf(f, "command   %.*s\n", 88, h->command);
 		if (h->hooks[0])
 			fprintf(f, "hooks     %.*s\n", 88, h->hooks);
-		task_line(f, in->task);
+		task_line(f, in->task, h);
 	} else {
 		fprintf(f, "duration  %.3f s\n", r->duration_s);
 	}

@@ -41,7 +41,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort(); /* the file's parser checked it */
 	if (*t.flight && it_duration_parse(t.flight, &ns, err, sizeof(err)))
 		abort();
-	it_task_describe(&t, line, sizeof(line));
+	it_task_describe(&t, true, line, sizeof(line));
 	/* into the trace and back: the same settings */
 	it_task_settings(&t, settings, sizeof(settings));
 	nn = it_task_to_notes(settings, IT_NOTE_TASK, &notes);

@@ -43,10 +43,10 @@ fio_total() { # the jobs' total_ios, as fio counted them
 	echo $t
 }
 
-record() { # name [record options]
+record() { # name [record options]; LAYERS: block unless set
 	local name=$1; shift
 	rm -f "$TMP"/r4.json "$TMP"/r64.json "$TMP"/w8.json
-	LOOPDEV=$LOOPDEV "$IOTRAIL" record -o "$TMP/$name.trail" --layers block --dev "$LOOPNAME" \
+	LOOPDEV=$LOOPDEV "$IOTRAIL" record -o "$TMP/$name.trail" --layers "${LAYERS:-block}" --dev "$LOOPNAME" \
 		"$@" -- "$TMP/jobs.sh" > "$TMP/$name.out" 2>&1
 }
 
@@ -61,7 +61,9 @@ size>= 32k
 [report]
 group-by = op,size
 TASK
-if ! record filter --task "$TMP/big-reads.task"; then
+# with the syscall layer, whose calls the filter does not reach: the report
+# must say so (the sample's recording, block only, must not)
+if ! LAYERS=block,syscall record filter --task "$TMP/big-reads.task"; then
 	fail task_filter "record failed: $(tail -1 "$TMP/filter.out")"
 elif [ "$(fio_total)" != $((N1 + N2 + N3)) ]; then
 	fail task_filter "fio did $(fio_total) I/Os, asked for $((N1 + N2 + N3))"
@@ -72,13 +74,16 @@ else
 	others=$(jq '[.groups[] | select(.key.op != "read" or .key.size != 65536) | .count] | add // 0' \
 		"$TMP/filter.json")
 	keys=$(jq -c '.group_by' "$TMP/filter.json")
-	line=$(grep '^task ' "$TMP/filter.txt")
+	line=$(grep -A1 '^task ' "$TMP/filter.txt" | tr -s ' \n' ' ')
+	calls=$(jq '.task.syscalls_unfiltered' "$TMP/filter.json")
 	if [ "$total" != "$N2" ] || [ "$others" != 0 ]; then
 		fail task_filter "recorded $total I/Os ($others not 64K reads); fio did $N2 64K reads"
 	elif [ "$keys" != '["op","size"]' ]; then
 		fail task_filter "the report grouped by $keys, the task file says op,size"
 	elif [[ "$line" != *"only I/Os with op=read && size>=32k"* ]]; then
 		fail task_filter "the report's task line is '$line'"
+	elif [[ "$line" != *"system calls are not filtered or sampled"* ]] || [ "$calls" != true ]; then
+		fail task_filter "the syscall layer was recorded, the report does not say its calls are unfiltered: '$line', syscalls_unfiltered $calls"
 	else
 		pass "task_filter ($total I/Os == fio's $N2 64K reads, none of its $N1 4K reads and $N3 8K writes; $line)"
 	fi
@@ -103,8 +108,10 @@ else
 		fail task_sample "$got I/Os of $n sampled 1 in 10: outside [$lo, $hi]"
 	elif [ "$short" != 0 ] || [ "$noq" != 0 ]; then
 		fail task_sample "$short stages short of their group's count, $noq I/Os without Q or unfinished"
-	elif ! "$IOTRAIL" report "$TMP/sample.trail" | grep -q '^task      sampled 1 in 10: counts are of sampled I/Os'; then
-		fail task_sample "the report does not say the counts are of sampled I/Os"
+	elif ! "$IOTRAIL" report "$TMP/sample.trail" | grep -q '^task      sampled 1 in 10: counts are of sampled I/Os$'; then
+		fail task_sample "the report does not say the counts are of sampled I/Os (or speaks of system calls it has none of)"
+	elif [ "$(jq '.task.syscalls_unfiltered' "$TMP/sample.json")" != false ]; then
+		fail task_sample "syscalls_unfiltered is not false in a block-only recording"
 	else
 		pass "task_sample ($got of $n I/Os, within the 99.9% bounds [$lo, $hi]; every one with Q, D and C)"
 	fi

@@ -173,3 +173,31 @@ TEST(task_file_errors)
 		ASSERT_TRUE(strstr(err, bad[i].names) != NULL, err);
 	}
 }
+
+/* The syscall layer does not follow a filter or a sample: the report says
+ * so when the trace has it, and only then. */
+TEST(task_describe_calls)
+{
+	struct it_task t;
+	char line[512], err[256];
+
+	ASSERT_EQ(it_task_parse("[workload]\nop = read\n[profiler]\nsample = 1/10\n", &t, err,
+				sizeof(err)), 0, err);
+	it_task_describe(&t, false, line, sizeof(line));
+	ASSERT_STREQ(line, "only I/Os with op=read; sampled 1 in 10: counts are of sampled I/Os",
+		     "without system calls");
+	it_task_describe(&t, true, line, sizeof(line));
+	ASSERT_STREQ(line, "only I/Os with op=read; sampled 1 in 10: counts are of sampled I/Os; "
+		     "system calls are not filtered or sampled: every call of the scope is recorded",
+		     "with system calls");
+	/* nothing filtered: nothing to say */
+	ASSERT_EQ(it_task_parse("[report]\nformat = text\n", &t, err, sizeof(err)), 0, err);
+	it_task_describe(&t, true, line, sizeof(line));
+	ASSERT_STREQ(line, "", "every I/O kept");
+	ASSERT_TRUE(it_task_layers_have_calls("block,syscall", 14), "block,syscall");
+	ASSERT_TRUE(it_task_layers_have_calls("syscall", 8), "syscall");
+	ASSERT_TRUE(!it_task_layers_have_calls("block,nvme", 11), "block,nvme");
+	ASSERT_TRUE(!it_task_layers_have_calls("syscalls", 9), "syscalls");
+	/* not NUL-terminated within its field */
+	ASSERT_TRUE(!it_task_layers_have_calls("block,syscall", 9), "block,sys");
+}

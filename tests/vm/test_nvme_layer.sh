@@ -12,7 +12,10 @@
 #  - depth over time per queue: fio pinned to one CPU uses one queue, whose
 #    depth at submission reaches exactly iodepth, and whose per-interval
 #    series agrees with the queue's totals and sums to the all-queue series;
-#  - the text report's device table shows the optimal I/O size from sysfs.
+#  - the text report's device table shows the optimal I/O size from sysfs;
+#  - --filter 'op=read && size>=32k' over 4K and 64K reads: the block and
+#    NVMe layers keep exactly fio's 64K reads, each with its command (the
+#    NVMe layer follows the block layer's decision on this kernel too).
 cd "$(dirname "$0")/../.." || exit 1
 . tests/vm/lib.sh
 
@@ -22,7 +25,7 @@ DEPTH=8
 names="vm_nvme_layer_hooks vm_nvme_layer_fio_commands vm_nvme_layer_linked vm_nvme_layer_stages
        vm_nvme_layer_qd vm_nvme_layer_csv vm_nvme_layer_discard_ranges vm_nvme_layer_sq_hook
        vm_nvme_layer_sq_backlog vm_nvme_layer_sq_qd1 vm_nvme_layer_cqe_stages vm_nvme_layer_qd_time
-       vm_nvme_layer_opt_io"
+       vm_nvme_layer_opt_io vm_nvme_layer_filter"
 vm_skip_unless fio jq -- $names vm_export_errors
 
 # export's error paths need no VM
@@ -56,6 +59,12 @@ build/iotrail export --format csv -o $out/fio.csv $out/fio.trail
 build/iotrail record --layers block -o $out/discard.trail --dev nvme0n1 -- sh -c \
 	'blkdiscard -o 1048576 -l 65536 /dev/nvme0n1 && blkdiscard -o 8388608 -l 12288 /dev/nvme0n1'
 build/iotrail report --json $out/discard.trail > $out/discard.json
+build/iotrail record --layers block -o $out/filter.trail --dev nvme0n1 --filter 'op=read && size>=32k' -- sh -c \
+	'fio --name=f4 --filename=/dev/nvme0n1 --rw=randread --bs=4k --direct=1 --number_ios=100 \
+	     --size=64M --output-format=json --output=$out/f4.json &&
+	 fio --name=f64 --filename=/dev/nvme0n1 --rw=randread --bs=64k --direct=1 --number_ios=50 \
+	     --size=64M --output-format=json --output=$out/f64.json'
+build/iotrail report --json $out/filter.trail > $out/filter.json
 GUEST
 vm vm_nvme_layer --nvme --out "$out" -- bash "$TMP/nvme_layer.sh"
 R=$out/fio.report.json
@@ -199,4 +208,20 @@ if [ -n "$col" ] && [ "$jopt" = "$opt" ] && [ "$col" = "$want_col" ]; then
 else
 	fail vm_nvme_layer_opt_io "sysfs $opt, JSON '$jopt', text column '$col' (want '$want_col')"
 fi
+
+# ---- the filter on the NVMe layer ----
+F=$out/filter.json
+n4=$(jq -r '.jobs[0].read.total_ios' "$out/f4.json" 2>/dev/null)
+n64=$(jq -r '.jobs[0].read.total_ios' "$out/f64.json" 2>/dev/null)
+read -r kept cmds linked unlinked <<< "$(jq -r '[([.groups[].count] | add // 0),
+	(.nvme.by_opcode.read.count // 0), (.nvme.linked // 0), (.nvme.unlinked // 0)] | @tsv' "$F" 2>/dev/null)"
+if [ ! -s "$F" ]; then
+	fail vm_nvme_layer_filter "no report of the filtered recording"
+elif [ "$n4" = 100 ] && [ "$n64" = 50 ] && [ "$kept" = "$n64" ] && [ "$cmds" = "$n64" ] &&
+     [ "$linked" = "$n64" ] && [ "$unlinked" = 0 ]; then
+	pass "vm_nvme_layer_filter ($kept block reads and $cmds NVMe read commands, all linked == fio's $n64 64K reads; its $n4 4K reads left out)"
+else
+	fail vm_nvme_layer_filter "fio 4K $n4, 64K $n64; kept $kept block I/Os, $cmds NVMe read commands ($linked linked, $unlinked unlinked)"
+fi
+
 exit $FAILED

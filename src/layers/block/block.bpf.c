@@ -239,26 +239,41 @@ static __always_inline bool submitter_wanted(bool btf)
 	return scope_wanted(bpf_get_current_pid_tgid() >> 32, comm.c);
 }
 
+/*
+ * How many entries the tracked table holds, or more: raised by an insert,
+ * lowered by a delete that found its entry (an entry the LRU evicts, or a
+ * bio merged into the middle of a request, which nothing deletes, leaves
+ * it high for good: then the table is asked as before). While it is zero,
+ * no kept I/O is in flight and a rejected request's events skip the table:
+ * with a filter that keeps few I/Os, most of the time.
+ */
+__u64 tracked_live = 0;
+
 static __always_inline bool is_tracked(const void *p)
 {
 	__u64 key = (__u64)p;
 
-	return bpf_map_lookup_elem(&tracked, &key) != NULL;
+	return tracked_live && bpf_map_lookup_elem(&tracked, &key) != NULL;
 }
 
+/* Raised before the insert, so that it is never below the table's count. */
 static __always_inline void track(const void *p)
 {
 	__u64 key = (__u64)p;
 	__u8 one = 1;
 
-	bpf_map_update_elem(&tracked, &key, &one, BPF_ANY);
+	__sync_fetch_and_add(&tracked_live, 1);
+	if (bpf_map_update_elem(&tracked, &key, &one, BPF_NOEXIST))
+		__sync_fetch_and_add(&tracked_live, -1); /* already in: counted */
 }
 
 static __always_inline void untrack(const void *p)
 {
 	__u64 key = (__u64)p;
 
-	bpf_map_delete_elem(&tracked, &key);
+	/* -1: the default BPF CPU has an atomic add but no sub */
+	if (tracked_live && !bpf_map_delete_elem(&tracked, &key))
+		__sync_fetch_and_add(&tracked_live, -1);
 }
 
 /* A request belongs to the filtered process if it is already tracked, or
@@ -273,13 +288,17 @@ static __always_inline bool rq_tracked(struct request *rq, bool btf, bool adopt)
 		return false;
 	first = KREAD(btf, rq, bio);
 	last = KREAD(btf, rq, biotail);
+	if (last == first) /* one bio: the common case */
+		last = NULL;
 	if (!(first && is_tracked(first)) && !(last && is_tracked(last)))
 		return false;
 	/* from now on the request carries the identity: drop its bios so
 	 * the LRU holds in-flight requests, not stale bios */
 	track(rq);
-	untrack(first);
-	untrack(last);
+	if (first)
+		untrack(first);
+	if (last)
+		untrack(last);
 	return true;
 }
 
@@ -463,6 +482,12 @@ static __always_inline int on_rq(struct request *rq, __u8 type, __u32 nr_bytes,
 
 	if (!dev_wanted(dev))
 		return 0;
+	/* C adopts too: an empty REQ_PREFLUSH request is never inserted or
+	 * issued, only completed when its flush is done. Tested before any
+	 * other read: a rejected request should cost next to nothing. */
+	if (scoped && !rq_tracked(rq, btf, type == IT_EV_RQ_INSERT ||
+				   type == IT_EV_RQ_ISSUE || type == IT_EV_RQ_COMPLETE))
+		return 0;
 	len = KREAD(btf, rq, __data_len);
 	opf = KREAD(btf, rq, cmd_flags);
 	/* a request in the flush machinery's sequence (PREFLUSH, data,
@@ -470,13 +495,6 @@ static __always_inline int on_rq(struct request *rq, __u8 type, __u32 nr_bytes,
 	 * the flag, and the request again, without it, when the sequence ends */
 	fseq = KREAD(btf, rq, rq_flags) & rqf_flush_seq;
 	if (scoped) {
-		/* C adopts too: an empty REQ_PREFLUSH request is never inserted
-		 * or issued, only completed when its flush is done */
-		bool adopt = type == IT_EV_RQ_INSERT || type == IT_EV_RQ_ISSUE ||
-			     type == IT_EV_RQ_COMPLETE;
-
-		if (!rq_tracked(rq, btf, adopt))
-			return 0;
 		/* the last completion call covers what is left of the request
 		 * (not the data part of a flush sequence: it completes again) */
 		last = type == IT_EV_RQ_MERGE ||
