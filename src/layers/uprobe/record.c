@@ -6,14 +6,21 @@
  * (uprobe.bpf.c) with one program per kind, attached once per probe with
  * the probe's id as its cookie (libbpf's bpf_program__attach_usdt, which
  * also raises a probe's semaphore, and bpf_program__attach_uprobe_opts).
+ * A USDT probe whose argument locations libbpf cannot read (PostgreSQL's
+ * checkpoint__done: "-4@40+CheckpointStats(%rip)", RIP-relative) is
+ * attached as a plain uprobe at each of its sites, its semaphore raised,
+ * and recorded without arguments (said on stderr).
  * The layer records whenever a probe is given. Probes fire in every
  * process that runs the binary: -p, --comm and --cgroup do not filter them.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -24,6 +31,7 @@
 #include "tracefile.h"
 #include "layers/uprobe/uprobe.h"
 #include "uprobe.skel.h"
+#include "usdt/usdt.h"
 
 #define OPT_UPROBE IT_LAYER_OPT(IT_LAYER_UPROBE, 0)
 #define OPT_USDT IT_LAYER_OPT(IT_LAYER_UPROBE, 1)
@@ -34,11 +42,14 @@ static const struct option options[] = {
 	{ 0 },
 };
 
+#define IT_UPROBE_MAX_LINKS 512 /* a USDT probe attached by hand: one per site */
+
 static struct {
 	struct it_uprobe_def defs[IT_UPROBE_MAX];
 	size_t ndefs;
 	struct uprobe_bpf *skel;
-	struct bpf_link *links[IT_UPROBE_MAX];
+	struct bpf_link *links[IT_UPROBE_MAX_LINKS];
+	size_t nlinks;
 	uint64_t hits, dropped;
 } up;
 
@@ -156,30 +167,96 @@ static int on_hit(void *ctx, void *data, size_t size)
 	return err;
 }
 
+static int add_link(struct bpf_link *link)
+{
+	if (!link)
+		return -errno;
+	if (up.nlinks == IT_UPROBE_MAX_LINKS) {
+		bpf_link__destroy(link);
+		return -E2BIG;
+	}
+	up.links[up.nlinks++] = link;
+	return 0;
+}
+
+/* The USDT probe d as plain uprobes at its sites (from the binary's own
+ * notes, src/usdt/usdt.c), its semaphore raised by the kernel
+ * (ref_ctr_offset): its hits without arguments. Sets *args to the probe's
+ * argument locations. 0, or -errno. */
+static int attach_usdt_sites(const struct it_uprobe_def *d, char *args, size_t alen)
+{
+	struct it_usdt_list l = { 0 };
+	char err[160];
+	struct stat st;
+	bool none;
+	size_t sites = 0;
+	int rc = -ENOENT, fd = open(d->binary, O_RDONLY | O_CLOEXEC);
+	void *m;
+
+	if (fd < 0 || fstat(fd, &st)) {
+		rc = -errno;
+		if (fd >= 0)
+			close(fd);
+		return rc;
+	}
+	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		return -errno;
+	if (it_usdt_parse(m, (size_t)st.st_size, &l, &none, err, sizeof(err)))
+		rc = -ENOEXEC;
+	for (size_t i = 0; i < l.n; i++) {
+		const struct it_usdt_probe *p = &l.probes[i];
+
+		if (strcmp(p->provider, d->provider) || strcmp(p->name, d->symbol))
+			continue;
+		if (!p->file_offset || (p->semaphore && !p->semaphore_offset)) {
+			rc = -ENOEXEC;
+			break;
+		}
+		LIBBPF_OPTS(bpf_uprobe_opts, o, .bpf_cookie = d->probe,
+			    .ref_ctr_offset = p->semaphore_offset);
+		rc = add_link(bpf_program__attach_uprobe_opts(up.skel->progs.uprobe_hit, -1,
+							      d->binary, p->file_offset, &o));
+		if (rc)
+			break;
+		snprintf(args, alen, "%s", p->args);
+		sites++;
+	}
+	it_usdt_list_free(&l);
+	munmap(m, (size_t)st.st_size);
+	return rc ? rc : sites ? 0 : -ENOENT;
+}
+
 static int attach_one(const struct it_uprobe_def *d, char *why, size_t wlen)
 {
-	struct bpf_link *link;
+	char args[256] = "";
 	int err;
 
 	if (d->kind == IT_UPROBE_USDT) {
 		LIBBPF_OPTS(bpf_usdt_opts, o, .usdt_cookie = d->probe);
-		link = bpf_program__attach_usdt(up.skel->progs.usdt_hit, -1, d->binary, d->provider,
-						d->symbol, &o);
+		err = add_link(bpf_program__attach_usdt(up.skel->progs.usdt_hit, -1, d->binary,
+							d->provider, d->symbol, &o));
+		/* libbpf's verdict on the argument locations it cannot read */
+		if (err == -EINVAL && !attach_usdt_sites(d, args, sizeof(args))) {
+			fprintf(stderr, "iotrail record: note: --usdt %s:%s:%s recorded without its "
+				"arguments: libbpf cannot read their locations (\"%s\"; "
+				"symbol-relative ones are not supported)\n",
+				d->binary, d->provider, d->symbol, args);
+			return 0;
+		}
 	} else {
 		LIBBPF_OPTS(bpf_uprobe_opts, o, .func_name = d->symbol, .bpf_cookie = d->probe);
-		link = bpf_program__attach_uprobe_opts(up.skel->progs.uprobe_hit, -1, d->binary, 0,
-						       &o);
+		err = add_link(bpf_program__attach_uprobe_opts(up.skel->progs.uprobe_hit, -1,
+							       d->binary, 0, &o));
 	}
-	if (link) {
-		up.links[d->probe] = link;
+	if (!err)
 		return 0;
-	}
-	err = -errno;
 	if (d->kind == IT_UPROBE_USDT)
 		snprintf(why, wlen, "failed to attach --usdt %s:%s:%s: %s (%s); `iotrail probe "
 			 "--usdt %s` lists its probes, --uprobe BINARY:FUNCTION is the fallback",
 			 d->binary, d->provider, d->symbol, strerror(-err),
-			 err == -ENOENT ? "no such probe in the binary" : "the kernel refused it",
+			 err == -ENOENT ? "no such probe in the binary" : "libbpf or the kernel refused it",
 			 d->binary);
 	else
 		snprintf(why, wlen, "failed to attach --uprobe %s:%s: %s (%s)", d->binary, d->symbol,
@@ -229,10 +306,9 @@ static void begin(struct it_session *s)
 
 static void detach(void)
 {
-	for (size_t i = 0; i < up.ndefs; i++) {
+	for (size_t i = 0; i < up.nlinks; i++)
 		bpf_link__destroy(up.links[i]);
-		up.links[i] = NULL;
-	}
+	up.nlinks = 0;
 }
 
 static int finish(struct it_session *s)
