@@ -279,6 +279,7 @@ fi
 # builds it with --enable-dtrace, semaphores included), three CHECKPOINTs
 ckpts() { psql_q "SELECT checkpoints_req + checkpoints_timed FROM pg_stat_bgwriter"; }
 ck0=$(ckpts)
+ck_t0=$(date +%s%N)
 if ! "$IOTRAIL" record --layers block,uprobe --dev "$LOOPNAME" -o "$TMP/ck.trail" \
 	--usdt "$PGBIN/postgres:postgresql:checkpoint__start" \
 	--usdt "$PGBIN/postgres:postgresql:checkpoint__done" -- \
@@ -293,10 +294,10 @@ else
 		([.uprobes.probes[] | .hits] | join(" ")) + " " +
 		([.uprobes.spans[] | select(.name == "checkpoint") | "\(.count) \(.open) \(.unmatched) \(.block_ios) \(.p50_ns)"] | join(" "))')
 	read -r h_start h_done spans open unmatched ios p50 <<< "$got"
-	want=$((ck1 - ck0))
+	want=$((ck1 - ck0)) ck_ms=$((($(date +%s%N) - ck_t0) / 1000000))
 	if [ "$want" -ge 3 ] && [ "$h_start" = "$want" ] && [ "$h_done" = "$want" ] && [ "$spans" = "$want" ] &&
 		[ "$open" = 0 ] && [ "$unmatched" = 0 ] && [ "${ios:-0}" -gt 0 ]; then
-		pass "postgres_checkpoint_probes (checkpoint__start $h_start, __done $h_done, spans $spans == pg_stat_bgwriter's $want checkpoints; $ios block I/Os of the checkpointer inside them, p50 $((p50 / 1000)) us)"
+		pass "postgres_checkpoint_probes (checkpoint__start $h_start, __done $h_done, spans $spans == pg_stat_bgwriter's $want checkpoints; $ios block I/Os of the checkpointer inside them, p50 $((p50 / 1000)) us; check took $ck_ms ms)"
 	else
 		fail postgres_checkpoint_probes "start, done hits, spans, open, unmatched, block I/Os inside, p50: '$got'; pg_stat_bgwriter: $want checkpoints (want >= 3, every count equal, I/Os > 0) $(tail -1 "$TMP/ck.err" 2>/dev/null)"
 	fi

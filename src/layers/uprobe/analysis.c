@@ -315,15 +315,16 @@ static void up_text(void *self, FILE *f, const struct it_report_ctx *ctx)
 			(unsigned long long)u->bad_probe);
 	if (!u->nspans)
 		return;
-	fprintf(f, "\nSpans (start/done pairs on one thread; block I/Os: completed inside, same "
-		"process%s)\n", u->block ? "" : "; no block layer in the trace");
-	fprintf(f, "  %-20s %8s %6s %9s %11s %11s %11s %11s %9s %9s\n", "span", "count", "open",
-		"unmatched", "avg", "p50", "p99", "max", "block I/Os", "with I/O");
+	fprintf(f, "\nSpans (start/done pairs on one thread; durations in ms; I/Os: block I/Os of the\n"
+		"same process completed inside, and the spans with any%s)\n",
+		u->block ? "" : "; no block layer in the trace");
+	fprintf(f, "  %-16s %7s %5s %7s %9s %9s %9s %9s %8s %8s\n", "span", "count", "open",
+		"unmatch", "avg", "p50", "p99", "max", "I/Os", "with I/O");
 	for (size_t i = 0; i < u->nspans; i++) {
 		const struct span_stat *s = &u->spans[i];
 
-		fprintf(f, "  %-20s %8llu %6llu %9llu %9.3fms %9.3fms %9.3fms %9.3fms %9llu %9llu\n",
-			s->name, (unsigned long long)s->count, (unsigned long long)s->open,
+		fprintf(f, "  %-16s %7llu %5llu %7llu %9.3f %9.3f %9.3f %9.3f %8llu %8llu\n", s->name,
+			(unsigned long long)s->count, (unsigned long long)s->open,
 			(unsigned long long)s->unmatched, s->avg_ns / 1e6, s->p50_ns / 1e6,
 			s->p99_ns / 1e6, s->max_ns / 1e6, (unsigned long long)s->ios,
 			(unsigned long long)s->with_io);
