@@ -68,6 +68,8 @@ static char *run_json(bool events)
 	ASSERT_TRUE(self != NULL, "new");
 	ASSERT_EQ(l->feed(self, IT_CHUNK_UPROBE_DEFS, defs, sizeof(defs), 5), 0, "defs");
 	ASSERT_EQ(l->feed(self, IT_CHUNK_UPROBE_HITS, hits, sizeof(hits), 9), 0, "hits");
+	/* records of another size (a damaged or foreign manifest): skipped, counted */
+	ASSERT_EQ(l->feed(self, IT_CHUNK_UPROBE_HITS, hits, 8, 1), 0, "short records");
 	trail(&bus, 10, 120);   /* inside the outer q (100-400) only */
 	trail(&bus, 10, 180);   /* inside both q spans */
 	trail(&bus, 11, 180);   /* another process: none */
@@ -87,7 +89,7 @@ TEST(uprobe_spans_and_ios)
 {
 	char *s = run_json(false);
 
-	ASSERT_TRUE(strstr(s, "\"hits\":9,\"lost\":2") != NULL, s);
+	ASSERT_TRUE(strstr(s, "\"hits\":9,\"lost\":2,\"skipped_chunks\":1,") != NULL, s);
 	ASSERT_TRUE(strstr(s, "\"label\":\"q__start\",\"kind\":\"usdt\",\"binary\":\"/bin/demo\","
 			      "\"provider\":\"demo\",\"name\":\"q__start\",\"hits\":3") != NULL, s);
 	ASSERT_TRUE(strstr(s, "\"label\":\"q__done\",\"kind\":\"usdt\",\"binary\":\"/bin/demo\","

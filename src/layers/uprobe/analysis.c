@@ -40,7 +40,7 @@ struct uprobes {
 	bool block;                /* the trace has the block layer: I/Os are counted */
 	struct span_stat spans[IT_UPROBE_MAX];
 	size_t nspans;
-	uint64_t lost, bad_probe;
+	uint64_t lost, bad_probe, bad_chunks;
 };
 
 static void on_trail(const void *msg, void *ctx)
@@ -80,14 +80,24 @@ static int up_feed(void *self, uint16_t type, const void *payload, size_t len, u
 {
 	struct uprobes *u = self;
 
-	(void)len;
+	/* a file whose manifest gives these records another size: not ours */
+	if (len != (size_t)count * (type == IT_CHUNK_UPROBE_DEFS ? sizeof(struct it_uprobe_def)
+								  : sizeof(struct it_uprobe_hit))) {
+		u->bad_chunks++;
+		return 0;
+	}
 	if (type == IT_CHUNK_UPROBE_DEFS) {
 		const struct it_uprobe_def *d = payload;
 
 		for (uint32_t i = 0; i < count; i++)
 			if (d[i].probe < IT_UPROBE_MAX) {
-				u->defs[d[i].probe] = d[i];
-				u->defs[d[i].probe].label[sizeof(d[i].label) - 1] = 0;
+				struct it_uprobe_def *k = &u->defs[d[i].probe];
+
+				*k = d[i];
+				k->label[sizeof(k->label) - 1] = 0;
+				k->binary[sizeof(k->binary) - 1] = 0;
+				k->provider[sizeof(k->provider) - 1] = 0;
+				k->symbol[sizeof(k->symbol) - 1] = 0;
 				u->have[d[i].probe] = true;
 			}
 		return 0;
@@ -313,6 +323,9 @@ static void up_text(void *self, FILE *f, const struct it_report_ctx *ctx)
 	if (u->bad_probe)
 		fprintf(f, "  %llu hits of probes the trace does not define (damaged file)\n",
 			(unsigned long long)u->bad_probe);
+	if (u->bad_chunks)
+		fprintf(f, "  %llu chunks skipped: their records are not this version's size\n",
+			(unsigned long long)u->bad_chunks);
 	if (!u->nspans)
 		return;
 	fprintf(f, "\nSpans (start/done pairs on one thread; durations in ms; I/Os: block I/Os of the\n"
@@ -339,6 +352,10 @@ static void up_json(void *self, struct it_json *j, const struct it_report_ctx *c
 	it_json_object_start(j);
 	it_json_kv_uint(j, "hits", u->nhits);
 	it_json_kv_uint(j, "lost", u->lost);
+	if (u->bad_probe)
+		it_json_kv_uint(j, "unknown_probe_hits", u->bad_probe);
+	if (u->bad_chunks)
+		it_json_kv_uint(j, "skipped_chunks", u->bad_chunks);
 	it_json_name(j, "probes");
 	it_json_array_start(j);
 	for (uint32_t i = 0; i < IT_UPROBE_MAX; i++) {
