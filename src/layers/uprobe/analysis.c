@@ -102,6 +102,8 @@ static int up_feed(void *self, uint16_t type, const void *payload, size_t len, u
 			}
 		return 0;
 	}
+	if (!count)
+		return 0;
 	if (u->nhits + count > u->caphits) {
 		size_t cap = u->caphits ? u->caphits : 1024;
 		struct it_uprobe_hit *p;
@@ -256,7 +258,8 @@ static int pair_span(struct uprobes *u, struct span_stat *s)
 	}
 	s->open = nopen;
 	free(open);
-	qsort(s->dur, s->count, sizeof(*s->dur), cmp_u64);
+	if (s->count)
+		qsort(s->dur, s->count, sizeof(*s->dur), cmp_u64);
 	s->avg_ns = s->count ? sum / s->count : 0;
 	s->p50_ns = rank(s->dur, s->count, 50);
 	s->p99_ns = rank(s->dur, s->count, 99);
@@ -274,8 +277,10 @@ static int up_finish(void *self, const struct it_span *span)
 	u->lost = span->lost;
 	/* rings of several CPUs: the file is in time order only within a few
 	 * microseconds */
-	qsort(u->hits, u->nhits, sizeof(*u->hits), cmp_hit);
-	qsort(u->ios, u->nios, sizeof(*u->ios), cmp_io);
+	if (u->nhits)
+		qsort(u->hits, u->nhits, sizeof(*u->hits), cmp_hit);
+	if (u->nios)
+		qsort(u->ios, u->nios, sizeof(*u->ios), cmp_io);
 	for (size_t i = 0; i < u->nhits; i++) {
 		uint32_t p = u->hits[i].probe;
 
