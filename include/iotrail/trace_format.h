@@ -53,6 +53,9 @@ enum it_chunk_type {
 	IT_CHUNK_NVMF = 13,     /* array of struct it_nvmf_rec: a machine's NVMe-oF endpoints (head) */
 	IT_CHUNK_CLOCK_EST = 14, /* one struct it_clock_est_rec: the clock from matched I/Os (head) */
 	IT_CHUNK_CLOCK_WINDOWS = 15, /* array of struct it_clock_window_rec: its windows (head) */
+	/* uprobe layer (src/layers/uprobe/uprobe.h) */
+	IT_CHUNK_UPROBE_DEFS = 16, /* array of struct it_uprobe_def: the probes asked for */
+	IT_CHUNK_UPROBE_HITS = 17, /* array of struct it_uprobe_hit: one per probe hit */
 };
 
 enum it_compression {

@@ -35,8 +35,10 @@ static unsigned count_args(const char *a)
 	return n;
 }
 
-/* pc's offset in the file, from the loadable segment holding it */
-static uint64_t file_offset(const uint8_t *buf, size_t len, const Elf64_Ehdr *eh, uint64_t pc)
+/* an address's offset in the file, from the loadable segment holding it
+ * (code: an executable one; data, a semaphore: any) */
+static uint64_t file_offset(const uint8_t *buf, size_t len, const Elf64_Ehdr *eh, uint64_t pc,
+			    bool code)
 {
 	if (eh->e_phentsize != sizeof(Elf64_Phdr) ||
 	    !in(len, eh->e_phoff, (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr)))
@@ -44,7 +46,7 @@ static uint64_t file_offset(const uint8_t *buf, size_t len, const Elf64_Ehdr *eh
 	for (unsigned i = 0; i < eh->e_phnum; i++) {
 		Elf64_Phdr ph;
 		memcpy(&ph, buf + eh->e_phoff + i * sizeof(ph), sizeof(ph));
-		if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X) && pc >= ph.p_vaddr &&
+		if (ph.p_type == PT_LOAD && (!code || (ph.p_flags & PF_X)) && pc >= ph.p_vaddr &&
 		    pc - ph.p_vaddr < ph.p_filesz)
 			return pc - ph.p_vaddr + ph.p_offset;
 	}
@@ -149,7 +151,8 @@ int it_usdt_parse(const uint8_t *buf, size_t len, struct it_usdt_list *out, bool
 		u->name = pname;
 		u->args = args ? args : "";
 		u->nargs = count_args(u->args);
-		u->file_offset = file_offset(buf, len, &eh, u->pc);
+		u->file_offset = file_offset(buf, len, &eh, u->pc, true);
+		u->semaphore_offset = u->semaphore ? file_offset(buf, len, &eh, u->semaphore, false) : 0;
 	}
 	return 0;
 }

@@ -23,6 +23,8 @@ struct it_usdt_probe {
 	uint64_t file_offset;               /* where pc lies in the file (uprobe's offset);
 					     * 0 when no loadable segment holds it */
 	uint64_t semaphore;                 /* address of its counter, 0: none */
+	uint64_t semaphore_offset;          /* where it lies in the file (a uprobe's
+					     * ref_ctr_offset); 0: none */
 	unsigned nargs;
 };
 

@@ -22,7 +22,13 @@
 #    and as block groups of their own with --group-by role (text and
 #    JSON), apart from the backends' roles,
 #  - every line of the text report fits 100 columns (with --group-by
-#    comm,pid,op and every key).
+#    comm,pid,op and every key),
+#  - then, on the same server, three CHECKPOINTs recorded with
+#    --usdt postgres:postgresql:checkpoint__start and checkpoint__done (a
+#    few seconds): each probe's hits and the "checkpoint" spans ==
+#    pg_stat_bgwriter's checkpoints_req + checkpoints_timed delta, and the
+#    checkpointer's block I/Os inside the spans > 0 (the first one writes
+#    what pgbench dirtied).
 # pgbench runs at 400 transactions a second (-R 400): the same load on
 # any machine, about 17,000 I/Os.
 # Runtime: 40-80 s here (20 s of pgbench, initdb, pgbench -i, the
@@ -32,7 +38,8 @@ cd "$(dirname "$0")/../.."
 . tests/integration/lib.sh
 . tests/integration/lib_syscall.sh
 
-NAMES="postgres_wal_calls postgres_diskstats postgres_roles postgres_role_groups postgres_report_width"
+NAMES="postgres_wal_calls postgres_diskstats postgres_roles postgres_role_groups postgres_report_width
+	postgres_checkpoint_probes"
 skip_all() { local n; for n in $NAMES; do skip "$n" "$1"; done; exit 0; }
 
 PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
@@ -267,5 +274,32 @@ if [ "${w%% *}" -le 100 ]; then
 	pass "postgres_report_width (widest line of the text reports ${w%% *} columns)"
 else
 	fail postgres_report_width "widest line: $w"
+fi
+# the checkpoint probes (issue 17): PostgreSQL's own USDT probes (Debian
+# builds it with --enable-dtrace, semaphores included), three CHECKPOINTs
+ckpts() { psql_q "SELECT checkpoints_req + checkpoints_timed FROM pg_stat_bgwriter"; }
+ck0=$(ckpts)
+ck_t0=$(date +%s%N)
+if ! "$IOTRAIL" record --layers block,uprobe --dev "$LOOPNAME" -o "$TMP/ck.trail" \
+	--usdt "$PGBIN/postgres:postgresql:checkpoint__start" \
+	--usdt "$PGBIN/postgres:postgresql:checkpoint__done" -- \
+	su postgres -s /bin/sh -c "for i in 1 2 3; do $PGBIN/psql -X -q -h $SOCK -p $PORT -d postgres -c CHECKPOINT || exit 1; done" \
+	> "$TMP/ck.out" 2>&1; then
+	fail postgres_checkpoint_probes "record failed: $(grep -v '^CHECKPOINT' "$TMP/ck.out" | tail -1)"
+else
+	# the checkpointer reports its counts at the end of each checkpoint
+	ck1=$(ckpts)
+	for i in 1 2 3; do [ $((ck1 - ck0)) -ge 3 ] && break; sleep 1; ck1=$(ckpts); done
+	got=$("$IOTRAIL" report --json "$TMP/ck.trail" 2> "$TMP/ck.err" | jq -r '
+		([.uprobes.probes[] | .hits] | join(" ")) + " " +
+		([.uprobes.spans[] | select(.name == "checkpoint") | "\(.count) \(.open) \(.unmatched) \(.block_ios) \(.p50_ns)"] | join(" "))')
+	read -r h_start h_done spans open unmatched ios p50 <<< "$got"
+	want=$((ck1 - ck0)) ck_ms=$((($(date +%s%N) - ck_t0) / 1000000))
+	if [ "$want" -ge 3 ] && [ "$h_start" = "$want" ] && [ "$h_done" = "$want" ] && [ "$spans" = "$want" ] &&
+		[ "$open" = 0 ] && [ "$unmatched" = 0 ] && [ "${ios:-0}" -gt 0 ]; then
+		pass "postgres_checkpoint_probes (checkpoint__start $h_start, __done $h_done, spans $spans == pg_stat_bgwriter's $want checkpoints; $ios block I/Os of the checkpointer inside them, p50 $((p50 / 1000)) us; check took $ck_ms ms)"
+	else
+		fail postgres_checkpoint_probes "start, done hits, spans, open, unmatched, block I/Os inside, p50: '$got'; pg_stat_bgwriter: $want checkpoints (want >= 3, every count equal, I/Os > 0) $(tail -1 "$TMP/ck.err" 2>/dev/null)"
+	fi
 fi
 exit ${FAILED:-0}

@@ -35,7 +35,8 @@ static void note(uint8_t **p, const char *owner, uint32_t type, const void *desc
 
 /* two probes (one with a semaphore), a foreign note between them; the
  * probes were linked with .stapsdt.base at 0x2000, the section now at
- * 0x2100 (prelinked by 0x100); text at vaddr 0x1000, file offset 0x400 */
+ * 0x2100 (prelinked by 0x100); text at vaddr 0x1000, file offset 0x400;
+ * data (the semaphore) at vaddr 0x2f00, file offset 0xc00 */
 static void make_elf(struct elf_img *e)
 {
 	static const char shstr[] = "\0.shstrtab\0.note.stapsdt\0.stapsdt.base";
@@ -44,9 +45,13 @@ static void make_elf(struct elf_img *e)
 
 	memset(e, 0, sizeof(*e));
 	e->len = sizeof(Elf64_Ehdr);
-	Elf64_Phdr ph = { .p_type = PT_LOAD, .p_flags = PF_R | PF_X, .p_offset = 0x400,
-			  .p_vaddr = 0x1000, .p_filesz = 0x800, .p_memsz = 0x800 };
-	size_t phoff = put(e, &ph, sizeof(ph));
+	Elf64_Phdr ph[2] = {
+		{ .p_type = PT_LOAD, .p_flags = PF_R | PF_X, .p_offset = 0x400, .p_vaddr = 0x1000,
+		  .p_filesz = 0x800, .p_memsz = 0x800 },
+		{ .p_type = PT_LOAD, .p_flags = PF_R | PF_W, .p_offset = 0xc00, .p_vaddr = 0x2f00,
+		  .p_filesz = 0x200, .p_memsz = 0x200 },
+	};
+	size_t phoff = put(e, ph, sizeof(ph));
 
 	v[0] = 0x1010, v[1] = 0x2000, v[2] = 0;
 	memcpy(desc, v, 24);
@@ -69,7 +74,7 @@ static void make_elf(struct elf_img *e)
 	size_t shoff = put(e, sh, sizeof(sh));
 	Elf64_Ehdr eh = { .e_type = ET_DYN, .e_machine = EM_X86_64, .e_version = EV_CURRENT,
 			  .e_phoff = phoff, .e_shoff = shoff, .e_ehsize = sizeof(Elf64_Ehdr),
-			  .e_phentsize = sizeof(Elf64_Phdr), .e_phnum = 1,
+			  .e_phentsize = sizeof(Elf64_Phdr), .e_phnum = 2,
 			  .e_shentsize = sizeof(Elf64_Shdr), .e_shnum = 4, .e_shstrndx = 1 };
 	memcpy(eh.e_ident, ELFMAG, SELFMAG);
 	eh.e_ident[EI_CLASS] = ELFCLASS64;
@@ -101,6 +106,8 @@ TEST(usdt_parse_probes)
 	ASSERT_STREQ(l.probes[1].args, "", "no args");
 	ASSERT_EQ(l.probes[1].nargs, 0, "second nargs");
 	ASSERT_U64_EQ(l.probes[1].semaphore, 0x3000, "semaphore");
+	ASSERT_U64_EQ(l.probes[1].semaphore_offset, 0xd00, "semaphore's file offset (data segment)");
+	ASSERT_U64_EQ(l.probes[0].semaphore_offset, 0, "none without a semaphore");
 	it_usdt_list_free(&l);
 }
 
