@@ -11,6 +11,7 @@
 
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
+#include "iotrail/event.h" /* IT_MKDEV */
 
 /*
  * commit 309dca309fc3 ("block: store a block_device pointer in struct bio"),
@@ -34,6 +35,31 @@ struct request___old {
 struct request_queue___new {
 	struct gendisk *disk;
 } __attribute__((preserve_access_index));
+
+/* tp_btf programs may load through kernel pointers (the verifier makes the
+ * loads fault-safe); raw_tp programs must use probe reads. btf is always a
+ * literal at the call site, so each program keeps only one of the two. */
+#define KREAD(btf, ptr, field) ((btf) ? (ptr)->field : BPF_CORE_READ(ptr, field))
+
+/* A disk's device number (IT_MKDEV's encoding); 0 without a disk. */
+static __always_inline __u32 disk_dev(struct gendisk *disk, bool btf)
+{
+	if (!disk)
+		return 0;
+	return IT_MKDEV(KREAD(btf, disk, major), KREAD(btf, disk, first_minor));
+}
+
+/* The device number of a request's disk, on either side of v5.15/v5.16. */
+static __always_inline __u32 rq_dev(struct request *rq, bool btf)
+{
+	struct request___old *old = (void *)rq;
+	struct request_queue___new *q;
+
+	if (bpf_core_field_exists(old->rq_disk))
+		return disk_dev(KREAD(btf, old, rq_disk), btf);
+	q = (void *)KREAD(btf, rq, q);
+	return q ? disk_dev(KREAD(btf, q, disk), btf) : 0;
+}
 
 /*
  * commit ff07a02e9e8e ("treewide: Rename enum req_opf into enum req_op"),

@@ -78,8 +78,6 @@ struct ol_value zero_value;
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-#define KREAD(btf, ptr, field) ((btf) ? (ptr)->field : BPF_CORE_READ(ptr, field))
-
 static __always_inline bool dev_wanted(__u32 dev)
 {
 	if (!filter_ndevs)
@@ -91,24 +89,6 @@ static __always_inline bool dev_wanted(__u32 dev)
 			return true;
 	}
 	return false;
-}
-
-static __always_inline __u32 disk_dev(struct gendisk *disk, bool btf)
-{
-	if (!disk)
-		return 0;
-	return (KREAD(btf, disk, major) << 20) | KREAD(btf, disk, first_minor);
-}
-
-static __always_inline __u32 rq_dev(struct request *rq, bool btf)
-{
-	struct request___old *old = (void *)rq;
-	struct request_queue___new *q;
-
-	if (bpf_core_field_exists(old->rq_disk))
-		return disk_dev(KREAD(btf, old, rq_disk), btf);
-	q = (void *)KREAD(btf, rq, q);
-	return q ? disk_dev(KREAD(btf, q, disk), btf) : 0;
 }
 
 static __always_inline __u32 ol_op(__u32 opf)

@@ -52,18 +52,6 @@ struct {
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-/* tp_btf programs may load through kernel pointers (the verifier makes the
- * loads fault-safe); raw_tp programs must use probe reads. btf is always a
- * literal at the call site, so each program keeps only one of the two. */
-#define KREAD(btf, ptr, field) ((btf) ? (ptr)->field : BPF_CORE_READ(ptr, field))
-
-static __always_inline __u32 disk_dev(struct gendisk *disk, bool btf)
-{
-	if (!disk)
-		return 0;
-	return IT_MKDEV(KREAD(btf, disk, major), KREAD(btf, disk, first_minor));
-}
-
 static __always_inline struct gendisk *bio_disk(struct bio *bio, bool btf)
 {
 	struct bio___old *old = (void *)bio;
@@ -74,17 +62,6 @@ static __always_inline struct gendisk *bio_disk(struct bio *bio, bool btf)
 		return bdev ? KREAD(btf, bdev, bd_disk) : NULL;
 	}
 	return KREAD(btf, old, bi_disk);
-}
-
-static __always_inline __u32 rq_dev(struct request *rq, bool btf)
-{
-	struct request___old *old = (void *)rq;
-	struct request_queue___new *q;
-
-	if (bpf_core_field_exists(old->rq_disk))
-		return disk_dev(KREAD(btf, old, rq_disk), btf);
-	q = (void *)KREAD(btf, rq, q);
-	return q ? disk_dev(KREAD(btf, q, disk), btf) : 0;
 }
 
 static __always_inline __u8 norm_op(__u32 opf)

@@ -74,23 +74,6 @@ static __always_inline struct nvme_request___it *nvme_req(struct request *rq)
 	return (void *)rq + bpf_core_type_size(struct request);
 }
 
-static __always_inline __u32 rq_dev(struct request *rq)
-{
-	struct request___old *old = (void *)rq;
-	struct request_queue___new *q;
-	struct gendisk *disk;
-
-	if (bpf_core_field_exists(old->rq_disk)) {
-		disk = BPF_CORE_READ(old, rq_disk);
-	} else {
-		q = (void *)BPF_CORE_READ(rq, q);
-		disk = q ? BPF_CORE_READ(q, disk) : NULL;
-	}
-	if (!disk)
-		return 0;
-	return IT_MKDEV(BPF_CORE_READ(disk, major), BPF_CORE_READ(disk, first_minor));
-}
-
 /* nvme_req_qid(): 0 for the admin queue (no namespace), else hctx + 1 */
 static __always_inline __u16 rq_qid(struct request *rq)
 {
@@ -151,7 +134,7 @@ static __always_inline void dsm_ranges(struct request *rq, __u32 dev, __u32 nsid
 static __always_inline int on_setup(struct request *rq, void *cmd)
 {
 	struct nvme_request___it *nr = nvme_req(rq);
-	__u32 dev = rq_dev(rq);
+	__u32 dev = rq_dev(rq, false);
 	struct it_event *e;
 	struct sqe c;
 	__u16 qid;
@@ -180,7 +163,7 @@ static __always_inline int on_setup(struct request *rq, void *cmd)
 static __always_inline int on_complete(struct request *rq)
 {
 	struct nvme_request___it *nr = nvme_req(rq);
-	__u32 dev = rq_dev(rq);
+	__u32 dev = rq_dev(rq, false);
 	struct it_event *e;
 	struct sqe c = {};
 	void *cmd;
@@ -211,7 +194,7 @@ static __always_inline int on_complete(struct request *rq)
 static __always_inline int on_sq(struct request *rq, __u16 head, __u32 tail)
 {
 	struct nvme_request___it *nr = nvme_req(rq);
-	__u32 dev = rq_dev(rq);
+	__u32 dev = rq_dev(rq, false);
 	struct it_event *e;
 	__u16 qid;
 
