@@ -16,6 +16,21 @@ cd "$(dirname "$0")/../.."
 . tests/integration/lib.sh
 
 NIOS=3000
+
+# bad options: one line each, naming the option, exit 2 (before any probe)
+bad=""
+for args in "top --bogus" "top --interval -1" "top --count x" "serve --listen nonsense" \
+	    "serve --listen 127.0.0.1:0" "serve extra"; do
+	"$IOTRAIL" $args > /dev/null 2> "$TMP/bad.err"; rc=$?
+	lines=$(wc -l < "$TMP/bad.err")
+	[ $rc -eq 2 ] && [ "$lines" -eq 1 ] || bad="$bad; '$args': exit $rc, $lines lines"
+done
+if [ -z "$bad" ]; then
+	pass "online_bad_input (6 bad options of top and serve: one line each, exit 2)"
+else
+	fail online_bad_input "${bad#; }"
+fi
+
 why=$(host_blocker)
 if [ -n "$why" ]; then
 	for t in online_top_json online_top_json_own_issue online_serve_http online_prometheus; do skip "$t" "$why"; done
