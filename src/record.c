@@ -1431,6 +1431,10 @@ int cmd_record(int argc, char **argv)
 	rc = parse_args(argc, argv, &o);
 	if (rc)
 		return rc > 0 ? 0 : 2;
+	/* first: the probes take seconds to load on a busy machine, and a
+	 * SIGINT then would kill us, or be lost where the shell ignores it
+	 * for a background job */
+	catch_signals();
 	verbose = o.verbose;
 	*s = (struct it_session){
 		.devs = o.devs, .ndevs = o.ndevs, .scope = &o.scope, .ringbuf_mb = o.ringbuf_mb,
@@ -1465,7 +1469,13 @@ int cmd_record(int argc, char **argv)
 	it_vmlinux_btf_release(); /* megabytes the recording does not need */
 	if (verbose)
 		fprintf(stderr, "iotrail record: hooks %s\n", hooks);
-	catch_signals();
+	if (stop_signal) {
+		char why[96];
+
+		snprintf(why, sizeof(why), "%s while the probes were loading", strsignal(stop_signal));
+		fail("start recording", why, "nothing was recorded");
+		goto out;
+	}
 	if (!open_trace(&ss, argc, argv, hooks))
 		goto out;
 	if (o.cmd) {
