@@ -497,7 +497,7 @@ static bool has_program(const struct it_hook_def *h)
 }
 
 /* One kind for one hook, checked for real; 0 or -errno with why. */
-static int probe_kind(const struct it_hook_def *h, enum it_hook_kind k, char *why, size_t len)
+static int probe_kind_now(const struct it_hook_def *h, enum it_hook_kind k, char *why, size_t len)
 {
 	int listed;
 
@@ -527,6 +527,36 @@ static int probe_kind(const struct it_hook_def *h, enum it_hook_kind k, char *wh
 	default:
 		return -EINVAL;
 	}
+}
+
+/* Each answer is kept for the process: most need the kernel BTF, which is
+ * freed before each object load (libbpf parses its own copy), and asking
+ * again would parse it again, a second or more per layer in a TCG guest.
+ * it_hooks_prefetch asks every layer's questions up front, on one parse. */
+static struct probed {
+	const struct it_hook_def *h;
+	enum it_hook_kind k;
+	int rc;
+	char why[160];
+} probed[256];
+static size_t nprobed;
+
+static int probe_kind(const struct it_hook_def *h, enum it_hook_kind k, char *why, size_t len)
+{
+	struct probed *p;
+
+	for (size_t i = 0; i < nprobed; i++)
+		if (probed[i].h == h && probed[i].k == k) {
+			snprintf(why, len, "%s", probed[i].why);
+			return probed[i].rc;
+		}
+	if (nprobed == sizeof(probed) / sizeof(probed[0]))
+		return probe_kind_now(h, k, why, len);
+	p = &probed[nprobed++];
+	*p = (struct probed){ .h = h, .k = k };
+	p->rc = probe_kind_now(h, k, p->why, sizeof(p->why));
+	snprintf(why, len, "%s", p->why);
+	return p->rc;
 }
 
 /* The first kind after `after` (IT_HOOK_NONE: from the start) that h has a
@@ -676,6 +706,15 @@ static void describe(const struct it_hook_load *l, const enum it_hook_kind *kind
 			off += snprintf(desc + off, len - off, ",%s=%s", l->hooks[i].name,
 					it_hook_kind_name(kinds[i]));
 	}
+}
+
+void it_hooks_prefetch(const struct it_hook_def *hooks, size_t nhooks, enum it_hook_kind force)
+{
+	char why[160];
+
+	for (size_t i = 0; i < nhooks; i++)
+		if (has_program(&hooks[i]))
+			next_kind(&hooks[i], IT_HOOK_NONE, force, why, sizeof(why));
 }
 
 void *it_hooks_load(const struct it_hook_load *l, enum it_hook_kind *kinds, char *desc,

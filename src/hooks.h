@@ -106,6 +106,11 @@ struct it_hook_load {
 	bool verbose;
 };
 
+/* Probes the hooks' kinds as it_hooks_load will, ahead of it: a recording
+ * asks every layer's before the first load, on one parse of the kernel BTF
+ * (the answers are kept for the process). */
+void it_hooks_prefetch(const struct it_hook_def *hooks, size_t nhooks, enum it_hook_kind force);
+
 /* Chooses, loads, retries (see above). Returns the loaded skeleton and
  * fills kinds[nhooks] and desc ("block=tp_btf", exceptions after it:
  * "nvme=tp_btf,nvme_sq=none"); or NULL with -errno in *err and a reason in

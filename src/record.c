@@ -699,6 +699,16 @@ static int start_layers(struct session *ss, char *hooks, size_t len)
 	char h[it_nlayers][160];
 	size_t off = 0;
 
+	/* every layer's hook questions on one parse of the kernel BTF (each
+	 * load frees it: parsed again per layer, it took seconds a record in
+	 * the test VM) */
+	for (size_t i = 0; i < it_nlayers; i++) {
+		const struct it_layer_ops *l = it_layers[i];
+		char why[320];
+
+		if (ss->o->want[i] && (!l->part_of || !l->available || l->available(why, sizeof(why))))
+			it_hooks_prefetch(l->hooks, l->nhooks, ss->s.force_hook);
+	}
 	for (size_t i = 0; i < it_nlayers; i++) {
 		const struct it_layer_ops *l = it_layers[i];
 		char why[320] = "";
