@@ -1012,9 +1012,9 @@ static void summary(const struct session *ss, bool ran_command)
 		(ss->end_ns - ss->s.start_ns) / 1e9, tail);
 	if (ss->ws.waits)
 		fprintf(stderr, "iotrail record: note: writing the trace fell behind: its %d MiB "
-			"queue was full and the rings went undrained for %.3f s (%llu waits); "
-			"what they could not hold meanwhile is counted lost above\n",
-			WRITE_QUEUE_MB, ss->ws.wait_ns / 1e9, (unsigned long long)ss->ws.waits);
+			"queue was full and the rings went undrained for %.3f s in all; what "
+			"they could not hold meanwhile is counted lost above\n",
+			WRITE_QUEUE_MB, ss->ws.wait_ns / 1e9);
 	warn_silent_layers(ss);
 }
 
