@@ -4,6 +4,9 @@
  * one thread that takes the oldest block and write()s it outside the lock.
  * A copy per block (a compressed chunk, about a hundred KiB) costs little
  * next to compressing it, and lets the producer reuse its buffers at once.
+ * Blocks are mapped and unmapped, not malloc'd: written, their memory goes
+ * back at once (malloc keeps freed blocks of this size in its heap), so
+ * the recorder holds what is queued and no more.
  */
 #include "writeq.h"
 
@@ -13,12 +16,13 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
 struct block {
 	struct block *next;
-	size_t len;
+	size_t len, mapped;
 	uint64_t records, events;
 	unsigned char data[];
 };
@@ -59,12 +63,32 @@ static int write_all(int fd, const unsigned char *p, size_t len)
 	return 0;
 }
 
+static struct block *block_new(size_t len)
+{
+	size_t mapped = sizeof(struct block) + len;
+	struct block *b = mmap(NULL, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			       -1, 0);
+
+	if (b == MAP_FAILED)
+		return NULL;
+	b->mapped = mapped;
+	b->len = len;
+	b->next = NULL;
+	return b;
+}
+
+static void block_free(struct block *b)
+{
+	if (b)
+		munmap(b, b->mapped);
+}
+
 static void free_blocks(struct block *b)
 {
 	while (b) {
 		struct block *next = b->next;
 
-		free(b);
+		block_free(b);
 		b = next;
 	}
 }
@@ -108,7 +132,7 @@ static void *writer_main(void *arg)
 			q->st.records += b->records;
 			q->st.events += b->events;
 		}
-		free(b);
+		block_free(b);
 		pthread_cond_broadcast(&q->room);
 	}
 	pthread_mutex_unlock(&q->lock);
@@ -148,13 +172,14 @@ struct it_writeq *it_writeq_start(int fd, uint64_t base, size_t bound)
 int it_writeq_put(struct it_writeq *q, const void *p, size_t len, uint64_t records,
 		  uint64_t events)
 {
-	struct block *b = malloc(sizeof(*b) + len);
+	struct block *b = block_new(len);
 	uint64_t since = 0;
 	int err;
 
 	if (!b)
 		return -ENOMEM;
-	*b = (struct block){ .len = len, .records = records, .events = events };
+	b->records = records;
+	b->events = events;
 	memcpy(b->data, p, len);
 	pthread_mutex_lock(&q->lock);
 	while (!q->st.err && q->queued && q->queued + len > q->bound) {
@@ -180,7 +205,7 @@ int it_writeq_put(struct it_writeq *q, const void *p, size_t len, uint64_t recor
 		pthread_cond_signal(&q->work);
 	}
 	pthread_mutex_unlock(&q->lock);
-	free(b);
+	block_free(b);
 	return err;
 }
 
