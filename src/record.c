@@ -52,6 +52,11 @@
 #define DROPS_EVERY_NS 250000000ull
 #define LINGER_QUIET_NS 100000000ull
 #define LINGER_MAX_NS 2000000000ull
+/* The chunks waiting for the trace's file system (a busy disk, a frozen
+ * file system): written by a thread of their own, so the drain keeps up
+ * with the rings meanwhile. Part of the 32 MB budget (bench/memory.sh);
+ * compressed syscall chunks hold ~10x their size in calls. */
+#define WRITE_QUEUE_MB 2
 
 struct record_opts {
 	const char *output;
@@ -613,6 +618,7 @@ struct session {
 	char **argv;
 	const char *hooks;
 	unsigned int flight_files;    /* FILE.N written so far */
+	struct it_writer_stats ws;    /* the trace's writer at the end (the queue) */
 };
 
 #define FOR_STARTED(ss, i, l) \
@@ -997,6 +1003,7 @@ static int finish(struct session *ss)
 		if (l->finish && !err)
 			err = l->finish(s);
 	ss->end_ns = it_clock_ns(CLOCK_MONOTONIC);
+	it_writer_stats(s->w, &ss->ws); /* the queue written out */
 	if (err || s->flight) {
 		/* a flight recording's file is its last window, written whole */
 		it_writer_abort(s->w);
@@ -1039,6 +1046,11 @@ static void summary(const struct session *ss, bool ran_command)
 		snprintf(tail, sizeof(tail), "; stopped by %s", strsignal(stop_signal));
 	fprintf(stderr, "iotrail record: %s, %s in %s, %.2f s%s\n", counts, size, ss->o->output,
 		(ss->end_ns - ss->s.start_ns) / 1e9, tail);
+	if (ss->ws.waits)
+		fprintf(stderr, "iotrail record: note: writing the trace fell behind: its %d MiB "
+			"queue was full and the rings went undrained for %.3f s in all; what "
+			"they could not hold meanwhile is counted lost above\n",
+			WRITE_QUEUE_MB, ss->ws.wait_ns / 1e9);
 	warn_silent_layers(ss);
 }
 
@@ -1495,6 +1507,12 @@ int cmd_record(int argc, char **argv)
 	} else if (!o.duration_s) {
 		fprintf(stderr, "iotrail record: recording into %s; Ctrl-C to stop\n", o.output);
 	}
+	/* from now on the trace is written by a thread of its own (started
+	 * here, once the probes are loaded: not added to the start-up peak) */
+	rc = it_writer_async(s->w, (size_t)WRITE_QUEUE_MB << 20);
+	if (rc)
+		fprintf(stderr, "iotrail record: warning: cannot start the trace's writer thread: "
+			"%s; the recording waits on each write\n", strerror(-rc));
 	record_loop(&ss);
 	if (s->err) {
 		ret = stopped_early(&ss);

@@ -22,6 +22,7 @@
 #include "evpack.h"
 #include "layer_table.h"
 #include "tracefile.h"
+#include "writeq.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -278,6 +279,11 @@ struct it_writer {
 	size_t nstreams, last;    /* last: the stream used last (the hot path) */
 	struct losses losses;
 	bool body;                /* a record chunk is written: the head is over */
+	/* it_writer_async: chunks go out through this queue's thread; the
+	 * counts above are then of chunks handed to it, sync_part is what
+	 * was written before */
+	struct it_writeq *q;
+	struct it_writer_stats sync_part;
 };
 
 static int write_all(int fd, const void *p, size_t len)
@@ -313,16 +319,21 @@ static struct it_chunk_header chunk_header(struct it_writer *w, uint16_t type, u
 	};
 }
 
-/* Writes the chunk at buf: room for its header h, then the stored payload.
- * Fills in the CRC and puts h in front. */
-static int put_chunk(struct it_writer *w, struct it_chunk_header *h, void *buf)
+/* Writes the chunk at buf (of records records): room for its header h,
+ * then the stored payload. Fills in the CRC and puts h in front. */
+static int put_chunk(struct it_writer *w, struct it_chunk_header *h, void *buf, uint32_t records)
 {
+	size_t len = sizeof(*h) + h->stored_len;
 	int err;
 
 	h->payload_crc = chunk_crc(h, sizeof(*h), (unsigned char *)buf + sizeof(*h), h->stored_len);
 	memcpy(buf, h, sizeof(*h));
-	err = write_all(w->fd, buf, sizeof(*h) + h->stored_len);
-	if (err) {
+	if (w->q) {
+		err = it_writeq_put(w->q, buf, len, records,
+				    h->type == IT_CHUNK_EVENTS ? h->count : 0);
+		if (err)
+			return w->err = err;
+	} else if ((err = write_all(w->fd, buf, len))) {
 		/* a full disk: cut the part of this chunk that got out, so the
 		 * file ends on its last complete chunk and the space is free */
 		int cut = ftruncate(w->fd, (off_t)w->bytes);
@@ -330,14 +341,15 @@ static int put_chunk(struct it_writer *w, struct it_chunk_header *h, void *buf)
 		(void)cut; /* if it fails, the reader stops at the cut chunk all the same */
 		return w->err = err;
 	}
-	w->bytes += sizeof(*h) + h->stored_len;
+	w->bytes += len;
 	w->chunks++;
 	return 0;
 }
 
-/* Compresses (or stores, when zstd does not shrink it) and writes a chunk. */
-static int write_chunk(struct it_writer *w, uint16_t type, uint16_t machine, uint16_t layer,
-		       uint32_t count, const void *data, size_t len)
+/* Compresses (or stores, when zstd does not shrink it) and writes a chunk
+ * of a stream's records (none: a head or tail chunk). */
+static int write_records(struct it_writer *w, uint16_t type, uint16_t machine, uint16_t layer,
+			 uint32_t count, const void *data, size_t len, uint32_t records)
 {
 	struct it_chunk_header h = chunk_header(w, type, machine, layer, count, len);
 	unsigned char *payload;
@@ -357,7 +369,13 @@ static int write_chunk(struct it_writer *w, uint16_t type, uint16_t machine, uin
 	} else if (len) {
 		memcpy(payload, data, len);
 	}
-	return put_chunk(w, &h, w->out.p);
+	return put_chunk(w, &h, w->out.p, records);
+}
+
+static int write_chunk(struct it_writer *w, uint16_t type, uint16_t machine, uint16_t layer,
+		       uint32_t count, const void *data, size_t len)
+{
+	return write_records(w, type, machine, layer, count, data, len, 0);
 }
 
 /* A stream's packed events as one chunk: no copy, no compression (packing
@@ -374,13 +392,13 @@ static int write_packed(struct it_writer *w, struct stream *s)
 	h.compression = IT_COMP_PACK;
 	h.stored_len = (uint32_t)s->len;
 	if (h.stored_len < h.raw_len)
-		return put_chunk(w, &h, s->data.p);
+		return put_chunk(w, &h, s->data.p, s->n);
 	/* random-looking events pack larger than they are: store them the old
 	 * way (rare, so decoding them back is fine) */
 	if (!(raw = malloc(h.raw_len)))
 		return w->err = -ENOMEM;
 	if (!it_unpack_events(payload, h.stored_len, raw, s->n))
-		err = write_chunk(w, s->type, s->machine, s->layer, h.count, raw, h.raw_len);
+		err = write_records(w, s->type, s->machine, s->layer, h.count, raw, h.raw_len, s->n);
 	else
 		err = w->err = -EIO; /* our own encoding: cannot happen */
 	free(raw);
@@ -409,7 +427,8 @@ static void flush_stream(struct it_writer *w, struct stream *s)
 		if (s->encoding == IT_COMP_PACK)
 			err = write_packed(w, s);
 		else
-			err = write_chunk(w, s->type, s->machine, s->layer, s->n, s->data.p, s->len);
+			err = write_records(w, s->type, s->machine, s->layer, s->n, s->data.p, s->len,
+					    s->n);
 		if (!err && s->type == IT_CHUNK_EVENTS)
 			w->events += s->n;
 		if (!err)
@@ -738,7 +757,7 @@ int it_writer_copy_chunk(struct it_writer *w, uint16_t machine, const struct it_
 	if (buf_reserve(&w->out, sizeof(c) + h->stored_len))
 		return w->err = -ENOMEM;
 	memcpy((unsigned char *)w->out.p + sizeof(c), stored, h->stored_len);
-	if (put_chunk(w, &c, w->out.p))
+	if (put_chunk(w, &c, w->out.p, 0))
 		return w->err;
 	if (h->type == IT_CHUNK_EVENTS)
 		w->events += h->count;
@@ -775,6 +794,12 @@ int it_writer_close(struct it_writer *w, uint64_t end_monotonic_ns)
 	end.dropped_total = ev ? (loss_sum(ev) > ev->lost ? loss_sum(ev) : ev->lost) : 0;
 	end.chunks = w->chunks;
 	write_chunk(w, IT_CHUNK_END, 0, 0, 1, &end, sizeof(end));
+	if (w->q) {
+		err = it_writeq_stop(w->q);
+		w->q = NULL;
+		if (err && !w->err)
+			w->err = err;
+	}
 	err = w->err;
 	if (close(w->fd) && !err)
 		err = -errno;
@@ -788,16 +813,44 @@ uint64_t it_writer_bytes(const struct it_writer *w)
 	return w->bytes;
 }
 
+int it_writer_async(struct it_writer *w, size_t bound)
+{
+	if (w->q)
+		return 0;
+	w->sync_part = (struct it_writer_stats){ .bytes = w->bytes, .chunks = w->chunks,
+						 .records = w->records, .events = w->events };
+	w->q = it_writeq_start(w->fd, w->bytes, bound);
+	return w->q ? 0 : -errno;
+}
+
 void it_writer_stats(const struct it_writer *w, struct it_writer_stats *st)
 {
+	struct it_writeq_stats q;
+
 	*st = (struct it_writer_stats){ .bytes = w->bytes, .chunks = w->chunks,
 					.records = w->records, .events = w->events, .err = w->err };
+	if (!w->q)
+		return;
+	/* what is in the file: what was written before the queue, and the
+	 * queue written out (or failed) */
+	it_writeq_sync(w->q, &q);
+	*st = w->sync_part;
+	st->bytes += q.bytes;
+	st->chunks += q.blocks;
+	st->records += q.records;
+	st->events += q.events;
+	st->waits = q.waits;
+	st->wait_ns = q.wait_ns;
+	st->queue_peak = q.peak;
+	st->err = w->err ? w->err : q.err;
 }
 
 void it_writer_abort(struct it_writer *w)
 {
 	if (!w)
 		return;
+	if (w->q)
+		it_writeq_stop(w->q); /* what was handed to it is written */
 	if (w->fd >= 0)
 		close(w->fd);
 	ZSTD_freeCCtx(w->cctx);

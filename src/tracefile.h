@@ -96,9 +96,20 @@ struct it_writer_stats {
 	uint64_t bytes, chunks;
 	uint64_t records;               /* every layer's, events included */
 	uint64_t events;                /* struct it_event, in EVENTS chunks */
+	/* it_writer_async: how often and how long the caller waited on a
+	 * full queue (the file system stalled), the most it held */
+	uint64_t waits, wait_ns;
+	size_t queue_peak;
 	int err;
 };
+/* With it_writer_async, waits until what was handed to the thread is
+ * written (or failed). */
 void it_writer_stats(const struct it_writer *w, struct it_writer_stats *st);
+/* From now on chunks are written by a thread of their own, through a
+ * queue of at most bound bytes (writeq.h): adding records never waits on
+ * the file system until the queue is full. A write error shows in the
+ * next call that hands over a chunk, in flush and in close. 0 or -errno. */
+int it_writer_async(struct it_writer *w, size_t bound);
 /* Frees w without writing END (error paths). */
 void it_writer_abort(struct it_writer *w);
 

@@ -1423,3 +1423,63 @@ TEST(tracefile_bad_manifest_refused)
 	it_writer_abort(w);
 	unlink(path);
 }
+
+/* Writes evs (whole chunks, single events, a flush, losses) to path, with
+ * the chunks written by the writer's thread or not: 0, or -1. */
+static int write_evs(const char *path, const struct it_event *evs, size_t n, bool async)
+{
+	struct it_host_rec host;
+	struct it_device_rec devs[2];
+	uint64_t drops[2] = { 5, 7 };
+	char err[256];
+	struct it_writer *w;
+
+	make_host(&host);
+	make_devs(devs, 2);
+	w = open_w(path, &host, devs, 2, err, sizeof(err));
+	if (!w || (async && it_writer_async(w, 64 << 10))) {
+		it_writer_abort(w);
+		return -1;
+	}
+	if (add_evs(w, evs, n / 2, 3) || it_writer_flush(w) || add_evs(w, evs + n / 2, 1, 9) ||
+	    add_evs(w, evs + n / 2 + 1, n - n / 2 - 1, 12)) {
+		it_writer_abort(w);
+		return -1;
+	}
+	return close_w(w, drops, 2, 123456789) ? -1 : 0;
+}
+
+static bool same_file(const char *a, const char *b)
+{
+	FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+	bool same = fa && fb;
+	int ca, cb;
+
+	while (same && (ca = getc(fa)) == (cb = getc(fb)) && ca != EOF)
+		;
+	same = same && ca == cb;
+	if (fa)
+		fclose(fa);
+	if (fb)
+		fclose(fb);
+	return same;
+}
+
+/* The writer's thread (iotrail record) writes the file byte for byte as
+ * the caller's thread does: same chunks, same headers and losses, same
+ * order; and its stats tell what reached the file. */
+TEST(tracefile_async_same_bytes)
+{
+	enum { N = 70000 };
+	struct it_event *evs = malloc(N * sizeof(*evs));
+	char sync_path[64], async_path[64];
+
+	ASSERT_TRUE(tmp_path(sync_path) && tmp_path(async_path), "mkstemp");
+	gen_events(evs, N, 7);
+	ASSERT_EQ(write_evs(sync_path, evs, N, false), 0, "written in the caller's thread");
+	ASSERT_EQ(write_evs(async_path, evs, N, true), 0, "written by the writer's thread");
+	ASSERT_TRUE(same_file(sync_path, async_path), "the two files are the same bytes");
+	unlink(sync_path);
+	unlink(async_path);
+	free(evs);
+}

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,16 +44,35 @@ static struct {
 	/* processes whose title is written: an open-addressing set of pids */
 	uint32_t *titled;
 	size_t ntitled, titlecap;
-	/* titles waiting to be read again (a ring, in the order seen) */
-	struct pending_title {
-		uint32_t pid;
-		int len;
-		bool exited;    /* title is the one at its exit: final */
-		uint64_t seen_ns;
-		char title[IT_TITLE_MAX];
-	} *tq;
-	size_t thead, tlen, tcap;
+	size_t tlen;    /* titles handed to the reader, not yet written */
 } sys;
+
+/* The titles' reader: a thread of its own, because reading
+ * /proc/PID/cmdline takes the process's mmap lock, which a long mmap,
+ * munmap or mprotect holds for writing (and a process starved of CPU may
+ * hold for long): the drain thread must not wait on it (issue 13). Its
+ * jobs, in the order the processes were seen: [final...][read once...]
+ * [to read...]; the drain thread writes the final ones at the front. */
+struct title_job {
+	struct title_job *next;
+	uint32_t pid;
+	int len;
+	bool exited;       /* title is the one at its exit: final */
+	bool final;        /* read again (or exited): to be written */
+	uint64_t seen_ns;
+	char title[IT_TITLE_MAX];
+};
+
+static struct {
+	pthread_t thread;
+	bool running;
+	pthread_mutex_t lock;
+	pthread_cond_t work, done;
+	struct title_job *head, *tail;
+	struct title_job *first, *again; /* the next to read once; to read again */
+	bool now;          /* the end: read again without waiting */
+	bool stop;
+} tr = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static void usage(FILE *f)
 {
@@ -210,80 +230,209 @@ static uint64_t now_ns(void)
  * what the process went on to be; the first one stands in when the
  * process is gone by then, unless its title at exit came (the BPF
  * program sends it where the kernel allows, title_at_exit()). One title
- * record per process, at the later read or at the end of the recording. */
+ * record per process, once read again or at the end of the recording. */
 #define TITLE_DELAY_NS 100000000ull
 
-static int write_title(struct it_session *s, const struct pending_title *p)
+/* The reader's next step, the lock held: a first read, else the oldest
+ * second read once due; false when there is nothing to do yet (*wait_ns:
+ * until when, 0 for a new job). */
+static bool title_step(uint64_t *wait_ns)
+{
+	struct title_job *j;
+	char buf[IT_TITLE_MAX];
+	bool again;
+	int n;
+
+	if ((j = tr.first)) {
+		tr.first = j->next;
+		again = false;
+	} else if ((j = tr.again) && j != tr.first && (tr.now || j->exited ||
+							 now_ns() >= j->seen_ns + TITLE_DELAY_NS)) {
+		tr.again = j->next;
+		again = true;
+	} else {
+		*wait_ns = j ? j->seen_ns + TITLE_DELAY_NS : 0;
+		return false;
+	}
+	if (!j->exited) {
+		uint32_t pid = j->pid;
+
+		pthread_mutex_unlock(&tr.lock);
+		n = read_title(pid, buf); /* may wait on the process's mmap lock */
+		pthread_mutex_lock(&tr.lock);
+		/* the title at its exit, come meanwhile, wins; a failed second
+		 * read (gone) leaves the first one */
+		if (!j->exited && (n >= 0 || !again)) {
+			j->len = n < 0 ? 0 : n;
+			memcpy(j->title, buf, (size_t)j->len);
+		}
+	}
+	if (again) {
+		j->final = true;
+		pthread_cond_broadcast(&tr.done);
+	}
+	return true;
+}
+
+static void *title_main(void *arg)
+{
+	uint64_t until;
+
+	(void)arg;
+	pthread_mutex_lock(&tr.lock);
+	while (!tr.stop) {
+		if (title_step(&until))
+			continue;
+		if (!until) {
+			pthread_cond_wait(&tr.work, &tr.lock);
+		} else {
+			struct timespec t = { .tv_sec = (time_t)(until / 1000000000ull),
+					      .tv_nsec = (long)(until % 1000000000ull) };
+
+			pthread_cond_timedwait(&tr.work, &tr.lock, &t);
+		}
+	}
+	pthread_mutex_unlock(&tr.lock);
+	return NULL;
+}
+
+static int titles_start(void)
+{
+	pthread_condattr_t ca;
+	sigset_t all, old;
+	int err;
+
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* now_ns()'s clock */
+	pthread_cond_init(&tr.work, &ca);
+	pthread_cond_init(&tr.done, NULL);
+	pthread_condattr_destroy(&ca);
+	sigfillset(&all); /* signals are the main thread's */
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&tr.thread, NULL, title_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	tr.running = !err;
+	return -err;
+}
+
+/* Started at the first title to read: once the recording runs (its
+ * memory is not added to the start-up peak, when libbpf holds the
+ * kernel's BTF). A reader that cannot start is said once. */
+static bool titles_running(void)
+{
+	static bool failed;
+	int err;
+
+	if (tr.running || failed)
+		return tr.running;
+	if ((err = titles_start())) {
+		failed = true;
+		fprintf(stderr, "iotrail record: warning: cannot start the reader of process "
+			"titles: %s; the trace names processes by comm only\n", strerror(-err));
+	}
+	return tr.running;
+}
+
+static void titles_stop(void)
+{
+	if (tr.running) {
+		pthread_mutex_lock(&tr.lock);
+		tr.stop = true;
+		pthread_cond_signal(&tr.work);
+		pthread_mutex_unlock(&tr.lock);
+		pthread_join(tr.thread, NULL);
+		pthread_cond_destroy(&tr.work);
+		pthread_cond_destroy(&tr.done);
+	}
+	while (tr.head) {
+		struct title_job *j = tr.head;
+
+		tr.head = j->next;
+		free(j);
+	}
+	tr = (typeof(tr)){ .lock = PTHREAD_MUTEX_INITIALIZER };
+}
+
+static int write_title(struct it_session *s, const struct title_job *j)
 {
 	char buf[sizeof(struct it_sys_title) + IT_TITLE_MAX];
 	struct it_sys_title *t = (struct it_sys_title *)buf;
-	int n = p->exited ? -1 : read_title(p->pid, buf + sizeof(*t)), err;
+	int err;
 
-	if (n < 0) { /* gone: the one at its exit, else the first read's */
-		n = p->len;
-		memcpy(buf + sizeof(*t), p->title, (size_t)n);
-	}
-	*t = (struct it_sys_title){ .rec = IT_SREC_TITLE, .len = (uint16_t)n, .pid = p->pid,
+	memcpy(buf + sizeof(*t), j->title, (size_t)j->len);
+	*t = (struct it_sys_title){ .rec = IT_SREC_TITLE, .len = (uint16_t)j->len, .pid = j->pid,
 				    .ts = now_ns() };
 	err = it_writer_add_record(s->w, 0, IT_LAYER_SYSCALL, IT_CHUNK_SYSSIDE, buf,
-				   sizeof(*t) + (size_t)n);
+				   sizeof(*t) + (size_t)j->len);
 	if (err && err != -EINVAL)
 		return s->err = err;
 	sys.side += !err;
 	return 0;
 }
 
-/* Writes the titles due (all: every one still waiting). */
+/* Writes the titles read again (all: every one, the reader told to read
+ * the rest again now and waited for). */
 static int titles_due(struct it_session *s, bool all)
 {
-	uint64_t now = all ? UINT64_MAX : now_ns();
+	struct title_job *done = NULL, **end = &done;
 
-	while (sys.tlen) {
-		struct pending_title *p = &sys.tq[sys.thead];
-
-		if (p->seen_ns + TITLE_DELAY_NS > now)
-			break;
-		if (write_title(s, p))
-			return s->err;
-		sys.thead = (sys.thead + 1) % sys.tcap;
-		sys.tlen--;
+	pthread_mutex_lock(&tr.lock);
+	if (all) {
+		tr.now = true;
+		pthread_cond_signal(&tr.work);
+		while (tr.running && tr.tail && !tr.tail->final)
+			pthread_cond_wait(&tr.done, &tr.lock);
 	}
-	return 0;
+	/* the final ones, at the front, off the list: written unlocked */
+	while (tr.head && tr.head->final) {
+		*end = tr.head;
+		end = &tr.head->next;
+		tr.head = tr.head->next;
+	}
+	*end = NULL;
+	if (!tr.head)
+		tr.tail = NULL;
+	pthread_mutex_unlock(&tr.lock);
+	while (done) {
+		struct title_job *j = done;
+
+		done = j->next;
+		if (!s->err)
+			write_title(s, j);
+		sys.tlen--;
+		free(j);
+	}
+	return s->err;
 }
 
-/* A process seen for the first time: its title now, kept until it is
- * due. A queue that cannot grow loses the title, nothing else. */
+/* A process seen for the first time: its title to read, now and later.
+ * A job that cannot be made loses the title, nothing else. */
 static void title_seen(uint32_t pid)
 {
-	struct pending_title *p;
+	struct title_job *j;
 
-	if (!title_new(pid))
+	if (!title_new(pid) || !titles_running() || !(j = calloc(1, sizeof(*j))))
 		return;
-	if (sys.tlen == sys.tcap) {
-		size_t ncap = sys.tcap ? sys.tcap * 2 : 64;
-		struct pending_title *q = malloc(ncap * sizeof(*q));
-
-		if (!q)
-			return;
-		for (size_t i = 0; i < sys.tlen; i++)
-			q[i] = sys.tq[(sys.thead + i) % sys.tcap];
-		free(sys.tq);
-		sys.tq = q;
-		sys.thead = 0;
-		sys.tcap = ncap;
-	}
-	p = &sys.tq[(sys.thead + sys.tlen++) % sys.tcap];
-	p->pid = pid;
-	p->seen_ns = now_ns();
-	p->exited = false;
-	p->len = read_title(pid, p->title);
-	if (p->len < 0)
-		p->len = 0;
+	j->pid = pid;
+	j->seen_ns = now_ns();
+	pthread_mutex_lock(&tr.lock);
+	if (tr.tail)
+		tr.tail->next = j;
+	else
+		tr.head = j;
+	tr.tail = j;
+	if (!tr.first)
+		tr.first = j;
+	if (!tr.again)
+		tr.again = j;
+	pthread_cond_signal(&tr.work);
+	pthread_mutex_unlock(&tr.lock);
+	sys.tlen++;
 }
 
 /* The BPF program's title of a process at its exit (syscall.bpf.c): the
- * final one for a process whose title is still due (it could not be read
- * again once the process is gone); not written to the file as such. */
+ * final one for a process whose title is not read again yet (it could
+ * not be once the process is gone); not written to the file as such. */
 static void title_at_exit(const void *rec, size_t size)
 {
 	struct it_sys_title h;
@@ -293,16 +442,17 @@ static void title_at_exit(const void *rec, size_t size)
 	memcpy(&h, rec, sizeof(h));
 	if (h.len > IT_TITLE_MAX || h.len > size - sizeof(h))
 		return;
-	for (size_t i = 0; i < sys.tlen; i++) {
-		struct pending_title *p = &sys.tq[(sys.thead + i) % sys.tcap];
-
-		if (p->pid != h.pid)
+	pthread_mutex_lock(&tr.lock);
+	for (struct title_job *j = tr.head; j; j = j->next) {
+		if (j->pid != h.pid || j->final)
 			continue;
-		memcpy(p->title, (const char *)rec + sizeof(h), h.len);
-		p->len = tidy_title(p->title, h.len);
-		p->exited = true;
-		return;
+		memcpy(j->title, (const char *)rec + sizeof(h), h.len);
+		j->len = tidy_title(j->title, h.len);
+		j->exited = true;
+		pthread_cond_signal(&tr.work); /* final without waiting */
+		break;
 	}
+	pthread_mutex_unlock(&tr.lock);
 }
 
 /* Every record, in ring order, into the trace file; the titles of the
@@ -407,9 +557,8 @@ static void sys_free(void)
 	free(sys.titled);
 	sys.titled = NULL;
 	sys.ntitled = sys.titlecap = 0;
-	free(sys.tq);
-	sys.tq = NULL;
-	sys.thead = sys.tlen = sys.tcap = 0;
+	titles_stop();
+	sys.tlen = 0;
 }
 
 extern const struct it_layer_rec it_syscall_records; /* records.c */

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# A trace write that stalls must not stall the drain (issue 13): the trace
+# goes to ext4 on a loop device, and the file system is frozen (fsfreeze)
+# for 1 s just as `dd bs=1 count=N` starts (COMMAND freezes it itself,
+# after the trace's head is written). The recorder's writes wait for the
+# thaw; its rings must not: 0 calls lost, and the trace holds exactly dd's
+# N reads of /dev/zero and N writes to /dev/null (ground truth: dd).
+# N is small enough that the whole burst fits the write queue compressed
+# (~11 bytes a call: the test does not depend on how fast dd runs), and
+# large enough that it does not fit the syscall ring (4 MiB, ~110 bytes a
+# call): before the writer thread, 61,284 of 120,000 calls were lost here.
+cd "$(dirname "$0")/../.."
+. tests/integration/lib.sh
+. tests/integration/lib_syscall.sh
+
+NAME=record_stall_no_loss
+N=60000
+why=$(sys_blocker)
+[ -z "$why" ] && why=$(host_blocker)
+[ -z "$why" ] && ! command -v mkfs.ext4 >/dev/null &&
+	why="mkfs.ext4 is not installed (scripts/install-deps.sh: e2fsprogs)"
+[ -z "$why" ] && ! command -v fsfreeze >/dev/null &&
+	why="fsfreeze is not installed (util-linux)"
+if [ -n "$why" ]; then
+	skip "$NAME" "$why"
+	exit 0
+fi
+MNT=$TMP/mnt
+# a test stopped mid-freeze must not leave the file system frozen
+trap 'fsfreeze -u "$MNT" 2>/dev/null; umount "$MNT" 2>/dev/null; cleanup' EXIT
+mkdir -p "$MNT"
+if ! make_loop 64 none || ! mkfs.ext4 -q -F "$LOOPDEV" > "$TMP/mkfs.out" 2>&1 ||
+	! mount "$LOOPDEV" "$MNT"; then
+	fail "$NAME" "cannot set up ext4 on a loop device: $(tail -1 "$TMP/mkfs.out" 2>/dev/null)"
+	exit 1
+fi
+
+# dd under a name of its own: other processes' dd calls are not counted
+cp "$(command -v dd)" "$TMP/ddstall"
+# shellcheck disable=SC2016 # $1, $2, $3 are the inner shell's
+"$IOTRAIL" record --layers syscall --comm ddstall --calls read,write --path /dev/zero \
+	--path /dev/null -o "$MNT/s.trail" -- sh -c 'fsfreeze -f "$1" || exit 99
+		(sleep 1; fsfreeze -u "$1") &
+		"$2" if=/dev/zero of=/dev/null bs=1 count="$3" status=none; rc=$?
+		wait; exit $rc' sh "$MNT" "$TMP/ddstall" "$N" > "$TMP/rec.out" 2>&1
+rc=$?
+summary=$(grep '^iotrail record: [0-9]' "$TMP/rec.out" | tail -1)
+calls=$(jq_report "$MNT/s.trail" '.syscall_calls' 2>/dev/null)
+if [ $rc -ne 0 ]; then
+	fail "$NAME" "record (or the freeze: 99) exit $rc: $(tail -1 "$TMP/rec.out")"
+elif ! [[ $summary =~ "(0 lost)" ]]; then
+	fail "$NAME" "calls lost while the trace's file system was frozen: $summary"
+elif [ "$calls" != $((2 * N)) ]; then
+	fail "$NAME" "the trace holds $calls calls, dd made $((2 * N)): $summary"
+else
+	pass "$NAME (1 s frozen: $calls calls of dd's $((2 * N)), 0 lost)"
+fi
+exit 0
