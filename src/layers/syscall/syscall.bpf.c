@@ -950,9 +950,11 @@ static __always_inline bool uring_rw(__u16 call)
  * An io_uring request is sent in two ring records, its submission and its
  * completion, joined by the request's address in the recorder
  * (uring_join.c), which writes the one call record the trace file holds.
- * Kept in a BPF hash map from submission to completion instead (as
- * before), a request cost a map update, lookup and delete: ~650 ns of
- * BPF time per request measured, against two ring records.
+ * Kept in a BPF LRU hash from submission to completion instead (as
+ * before), a request cost a map update, lookup and delete, and the map
+ * 3 MB of kernel memory; a second ring record costs here about what those
+ * did (bench/bpf_cost.sh: ~600 ns of BPF time a request either way), so
+ * the gain is the memory and a completion half as dear.
  */
 SEC("tp_btf/io_uring_submit_req")
 int BPF_PROG(uring_submit, struct io_kiocb *req)
