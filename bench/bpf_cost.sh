@@ -16,8 +16,10 @@
 # ROUNDS rounds, alternating order. With kernel.bpf_stats_enabled=1 (on
 # for the run, restored after), each program's run_time_ns / run_cnt is
 # read (bpftool prog show) just before fio's tracer exits; printed per
-# program and, summed over the programs the tracer loaded, per completed
-# I/O of fio. The stats add two clock reads to every run, to every
+# program (ns per run, and runs per completed I/O of fio: the default
+# recording traces every process's system calls, so other work on the
+# machine shows there) and, summed over the programs the tracer loaded,
+# per completed I/O of fio. The stats add two clock reads to every run, to every
 # configuration alike. Each round also prints default / floor and
 # block / floor of the BPF time per I/O, and the end their medians per
 # queue depth (the goal: default <= floor in BPF time is the same as
@@ -102,8 +104,8 @@ for qd in ${QDS:-32}; do
 			echo "$perio" >> "$out/$c.perio"
 			printf "  QD %-2s round %d %-8s %7d IOPS  %5d ns of BPF per I/O:" "$qd" "$i" "$c" \
 				"$(jq -r '.jobs[0].read.iops | floor' "$out/fio.json")" "$perio"
-			awk '$1 != "TOTAL" && $3 >= 1000 { printf " %s %d", $1, $2 }' "$out/p"
-			echo " (ns per run)"
+			awk -v n="$ios" '$1 != "TOTAL" && $3 >= 1000 { printf " %s %d x%.2f", $1, $2, $3 / n }' "$out/p"
+			echo " (ns per run x runs per I/O)"
 		done
 		line=""
 		for c in "${configs[@]:1}"; do

@@ -165,6 +165,10 @@ enum it_srec_type {
 	IT_SREC_TASK = 4,  /* struct it_sys_task */
 	IT_SREC_TITLE = 5, /* struct it_sys_title + title (the recorder writes it; the BPF
 			    * program sends one at a process exit, for the recorder) */
+	/* ring only, never in a trace file: an io_uring request's two halves,
+	 * joined by the recorder into one IT_SREC_CALL (src/layers/syscall/uring_join.c) */
+	IT_SREC_URING_SUBMIT = 6, /* struct it_sys_uring_submit */
+	IT_SREC_URING_DONE = 7,   /* struct it_sys_uring_done */
 };
 
 /* File types, from the inode's S_IFMT. */
@@ -292,6 +296,32 @@ struct it_sys_title {
 	__u32 pid;
 	__u64 ts;       /* when it was read (CLOCK_MONOTONIC) */
 	/* char title[len]; */
+};
+
+/*
+ * An io_uring request at submission: its call record so far (rec =
+ * IT_SREC_URING_SUBMIT; ts_exit, ret, cpu and the file tag still 0), and
+ * the request's address, which its completion names. Sent through the
+ * ring instead of kept in a BPF hash map until the completion: a map
+ * update, lookup and delete per request cost more than two ring records.
+ */
+struct it_sys_uring_submit {
+	struct it_sys_event call;
+	__u64 req;      /* struct io_kiocb address */
+};
+
+/* An io_uring request's completion: what its submit record lacks. */
+struct it_sys_uring_done {
+	__u16 rec;      /* IT_SREC_URING_DONE */
+	__u8  ftype;    /* file tag, as in it_sys_event */
+	__u8  keep;     /* 0: the file is outside --path: drop the request */
+	__u32 dev;
+	__u32 cpu;      /* CPU at completion */
+	__s32 res;      /* the CQE's result */
+	__u64 req;      /* struct io_kiocb address, as at submission */
+	__u64 ts;       /* bpf_ktime_get_ns at completion */
+	__u64 ino;
+	__u64 tag_ts;
 };
 
 #define IT_SYS_IOV_MAX 8

@@ -23,6 +23,7 @@
 #include "cli.h"
 #include "layer.h"
 #include "layers/syscall/record_loader.h"
+#include "layers/syscall/uring_join.h"
 #include "tracefile.h"
 
 enum { OPT_CALLS = IT_LAYER_OPT(IT_LAYER_SYSCALL, 0), OPT_PATH, OPT_TID,
@@ -41,6 +42,7 @@ static struct {
 	bool filters_given;
 	struct it_syscall_layer *l;
 	uint64_t calls, side, dropped;
+	struct it_uring_join uring; /* io_uring requests' halves, joined here */
 	/* processes whose title is written: an open-addressing set of pids */
 	uint32_t *titled;
 	size_t ntitled, titlecap;
@@ -460,6 +462,7 @@ static void title_at_exit(const void *rec, size_t size)
 static int sink(void *ctx, const void *rec, size_t size)
 {
 	struct it_session *s = ctx;
+	struct it_sys_event joined;
 	uint16_t type;
 	int err;
 
@@ -472,6 +475,28 @@ static int sink(void *ctx, const void *rec, size_t size)
 	if (type == IT_SREC_TITLE) {
 		title_at_exit(rec, size);
 		return 0;
+	}
+	if (type == IT_SREC_URING_SUBMIT) {
+		if (size >= sizeof(struct it_sys_uring_submit)) {
+			struct it_sys_uring_submit sub;
+
+			memcpy(&sub, rec, sizeof(sub));
+			if (it_uring_join_submit(&sys.uring, &sub))
+				return s->err = -ENOMEM;
+		}
+		return 0;
+	}
+	if (type == IT_SREC_URING_DONE) {
+		struct it_sys_uring_done d;
+
+		if (size < sizeof(d))
+			return 0;
+		memcpy(&d, rec, sizeof(d));
+		if (!it_uring_join_done(&sys.uring, &d, &joined))
+			return 0;
+		rec = &joined;
+		size = sizeof(joined);
+		type = IT_SREC_CALL;
 	}
 	/* calls are fixed-size records, the side records variable */
 	err = it_writer_add_record(s->w, 0, IT_LAYER_SYSCALL,
@@ -536,6 +561,17 @@ static int finish(struct it_session *s)
 		return s->err;
 	memset(per_cpu, 0, sizeof(per_cpu));
 	sys.dropped = it_syscall_drops(sys.l, per_cpu, s->ncpu);
+	/* io_uring submissions the join table had to throw out are lost
+	 * requests too (no CPU to name: counted on the first) */
+	per_cpu[0] += sys.uring.evicted;
+	sys.dropped += sys.uring.evicted;
+	if (s->verbose)
+		fprintf(stderr, "syscall: io_uring requests joined in the recorder; %llu completions "
+			"without their submission, %llu outside --path, %u submissions still "
+			"waiting, %llu thrown out\n",
+			(unsigned long long)sys.uring.unmatched,
+			(unsigned long long)sys.uring.filtered, sys.uring.len,
+			(unsigned long long)sys.uring.evicted);
 	return it_writer_set_drops(s->w, 0, IT_LAYER_SYSCALL, per_cpu, s->ncpu);
 }
 
@@ -554,6 +590,7 @@ static void sys_free(void)
 {
 	it_syscall_close(sys.l);
 	sys.l = NULL;
+	it_uring_join_free(&sys.uring);
 	free(sys.titled);
 	sys.titled = NULL;
 	sys.ntitled = sys.titlecap = 0;

@@ -3,7 +3,8 @@
  * The syscall layer: every storage system call as one record, paired in the
  * kernel, enriched (file type, file tag, offset at entry, path once per
  * tag), filtered in the kernel (calls, pids with their descendants, tids,
- * comm, cgroup, path prefix); plus one record per io_uring request.
+ * comm, cgroup, path prefix); plus one record per io_uring request, sent
+ * in two halves (submission, completion) that the recorder joins.
  *
  * Hooks (user space picks one pair at run time, see src/layers/syscall/record_loader.c):
  *   tp_btf/sys_enter + sys_exit       every system call runs the program;
@@ -202,15 +203,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct name_bufs);
 } sys_name_buf SEC(".maps");
-
-/* io_uring requests in flight: request pointer -> its record so far.
- * 16384 in flight over the whole machine (3 MB; 65536 took 12 MB). */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u64);
-	__type(value, struct it_sys_event);
-} sys_uring SEC(".maps");
 
 /* ---- helpers ---- */
 
@@ -954,13 +946,23 @@ static __always_inline bool uring_rw(__u16 call)
 	return call >= IT_SYS_URING_READ && call <= IT_SYS_URING_WRITE_FIXED;
 }
 
+/*
+ * An io_uring request is sent in two ring records, its submission and its
+ * completion, joined by the request's address in the recorder
+ * (uring_join.c), which writes the one call record the trace file holds.
+ * Kept in a BPF LRU hash from submission to completion instead (as
+ * before), a request cost a map update, lookup and delete, and the map
+ * 3 MB of kernel memory; a second ring record costs here about what those
+ * did (bench/bpf_cost.sh: ~600 ns of BPF time a request either way), so
+ * the gain is the memory and a completion half as dear.
+ */
 SEC("tp_btf/io_uring_submit_req")
 int BPF_PROG(uring_submit, struct io_kiocb *req)
 {
 	struct task_struct *task;
-	struct it_sys_event e = {};
+	struct it_sys_uring_submit r = {};
+	struct it_sys_event *e;
 	struct tstate *st;
-	__u64 key = (__u64)req;
 
 	if (!uring_on)
 		return 0;
@@ -973,30 +975,34 @@ int BPF_PROG(uring_submit, struct io_kiocb *req)
 	st = bpf_task_storage_get(&sys_tstate, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!st || !traced(task, st))
 		return 0;
-	e.rec = IT_SREC_CALL;
-	e.mode = req->opcode;
-	e.call = uring_call(e.mode);
-	e.sflags = IT_SYSF_URING;
+	e = &r.call;
+	e->rec = IT_SREC_URING_SUBMIT;
+	e->mode = req->opcode;
+	e->call = uring_call(e->mode);
+	e->sflags = IT_SYSF_URING;
 	if (req->flags & REQ_F_FIXED_FILE)
-		e.sflags |= IT_SYSF_FIXED_FILE;
+		e->sflags |= IT_SYSF_FIXED_FILE;
 	if (task->flags & PF_IO_WORKER_)
-		e.sflags |= IT_SYSF_SQPOLL;
-	e.fd = req->cqe.fd;
-	e.aux = req->cqe.user_data;
-	if (uring_rw(e.call)) {
+		e->sflags |= IT_SYSF_SQPOLL;
+	e->fd = req->cqe.fd;
+	e->aux = req->cqe.user_data;
+	if (uring_rw(e->call)) {
 		/* the command area holds struct io_rw for read/write requests */
 		struct io_rw *rw = RDONLY(struct io_rw, &req->cmd);
 
-		e.offset = rw->kiocb.ki_pos;
-		e.count = rw->len;
-		e.flags = rw->flags;
+		e->offset = rw->kiocb.ki_pos;
+		e->count = rw->len;
+		e->flags = rw->flags;
 	}
-	e.pid = task->tgid;
-	e.tid = task->pid;
-	e.ppid = ppid_of(task);
-	e.cgroup = cgroup_of(task);
-	e.ts_enter = bpf_ktime_get_ns();
-	bpf_map_update_elem(&sys_uring, &key, &e, BPF_ANY);
+	e->pid = task->tgid;
+	e->tid = task->pid;
+	e->ppid = ppid_of(task);
+	e->cgroup = cgroup_of(task);
+	e->ts_enter = bpf_ktime_get_ns();
+	r.req = (__u64)req;
+	/* built on the stack and copied by one helper call, as on_exit does */
+	if (bpf_ringbuf_output(&sys_events, &r, sizeof(r), wakeup_flag()))
+		count_drop();
 	return 0;
 }
 
@@ -1015,20 +1021,51 @@ struct {
 	__type(value, struct tstate);
 } sys_uring_tags SEC(".maps");
 
+/* Before Linux 6.13 the request named its task directly (req->task),
+ * since then through its io_uring_task (req->tctx->task). */
+struct io_kiocb___task {
+	struct task_struct *task;
+} __attribute__((preserve_access_index));
+
+/* The task that submitted req, typed for plain loads; NULL if unknown. */
+static __always_inline struct task_struct *uring_submitter(void *req)
+{
+	struct io_kiocb *r = RDONLY(struct io_kiocb, req);
+	struct task_struct *t;
+
+	if (bpf_core_field_exists(r->tctx)) {
+		struct io_uring_task *tc = r->tctx;
+
+		t = tc ? RDONLY(struct io_uring_task, tc)->task : NULL;
+	} else {
+		t = ((struct io_kiocb___task *)r)->task;
+	}
+	return t ? RDONLY(struct task_struct, t) : NULL;
+}
+
 SEC("tp_btf/io_uring_complete")
 int BPF_PROG(uring_complete, struct io_ring_ctx *ring, void *req, struct io_uring_cqe *cqe)
 {
-	__u64 key = (__u64)req;
-	struct it_sys_event *s, *e;
+	struct it_sys_uring_done d;
+	struct task_struct *t;
+	struct io_kiocb *r;
 	struct tstate *st;
 	struct file *f;
 	__u32 zero = 0;
+	bool keep;
 
 	if (!uring_on || !req)
 		return 0;
-	s = bpf_map_lookup_elem(&sys_uring, &key);
-	if (!s)
-		return 0;
+	/* A request of a process out of scope is not sent (the recorder
+	 * would find no submission for it): the pid/tid sets, and --comm by
+	 * the set of processes it matched (at their submission). --cgroup
+	 * tests the current task only, so there the recorder drops them. */
+	if (scope_pids || filter_tids || scope_comm_len) {
+		t = uring_submitter(req);
+		if (t && (!id_wanted(t) ||
+			  (scope_comm_len && !scope_bit(&scope_comm_bits, t->tgid))))
+			return 0;
+	}
 	st = bpf_map_lookup_elem(&sys_uring_tags, &zero);
 	if (!st)
 		return 0;
@@ -1036,29 +1073,21 @@ int BPF_PROG(uring_complete, struct io_ring_ctx *ring, void *req, struct io_urin
 	st->ino = 0;
 	st->tag_ts = 0;
 	st->ftype = 0;
-	f = RDONLY(struct io_kiocb, req)->file;
+	r = RDONLY(struct io_kiocb, req);
+	f = r->file;
 	if (f)
 		f = RDONLY(struct file, f);
-	if (s->call != IT_SYS_URING_OTHER && f && !tag_file(st, f)) {
-		bpf_map_delete_elem(&sys_uring, &key);
-		return 0;
-	}
-	e = bpf_ringbuf_reserve(&sys_events, sizeof(*e), 0);
-	if (!e) {
+	/* the other requests' file field may hold something else: no tag */
+	keep = true;
+	if (f && uring_call(r->opcode) != IT_SYS_URING_OTHER)
+		keep = tag_file(st, f);
+	d = (struct it_sys_uring_done){
+		.rec = IT_SREC_URING_DONE, .ftype = st->ftype, .keep = keep, .dev = st->dev,
+		.cpu = bpf_get_smp_processor_id(), .res = cqe->res, .req = (__u64)req,
+		.ts = bpf_ktime_get_ns(), .ino = st->ino, .tag_ts = st->tag_ts,
+	};
+	if (bpf_ringbuf_output(&sys_events, &d, sizeof(d), wakeup_flag()))
 		count_drop();
-		bpf_map_delete_elem(&sys_uring, &key);
-		return 0;
-	}
-	__builtin_memcpy(e, s, sizeof(*e));
-	e->ts_exit = bpf_ktime_get_ns();
-	e->ret = cqe->res;
-	e->cpu = bpf_get_smp_processor_id();
-	e->dev = st->dev;
-	e->ino = st->ino;
-	e->tag_ts = st->tag_ts;
-	e->ftype = st->ftype;
-	bpf_ringbuf_submit(e, wakeup_flag());
-	bpf_map_delete_elem(&sys_uring, &key);
 	return 0;
 }
 
