@@ -192,6 +192,7 @@ struct buf {
 	size_t len, cap;
 	uint64_t rows;   /* in the buffer */
 	uint64_t sent;   /* rows posted */
+	uint64_t unsent; /* rows of a failed POST, or seen after a failure */
 };
 
 struct ch {
@@ -308,6 +309,8 @@ static void flush(struct ch *x, unsigned t)
 	snprintf(q, sizeof(q), "INSERT INTO %s.%s FORMAT RowBinary", x->u.database, tables[t].name);
 	if (!post(x, q, b->p, b->len, NULL, 0))
 		b->sent += b->rows;
+	else
+		b->unsent += b->rows;
 	b->len = 0;
 	b->rows = 0;
 }
@@ -338,8 +341,10 @@ static void on_trail(const void *msg, void *ctx)
 	uint64_t start = t->ts[IT_PT_Q] ? t->ts[IT_PT_Q] : t->ts[IT_PT_I] ? t->ts[IT_PT_I] : t->ts[IT_PT_D];
 	char dn[24];
 
-	if (x->failed)
+	if (x->failed) {
+		x->b[T_IOS].unsent++; /* said by the sink (sink.c) */
 		return;
+	}
 	put_head(x, b, start);
 	PUT(x, b, uint64_t, since_start(x, start));
 	PUT(x, b, uint32_t, t->dev);
@@ -370,8 +375,10 @@ static void on_call(const void *msg, void *ctx)
 	const char *name = it_sys_call_name(m->call);
 	char unknown[16];
 
-	if (x->failed)
+	if (x->failed) {
+		x->b[T_CALLS].unsent++; /* said by the sink (sink.c) */
 		return;
+	}
 	if (!name) {
 		snprintf(unknown, sizeof(unknown), "call_%u", m->call);
 		name = unknown;
@@ -394,8 +401,10 @@ static void on_nvme(const void *msg, void *ctx)
 	struct buf *b = &x->b[T_NVME];
 	char name[32], dn[24];
 
-	if (x->failed)
+	if (x->failed) {
+		x->b[T_NVME].unsent++; /* said by the sink (sink.c) */
 		return;
+	}
 	put_head(x, b, c->submit_ns);
 	PUT(x, b, uint64_t, since_start(x, c->submit_ns));
 	PUT(x, b, uint16_t, c->ctrl);
@@ -540,6 +549,30 @@ static int64_t ch_finish(void *self)
 	if (x->failed)
 		return -1;
 	return (int64_t)(x->b[T_IOS].sent + x->b[T_CALLS].sent + x->b[T_NVME].sent);
+}
+
+void it_clickhouse_send_now(void *self)
+{
+	struct ch *x = self;
+
+	for (unsigned t = 0; t < T_MAX; t++)
+		flush(x, t);
+}
+
+void it_clickhouse_counts(const void *self, uint64_t sent[IT_CH_RECORDINGS],
+			  uint64_t unsent[IT_CH_RECORDINGS])
+{
+	const struct ch *x = self;
+
+	for (unsigned t = 0; t < T_MAX; t++) {
+		sent[t] = x->b[t].sent;
+		unsent[t] = x->b[t].unsent + x->b[t].rows;
+	}
+}
+
+uint64_t it_clickhouse_recording(const void *self)
+{
+	return ((const struct ch *)self)->recording_id;
 }
 
 static const char *ch_error(const void *self)

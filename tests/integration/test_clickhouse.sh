@@ -9,10 +9,18 @@
 # within 1%); calls == syscall_calls; nvme_commands == the CSV export's
 # rows (one per command); a second export of the same trace is refused and
 # adds nothing; a table of other columns is refused in one line.
+# `record --sink` (needs root and BPF; a loop device, fio rate-limited to
+# about 2 s): rows reach the server while fio still runs, and once
+# recorded the rows of ios == the file's report's ios, quantile(0.5)
+# within 1% of its p50, the recordings row's counts == the rows; then the
+# server is killed mid-recording: the recording goes on (the file whole),
+# one warning line, and the end line's inserted + not inserted I/Os ==
+# the file's ios.
 cd "$(dirname "$0")/../.."
 . tests/integration/lib.sh
 
-NAMES="clickhouse_rows clickhouse_p50 clickhouse_calls_nvme clickhouse_refusals"
+NAMES="clickhouse_rows clickhouse_p50 clickhouse_calls_nvme clickhouse_refusals clickhouse_sink
+clickhouse_sink_p50 clickhouse_sink_cut"
 skip_all() { local n; for n in $NAMES; do skip "$n" "$1"; done; exit 0; }
 [ -x "$IOTRAIL" ] || skip_all "$IOTRAIL is not built"
 command -v jq > /dev/null || skip_all "jq is not installed (scripts/install-deps.sh)"
@@ -65,6 +73,17 @@ if ! curl -sf "$URL/ping" > /dev/null; then
 	skip_all "clickhouse-server did not start here: $(tail -2 "$CH/error.log" "$CH/stdout" 2> /dev/null | grep -v '^==' | tr '\n' ' ' | cut -c1-200)"
 fi
 q() { curl -sf "$URL/" --data-binary "$1"; }
+# check_p50 NAME DB REPORT_JSON: quantile(0.5) of DB.ios within 1% of the report's p50
+check_p50() {
+	local p50 chp50
+	p50=$(jq '.groups[0].latency_ns.p50' "$3")
+	chp50=$(q "SELECT quantile(0.5)(q2c_ns) FROM $2.ios")
+	if awk -v a="$chp50" -v b="$p50" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= b / 100) }'; then
+		pass "$1 (quantile(0.5) $chp50 ns, report p50 $p50 ns)"
+	else
+		fail "$1" "quantile(0.5)(q2c_ns) is $chp50 ns, the report's p50 $p50 ns (more than 1% apart)"
+	fi
+}
 
 # nvme-tcp-qd16: I/Os, p50, NVMe commands
 t=tests/data/nvme-tcp-qd16.trail
@@ -77,13 +96,7 @@ want=$(jq .ios "$TMP/qd16.json")
 got=$(q "SELECT count() FROM qd16.ios")
 [ "$got" = "$want" ] && [ "$want" -gt 0 ] && pass "clickhouse_rows ($got I/Os, the report's ios)" ||
 	fail clickhouse_rows "ios has $got rows, the report $want I/Os"
-p50=$(jq '.groups[0].latency_ns.p50' "$TMP/qd16.json")
-chp50=$(q "SELECT quantile(0.5)(q2c_ns) FROM qd16.ios")
-if awk -v a="$chp50" -v b="$p50" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= b / 100) }'; then
-	pass "clickhouse_p50 (quantile(0.5) $chp50 ns, report p50 $p50 ns)"
-else
-	fail clickhouse_p50 "quantile(0.5)(q2c_ns) is $chp50 ns, the report's p50 $p50 ns (more than 1% apart)"
-fi
+check_p50 clickhouse_p50 qd16 "$TMP/qd16.json"
 nvme_want=$(( $("$IOTRAIL" export --format csv "$t" | wc -l) - 1 ))
 nvme_got=$(q "SELECT count() FROM qd16.nvme_commands")
 
@@ -113,3 +126,69 @@ if [ $again = 1 ] && [ "$after" = "$calls_got" ] && grep -q "already" "$TMP/agai
 else
 	fail clickhouse_refusals "again: exit $again, $after calls after ($(head -1 "$TMP/again")); other: exit $other ($(head -1 "$TMP/other"))"
 fi
+
+# ---- record --sink: the recording into ClickHouse as it is recorded ----
+SINK_T0=$(date +%s.%N)
+SINK_NAMES="clickhouse_sink clickhouse_sink_p50 clickhouse_sink_cut"
+why=$(host_blocker)
+if [ -n "$why" ]; then
+	for n in $SINK_NAMES; do skip "$n" "$why"; done
+	exit 0
+fi
+make_loop 64 || { for n in $SINK_NAMES; do fail "$n" "cannot set up a loop device"; done; exit 0; }
+# about 2 s of 4K reads at 2000/s: long enough to see rows arrive mid-way
+sink_fio() { echo "$(fio_cmd "$1" "$2") --rate_iops=2000"; }
+"$IOTRAIL" record -o "$TMP/live.trail" --layers block --dev "$LOOPNAME" \
+	--sink "clickhouse://127.0.0.1:$HTTP/live" -- $(sink_fio "$TMP/live.fio.json" 4000) \
+	> "$TMP/live.out" 2>&1 &
+REC=$!
+mid=0
+while kill -0 $REC 2> /dev/null; do
+	n=$(q "SELECT count() FROM live.ios" 2> /dev/null || echo 0)
+	# rows seen while fio runs (its JSON not yet written)
+	[ -s "$TMP/live.fio.json" ] || { [ "${n:-0}" -gt "$mid" ] && mid=$n; }
+	sleep 0.2
+done
+wait $REC
+rec_rc=$?
+"$IOTRAIL" report --json --group-by none "$TMP/live.trail" > "$TMP/live.json"
+want=$(jq .ios "$TMP/live.json")
+got=$(q "SELECT count() FROM live.ios")
+recrow=$(q "SELECT ios FROM live.recordings")
+fio_ios=$(jq '.jobs[0].read.total_ios' "$TMP/live.fio.json")
+if [ $rec_rc = 0 ] && [ "$got" = "$want" ] && [ "$recrow" = "$want" ] && [ "$want" -ge "$fio_ios" ] &&
+	[ "$mid" -gt 0 ] && [ "$mid" -lt "$got" ] && grep -q "sink: .* rows inserted" "$TMP/live.out"; then
+	pass "clickhouse_sink ($got I/Os == the report's ios, fio's $fio_ios reads among them; $mid already in while fio ran)"
+else
+	fail clickhouse_sink "exit $rec_rc; ios $got rows, recordings.ios $recrow, report $want, fio $fio_ios; $mid rows while fio ran; $(tail -1 "$TMP/live.out")"
+fi
+check_p50 clickhouse_sink_p50 live "$TMP/live.json"
+
+# the server dies mid-recording (last: it is not started again)
+"$IOTRAIL" record -o "$TMP/cut.trail" --layers block --dev "$LOOPNAME" \
+	--sink "clickhouse://127.0.0.1:$HTTP/cut" -- $(sink_fio "$TMP/cut.fio.json" 4000) \
+	> "$TMP/cut.out" 2>&1 &
+REC=$!
+for _ in $(seq 100); do
+	[ "$(q "SELECT count() FROM cut.ios" 2> /dev/null || echo 0)" -gt 0 ] && break
+	sleep 0.1
+done
+stop_server() { :; } # the EXIT trap: the server is gone already
+kill -9 "$CH_PID"; wait "$CH_PID" 2> /dev/null # a crash, not a shutdown
+wait $REC
+rec_rc=$?
+"$IOTRAIL" report --json --group-by none "$TMP/cut.trail" > "$TMP/cut.json"
+want=$(jq .ios "$TMP/cut.json")
+complete=$(jq .complete "$TMP/cut.json")
+line=$(grep "failed to send the whole recording" "$TMP/cut.out")
+ins=$(sed -n 's/.*; inserted ios \([0-9]*\),.*/\1/p' <<< "$line")
+not=$(sed -n 's/.*; not inserted ios \([0-9]*\),.*/\1/p' <<< "$line")
+if [ $rec_rc = 1 ] && [ "$complete" = true ] && grep -q "warning: the ClickHouse sink stopped" "$TMP/cut.out" &&
+	[ "$(grep -c "ClickHouse sink stopped" "$TMP/cut.out")" = 1 ] && [ -n "$ins" ] && [ -n "$not" ] &&
+	[ "$ins" -gt 0 ] && [ "$not" -gt 0 ] && [ $((ins + not)) = "$want" ]; then
+	pass "clickhouse_sink_cut (the file whole, $want I/Os: $ins inserted before the server died, $not said not inserted)"
+else
+	fail clickhouse_sink_cut "exit $rec_rc, complete $complete, report $want I/Os, inserted '$ins' + not '$not'; $(jq -c '{ios, dropped, incomplete, stitch}' "$TMP/cut.json"); $(grep -v "^$" "$TMP/cut.out" | tr "\n" "|")"
+fi
+drop_loop
+echo "# record --sink checks: $(awk -v a="$SINK_T0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s" >&2
