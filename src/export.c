@@ -162,10 +162,13 @@ static int export_analysis(const struct it_exporter *x, const char *path, const 
 }
 
 /* An exporter to a server (x->open_url): like export_analysis, the
- * report's layers read the trace in their one pass and publish on the bus
- * it subscribed to at open. */
-static int64_t run_url(const struct it_exporter *x, const char *path,
-		       const struct it_export_url *u, const char **why, char *err, size_t errlen)
+ * report's layers read the trace in their one pass (of machine) and
+ * publish on the bus it subscribed to at open. Machine 0's pass lists the
+ * file's machines (ids, *nids) and keeps its host facts (*first), which
+ * name the recording of every machine's rows. */
+static int64_t run_url(const struct it_exporter *x, const char *path, uint16_t machine,
+		       struct it_export_url *u, struct it_host_rec *first, uint16_t *ids,
+		       size_t *nids, size_t maxids, const char **why, char *err, size_t errlen)
 {
 	struct it_layer_opts o = { .analyzer = IT_ANALYZER_OPTS_DEFAULT };
 	struct it_reader *rd;
@@ -175,9 +178,18 @@ static int64_t run_url(const struct it_exporter *x, const char *path,
 	void *self;
 
 	*why = NULL;
-	if (it_trace_analysis_open(path, &o, 0, &rd, &an, &info))
+	if (it_trace_analysis_open(path, &o, machine, &rd, &an, &info))
 		return -2; /* said */
 	info.bus = it_analysis_bus(an);
+	if (!machine) {
+		size_t n;
+		const struct it_machine *ms = it_reader_machines(rd, &n);
+
+		for (*nids = 0; *nids < n && *nids < maxids; (*nids)++)
+			ids[*nids] = ms[*nids].id;
+		*first = *info.host;
+		u->recording = first;
+	}
 	self = x->open_url(u, &info);
 	if (!self) {
 		snprintf(err, errlen, "out of memory");
@@ -207,15 +219,26 @@ static int export_url(const struct it_exporter *x, const char *path, const char 
 	if (!h)
 		return it_failf(2, "failed to use --url %s: %s; give http://HOST:PORT", url, err);
 	struct it_export_url u = { .url = url, .database = database, .post = it_http_post, .conn = h };
-	int64_t rows = run_url(x, path, &u, &why, err, sizeof(err));
+	struct it_host_rec first;
+	uint16_t ids[64] = { 0 };
+	size_t nids = 1;
+	int64_t rows = 0, r = 0;
+
+	/* every machine of the file, each its own pass (as report --machine) */
+	for (size_t k = 0; k < nids && r >= 0; k++)
+		if ((r = run_url(x, path, ids[k], &u, &first, ids, &nids, 64, &why, err,
+				 sizeof(err))) >= 0)
+			rows += r;
+	if (r < 0)
+		rows = r;
 	it_http_close(h);
 	if (rows == -2)
 		return 1;
 	if (rows < 0)
 		return it_failf(1, "failed to export %s to %s: %s%s", path, url, err,
 				why ? "" : "; free some memory");
-	fprintf(stderr, "iotrail export: %lld rows sent to %s, database %s\n", (long long)rows, url,
-		database);
+	fprintf(stderr, "iotrail export: %lld rows sent to %s, database %s%s\n", (long long)rows, url,
+		database, nids > 1 ? " (every machine of the file)" : "");
 	return 0;
 }
 

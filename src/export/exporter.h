@@ -21,6 +21,9 @@
 struct it_export_url {
 	const char *url;        /* http://HOST:PORT */
 	const char *database;
+	/* machine 0's host facts, which name the recording of every machine's
+	 * rows (NULL: the pass's own, info->host) */
+	const struct it_host_rec *recording;
 	/* POSTs len bytes of body to the url with ?query=query (NULL: the body
 	 * is the query). 0 with the server's answer in reply (its first line),
 	 * or -1 with why in reply (the server's error, one line). */

@@ -8,19 +8,23 @@
 # report's p50 (--group-by none; the report's p50 is a bucket's midpoint,
 # within 1%); calls == syscall_calls; nvme_commands == the CSV export's
 # rows (one per command); a second export of the same trace is refused and
-# adds nothing; a table of other columns is refused in one line.
+# adds nothing; a table of other columns is refused in one line. The
+# fabric: per opcode and fabric stage, the commands having it and their
+# sum of ns in fabric_commands == the report's fabric view (nvme-tcp-qd16,
+# and it split into two machines by build/tests/split_trace, where every
+# machine goes: machine 0's and 1's rows of ios == report --machine 0 and 1).
 # `record --sink` (needs root and BPF; a loop device, fio rate-limited to
 # about 2 s): rows reach the server while fio still runs, and once
 # recorded the rows of ios == the file's report's ios, quantile(0.5)
 # within 1% of its p50, the recordings row's counts == the rows; then the
-# server is killed mid-recording: the recording goes on (the file whole),
-# one warning line, and the end line's inserted + not inserted I/Os ==
-# the file's ios.
+# server is killed mid-recording: one warning line, the recording goes on
+# (I/O after the warning is in the file, whole), and the end line's
+# inserted + not inserted I/Os == the file's ios.
 cd "$(dirname "$0")/../.."
 . tests/integration/lib.sh
 
-NAMES="clickhouse_rows clickhouse_p50 clickhouse_calls_nvme clickhouse_refusals clickhouse_sink
-clickhouse_sink_p50 clickhouse_sink_cut"
+NAMES="clickhouse_rows clickhouse_p50 clickhouse_calls_nvme clickhouse_fabric clickhouse_machines
+clickhouse_refusals clickhouse_sink clickhouse_sink_p50 clickhouse_sink_cut"
 skip_all() { local n; for n in $NAMES; do skip "$n" "$1"; done; exit 0; }
 [ -x "$IOTRAIL" ] || skip_all "$IOTRAIL is not built"
 command -v jq > /dev/null || skip_all "jq is not installed (scripts/install-deps.sh)"
@@ -100,6 +104,52 @@ check_p50 clickhouse_p50 qd16 "$TMP/qd16.json"
 nvme_want=$(( $("$IOTRAIL" export --format csv "$t" | wc -l) - 1 ))
 nvme_got=$(q "SELECT count() FROM qd16.nvme_commands")
 
+# fabric_stages DB REPORT_JSON: "opcode stage count sum_ns" per stage of
+# each opcode, from the table and from the report, each sorted, in
+# $TMP/DB.fabric.{ch,report}
+fabric_stages() {
+	local sql="" st col
+	for st in $(jq -r '[.fabric.by_opcode[].stages[].name] | unique | .[]' "$2"); do
+		col=${st//./_}_ns
+		sql="$sql${sql:+ UNION ALL }SELECT opcode, '$st', countIf($col >= 0), sumIf($col, $col >= 0) FROM $1.fabric_commands GROUP BY opcode"
+	done
+	q "$sql" | awk '$3 > 0' | sort > "$TMP/$1.fabric.ch"
+	jq -r '.fabric.by_opcode | to_entries[] | .key as $op | .value.stages[] | select(.count > 0) |
+		"\($op)\t\(.name)\t\(.count)\t\(.sum_ns)"' "$2" | sort > "$TMP/$1.fabric.report"
+}
+fabric_stages qd16 "$TMP/qd16.json"
+rows=$(q "SELECT count() FROM qd16.fabric_commands")
+matched=$(jq .fabric.matched "$TMP/qd16.json")
+if [ "$rows" = "$matched" ] && [ "$matched" -gt 0 ] && [ -s "$TMP/qd16.fabric.ch" ] &&
+	cmp -s "$TMP/qd16.fabric.ch" "$TMP/qd16.fabric.report"; then
+	pass "clickhouse_fabric ($rows commands == fabric.matched; $(wc -l < "$TMP/qd16.fabric.ch") opcode stages' counts and sums == the report's)"
+else
+	fail clickhouse_fabric "$rows rows, fabric.matched $matched; $(diff "$TMP/qd16.fabric.ch" "$TMP/qd16.fabric.report" | head -3 | tr '\n' ' ')"
+fi
+
+# two machines: every machine's rows, the fabric joined across them
+SPLIT=$PWD/build/tests/split_trace
+if [ ! -x "$SPLIT" ]; then
+	skip clickhouse_machines "$SPLIT is not built (run make)"
+elif ! "$SPLIT" tests/data/nvme-tcp-qd16.trail "$TMP/two.trail" --offset 3700000000 > /dev/null ||
+	! "$IOTRAIL" export --format clickhouse --url "$URL" --database two "$TMP/two.trail" 2> "$TMP/err"; then
+	fail clickhouse_machines "split or export failed: $(head -1 "$TMP/err")"
+else
+	"$IOTRAIL" report --json --group-by none "$TMP/two.trail" > "$TMP/two.json"
+	want="0 $(jq .ios "$TMP/two.json") 1 $("$IOTRAIL" report --json --machine 1 "$TMP/two.trail" | jq .ios)"
+	got=$(q "SELECT machine, count() FROM two.ios GROUP BY machine ORDER BY machine" | tr '\t\n' '  ' | sed 's/ $//')
+	recs=$(q "SELECT count(), uniqExact(recording_id), groupArray(machine) FROM two.recordings" | tr '\t' ' ')
+	fabric_stages two "$TMP/two.json"
+	frows=$(q "SELECT count() FROM two.fabric_commands WHERE target_machine = 1")
+	matched=$(jq .fabric.matched "$TMP/two.json")
+	if [ "$got" = "$want" ] && [ "$recs" = "2 1 [0,1]" ] && [ "$frows" = "$matched" ] &&
+		[ "$matched" -gt 0 ] && cmp -s "$TMP/two.fabric.ch" "$TMP/two.fabric.report"; then
+		pass "clickhouse_machines (ios by machine: $got, the reports'; one recording of 2 machines; $frows fabric commands on machine 1's target, stages == the report's)"
+	else
+		fail clickhouse_machines "ios by machine '$got', reports '$want'; recordings '$recs'; fabric $frows rows, matched $matched; $(diff "$TMP/two.fabric.ch" "$TMP/two.fabric.report" | head -3 | tr '\n' ' ')"
+	fi
+fi
+
 # syscall-mixed: system calls
 t=tests/data/syscall-mixed.trail
 "$IOTRAIL" export --format clickhouse --url "$URL" --database mixed "$t" 2> "$TMP/err"
@@ -164,10 +214,18 @@ else
 fi
 check_p50 clickhouse_sink_p50 live "$TMP/live.json"
 
-# the server dies mid-recording (last: it is not started again)
+# the server dies mid-recording (last: it is not started again). The
+# command: fio (2 s, rate-limited), then it waits for $TMP/go, then 500
+# more reads: the test kills the server once rows are in, waits for the
+# sink's warning (the rows after the kill fail to go), then lets the
+# command go on: I/O recorded after the failure is in the file too.
+cat > "$TMP/cut.sh" <<EOF
+$(sink_fio "$TMP/cut.fio.json" 4000) || exit 1
+while [ ! -e "$TMP/go" ]; do sleep 0.05; done
+$(fio_cmd "$TMP/cut2.fio.json" 500) || exit 1
+EOF
 "$IOTRAIL" record -o "$TMP/cut.trail" --layers block --dev "$LOOPNAME" \
-	--sink "clickhouse://127.0.0.1:$HTTP/cut" -- $(sink_fio "$TMP/cut.fio.json" 4000) \
-	> "$TMP/cut.out" 2>&1 &
+	--sink "clickhouse://127.0.0.1:$HTTP/cut" -- sh "$TMP/cut.sh" > "$TMP/cut.out" 2>&1 &
 REC=$!
 for _ in $(seq 100); do
 	[ "$(q "SELECT count() FROM cut.ios" 2> /dev/null || echo 0)" -gt 0 ] && break
@@ -175,6 +233,11 @@ for _ in $(seq 100); do
 done
 stop_server() { :; } # the EXIT trap: the server is gone already
 kill -9 "$CH_PID"; wait "$CH_PID" 2> /dev/null # a crash, not a shutdown
+for _ in $(seq 100); do
+	grep -q "sink stopped" "$TMP/cut.out" && break
+	sleep 0.1
+done
+touch "$TMP/go"
 wait $REC
 rec_rc=$?
 "$IOTRAIL" report --json --group-by none "$TMP/cut.trail" > "$TMP/cut.json"
@@ -185,8 +248,8 @@ ins=$(sed -n 's/.*; inserted ios \([0-9]*\),.*/\1/p' <<< "$line")
 not=$(sed -n 's/.*; not inserted ios \([0-9]*\),.*/\1/p' <<< "$line")
 if [ $rec_rc = 1 ] && [ "$complete" = true ] && grep -q "warning: the ClickHouse sink stopped" "$TMP/cut.out" &&
 	[ "$(grep -c "ClickHouse sink stopped" "$TMP/cut.out")" = 1 ] && [ -n "$ins" ] && [ -n "$not" ] &&
-	[ "$ins" -gt 0 ] && [ "$not" -gt 0 ] && [ $((ins + not)) = "$want" ]; then
-	pass "clickhouse_sink_cut (the file whole, $want I/Os: $ins inserted before the server died, $not said not inserted)"
+	[ "$ins" -gt 0 ] && [ "$not" -gt 0 ] && [ $((ins + not)) = "$want" ] && [ "$want" -ge 4500 ]; then
+	pass "clickhouse_sink_cut (the file whole, $want I/Os, 500 of them after the failure: $ins inserted before the server died, $not said not inserted)"
 else
 	fail clickhouse_sink_cut "exit $rec_rc, complete $complete, report $want I/Os, inserted '$ins' + not '$not'; $(jq -c '{ios, dropped, incomplete, stitch}' "$TMP/cut.json"); $(grep -v "^$" "$TMP/cut.out" | tr "\n" "|")"
 fi
