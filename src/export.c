@@ -123,6 +123,35 @@ static int64_t run(const struct it_exporter *x, struct it_reader *rd, FILE *out,
 	return rows;
 }
 
+/* The passes of machines 1.. of a file of several, into the same
+ * exporter (x->next_machine), after machine 0's (rd0: its reader). */
+static int other_machines(const struct it_exporter *x, void *self, const char *path,
+			  struct it_reader *rd0)
+{
+	struct it_layer_opts o = { .analyzer = IT_ANALYZER_OPTS_DEFAULT };
+	size_t n;
+	const struct it_machine *ms = it_reader_machines(rd0, &n);
+	int rc = 0;
+
+	for (size_t i = 1; i < n && x->next_machine && !rc; i++) {
+		struct it_pass_info info;
+		struct it_analysis *an;
+		struct it_reader *rd;
+
+		if ((rc = it_trace_analysis_open(path, &o, ms[i].id, &rd, &an, &info)))
+			break;
+		info.bus = it_analysis_bus(an);
+		if (x->next_machine(self, &info))
+			rc = it_fail(1, "export", "too many listeners on the analysis' bus",
+				     "report it");
+		else
+			rc = it_trace_analysis_run(an, rd, path);
+		it_analysis_free(an);
+		it_reader_close(rd);
+	}
+	return rc;
+}
+
 /* An exporter on the report's analysis layers, fed through their bus;
  * the output file is created once the trace opened. */
 static int export_analysis(const struct it_exporter *x, const char *path, const char *output)
@@ -144,7 +173,8 @@ static int export_analysis(const struct it_exporter *x, const char *path, const 
 		rc = it_fail(1, "create the output file", strerror(errno), "check the path");
 	else if (!(self = x->open(out, &info)))
 		rc = it_fail(1, "export", "out of memory", "free some memory");
-	else if ((rc = it_trace_analysis_run(an, rd, path)) == 0) {
+	else if ((rc = it_trace_analysis_run(an, rd, path)) == 0 &&
+		 (rc = other_machines(x, self, path, rd)) == 0) {
 		rows = x->finish_analysis ? x->finish_analysis(self, an) : x->finish(self);
 		if (rows < 0)
 			rc = it_fail(1, "export", "out of memory", "free some memory");

@@ -233,6 +233,21 @@ fail:
 	return NULL;
 }
 
+/* "ios N, calls N, nvme_commands N, fabric_commands N" */
+static void per_table(char *buf, size_t len, const uint64_t *n)
+{
+	size_t off = 0;
+
+	buf[0] = 0;
+	for (unsigned t = 0; t < IT_CH_RECORDINGS && off < len; t++) {
+		int w = snprintf(buf + off, len - off, "%s%s %" PRIu64, t ? ", " : "",
+				 it_clickhouse_table(t), n[t]);
+		if (w < 0)
+			break;
+		off += (size_t)w;
+	}
+}
+
 void it_sink_cancel(struct it_sink *s)
 {
 	if (!s)
@@ -266,17 +281,12 @@ int it_sink_stop(struct it_sink *s, bool complete)
 		total += sent[t];
 		lost += unsent[t];
 	}
-	snprintf(counts, sizeof(counts), "%s %" PRIu64 ", %s %" PRIu64 ", %s %" PRIu64,
-		 it_clickhouse_table(IT_CH_IOS), sent[IT_CH_IOS], it_clickhouse_table(IT_CH_CALLS),
-		 sent[IT_CH_CALLS], it_clickhouse_table(IT_CH_NVME), sent[IT_CH_NVME]);
+	per_table(counts, sizeof(counts), sent);
 	if (!*reason && complete) {
 		fprintf(stderr, "iotrail record: sink: %" PRIu64 " rows inserted into %s, database "
 			"%s (%s) as recorded\n", total, s->url, s->database, counts);
 	} else {
-		snprintf(missing, sizeof(missing), "%s %" PRIu64 ", %s %" PRIu64 ", %s %" PRIu64,
-			 it_clickhouse_table(IT_CH_IOS), unsent[IT_CH_IOS],
-			 it_clickhouse_table(IT_CH_CALLS), unsent[IT_CH_CALLS],
-			 it_clickhouse_table(IT_CH_NVME), unsent[IT_CH_NVME]);
+		per_table(missing, sizeof(missing), unsent);
 		if (!*reason)
 			snprintf(reason, sizeof(reason), "the recording stopped early");
 		it_failf(1, "failed to send the whole recording to ClickHouse at %s, database %s: "
