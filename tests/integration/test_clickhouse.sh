@@ -25,7 +25,7 @@ cd "$(dirname "$0")/../.."
 . tests/integration/lib.sh
 
 NAMES="clickhouse_rows clickhouse_p50 clickhouse_calls_nvme clickhouse_fabric clickhouse_machines
-clickhouse_refusals clickhouse_sink clickhouse_sink_p50 clickhouse_sink_cut"
+clickhouse_refusals clickhouse_sink_refused clickhouse_sink clickhouse_sink_p50 clickhouse_sink_cut"
 skip_all() { local n; for n in $NAMES; do skip "$n" "$1"; done; exit 0; }
 [ -x "$IOTRAIL" ] || skip_all "$IOTRAIL is not built"
 command -v jq > /dev/null || skip_all "jq is not installed (scripts/install-deps.sh)"
@@ -179,13 +179,27 @@ else
 fi
 
 # ---- record --sink: the recording into ClickHouse as it is recorded ----
-SINK_NAMES="clickhouse_sink clickhouse_sink_p50 clickhouse_sink_cut"
+SINK_NAMES="clickhouse_sink_refused clickhouse_sink clickhouse_sink_p50 clickhouse_sink_cut"
 why=$(host_blocker)
 if [ -n "$why" ]; then
 	for n in $SINK_NAMES; do skip "$n" "$why"; done
 	exit 0
 fi
 make_loop 64 || { for n in $SINK_NAMES; do fail "$n" "cannot set up a loop device"; done; exit 0; }
+# a --sink that is not clickhouse:// (usage: 2), and a server that does
+# not answer (1, before anything is recorded: no file left): one line each
+"$IOTRAIL" record -o "$TMP/bad.trail" --sink http://127.0.0.1:$HTTP -- true 2> "$TMP/bad1"
+bad1=$?
+"$IOTRAIL" record -o "$TMP/bad.trail" --layers block --dev "$LOOPNAME" \
+	--sink clickhouse://127.0.0.1:1/db -- true 2> "$TMP/bad2"
+bad2=$?
+if [ $bad1 = 2 ] && [ "$(wc -l < "$TMP/bad1")" = 1 ] && grep -q "not a clickhouse://" "$TMP/bad1" &&
+	[ $bad2 = 1 ] && [ "$(wc -l < "$TMP/bad2")" = 1 ] && grep -q "Couldn't connect" "$TMP/bad2" &&
+	[ ! -e "$TMP/bad.trail" ]; then
+	pass "clickhouse_sink_refused ($(cut -c1-80 "$TMP/bad2")...)"
+else
+	fail clickhouse_sink_refused "exit $bad1: $(cat "$TMP/bad1"); exit $bad2: $(cat "$TMP/bad2"); file left: $([ -e "$TMP/bad.trail" ] && echo yes || echo no)"
+fi
 # gated_record NAME: record --sink into database NAME a command that
 # reads 1000 blocks, waits for $TMP/NAME.go, reads 1000 more, waits for
 # $TMP/NAME.end; in the background ($REC), its output in $TMP/NAME.out. The test decides when
