@@ -123,6 +123,35 @@ static int64_t run(const struct it_exporter *x, struct it_reader *rd, FILE *out,
 	return rows;
 }
 
+/* The passes of machines 1.. of a file of several, into the same
+ * exporter (x->next_machine), after machine 0's (rd0: its reader). */
+static int other_machines(const struct it_exporter *x, void *self, const char *path,
+			  struct it_reader *rd0)
+{
+	struct it_layer_opts o = { .analyzer = IT_ANALYZER_OPTS_DEFAULT };
+	size_t n;
+	const struct it_machine *ms = it_reader_machines(rd0, &n);
+	int rc = 0;
+
+	for (size_t i = 1; i < n && x->next_machine && !rc; i++) {
+		struct it_pass_info info;
+		struct it_analysis *an;
+		struct it_reader *rd;
+
+		if ((rc = it_trace_analysis_open(path, &o, ms[i].id, &rd, &an, &info)))
+			break;
+		info.bus = it_analysis_bus(an);
+		if (x->next_machine(self, &info))
+			rc = it_fail(1, "export", "too many listeners on the analysis' bus",
+				     "report it");
+		else
+			rc = it_trace_analysis_run(an, rd, path);
+		it_analysis_free(an);
+		it_reader_close(rd);
+	}
+	return rc;
+}
+
 /* An exporter on the report's analysis layers, fed through their bus;
  * the output file is created once the trace opened. */
 static int export_analysis(const struct it_exporter *x, const char *path, const char *output)
@@ -144,7 +173,8 @@ static int export_analysis(const struct it_exporter *x, const char *path, const 
 		rc = it_fail(1, "create the output file", strerror(errno), "check the path");
 	else if (!(self = x->open(out, &info)))
 		rc = it_fail(1, "export", "out of memory", "free some memory");
-	else if ((rc = it_trace_analysis_run(an, rd, path)) == 0) {
+	else if ((rc = it_trace_analysis_run(an, rd, path)) == 0 &&
+		 (rc = other_machines(x, self, path, rd)) == 0) {
 		rows = x->finish_analysis ? x->finish_analysis(self, an) : x->finish(self);
 		if (rows < 0)
 			rc = it_fail(1, "export", "out of memory", "free some memory");
@@ -162,10 +192,13 @@ static int export_analysis(const struct it_exporter *x, const char *path, const 
 }
 
 /* An exporter to a server (x->open_url): like export_analysis, the
- * report's layers read the trace in their one pass and publish on the bus
- * it subscribed to at open. */
-static int64_t run_url(const struct it_exporter *x, const char *path,
-		       const struct it_export_url *u, const char **why, char *err, size_t errlen)
+ * report's layers read the trace in their one pass (of machine) and
+ * publish on the bus it subscribed to at open. Machine 0's pass lists the
+ * file's machines (ids, *nids) and keeps its host facts (*first), which
+ * name the recording of every machine's rows. */
+static int64_t run_url(const struct it_exporter *x, const char *path, uint16_t machine,
+		       struct it_export_url *u, struct it_host_rec *first, uint16_t *ids,
+		       size_t *nids, size_t maxids, const char **why, char *err, size_t errlen)
 {
 	struct it_layer_opts o = { .analyzer = IT_ANALYZER_OPTS_DEFAULT };
 	struct it_reader *rd;
@@ -175,9 +208,18 @@ static int64_t run_url(const struct it_exporter *x, const char *path,
 	void *self;
 
 	*why = NULL;
-	if (it_trace_analysis_open(path, &o, 0, &rd, &an, &info))
+	if (it_trace_analysis_open(path, &o, machine, &rd, &an, &info))
 		return -2; /* said */
 	info.bus = it_analysis_bus(an);
+	if (!machine) {
+		size_t n;
+		const struct it_machine *ms = it_reader_machines(rd, &n);
+
+		for (*nids = 0; *nids < n && *nids < maxids; (*nids)++)
+			ids[*nids] = ms[*nids].id;
+		*first = *info.host;
+		u->recording = first;
+	}
 	self = x->open_url(u, &info);
 	if (!self) {
 		snprintf(err, errlen, "out of memory");
@@ -207,15 +249,26 @@ static int export_url(const struct it_exporter *x, const char *path, const char 
 	if (!h)
 		return it_failf(2, "failed to use --url %s: %s; give http://HOST:PORT", url, err);
 	struct it_export_url u = { .url = url, .database = database, .post = it_http_post, .conn = h };
-	int64_t rows = run_url(x, path, &u, &why, err, sizeof(err));
+	struct it_host_rec first;
+	uint16_t ids[64] = { 0 };
+	size_t nids = 1;
+	int64_t rows = 0, r = 0;
+
+	/* every machine of the file, each its own pass (as report --machine) */
+	for (size_t k = 0; k < nids && r >= 0; k++)
+		if ((r = run_url(x, path, ids[k], &u, &first, ids, &nids, 64, &why, err,
+				 sizeof(err))) >= 0)
+			rows += r;
+	if (r < 0)
+		rows = r;
 	it_http_close(h);
 	if (rows == -2)
 		return 1;
 	if (rows < 0)
 		return it_failf(1, "failed to export %s to %s: %s%s", path, url, err,
 				why ? "" : "; free some memory");
-	fprintf(stderr, "iotrail export: %lld rows sent to %s, database %s\n", (long long)rows, url,
-		database);
+	fprintf(stderr, "iotrail export: %lld rows sent to %s, database %s%s\n", (long long)rows, url,
+		database, nids > 1 ? " (every machine of the file)" : "");
 	return 0;
 }
 

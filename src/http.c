@@ -57,6 +57,11 @@ struct it_http *it_http_open(const char *base_url, char *err, size_t errlen)
 	curl_easy_setopt(h->c, CURLOPT_WRITEDATA, h);
 	curl_easy_setopt(h->c, CURLOPT_CONNECTTIMEOUT, 10L);
 	curl_easy_setopt(h->c, CURLOPT_NOSIGNAL, 1L);
+	/* a server that stops answering is an error, not a hang (record
+	 * --sink waits for its last POST before it exits): under a byte a
+	 * second for a minute; a big insert answers well within that */
+	curl_easy_setopt(h->c, CURLOPT_LOW_SPEED_LIMIT, 1L);
+	curl_easy_setopt(h->c, CURLOPT_LOW_SPEED_TIME, 60L);
 	return h;
 }
 

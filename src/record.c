@@ -39,6 +39,7 @@
 #include "nvmf.h"
 #include "record_task.h"
 #include "scope.h"
+#include "sink.h"
 #include "trace_merge.h"
 #include "tracefile.h"
 
@@ -81,6 +82,7 @@ struct record_opts {
 	const char *target_layers;
 	const char *target_devs[MAX_TARGETS]; /* --target-dev: one for all, or one per target */
 	size_t ntarget_devs;
+	const char *sink;             /* --sink clickhouse://HOST:PORT/DB (sink.h) */
 };
 
 static volatile sig_atomic_t stop_signal, nsignals, flight_asked;
@@ -183,6 +185,10 @@ static void usage(FILE *f)
 		"                       first, counted, when the window does not fit)\n"
 		"      --trigger STAGE>DUR  write the window when an I/O's stage (q2c, d2c,\n"
 		"                       q2d) exceeds DUR: --trigger 'q2c>5ms' (once a spike)\n"
+		"      --sink clickhouse://HOST[:PORT][/DB]  also send the recording into\n"
+		"                       ClickHouse as it is recorded (port 8123, database\n"
+		"                       iotrail by default; tables as iotrail export\n"
+		"                       --format clickhouse makes them); FILE is written too\n"
 		"\n"
 		"layers:\n",
 		MAX_DEVS, names);
@@ -252,7 +258,8 @@ static int parse_layers(struct record_opts *o, const char *arg)
 }
 
 /* long options without a letter (below the layers' IT_LAYER_OPT codes) */
-enum { OPT_FILTER = 0x0800, OPT_SAMPLE, OPT_TASK, OPT_FLIGHT, OPT_FLIGHT_MEMORY, OPT_TRIGGER };
+enum { OPT_FILTER = 0x0800, OPT_SAMPLE, OPT_TASK, OPT_FLIGHT, OPT_FLIGHT_MEMORY, OPT_TRIGGER,
+       OPT_SINK };
 
 /* The getopt table: the common options, then every layer's. */
 static struct option *build_longopts(void)
@@ -280,6 +287,7 @@ static struct option *build_longopts(void)
 		{ "flight", required_argument, NULL, OPT_FLIGHT },
 		{ "flight-memory", required_argument, NULL, OPT_FLIGHT_MEMORY },
 		{ "trigger", required_argument, NULL, OPT_TRIGGER },
+		{ "sink", required_argument, NULL, OPT_SINK },
 	};
 	size_t n = sizeof(common) / sizeof(common[0]), k = 0;
 	struct option *all;
@@ -467,6 +475,15 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		case OPT_TRIGGER:
 			o->task.trigger_arg = optarg;
 			break;
+		case OPT_SINK: {
+			char url[300], db[80];
+
+			o->sink = optarg;
+			if (it_sink_parse(optarg, url, sizeof(url), db, sizeof(db), err, sizeof(err)))
+				rc = it_failf(-1, "failed to parse --sink %s: %s; give "
+					      "clickhouse://HOST:PORT/DATABASE", optarg, err);
+			break;
+		}
 		case 'd':
 			/* !(d <= max) also refuses nan; the bound keeps d * 1e9 in a uint64_t */
 			o->duration_s = strtod(optarg, &end);
@@ -571,6 +588,13 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		rc = open_cgroup(o, o->task.filter.cgroup);
 	if (!rc && o->task.flight_ns)
 		rc = flight_layers(o);
+	if (!rc && o->sink && o->task.flight_ns)
+		rc = it_fail(-1, "use --sink with --flight", "a flight recording is written at its "
+			     "end only", "record without --flight, or export the flight file");
+	/* the sink follows the file: buffers go into it twice a second (the
+	 * sink sends once a second: rows reach the server within 1.5 s) */
+	if (!rc && o->sink && !o->flush_every_s)
+		o->flush_every_s = 0.5;
 	/* the agents record what their own options say: a predicate given
 	 * here would hold on this machine only, a partial result unsaid */
 	if (!rc && o->ntargets && (o->task.filter.n || o->task.sample_n > 1))
@@ -619,6 +643,7 @@ struct session {
 	const char *hooks;
 	unsigned int flight_files;    /* FILE.N written so far */
 	struct it_writer_stats ws;    /* the trace's writer at the end (the queue) */
+	struct it_sink *sink;         /* --sink: the file into ClickHouse as written */
 };
 
 #define FOR_STARTED(ss, i, l) \
@@ -1262,6 +1287,8 @@ static int launch(struct session *ss)
 	fail(what, strerror(exec_errno), "check the command name and PATH");
 	it_writer_abort(ss->s.w);
 	ss->s.w = NULL;
+	it_sink_cancel(ss->sink);
+	ss->sink = NULL;
 	unlink(ss->o->output);
 	return -1;
 }
@@ -1447,7 +1474,7 @@ int cmd_record(int argc, char **argv)
 	char hooks[sizeof(((struct it_host_rec *)0)->hooks)] = "";
 	char local[4096];
 	const char *output;
-	int rc, ret = 1;
+	int rc, ret = 1, sink_rc = 0;
 	bool ran_command = false;
 
 	rc = parse_args(argc, argv, &o);
@@ -1500,6 +1527,12 @@ int cmd_record(int argc, char **argv)
 	}
 	if (!open_trace(&ss, argc, argv, hooks))
 		goto out;
+	if (o.sink && !(ss.sink = it_sink_start(o.sink, o.output, output))) {
+		it_writer_abort(s->w);
+		s->w = NULL;
+		unlink(o.output);
+		goto out;
+	}
 	if (o.cmd) {
 		if (launch(&ss))
 			goto out;
@@ -1516,10 +1549,16 @@ int cmd_record(int argc, char **argv)
 	record_loop(&ss);
 	if (s->err) {
 		ret = stopped_early(&ss);
+		if (ss.sink)
+			it_sink_stop(ss.sink, false);
+		ss.sink = NULL;
 		goto out;
 	}
 	rc = finish(&ss);
 	s->w = NULL;
+	if (ss.sink)
+		sink_rc = it_sink_stop(ss.sink, !rc && !s->err);
+	ss.sink = NULL;
 	if (rc || s->err) {
 		fail("write the trace file", strerror(-(rc ? rc : s->err)),
 		     "check free space on its file system");
@@ -1529,9 +1568,12 @@ int cmd_record(int argc, char **argv)
 		goto out;
 	summary(&ss, ran_command);
 	ret = ran_command ? exit_code(ss.status) : 0;
+	if (!ret && sink_rc)
+		ret = sink_rc; /* the recording is whole, ClickHouse has part of it */
 out:
 	if (s->w)
 		it_writer_abort(s->w);
+	it_sink_cancel(ss.sink);
 	/* the ring first: it maps the layers' ring buffer maps */
 	ring_buffer__free(s->rb);
 	for (size_t i = it_nlayers; i-- > 0;)

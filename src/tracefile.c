@@ -931,6 +931,10 @@ struct it_reader {
 	struct it_select sel[MAX_SELECT]; /* the chunks handed out */
 	size_t nsel;
 	bool records;               /* a records reader: step over the others unread */
+	/* a follower (it_reader_open_follow): at the end of the whole chunks,
+	 * follow_wait says whether more may come (it waits first) */
+	bool (*follow_wait)(void *ctx);
+	void *follow_ctx;
 
 	/* hand-off between producer and caller */
 	bool threaded;
@@ -1217,6 +1221,9 @@ static int produce(struct it_reader *r, struct slot *s)
 			continue;
 		if (rc == RD_OK)
 			rc = read_payload(r, &x, want ? &s->evs : &r->tmp);
+		/* a file still being written: its next chunk is not (whole) there yet */
+		if ((rc == RD_EOF || rc == RD_SHORT) && r->follow_wait && r->follow_wait(r->follow_ctx))
+			continue;
 		if (rc != RD_OK)
 			return stop_at(r, rc);
 		if (x.type == IT_CHUNK_EVENTS)
@@ -1719,18 +1726,35 @@ static void start_readahead(struct it_reader *r)
 }
 
 static struct it_reader *open_reader(const char *path, const struct it_select *sel, size_t nsel,
-				     bool records, char *err, size_t errlen);
+				     bool records, bool readahead, char *err, size_t errlen);
+static struct it_reader *open_select(const char *path, const struct it_select *sel, size_t nsel,
+				     bool (*wait)(void *), void *ctx, char *err, size_t errlen);
 
 struct it_reader *it_reader_open(const char *path, char *err, size_t errlen)
 {
 	const struct it_select events = { 0, IT_ANY, IT_CHUNK_EVENTS };
 
-	return open_reader(path, &events, 1, false, err, errlen);
+	return open_reader(path, &events, 1, false, true, err, errlen);
 }
 
 struct it_reader *it_reader_open_select(const char *path, const struct it_select *sel,
 					size_t nsel, char *err, size_t errlen)
 {
+	return open_select(path, sel, nsel, NULL, NULL, err, errlen);
+}
+
+struct it_reader *it_reader_open_follow(const char *path, const struct it_select *sel, size_t nsel,
+					bool (*wait)(void *ctx), void *ctx, char *err,
+					size_t errlen)
+{
+	return open_select(path, sel, nsel, wait, ctx, err, errlen);
+}
+
+static struct it_reader *open_select(const char *path, const struct it_select *sel, size_t nsel,
+				     bool (*wait)(void *), void *ctx, char *err, size_t errlen)
+{
+	struct it_reader *r;
+
 	if (nsel > MAX_SELECT) {
 		snprintf(err, errlen, "%zu chunk selectors, at most %d", nsel, MAX_SELECT);
 		return NULL;
@@ -1740,7 +1764,14 @@ struct it_reader *it_reader_open_select(const char *path, const struct it_select
 			snprintf(err, errlen, "chunk type %u cannot be read as records", sel[i].type);
 			return NULL;
 		}
-	return open_reader(path, sel, nsel, true, err, errlen);
+	/* a follower reads in the caller's thread: wait runs there, beside
+	 * the caller's own work on what it read (no read-ahead thread) */
+	r = open_reader(path, sel, nsel, true, !wait, err, errlen);
+	if (r) {
+		r->follow_wait = wait;
+		r->follow_ctx = ctx;
+	}
+	return r;
 }
 
 struct it_reader *it_reader_open_records(const char *path, const uint16_t *types, size_t ntypes,
@@ -1758,7 +1789,7 @@ struct it_reader *it_reader_open_records(const char *path, const uint16_t *types
 }
 
 static struct it_reader *open_reader(const char *path, const struct it_select *sel, size_t nsel,
-				     bool records, char *err, size_t errlen)
+				     bool records, bool readahead, char *err, size_t errlen)
 {
 	struct it_reader *r = calloc(1, sizeof(*r));
 
@@ -1790,7 +1821,8 @@ static struct it_reader *open_reader(const char *path, const struct it_select *s
 	if (read_start(r, err, errlen))
 		goto fail;
 	r->err[0] = '\0';
-	start_readahead(r);
+	if (readahead)
+		start_readahead(r);
 	return r;
 
 fail:

@@ -196,6 +196,13 @@ struct it_select {
 };
 struct it_reader *it_reader_open_select(const char *path, const struct it_select *sel,
 					size_t nsel, char *err, size_t errlen);
+/* A reader of a file still being written (iotrail record --sink): at the
+ * end of its whole chunks it calls wait(ctx), in the caller's thread,
+ * which waits a little and returns true to read on, false to end there
+ * (the reader's status then says truncated unless END came). */
+struct it_reader *it_reader_open_follow(const char *path, const struct it_select *sel, size_t nsel,
+					bool (*wait)(void *ctx), void *ctx, char *err,
+					size_t errlen);
 struct it_reader *it_reader_open_records(const char *path, const uint16_t *types, size_t ntypes,
 					 char *err, size_t errlen);
 /* it_reader_next_chunk without machine and layer. */

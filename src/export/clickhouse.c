@@ -3,7 +3,9 @@
  * `iotrail export --format clickhouse --url http://HOST:8123 [--database
  * DB] TRACE`: the trace into ClickHouse tables (doc/clickhouse.md): one
  * row per block I/O with its stage times, one per system call, one per
- * NVMe command, and one for the recording. Fed by the analysis' bus (the
+ * NVMe command, one per NVMe/TCP command the fabric view matched (its
+ * initiator's, network's and target's stages), and one for the recording
+ * (per machine of the file: the export runs a pass per machine). Fed by the analysis' bus (the
  * report's one pass), so a row's stage times are the report's.
  *
  * Rows are encoded as RowBinary (little-endian fixed-width numbers,
@@ -22,13 +24,15 @@
 #include "analyze/nvme.h"
 #include "export/clickhouse.h"
 #include "export/exporter.h"
+#include "layers/fabric/fabric.h"
 #include "layers/syscall/sysan.h"
 
 /* A batch: big enough that a POST's cost (a part written by the server)
  * is spread over many rows, small enough to keep memory flat. */
 #define BATCH_BYTES (8u << 20)
 
-enum { T_IOS = IT_CH_IOS, T_CALLS = IT_CH_CALLS, T_NVME = IT_CH_NVME, T_MAX = IT_CH_RECORDINGS };
+enum { T_IOS = IT_CH_IOS, T_CALLS = IT_CH_CALLS, T_NVME = IT_CH_NVME, T_FABRIC = IT_CH_FABRIC,
+       T_MAX = IT_CH_RECORDINGS };
 
 /* ---- the schema: each table's columns, in the order a row is written ---- */
 struct column {
@@ -95,6 +99,20 @@ static const struct column nvme_cols[] = {
 	{ "q2c_ns", "Int64", "its block request's Q2C (-1: no request: admin, passthrough)" },
 };
 
+static const struct column fabric_cols[] = {
+	{ "start_ns", "UInt64", "initiator's command set up (S), ns since the recording's start" },
+	{ "ctrl", "UInt16", "initiator's controller instance (nvmeN)" },
+	{ "qid", "UInt16", "queue" },
+	{ "cid", "UInt16", "command id" },
+	{ "cntlid", "UInt16", "controller id (the same on both sides)" },
+	{ "target_machine", "UInt16", "the target's machine in the file (0: the same machine)" },
+	{ "opcode", "String", "read, write, flush, ..." },
+	{ "bytes", "UInt32", "data bytes" },
+	{ "status", "UInt16", "NVMe status (0: success)" },
+	/* then one Int64 per fabric stage (host.block -> host_block_ns):
+	 * stage_columns() */
+};
+
 static const struct column rec_cols[] = {
 	{ "kernel", "String", "uname -r" },
 	{ "boot_id", "String", "" },
@@ -103,6 +121,7 @@ static const struct column rec_cols[] = {
 	{ "ios", "UInt64", "rows in ios" },
 	{ "calls", "UInt64", "rows in calls" },
 	{ "nvme_commands", "UInt64", "rows in nvme_commands" },
+	{ "fabric_commands", "UInt64", "rows in fabric_commands" },
 };
 
 static const struct {
@@ -117,6 +136,8 @@ static const struct {
 			  "(recording_id, machine, start_ns)" },
 	[IT_CH_NVME] = { "nvme_commands", nvme_cols, sizeof(nvme_cols) / sizeof(nvme_cols[0]),
 			 "(recording_id, machine, start_ns)" },
+	[IT_CH_FABRIC] = { "fabric_commands", fabric_cols, sizeof(fabric_cols) / sizeof(fabric_cols[0]),
+			   "(recording_id, machine, start_ns)" },
 	[IT_CH_RECORDINGS] = { "recordings", rec_cols, sizeof(rec_cols) / sizeof(rec_cols[0]),
 			       "(recording_id, machine)" },
 };
@@ -163,6 +184,15 @@ static int columns(char *buf, size_t len, unsigned table, bool list)
 		name[3] = 0;
 		ADD(list ? "%s_ns Int64," : "    %s_ns Int64,\n", name);
 	}
+	for (unsigned s = 0; table == IT_CH_FABRIC && s < IT_FS_MAX; s++) {
+		char name[32];
+		size_t k = 0;
+
+		for (const char *c = it_fabric_stages[s].name; *c && k + 1 < sizeof(name); c++)
+			name[k++] = *c == '.' ? '_' : *c; /* "host.block" -> "host_block" */
+		name[k] = 0;
+		ADD(list ? "%s_ns Int64," : "    %s_ns Int64,\n", name);
+	}
 #undef ADD
 	return (int)off;
 }
@@ -192,6 +222,7 @@ struct buf {
 	size_t len, cap;
 	uint64_t rows;   /* in the buffer */
 	uint64_t sent;   /* rows posted */
+	uint64_t unsent; /* rows of a failed POST, or seen after a failure */
 };
 
 struct ch {
@@ -308,6 +339,8 @@ static void flush(struct ch *x, unsigned t)
 	snprintf(q, sizeof(q), "INSERT INTO %s.%s FORMAT RowBinary", x->u.database, tables[t].name);
 	if (!post(x, q, b->p, b->len, NULL, 0))
 		b->sent += b->rows;
+	else
+		b->unsent += b->rows;
 	b->len = 0;
 	b->rows = 0;
 }
@@ -338,8 +371,10 @@ static void on_trail(const void *msg, void *ctx)
 	uint64_t start = t->ts[IT_PT_Q] ? t->ts[IT_PT_Q] : t->ts[IT_PT_I] ? t->ts[IT_PT_I] : t->ts[IT_PT_D];
 	char dn[24];
 
-	if (x->failed)
+	if (x->failed) {
+		x->b[T_IOS].unsent++; /* said by the sink (sink.c) */
 		return;
+	}
 	put_head(x, b, start);
 	PUT(x, b, uint64_t, since_start(x, start));
 	PUT(x, b, uint32_t, t->dev);
@@ -370,8 +405,10 @@ static void on_call(const void *msg, void *ctx)
 	const char *name = it_sys_call_name(m->call);
 	char unknown[16];
 
-	if (x->failed)
+	if (x->failed) {
+		x->b[T_CALLS].unsent++; /* said by the sink (sink.c) */
 		return;
+	}
 	if (!name) {
 		snprintf(unknown, sizeof(unknown), "call_%u", m->call);
 		name = unknown;
@@ -394,8 +431,10 @@ static void on_nvme(const void *msg, void *ctx)
 	struct buf *b = &x->b[T_NVME];
 	char name[32], dn[24];
 
-	if (x->failed)
+	if (x->failed) {
+		x->b[T_NVME].unsent++; /* said by the sink (sink.c) */
 		return;
+	}
 	put_head(x, b, c->submit_ns);
 	PUT(x, b, uint64_t, since_start(x, c->submit_ns));
 	PUT(x, b, uint16_t, c->ctrl);
@@ -416,6 +455,38 @@ static void on_nvme(const void *msg, void *ctx)
 	put_str(x, b, c->comm, sizeof(c->comm));
 	PUT(x, b, int64_t, m->t ? it_stage_time(m->t, IT_STAGE_Q2C) : -1);
 	row_done(x, T_NVME);
+}
+
+/* A matched NVMe/TCP command: the fabric view's stages, as the report
+ * takes them (-1: a stage this command does not have). */
+static void on_fabric(const void *msg, void *ctx)
+{
+	const struct it_fabric_matched *m = msg;
+	const struct it_fabric_host *h = m->h;
+	struct ch *x = ctx;
+	struct buf *b = &x->b[T_FABRIC];
+	char name[32];
+
+	if (x->failed) {
+		x->b[T_FABRIC].unsent++; /* said by the sink (sink.c) */
+		return;
+	}
+	put_head(x, b, h->s);
+	PUT(x, b, uint64_t, since_start(x, h->s));
+	PUT(x, b, uint16_t, h->ctrl);
+	PUT(x, b, uint16_t, h->qid);
+	PUT(x, b, uint16_t, h->cid);
+	PUT(x, b, uint16_t, m->cntlid);
+	PUT(x, b, uint16_t, m->target_machine == IT_FABRIC_NO_MACHINE ? 0 : m->target_machine);
+	put_str(x, b, it_nvme_opcode_name(h->opcode, h->qid == 0, name, sizeof(name)), 32);
+	PUT(x, b, uint32_t, h->bytes);
+	PUT(x, b, uint16_t, h->status);
+	for (unsigned s = 0; s < IT_FS_MAX; s++) {
+		const struct it_fabric_stage_def *d = &it_fabric_stages[s];
+
+		PUT(x, b, int64_t, m->stages & 1u << s ? (int64_t)(m->p[d->to] - m->p[d->from]) : -1);
+	}
+	row_done(x, T_FABRIC);
 }
 
 /* ---- the tables ---- */
@@ -481,7 +552,8 @@ static int ch_subscribe(void *self, struct it_bus *bus)
 
 	if (it_bus_subscribe(bus, IT_BUS_TRAIL_DONE, on_trail, x) ||
 	    it_bus_subscribe(bus, IT_BUS_CALL_DONE, on_call, x) ||
-	    it_bus_subscribe(bus, IT_BUS_NVME_CMD_DONE, on_nvme, x))
+	    it_bus_subscribe(bus, IT_BUS_NVME_CMD_DONE, on_nvme, x) ||
+	    it_bus_subscribe(bus, IT_BUS_FABRIC_CMD_DONE, on_fabric, x))
 		return -1;
 	return 0;
 }
@@ -494,7 +566,8 @@ static void *ch_open_url(const struct it_export_url *u, const struct it_pass_inf
 		return NULL;
 	x->u = *u;
 	x->info = info;
-	x->recording_id = recording_id(info->host);
+	/* every machine's rows carry machine 0's: one recording */
+	x->recording_id = recording_id(u->recording ? u->recording : info->host);
 	x->start_mono = info->host->start_monotonic_ns;
 	x->start_wall_ns = info->host->start_realtime_ns;
 	snprintf(x->host, sizeof(x->host), "%.*s", (int)sizeof(info->host->hostname),
@@ -539,7 +612,32 @@ static int64_t ch_finish(void *self)
 	free(r.p);
 	if (x->failed)
 		return -1;
-	return (int64_t)(x->b[T_IOS].sent + x->b[T_CALLS].sent + x->b[T_NVME].sent);
+	return (int64_t)(x->b[T_IOS].sent + x->b[T_CALLS].sent + x->b[T_NVME].sent +
+			 x->b[T_FABRIC].sent);
+}
+
+void it_clickhouse_send_now(void *self)
+{
+	struct ch *x = self;
+
+	for (unsigned t = 0; t < T_MAX; t++)
+		flush(x, t);
+}
+
+void it_clickhouse_counts(const void *self, uint64_t sent[IT_CH_RECORDINGS],
+			  uint64_t unsent[IT_CH_RECORDINGS])
+{
+	const struct ch *x = self;
+
+	for (unsigned t = 0; t < T_MAX; t++) {
+		sent[t] = x->b[t].sent;
+		unsent[t] = x->b[t].unsent + x->b[t].rows;
+	}
+}
+
+uint64_t it_clickhouse_recording(const void *self)
+{
+	return ((const struct ch *)self)->recording_id;
 }
 
 static const char *ch_error(const void *self)
@@ -564,9 +662,10 @@ const struct it_exporter it_export_clickhouse = {
 	.name = "clickhouse",
 	.what = "into ClickHouse over HTTP (--url http://HOST:8123 [--database DB],\n"
 		"default iotrail): a row per block I/O with its stage times, per system\n"
-		"call, per NVMe command, per recording; tables made when missing\n"
+		"call, per NVMe command, per matched NVMe/TCP command, per recording\n"
+		"and machine; tables made when missing\n"
 		"(doc/clickhouse.md)",
-	.none = "block I/O, system calls or NVMe commands",
+	.none = "block I/O, system calls, NVMe or NVMe/TCP commands",
 	.analysis = true,
 	.open_url = ch_open_url,
 	.finish = ch_finish,

@@ -5,8 +5,11 @@
  * one CSV row each: a block trail (one I/O: its points Q/I/D/C, with the
  * NVMe command's S/N/H when it went through the NVMe driver), a system
  * call (with the block time and I/Os it owns), a zone of a zoned device
- * (its I/O and management counts over the trace). The NVMe commands'
- * rows are csv.c's (--what nvme). Columns: doc/export.md.
+ * (its I/O and management counts over the trace), an NVMe/TCP command
+ * the fabric view matched (its stages). Trails and calls of every machine
+ * of a file of several (a pass each; their last column is the machine).
+ * The NVMe commands' rows are csv.c's (--what nvme). Columns:
+ * doc/export.md.
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -17,6 +20,7 @@
 #include "analyze/zones.h"
 #include "export/exporter.h"
 #include "export/outbuf.h"
+#include "layers/fabric/fabric.h"
 #include "layers/syscall/sysan.h"
 
 struct rows {
@@ -24,6 +28,8 @@ struct rows {
 	const struct it_pass_info *info;
 	const struct it_analyzer *names; /* comm names of the trails (from the bus) */
 	int64_t n;
+	enum it_bus_topic topic;         /* what its rows are: the bus of each pass */
+	it_bus_fn fn;
 };
 
 /* A row of few fields, rare enough for printf, through the buffer. */
@@ -48,6 +54,8 @@ static void *rows_open(FILE *out, const struct it_pass_info *info, const char *h
 	if (!x)
 		return NULL;
 	x->info = info;
+	x->topic = topic;
+	x->fn = fn;
 	if (it_ob_init(&x->ob, out) || (fn && it_bus_subscribe(info->bus, topic, fn, x))) {
 		it_ob_free(&x->ob);
 		free(x);
@@ -56,6 +64,15 @@ static void *rows_open(FILE *out, const struct it_pass_info *info, const char *h
 	it_ob_put(&x->ob, header, strlen(header));
 	it_ob_char(&x->ob, '\n');
 	return x;
+}
+
+/* Another machine's pass: its rows follow, with its machine id. */
+static int rows_next_machine(void *self, const struct it_pass_info *info)
+{
+	struct rows *x = self;
+
+	x->info = info;
+	return it_bus_subscribe(info->bus, x->topic, x->fn, x);
 }
 
 static int64_t rows_finish(void *self)
@@ -80,7 +97,7 @@ static void rows_free(void *self)
 static const char trails_header[] =
 	"device,dev,op,sector,bytes,pid,tid,comm,queue_ns,insert_ns,issue_ns,complete_ns,"
 	"nvme_setup_ns,nvme_cqe_ns,nvme_complete_ns,q2c_ns,qd_insert,qd_issue,merges,requeues,"
-	"partial,split,error";
+	"partial,split,error,machine";
 
 static void on_trail(const void *msg, void *ctx)
 {
@@ -119,6 +136,8 @@ static void on_trail(const void *msg, void *ctx)
 	}
 	it_ob_char(o, ',');
 	it_ob_i64(o, t->error);
+	it_ob_char(o, ',');
+	it_ob_u64(o, x->info->machine);
 	it_ob_char(o, '\n');
 	x->n++;
 }
@@ -138,6 +157,7 @@ const struct it_exporter it_export_csv_trails = {
 		"depths, merges, requeues, error (columns: doc/export.md).",
 	.none = "block I/O (recorded without the block layer, or no I/O completed)",
 	.open = trails_open,
+	.next_machine = rows_next_machine,
 	.finish = rows_finish,
 	.free = rows_free,
 };
@@ -145,7 +165,7 @@ const struct it_exporter it_export_csv_trails = {
 /* ---- calls ---- */
 
 static const char calls_header[] =
-	"tid,call,enter_ns,exit_ns,latency_ns,block_ns,block_ios";
+	"tid,call,enter_ns,exit_ns,latency_ns,block_ns,block_ios,machine";
 
 static void on_call(const void *msg, void *ctx)
 {
@@ -158,9 +178,9 @@ static void on_call(const void *msg, void *ctx)
 		snprintf(buf, sizeof(buf), "call_%u", c->call);
 		name = buf;
 	}
-	row(x, "%u,%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%u\n", c->tid, name,
+	row(x, "%u,%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%u,%u\n", c->tid, name,
 		c->ts_enter, c->ts_exit, c->ts_exit > c->ts_enter ? c->ts_exit - c->ts_enter : 0,
-		c->block_ns, c->block_ios);
+		c->block_ns, c->block_ios, x->info->machine);
 	x->n++;
 }
 
@@ -178,6 +198,71 @@ const struct it_exporter it_export_csv_calls = {
 		"time and I/Os of the block I/O it owns (columns: doc/export.md).",
 	.none = "system calls (recorded without the syscall layer)",
 	.open = calls_open,
+	.next_machine = rows_next_machine,
+	.finish = rows_finish,
+	.free = rows_free,
+};
+
+/* ---- fabric ---- */
+
+/* The header: the command's keys, then a column per fabric stage
+ * (host.block -> host_block_ns), as the ClickHouse table has them. */
+static void fabric_header(char *buf, size_t len)
+{
+	size_t off = (size_t)snprintf(buf, len, "machine,target_machine,ctrl,qid,cid,cntlid,"
+				      "opcode,bytes,status,setup_ns");
+
+	for (unsigned st = 0; st < IT_FS_MAX && off < len; st++) {
+		buf[off++] = ',';
+		for (const char *c = it_fabric_stages[st].name; *c && off + 4 < len; c++)
+			buf[off++] = *c == '.' ? '_' : *c;
+		off += (size_t)snprintf(buf + off, len - off, "_ns");
+	}
+}
+
+/* A matched command: its stages as the report takes them; a stage it
+ * does not have is empty. */
+static void on_fabric(const void *msg, void *ctx)
+{
+	const struct it_fabric_matched *m = msg;
+	const struct it_fabric_host *h = m->h;
+	struct rows *x = ctx;
+	struct it_outbuf *o = &x->ob;
+	char op[32];
+
+	row(x, "%u,%u,%u,%u,%u,%u,", x->info->machine,
+	    m->target_machine == IT_FABRIC_NO_MACHINE ? 0 : m->target_machine, h->ctrl, h->qid,
+	    h->cid, m->cntlid);
+	it_ob_csv_str(o, it_nvme_opcode_name(h->opcode, h->qid == 0, op, sizeof(op)));
+	row(x, ",%u,%u,%" PRIu64, h->bytes, h->status, h->s);
+	for (unsigned st = 0; st < IT_FS_MAX; st++) {
+		const struct it_fabric_stage_def *d = &it_fabric_stages[st];
+
+		it_ob_char(o, ',');
+		if (m->stages & 1u << st)
+			it_ob_u64(o, m->p[d->to] - m->p[d->from]);
+	}
+	it_ob_char(o, '\n');
+	x->n++;
+}
+
+static void *fabric_open(FILE *out, const struct it_pass_info *info)
+{
+	char header[1024];
+
+	fabric_header(header, sizeof(header));
+	return rows_open(out, info, header, IT_BUS_FABRIC_CMD_DONE, on_fabric);
+}
+
+const struct it_exporter it_export_csv_fabric = {
+	.name = "csv",
+	.kind = "fabric",
+	.analysis = true,
+	.what = "every NVMe/TCP command the fabric view matched as one CSV row: its\n"
+		"queue, command and controller ids, opcode, the target's machine, and the ns\n"
+		"of each fabric stage, empty when it has none (columns: doc/export.md).",
+	.none = "NVMe/TCP commands matched initiator to target (no nvmet layer, or none matched)",
+	.open = fabric_open,
 	.finish = rows_finish,
 	.free = rows_free,
 };

@@ -21,6 +21,9 @@
 struct it_export_url {
 	const char *url;        /* http://HOST:PORT */
 	const char *database;
+	/* machine 0's host facts, which name the recording of every machine's
+	 * rows (NULL: the pass's own, info->host) */
+	const struct it_host_rec *recording;
 	/* POSTs len bytes of body to the url with ?query=query (NULL: the body
 	 * is the query). 0 with the server's answer in reply (its first line),
 	 * or -1 with why in reply (the server's error, one line). */
@@ -60,6 +63,11 @@ struct it_exporter {
 	void *(*open_url)(const struct it_export_url *u, const struct it_pass_info *info);
 	/* Why open_url or finish failed, one line; NULL: memory ran out. */
 	const char *(*error)(const void *self);
+	/* An analysis exporter of every machine of a file of several: after
+	 * machine 0's pass, each other machine's follows (as report
+	 * --machine N); this subscribes to its info->bus, whose rows carry
+	 * info->machine. 0, or -1 (no room on the bus). NULL: machine 0 only. */
+	int (*next_machine)(void *self, const struct it_pass_info *info);
 };
 
 /* Every exporter, in --help order (exporters.c). */

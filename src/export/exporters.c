@@ -9,13 +9,14 @@
 #include "export/exporter.h"
 
 extern const struct it_exporter it_export_csv, it_export_csv_trails, it_export_csv_calls,
-	it_export_csv_zones, it_export_perfetto, it_export_clickhouse;
+	it_export_csv_zones, it_export_csv_fabric, it_export_perfetto, it_export_clickhouse;
 
 const struct it_exporter *const it_exporters[] = {
 	&it_export_csv,
 	&it_export_csv_trails,
 	&it_export_csv_calls,
 	&it_export_csv_zones,
+	&it_export_csv_fabric,
 	&it_export_perfetto,
 	&it_export_clickhouse,
 };

@@ -40,11 +40,12 @@ for t in nvme-tcp-qd16 nvme-tcp-r2t syscall-mixed; do
 	else
 		fail "export_perfetto_$t" "$(cat "$TMP/$t.err" "$TMP/$t.check" 2>/dev/null | tail -2)"
 	fi
-	for what in trails calls nvme; do
+	for what in trails calls nvme fabric; do
 		case $what in
 		trails) want=$(jq .ios "$TMP/$t.report.json") ;;
 		calls) want=$(jq '.syscall_calls // 0' "$TMP/$t.report.json") ;;
 		nvme) want=$(jq '.nvme.commands // 0' "$TMP/$t.report.json") ;;
+		fabric) want=$(jq '.fabric.matched // 0' "$TMP/$t.report.json") ;;
 		esac
 		"$IOTRAIL" export --format csv --what $what -o "$TMP/$t.$what.csv" "$trace" 2> "$TMP/err" \
 			|| { fail "export_csv_${what}_$t" "exit $?: $(cat "$TMP/err")"; continue; }
@@ -114,5 +115,25 @@ if [ $rc -eq 1 ] && [ "$(wc -l < "$TMP/err")" -eq 1 ] && [ ! -e "$TMP/never.json
 	pass export_missing_file
 else
 	fail export_missing_file "exit $rc, output file made: $([ -e "$TMP/never.json" ] && echo yes || echo no), stderr: $(cat "$TMP/err")"
+fi
+
+# every machine into the CSV: qd16 split into two machines (the target's
+# events on machine 1): trails' rows per machine column == report
+# --machine N's ios, fabric rows == the matched commands, all served by
+# machine 1
+if [ -x "$SPLIT" ] && "$SPLIT" tests/data/nvme-tcp-qd16.trail "$TMP/two.trail" --offset 3700000000 > /dev/null; then
+	want="0:$("$IOTRAIL" report --json "$TMP/two.trail" | jq .ios) 1:$("$IOTRAIL" report --json --machine 1 "$TMP/two.trail" | jq .ios)"
+	got=$("$IOTRAIL" export --format csv --what trails "$TMP/two.trail" |
+		awk -F, 'NR == 1 { if ($NF != "machine") exit } NR > 1 { n[$NF]++ }
+			 END { printf "0:%d 1:%d", n[0], n[1] }')
+	matched=$("$IOTRAIL" report --json "$TMP/two.trail" | jq .fabric.matched)
+	fab=$("$IOTRAIL" export --format csv --what fabric "$TMP/two.trail" | awk -F, 'NR > 1 && $2 == 1' | wc -l)
+	if [ "$got" = "$want" ] && [ "$fab" = "$matched" ] && [ "$matched" -gt 0 ]; then
+		pass "export_csv_two_machines (trails by machine $got == the reports' ios; $fab fabric rows served by machine 1 == matched)"
+	else
+		fail export_csv_two_machines "trails by machine '$got', reports '$want'; fabric rows of machine 1: $fab, matched $matched"
+	fi
+else
+	skip export_csv_two_machines "$SPLIT is not built or failed (run make)"
 fi
 exit ${FAILED:-0}

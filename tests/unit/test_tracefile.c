@@ -1483,3 +1483,135 @@ TEST(tracefile_async_same_bytes)
 	unlink(async_path);
 	free(evs);
 }
+
+/* A follower (record --sink) reads a file while it is written: here its
+ * wait callback is the writer, adding a chunk per call (and once the first
+ * bytes of a chunk header, as a reader meets a chunk mid-write), then END.
+ * The follower must hand out every event, in order, and end complete; a
+ * second one, told nothing more comes (the recorder gave up: no END),
+ * ends where the file does. */
+struct follow_ctx {
+	struct it_writer *w;
+	const char *path;
+	const struct it_event *evs;
+	size_t added, per_call, n, calls;
+	bool cut_once, cut_pending, stop;
+	off_t size_before_cut;
+};
+
+static bool follow_write_more(void *arg)
+{
+	struct follow_ctx *f = arg;
+	char head[10];
+
+	f->calls++;
+	if (f->stop)
+		return false;
+	if (f->cut_pending) { /* the cut chunk goes, the real one comes */
+		f->cut_pending = false;
+		if (truncate(f->path, f->size_before_cut))
+			return false;
+	} else if (f->cut_once && f->added == f->per_call) {
+		int fd = open(f->path, O_RDWR | O_APPEND);
+		struct stat st;
+		bool ok = fd >= 0 && !fstat(fd, &st) &&
+			  pread(fd, head, sizeof(head), 32) == sizeof(head) && /* HOST's header */
+			  write(fd, head, sizeof(head)) == sizeof(head);
+
+		if (fd >= 0)
+			close(fd);
+		f->cut_once = false;
+		f->cut_pending = true;
+		f->size_before_cut = ok ? st.st_size : 0;
+		return ok;
+	}
+	if (!f->w)
+		return false;
+	if (f->added < f->n) {
+		size_t k = f->n - f->added < f->per_call ? f->n - f->added : f->per_call;
+
+		add_evs(f->w, f->evs + f->added, k, 0);
+		it_writer_flush(f->w);
+		f->added += k;
+	} else {
+		close_w(f->w, NULL, 0, 42);
+		f->w = NULL;
+	}
+	return true;
+}
+
+TEST(tracefile_follow)
+{
+	enum { N = 3000 };
+	struct it_event *evs = malloc(N * sizeof(*evs));
+	const struct it_select sel = { 0, IT_ANY, IT_CHUNK_EVENTS };
+	struct follow_ctx f = { .n = N, .per_call = 700, .cut_once = true };
+	struct it_host_rec host;
+	struct it_device_rec devs[1];
+	struct it_reader_status st;
+	char path[64], err[256];
+	struct it_reader *r;
+	struct it_writer *w;
+	const void *p;
+	uint16_t type;
+	uint32_t count;
+	size_t len, got = 0;
+	bool same = true;
+	int rc;
+
+	ASSERT_TRUE(tmp_path(path), "mkstemp");
+	gen_events(evs, N, 7);
+	make_host(&host);
+	make_devs(devs, 1);
+	f.evs = evs;
+	f.path = path;
+	f.w = open_w(path, &host, devs, 1, err, sizeof(err));
+	if (!ASSERT_NOT_NULL(f.w, err))
+		goto out;
+	r = it_reader_open_follow(path, &sel, 1, follow_write_more, &f, err, sizeof(err));
+	if (!ASSERT_NOT_NULL(r, err)) {
+		it_writer_abort(f.w);
+		goto out;
+	}
+	while ((rc = it_reader_next_records(r, &type, &p, &len, &count)) > 0) {
+		if (got + count <= N)
+			same = same && !memcmp(p, evs + got, count * sizeof(*evs));
+		got += count;
+	}
+	it_reader_status(r, &st);
+	ASSERT_EQ(rc, 0, "clean end");
+	ASSERT_EQ(got, N, "every event, as the writer added them");
+	ASSERT_TRUE(same, "events equal");
+	ASSERT_TRUE(st.complete && !st.truncated, "complete at END");
+	ASSERT_U64_EQ(st.end_monotonic_ns, 42, "END's time");
+	/* 5 chunks (700 x 4, 200), the cut header, its removal with the next
+	 * chunk (counted in the 5), END */
+	ASSERT_EQ(f.calls, 5 + 1 + 1, "a wait per chunk, the cut chunk, END");
+	it_reader_close(r);
+	if (f.w)
+		it_writer_abort(f.w);
+
+	/* no END: the recorder gave up, the follower ends at the file's end */
+	w = open_w(path, &host, devs, 1, err, sizeof(err));
+	if (!ASSERT_NOT_NULL(w, err))
+		goto out;
+	add_evs(w, evs, 1000, 0);
+	it_writer_flush(w);
+	f = (struct follow_ctx){ .stop = true };
+	r = it_reader_open_follow(path, &sel, 1, follow_write_more, &f, err, sizeof(err));
+	if (ASSERT_NOT_NULL(r, err)) {
+		got = 0;
+		while ((rc = it_reader_next_records(r, &type, &p, &len, &count)) > 0)
+			got += count;
+		it_reader_status(r, &st);
+		ASSERT_EQ(rc, 0, "ends");
+		ASSERT_EQ(got, 1000, "what is in the file");
+		ASSERT_TRUE(st.truncated && !st.complete, "truncated: no END");
+		ASSERT_EQ(f.calls, 1, "asked once");
+		it_reader_close(r);
+	}
+	it_writer_abort(w);
+out:
+	unlink(path);
+	free(evs);
+}
