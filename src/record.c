@@ -167,15 +167,23 @@ static void usage(FILE *f)
 		"                       first event: 'op=read && size>=32k || dev=8:0'; terms\n"
 		"                       op=OP[,OP], op!=OP, size=N, size=N-M, size>=N (<=, >, <),\n"
 		"                       dev=DEV, pid=N, comm=NAME, cgroup=DIR\n"
-		"      --sample 1/N     one I/O in N, at random (after --filter)\n"
+		"      --sample 1/N     one I/O in N, at random (after --filter); or N/EPOCH\n"
+		"                       (100/1s): the first N I/Os of every EPOCH, none more\n"
+		"      --start DATE     wait until DATE ('YYYY-MM-DD hh:mm:ss', local time)\n"
+		"                       before recording (COMMAND starts then too)\n"
+		"      --stop DATE      stop at DATE (with -d: whichever comes first)\n"
 		"      --task FILE      a task file (INI: [workload], [profiler], [report]);\n"
 		"                       options given here win over its keys\n"
 		"      --flight DUR     flight recorder: keep only the last DUR (30s, 500ms) of\n"
 		"                       the block layer's events in memory; write them to FILE\n"
 		"                       at the end, and to FILE.1, FILE.2... on SIGUSR1 or\n"
 		"                       --trigger\n"
-		"      --flight-memory SIZE  its bound (default 256m; the oldest events go\n"
-		"                       first, counted, when the window does not fit)\n"
+		"      --flight-memory SIZE, --memory SIZE  its bound (default 256m; the\n"
+		"                       oldest events go first, counted, when the window does\n"
+		"                       not fit); without --flight, a flight recorder of any age\n"
+		"      --on-full overwrite|write-out  with --memory: keep the newest events\n"
+		"                       (overwrite, the default), or every event written to\n"
+		"                       FILE as it comes (write-out: nothing overwritten)\n"
 		"      --trigger STAGE>DUR  write the window when an I/O's stage (q2c, d2c,\n"
 		"                       q2d) exceeds DUR: --trigger 'q2c>5ms' (once a spike)\n"
 		"\n"
@@ -247,7 +255,8 @@ static int parse_layers(struct record_opts *o, const char *arg)
 }
 
 /* long options without a letter (below the layers' IT_LAYER_OPT codes) */
-enum { OPT_FILTER = 0x0800, OPT_SAMPLE, OPT_TASK, OPT_FLIGHT, OPT_FLIGHT_MEMORY, OPT_TRIGGER };
+enum { OPT_FILTER = 0x0800, OPT_SAMPLE, OPT_TASK, OPT_FLIGHT, OPT_FLIGHT_MEMORY, OPT_TRIGGER,
+       OPT_START, OPT_STOP, OPT_ON_FULL };
 
 /* The getopt table: the common options, then every layer's. */
 static struct option *build_longopts(void)
@@ -275,6 +284,10 @@ static struct option *build_longopts(void)
 		{ "flight", required_argument, NULL, OPT_FLIGHT },
 		{ "flight-memory", required_argument, NULL, OPT_FLIGHT_MEMORY },
 		{ "trigger", required_argument, NULL, OPT_TRIGGER },
+		{ "memory", required_argument, NULL, OPT_FLIGHT_MEMORY },
+		{ "on-full", required_argument, NULL, OPT_ON_FULL },
+		{ "start", required_argument, NULL, OPT_START },
+		{ "stop", required_argument, NULL, OPT_STOP },
 	};
 	size_t n = sizeof(common) / sizeof(common[0]), k = 0;
 	struct option *all;
@@ -462,6 +475,15 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		case OPT_TRIGGER:
 			o->task.trigger_arg = optarg;
 			break;
+		case OPT_START:
+			o->task.start_arg = optarg;
+			break;
+		case OPT_STOP:
+			o->task.stop_arg = optarg;
+			break;
+		case OPT_ON_FULL:
+			o->task.on_full_arg = optarg;
+			break;
 		case 'd':
 			/* !(d <= max) also refuses nan; the bound keeps d * 1e9 in a uint64_t */
 			o->duration_s = strtod(optarg, &end);
@@ -568,8 +590,9 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		rc = flight_layers(o);
 	/* the agents record what their own options say: a predicate given
 	 * here would hold on this machine only, a partial result unsaid */
-	if (!rc && o->ntargets && (o->task.filter.n || o->task.sample_n > 1))
-		rc = it_fail(-1, "use --filter or --sample with --target",
+	if (!rc && o->ntargets && (o->task.filter.n || o->task.sample.one_in > 1 ||
+					o->task.sample.per_epoch || o->task.start_s))
+		rc = it_fail(-1, "use --filter, --sample or --start with --target",
 			     "the targets' agents do not take them yet",
 			     "record without them, or each machine on its own");
 	return rc;
@@ -836,6 +859,15 @@ static void record_loop(struct session *ss)
 
 	if (ss->o->duration_s > 0)
 		deadline = s->start_ns + (uint64_t)(ss->o->duration_s * 1e9);
+	if (ss->o->task.stop_s) {
+		/* --stop: a wall-clock date, as a point of the loop's clock */
+		uint64_t rt = it_clock_ns(CLOCK_REALTIME), mono = it_clock_ns(CLOCK_MONOTONIC);
+		uint64_t stop = (uint64_t)ss->o->task.stop_s * 1000000000ull;
+		uint64_t at = stop > rt ? mono + (stop - rt) : mono;
+
+		if (!deadline || at < deadline)
+			deadline = at;
+	}
 	while (!stop_signal && !s->err) {
 		err = ring_buffer__poll(s->rb, POLL_MS);
 		if (err >= 0 || err == -EINTR)
@@ -1379,6 +1411,22 @@ static int target_merge(struct session *ss, struct record_opts *o, const char *o
 	return rc;
 }
 
+/* --start: nothing is attached before the date, so nothing before it
+ * can be recorded; a signal meanwhile ends the wait, and record, at once. */
+static int wait_for_start(const struct record_opts *o)
+{
+	uint64_t at = (uint64_t)o->task.start_s * 1000000000ull, now;
+
+	fprintf(stderr, "iotrail record: waiting until %s (--start)\n", o->task.task.start);
+	while ((now = it_clock_ns(CLOCK_REALTIME)) < at) {
+		uint64_t left = at - now < 100000000ull ? at - now : 100000000ull;
+		struct timespec ts = { 0, (long)left };
+
+		nanosleep(&ts, NULL);
+	}
+	return 0;
+}
+
 static int check_kernel(void)
 {
 	char why[160];
@@ -1433,6 +1481,8 @@ int cmd_record(int argc, char **argv)
 	if (o.ntargets)
 		signal(SIGPIPE, SIG_IGN);
 	if (o.ntargets && target_start(&ss, &o, local, sizeof(local)))
+		goto out;
+	if (o.task.start_s && wait_for_start(&o))
 		goto out;
 	if (start_layers(&ss, hooks, sizeof(hooks)))
 		goto out;
