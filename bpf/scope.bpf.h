@@ -82,7 +82,9 @@ const volatile __u32 scope_sample_epoch_n;      /* the first N of every epoch; 0
 const volatile __u64 scope_sample_epoch_ns;
 __u64 scope_sample_epoch_state;                 /* sample_epoch.h's word */
 
-static __always_inline bool scope_pred_wanted(__u8 op, __u64 bytes, __u32 dev)
+/* now_ns: the time the I/O's first event will carry, so that the epoch
+ * it was counted in is the one its trace shows */
+static __always_inline bool scope_pred_wanted(__u8 op, __u64 bytes, __u32 dev, __u64 now_ns)
 {
 	bool in = !scope_pred_n;
 
@@ -96,7 +98,7 @@ static __always_inline bool scope_pred_wanted(__u8 op, __u64 bytes, __u32 dev)
 		in = bpf_get_prandom_u32() % scope_sample_n == 0;
 	if (in && scope_sample_epoch_n)
 		in = it_epoch_take((unsigned long long *)&scope_sample_epoch_state,
-				   bpf_ktime_get_ns(), scope_sample_epoch_ns, scope_sample_epoch_n);
+				   now_ns, scope_sample_epoch_ns, scope_sample_epoch_n);
 	return in;
 }
 
