@@ -194,6 +194,16 @@ static void group(struct it_json *j, const struct it_report_input *in, const str
 	it_json_kv_uint(j, "sequential", g->seq);
 	it_json_kv_uint(j, "random", g->rnd);
 	it_json_latency(j, "latency_ns", lat);
+	if (in->task && *in->task->stats) { /* the task's columns, as the text shows them */
+		struct it_stats st;
+
+		it_report_stats(in, &st);
+		it_json_name(j, "stats_ns");
+		it_json_object_start(j);
+		for (unsigned int c = 0; c < st.n; c++)
+			it_json_kv_uint(j, st.name[c], it_report_stat(lat, &st, c));
+		it_json_object_end(j);
+	}
 	it_json_name(j, "stages");
 	it_json_array_start(j);
 	for (unsigned s = 0; s < IT_STAGE_MAX; s++) {

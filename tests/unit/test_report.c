@@ -11,6 +11,7 @@
 #include "harness.h"
 #include "layer_table.h"
 #include "synth.h"
+#include "task.h"
 
 /* ---- a strict little JSON validator (RFC 8259 grammar) ---- */
 static const char *ws(const char *p)
@@ -472,4 +473,36 @@ TEST(report_from_trace_file_matches_memory)
 	it_analyzer_free(m);
 	it_reader_close(rd);
 	unlink(path);
+}
+
+/* A task's [report] stats choose the latency columns, in their order, in
+ * text and JSON alike (the default columns when it has none). */
+TEST(report_stats_columns)
+{
+	struct it_analyzer *a = small_trace();
+	struct it_task task = { .stats = "max,min,p50" };
+	struct it_report_input in = { .devs = &loop0, .ndevs = 1, .a = a,
+				      .r = it_analyzer_results(a), .task = &task };
+	struct capture c;
+	char *out, *hdr;
+
+	it_report_text(cap_open(&c), &in);
+	out = cap_close(&c);
+	hdr = strstr(out, "MiB/s");
+	ASSERT_TRUE(hdr && !strncmp(hdr, "MiB/s    max    min    p50\n", 27), "the task's columns");
+	ASSERT_TRUE(strstr(out, "3.00us 1.00us 2.01us\n") != NULL, "read row: max, min, p50");
+	free(out);
+	it_report_json(cap_open(&c), &in, false);
+	out = cap_close(&c);
+	ASSERT_TRUE(valid_json(out), "valid JSON");
+	ASSERT_TRUE(strstr(out, "\"stats_ns\":{\"max\":3000,\"min\":1000,\"p50\":2008}") != NULL,
+		    "JSON stats_ns of the reads");
+	free(out);
+	task.stats[0] = 0;
+	it_report_text(cap_open(&c), &in);
+	out = cap_close(&c);
+	ASSERT_TRUE(strstr(out, "MiB/s    min    avg    p50    p90    p99  p99.9    max\n") != NULL,
+		    "the default columns");
+	free(out);
+	it_analyzer_free(a);
 }
