@@ -1160,6 +1160,16 @@ static int flight_dump(struct session *ss, const char *path, const char *why)
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	w = open_head(ss, tmp, back, &start, &devs, &ndevs, err, sizeof(err));
 	free(devs);
+	it_flight_stats(s->flight, &st);
+	if (w) { /* what the memory bound overwrote, for the report to say */
+		struct it_note_rec note = { .kind = IT_NOTE_OVERWRITTEN, .at_ns = now };
+
+		snprintf(note.text, sizeof(note.text), "%llu", (unsigned long long)st.overwritten);
+		if (it_writer_add_note(w, &note)) {
+			it_writer_abort(w);
+			w = NULL;
+		}
+	}
 	if (w)
 		n = it_flight_each(s->flight, now, flight_put, w);
 	rc = !w ? -EIO : n < 0 ? (int)n : it_writer_close(w, now);
@@ -1173,12 +1183,11 @@ static int flight_dump(struct session *ss, const char *path, const char *why)
 			"%s; check the path and free space\n", path, *err ? err : strerror(-rc));
 		return rc;
 	}
-	it_flight_stats(s->flight, &st);
 	if (st.overwritten)
 		snprintf(cut, sizeof(cut), "; %llu events of windows so far left early for the "
-			 "memory bound (--flight-memory)", (unsigned long long)st.overwritten);
-	fprintf(stderr, "iotrail record: flight: %ld events of the last %.3f s in %s (%s)%s\n",
-		n, back / 1e9, path, why, cut);
+			 "memory bound (--memory)", (unsigned long long)st.overwritten);
+	fprintf(stderr, "iotrail record: flight: %ld events of the last %.3f s in %s (%s; %llu "
+		"given)%s\n", n, back / 1e9, path, why, (unsigned long long)st.added, cut);
 	return 0;
 }
 

@@ -165,8 +165,8 @@ int it_record_task_resolve(struct it_record_task *rt, struct it_scope *sc, const
 		return it_failf(-1, "failed to parse --trigger: %s", err);
 	rt->flight_mem = IT_FLIGHT_MEM_DEFAULT;
 	if (*t->memory && (it_size_parse(t->memory, &rt->flight_mem, err, sizeof(err)) ||
-			   rt->flight_mem < (1u << 20)))
-		return it_failf(-1, "failed to parse --memory %s: give a size of 1m or more "
+			   rt->flight_mem < (64u << 10)))
+		return it_failf(-1, "failed to parse --memory %s: give a size of 64k or more "
 				"(e.g. 64m)", t->memory);
 	if (resolve_on_full(rt))
 		return -1;

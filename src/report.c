@@ -307,6 +307,11 @@ static bool read_task(const char *path, struct it_task *t)
 
 	text = notes ? it_task_from_notes(notes, n, IT_NOTE_TASK) : NULL;
 	ok = text && !it_task_parse(text, t, err, sizeof(err));
+	for (size_t i = 0; ok && i < n; i++)
+		if (notes[i].kind == IT_NOTE_OVERWRITTEN && !notes[i].machine) {
+			t->overwritten = strtoull(notes[i].text, NULL, 10);
+			t->overwritten_known = true;
+		}
 	free(text);
 	if (r)
 		it_reader_close(r);

@@ -758,6 +758,10 @@ void it_task_describe(const struct it_task *t, bool calls, char *out, size_t len
 			    strchr(t->sample, '/') + 1);
 		kept |= smp.one_in > 1 || smp.per_epoch;
 	}
+	if (t->overwritten_known)
+		PUT("%s%llu events overwritten before this file was written (memory %s, on-full "
+		    "overwrite)", off ? "; " : "", (unsigned long long)t->overwritten,
+		    *t->memory ? t->memory : "256m");
 	/* A call is recorded at its entry, before any of its I/Os exists:
 	 * the predicate and the draw are made later, at each bio's Q, so the
 	 * syscall layer cannot follow them (a call may also make several I/Os,

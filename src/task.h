@@ -122,6 +122,10 @@ struct it_task {
 	char group_by[128];
 	char stats[128];         /* it_stats_parse */
 	char format[16];         /* text or json */
+	/* not a key: from the trace's OVERWRITTEN note (a flight file), the
+	 * events its memory bound overwrote before the file was written */
+	bool overwritten_known;
+	uint64_t overwritten;
 };
 
 /* Reads a task file's text (INI) into t. 0, or -1 with one line in err:

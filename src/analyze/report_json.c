@@ -54,6 +54,8 @@ static void task(struct it_json *j, const struct it_task *t, const struct it_hos
 	/* the first N of every epoch (--sample N/EPOCH); 0: no epochs */
 	it_json_kv_uint(j, "sample_per_epoch", s.per_epoch);
 	it_json_kv_uint(j, "sample_epoch_ns", s.epoch_ns);
+	if (t->overwritten_known) /* a flight file: what its memory bound overwrote */
+		it_json_kv_uint(j, "overwritten", t->overwritten);
 	it_json_kv_string(j, "start", t->start);
 	it_json_kv_string(j, "stop", t->stop);
 	it_json_kv_string(j, "what", line);
