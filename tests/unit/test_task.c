@@ -316,3 +316,21 @@ TEST(task_report_stats)
 		  "on-full");
 	ASSERT_TRUE(strstr(err, "overwrite") && strstr(err, "write-out"), err);
 }
+
+/* A flight file's OVERWRITTEN note (read into the task by the report) is
+ * said with the memory bound it came from. */
+TEST(task_describe_overwritten)
+{
+	struct it_task t;
+	char line[512], err[256];
+
+	ASSERT_EQ(it_task_parse("[profiler]\nmemory = 64k\non-full = overwrite\n", &t, err,
+				sizeof(err)), 0, err);
+	it_task_describe(&t, true, line, sizeof(line));
+	ASSERT_STREQ(line, "", "nothing overwritten is known before the file is written");
+	t.overwritten_known = true;
+	t.overwritten = 4379;
+	it_task_describe(&t, true, line, sizeof(line));
+	ASSERT_STREQ(line, "4379 events overwritten before this file was written (memory 64k, "
+		     "on-full overwrite)", "the count and the bound, no word of system calls");
+}
