@@ -865,10 +865,16 @@ static void record_loop(struct session *ss)
 		uint64_t stop = (uint64_t)ss->o->task.stop_s * 1000000000ull;
 		uint64_t at = stop > rt ? mono + (stop - rt) : mono;
 
+		if (stop <= rt)
+			fprintf(stderr, "iotrail record: warning: the probes were ready %.3f s after "
+				"--stop %s (loading them took that long): the file holds next to "
+				"nothing; give a later stop\n", (rt - stop) / 1e9, ss->o->task.task.stop);
 		if (!deadline || at < deadline)
 			deadline = at;
 	}
 	while (!stop_signal && !s->err) {
+		if (deadline && it_clock_ns(CLOCK_MONOTONIC) >= deadline)
+			break; /* before a poll that would take I/O past it */
 		err = ring_buffer__poll(s->rb, POLL_MS);
 		if (err >= 0 || err == -EINTR)
 			err = ring_buffer__consume(s->rb);
