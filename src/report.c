@@ -35,7 +35,8 @@ static void usage(FILE *f)
 	      "  -g, --group-by KEYS  comma-separated keys from op, size, dev, comm, pid, role\n"
 	      "                       (the process title ps shows, else [comm]), or none\n"
 	      "                       (default: op,dev); size groups by power-of-two class\n"
-	      "      --stats LIST     the latency table's columns, from min, max, avg, pN\n"
+	      "      --stats LIST     the latency table's columns, from min, max, avg, pN,\n"
+	      "                       distinct(pid) (how many processes)\n"
 	      "                       (default min,avg,p50,p90,p99,p99.9,max; the task's\n"
 	      "                       [report] stats when it has them)\n"
 	      "  -f, --fabric-group-by KEYS  the NVMe/TCP fabric tables by keys from op, size,\n"
@@ -443,6 +444,9 @@ int cmd_report(int argc, char **argv)
 		return it_failf(2, "failed to use the recording's task [report] group-by: %s", err);
 	if (has_task && !strcmp(task.format, "json"))
 		json = true;
+	if (has_task && *task.stats && !it_stats_parse(task.stats, &stats_cols, err, sizeof(err)) &&
+	    it_report_stats_need_pids(&stats_cols))
+		o.analyzer.distinct_pids = true;
 
 	struct it_reader *rd;
 	struct it_analysis *an;

@@ -162,7 +162,7 @@ int it_stats_parse(const char *text, struct it_stats *s, char *err, size_t errle
 		double v;
 
 		snprintf(name, sizeof(name), "%.*s", (int)(len < 15 ? len : 15), p);
-		if (i == IT_STATS_MAX || len > 7 || !len)
+		if (i == IT_STATS_MAX || len > 13 || !len)
 			goto bad;
 		if (!strcmp(name, "min")) {
 			s->kind[i] = IT_STAT_MIN;
@@ -170,6 +170,9 @@ int it_stats_parse(const char *text, struct it_stats *s, char *err, size_t errle
 			s->kind[i] = IT_STAT_MAX;
 		} else if (!strcmp(name, "avg")) {
 			s->kind[i] = IT_STAT_AVG;
+		} else if (!strcmp(name, "distinct(pid)")) {
+			s->kind[i] = IT_STAT_PIDS;
+			strcpy(name, "pids"); /* the column's title */
 		} else if (name[0] == 'p' && isdigit((unsigned char)name[1])) {
 			errno = 0;
 			v = strtod(name + 1, &end);
@@ -190,7 +193,8 @@ int it_stats_parse(const char *text, struct it_stats *s, char *err, size_t errle
 		return 0;
 bad:
 	snprintf(err, errlen, "stats '%s': give a comma-separated list of at most %d from min, "
-		 "max, avg, pN (a percentile, N from 0 to 100: p50, p99.9)", text, IT_STATS_MAX);
+		 "max, avg, pN (a percentile, N from 0 to 100: p50, p99.9), distinct(pid)", text,
+		 IT_STATS_MAX);
 	return -1;
 }
 

@@ -78,9 +78,10 @@ int it_sample_parse(const char *text, struct it_sample *s, char *err, size_t err
 int it_date_parse(const char *text, int64_t *sec, char *err, size_t errlen);
 
 /* The report's statistics columns ("min,avg,p50,p99,max"): what the latency
- * table shows, in order. min, max, avg, pN (N from 0 to 100, e.g. p99.9). */
+ * table shows, in order. min, max, avg, pN (N from 0 to 100, e.g. p99.9),
+ * distinct(pid): how many processes submitted the group's I/Os ("pids"). */
 #define IT_STATS_MAX 12
-enum it_stat_kind { IT_STAT_MIN, IT_STAT_MAX, IT_STAT_AVG, IT_STAT_PCT };
+enum it_stat_kind { IT_STAT_MIN, IT_STAT_MAX, IT_STAT_AVG, IT_STAT_PCT, IT_STAT_PIDS };
 struct it_stats {
 	unsigned int n;          /* 0: the default columns */
 	enum it_stat_kind kind[IT_STATS_MAX];

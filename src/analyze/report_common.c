@@ -20,8 +20,17 @@ void it_report_stats(const struct it_report_input *in, struct it_stats *st)
 		it_stats_parse("min,avg,p50,p90,p99,p99.9,max", st, err, sizeof(err));
 }
 
-uint64_t it_report_stat(const struct it_hist *h, const struct it_stats *st, unsigned int i)
+bool it_report_stats_need_pids(const struct it_stats *st)
 {
+	for (unsigned int i = 0; i < st->n; i++)
+		if (st->kind[i] == IT_STAT_PIDS)
+			return true;
+	return false;
+}
+
+uint64_t it_report_stat(const struct it_group *g, const struct it_stats *st, unsigned int i)
+{
+	const struct it_hist *h = &g->stage[IT_STAGE_Q2C];
 	uint64_t v = 0;
 
 	switch (st->kind[i]) {
@@ -34,6 +43,8 @@ uint64_t it_report_stat(const struct it_hist *h, const struct it_stats *st, unsi
 	case IT_STAT_PCT:
 		it_hist_percentiles(h, &st->pct[i], 1, &v);
 		break;
+	case IT_STAT_PIDS:
+		return g->pids;
 	}
 	return v;
 }

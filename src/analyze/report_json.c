@@ -203,8 +203,11 @@ static void group(struct it_json *j, const struct it_report_input *in, const str
 		it_json_name(j, "stats_ns");
 		it_json_object_start(j);
 		for (unsigned int c = 0; c < st.n; c++)
-			it_json_kv_uint(j, st.name[c], it_report_stat(lat, &st, c));
+			if (st.kind[c] != IT_STAT_PIDS)
+				it_json_kv_uint(j, st.name[c], it_report_stat(g, &st, c));
 		it_json_object_end(j);
+		if (it_report_stats_need_pids(&st))
+			it_json_kv_uint(j, "distinct_pids", g->pids);
 	}
 	it_json_name(j, "stages");
 	it_json_array_start(j);

@@ -438,14 +438,16 @@ static void latency_table(FILE *f, const struct it_report_input *in, const struc
 	fputc('\n', f);
 	for (size_t i = 0; i < r->ngroups; i++) {
 		const struct it_group *g = &r->groups[i];
-		const struct it_hist *h = &g->stage[IT_STAGE_Q2C];
 
 		key_cells(f, in, kc, g);
 		fprintf(f, "%*llu %*.0f %*.1f", kc->w_ios, (unsigned long long)g->count, kc->w_iops,
 			dur > 0 ? (double)g->count / dur : 0, kc->w_mib,
 			dur > 0 ? mib(g->bytes) / dur : 0);
 		for (unsigned int c = 0; c < st.n; c++)
-			fprintf(f, " %6s", fmt_ns(b, sizeof(b), it_report_stat(h, &st, c)));
+			if (st.kind[c] == IT_STAT_PIDS)
+				fprintf(f, " %6llu", (unsigned long long)it_report_stat(g, &st, c));
+			else
+				fprintf(f, " %6s", fmt_ns(b, sizeof(b), it_report_stat(g, &st, c)));
 		fputc('\n', f);
 	}
 }

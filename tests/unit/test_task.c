@@ -301,6 +301,10 @@ TEST(task_report_stats)
 		    s.kind[2] == IT_STAT_PCT && s.pct[2] == 50 && s.pct[3] == 99.9 &&
 		    s.kind[4] == IT_STAT_MAX, "kinds in order");
 	ASSERT_STREQ(s.name[3], "p99.9", "title");
+	ASSERT_EQ(it_stats_parse("distinct(pid),p99", &s, err, sizeof(err)), 0, err);
+	ASSERT_TRUE(s.n == 2 && s.kind[0] == IT_STAT_PIDS && !strcmp(s.name[0], "pids"),
+		    "distinct(pid), titled pids");
+	ASSERT_EQ(it_stats_parse("distinct(tid)", &s, err, sizeof(err)), -1, "distinct(tid)");
 	ASSERT_EQ(it_stats_parse("p101", &s, err, sizeof(err)), -1, "p101");
 	ASSERT_EQ(it_stats_parse("min,", &s, err, sizeof(err)), -1, "trailing comma");
 	ASSERT_EQ(it_stats_parse("", &s, err, sizeof(err)), -1, "empty");
