@@ -206,8 +206,8 @@ demo: all
 
 # The agent protocol's parser under libFuzzer with ASan and UBSan, from the
 # seeds in tests/fuzz/corpus/agent_msg (copied: the run adds to its copy).
-# FUZZ_SECONDS bounds the run; the host suite runs it for 10 s
-# (tests/integration/test_agent_fuzz.sh).
+# FUZZ_SECONDS bounds the run; `make test` fuzzes it 5 s with the other
+# targets (tests/fuzz/run --test, in the unit suite).
 FUZZ_SECONDS ?= 60
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	      -std=gnu11 -D_GNU_SOURCE -Iinclude -Isrc

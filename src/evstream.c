@@ -28,21 +28,21 @@ void *it_session_start_in_events(const struct it_session *s, const struct it_hoo
 				 char *hooks, size_t hlen, char *why, size_t wlen)
 {
 	enum it_hook_kind kinds[l->nhooks];
-	void *skel;
 	int err;
 
 	if (!s->ev.events) {
 		snprintf(why, wlen, "the block layer is not recorded");
 		return NULL;
 	}
-	skel = it_hooks_load(l, kinds, hooks, hlen, why, wlen, &err);
-	if (!skel)
-		return NULL;
-	err = l->skel->attach(skel);
-	if (err) {
-		snprintf(why, wlen, "attaching the %s probes failed: %s", l->layer, strerror(-err));
-		l->skel->destroy(skel);
-		return NULL;
-	}
-	return skel;
+	return it_hooks_load(l, kinds, hooks, hlen, why, wlen, &err);
+}
+
+int it_session_attach_skel(const struct it_skel_ops *ops, void *skel, const char *layer,
+			   char *why, size_t wlen)
+{
+	int err = ops->attach(skel);
+
+	if (err)
+		snprintf(why, wlen, "attaching the %s probes failed: %s", layer, strerror(-err));
+	return !err;
 }

@@ -99,10 +99,16 @@ struct it_layer_ops {
 	int (*available)(char *why, size_t len);
 	/* After all options: checks them against the layers chosen. 0 or -1. */
 	int (*settle)(const struct it_session *s, bool recorded);
-	/* Loads and attaches. Returns 1 when it runs (hooks gets its part of
-	 * the trace's hook list, "block=tp_btf"), 0 when it is left out (why
-	 * says why; not an error), -1 on an error already reported. */
+	/* Loads (and attaches, when attach is NULL). Returns 1 when it runs
+	 * (hooks gets its part of the trace's hook list, "block=tp_btf"), 0
+	 * when it is left out (why says why; not an error), -1 on an error
+	 * already reported. */
 	int (*start)(struct it_session *s, char *hooks, size_t hlen, char *why, size_t wlen);
+	/* Attaches what start loaded, once every layer has loaded: loading
+	 * takes seconds on a busy machine, and probes attached before the
+	 * last layer loads would fill rings that nobody drains yet (events
+	 * dropped before the recording begins). Returns as start does. */
+	int (*attach)(struct it_session *s, char *why, size_t wlen);
 	/* The trace file is open (s->w): side tables (zones), records from now on. */
 	void (*begin)(struct it_session *s);
 	/* Every DROPS_EVERY_NS while recording: refresh loss counters. */
@@ -129,11 +135,13 @@ struct it_layer_ops {
  * stream's (bpf_map__reuse_fd). 0 or -errno. */
 int it_session_share_events(const struct it_session *s, struct bpf_map *events,
 			    struct bpf_map *drops, struct bpf_map *tracked);
-/* Its start: loads through the hook engine (l) and attaches. Returns the
- * skeleton, or NULL with why (the stream is not recorded, no hook, the
- * kernel refused). */
+/* Its start: loads through the hook engine (l). Returns the skeleton, or
+ * NULL with why (the stream is not recorded, no hook, the kernel refused). */
 void *it_session_start_in_events(const struct it_session *s, const struct it_hook_load *l,
 				 char *hooks, size_t hlen, char *why, size_t wlen);
+/* Its attach: 1, or 0 with why (the layer is left out). */
+int it_session_attach_skel(const struct it_skel_ops *ops, void *skel, const char *layer,
+			   char *why, size_t wlen);
 
 /* getopt codes: each layer's options take codes from its own range */
 #define IT_LAYER_OPT(id, n) (0x1000 + ((id) << 6) + (n))

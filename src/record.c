@@ -697,37 +697,63 @@ static int choose_layers(struct record_opts *o, struct it_session *s)
  * lists ("block=tp_btf;nvme=none;syscall=tp_btf"). A layer left out by
  * default is said (always when the kernel refused it, else with -v); one
  * asked for by --layers is an error. 0, or 1 after a message. */
+/* A layer that runs (rc 1), or not (0: a note, why; an error when it was
+ * named in --layers); -1: an error already reported. */
+static int layer_outcome(struct session *ss, size_t i, int rc, const char *why)
+{
+	const struct it_layer_ops *l = it_layers[i];
+
+	ss->started[i] = rc > 0;
+	if (rc)
+		return rc < 0 ? -1 : 0;
+	if (ss->o->layers_given && !l->part_of)
+		return it_failf(-1, "%s", why);
+	if (ss->o->verbose || ss->called[i])
+		fprintf(stderr, "iotrail record: note: recording without the %s layer: %s\n", l->name,
+			why);
+	return 0;
+}
+
+/* Every layer loads first, then all attach: a layer attached early would
+ * fill its ring while the others load (seconds on a busy machine: 150,000
+ * block events were dropped before a default recording began, seen here). */
 static int start_layers(struct session *ss, char *hooks, size_t len)
 {
+	char h[it_nlayers][160];
 	size_t off = 0;
 
 	for (size_t i = 0; i < it_nlayers; i++) {
 		const struct it_layer_ops *l = it_layers[i];
-		char h[160] = "", why[320] = "";
+		char why[320] = "";
 		bool avail = true;
 		int rc;
 
+		h[i][0] = 0;
 		if (!ss->o->want[i])
 			continue;
 		if (l->part_of && l->available)
 			avail = l->available(why, sizeof(why));
 		ss->called[i] = avail;
-		rc = avail ? l->start(&ss->s, h, sizeof(h), why, sizeof(why)) : 0;
-		if (rc < 0)
-			return 1;
+		rc = avail ? l->start(&ss->s, h[i], sizeof(h[i]), why, sizeof(why)) : 0;
 		/* loading probes can take seconds on a slow machine: the
 		 * target's session is running already, keep pulling it */
 		remote_ticks(ss, it_clock_ns(CLOCK_MONOTONIC));
-		ss->started[i] = rc > 0;
-		if (!rc) {
-			snprintf(h, sizeof(h), "%s=none", l->name);
-			if (ss->o->layers_given && !l->part_of)
-				return it_failf(1, "%s", why);
-			if (ss->o->verbose || avail)
-				fprintf(stderr, "iotrail record: note: recording without the %s layer: "
-					"%s\n", l->name, why);
-		}
-		off += snprintf(hooks + off, off < len ? len - off : 0, "%s%s", off ? ";" : "", h);
+		if (layer_outcome(ss, i, rc, why))
+			return 1;
+	}
+	for (size_t i = 0; i < it_nlayers; i++) {
+		char why[320] = "";
+
+		if (ss->started[i] && it_layers[i]->attach &&
+		    layer_outcome(ss, i, it_layers[i]->attach(&ss->s, why, sizeof(why)), why))
+			return 1;
+	}
+	for (size_t i = 0; i < it_nlayers; i++) {
+		if (!ss->o->want[i])
+			continue;
+		if (!ss->started[i])
+			snprintf(h[i], sizeof(h[i]), "%s=none", it_layers[i]->name);
+		off += snprintf(hooks + off, off < len ? len - off : 0, "%s%s", off ? ";" : "", h[i]);
 	}
 	return 0;
 }
@@ -1468,6 +1494,10 @@ int cmd_record(int argc, char **argv)
 	rc = parse_args(argc, argv, &o);
 	if (rc)
 		return rc > 0 ? 0 : 2;
+	/* first: the probes take seconds to load on a busy machine, and a
+	 * SIGINT then would kill us, or be lost where the shell ignores it
+	 * for a background job */
+	catch_signals();
 	verbose = o.verbose;
 	*s = (struct it_session){
 		.devs = o.devs, .ndevs = o.ndevs, .scope = &o.scope, .ringbuf_mb = o.ringbuf_mb,
@@ -1504,7 +1534,13 @@ int cmd_record(int argc, char **argv)
 	it_vmlinux_btf_release(); /* megabytes the recording does not need */
 	if (verbose)
 		fprintf(stderr, "iotrail record: hooks %s\n", hooks);
-	catch_signals();
+	if (stop_signal) {
+		char why[96];
+
+		snprintf(why, sizeof(why), "%s while the probes were loading", strsignal(stop_signal));
+		fail("start recording", why, "nothing was recorded");
+		goto out;
+	}
 	if (!open_trace(&ss, argc, argv, hooks))
 		goto out;
 	if (o.cmd) {

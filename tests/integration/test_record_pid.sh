@@ -30,18 +30,24 @@ if [ -n "$why" ]; then
 fi
 make_loop 128 none || { fail record_pid "cannot set up a loop device"; exit 1; }
 
-# a fixed-count reader that starts after the recorder is ready; exec: the
-# pid is fio's; --thread: the job runs in that process
-# the processes left out read through io_uring: its requests are recorded
-# at their submission, which must apply the scope as a system call does
-job() { # name nios [startdelay [ioengine]]
+# The readers start once the recorder is ready, at a gate: $TMP/go.NAME,
+# made by the test when the trace file appears, or by COMMAND, which runs
+# only once the probes are attached (not after a fixed delay: loading the
+# probes took over 5 s on a busy machine)
+gate() { while [ ! -e "$TMP/go.$1" ]; do sleep 0.05; done; }
+# a fixed-count reader; exec: the pid is fio's; --thread: the job runs in
+# that process. The processes left out read through io_uring: its requests
+# are recorded at their submission, which must apply the scope as a system
+# call does
+job() { # name nios gate [ioengine]
+	gate "$3"
 	exec fio --thread --name="$1" --filename="$LOOPDEV" --rw=randread --bs=4k --direct=1 \
-		--ioengine="${4:-psync}" --number_ios="$2" --size=120M --startdelay="${3:-4}" \
+		--ioengine="${4:-psync}" --number_ios="$2" --size=120M \
 		--output-format=json --output="$TMP/$1.json"
 }
 # wait_trace FILE PID: until the recorder has its probes attached
 wait_trace() {
-	for i in $(seq 1 50); do [ -s "$1" ] && return 0; sleep 0.1; done
+	for i in $(seq 1 600); do [ -s "$1" ] && return 0; sleep 0.1; done
 	kill "$2"; return 1
 }
 fio_ios() { jq -r '.jobs[0].read.total_ios' "$TMP/$1.json"; }
@@ -56,17 +62,19 @@ preads() {
 }
 
 # ---- 1. several PIDs, pidof's form ----
-job one 3000 > /dev/null 2>&1 & one=$!
+job one 3000 p > /dev/null 2>&1 & one=$!
 # a shell that forks fio once the recorder is up (the fork hook adds the
 # child: the descendants alive at start come from /proc, see case 2)
-bash -c 'sleep 3; fio --thread --name=two --filename="$0" --rw=randread --bs=4k --direct=1 \
-	--ioengine=psync --number_ios=2000 --size=120M --startdelay=1 --output-format=json \
-	--output="$1"; true' "$LOOPDEV" "$TMP/two.json" > /dev/null 2>&1 & two=$!
-job three 1500 4 io_uring > /dev/null 2>&1 & three=$!
+bash -c 'while [ ! -e "$2" ]; do sleep 0.05; done
+	fio --thread --name=two --filename="$0" --rw=randread --bs=4k --direct=1 \
+	--ioengine=psync --number_ios=2000 --size=120M --output-format=json \
+	--output="$1"; true' "$LOOPDEV" "$TMP/two.json" "$TMP/go.p" > /dev/null 2>&1 & two=$!
+job three 1500 p io_uring > /dev/null 2>&1 & three=$!
 "$IOTRAIL" record -o "$TMP/pid.trail" --layers block,syscall --dev "$LOOPNAME" -p $one $two -d 30 \
 	> "$TMP/rec.out" 2>&1 &
 rec=$!
-wait_trace "$TMP/pid.trail" $rec || { fail record_pid "the recorder was not ready within 5 s"; exit 1; }
+wait_trace "$TMP/pid.trail" $rec || { fail record_pid "the recorder was not ready within 60 s"; exit 1; }
+touch "$TMP/go.p"
 for i in $(seq 1 50); do child=$(pgrep -P $two -x fio) && break; sleep 0.1; done
 wait $one $two $three
 kill -INT $rec; wait $rec
@@ -74,10 +82,11 @@ want1=$(fio_ios one) want2=$(fio_ios two)
 got1=$(block_reads "$TMP/pid.trail" $one) got2=$(block_reads "$TMP/pid.trail" "${child:-0}")
 sys1=$(preads "$TMP/pid.trail" $one) sys2=$(preads "$TMP/pid.trail" "${child:-0}")
 bpids=$("$IOTRAIL" report --json --group-by pid "$TMP/pid.trail" | jq -r '[.groups[].key.pid] | unique | join(",")')
-# the shell's own calls and its children's (sleep, fio) are in scope too;
+# the shell's own calls and its children's (sleep, fio) are in scope too,
+# and the children of the first (its gate's sleep before it became fio);
 # no other process's
 strays=$("$IOTRAIL" report --json --events "$TMP/pid.trail" \
-	| jq -r "[.events[] | select(.pid != $one and .pid != $two and .ppid != $two) | .pid]
+	| jq -r "[.events[] | select(.pid != $one and .pid != $two and .ppid != $two and .ppid != $one) | .pid]
 		 | unique | join(\",\")")
 want_pids=$(printf '%s\n' $one "${child:-0}" | sort -n | paste -sd,)
 if [ "$got1" = "$want1" ] && [ "$got2" = "$want2" ] && [ "$sys1" = "$want1" ] && [ "$sys2" = "$want2" ] \
@@ -90,14 +99,16 @@ fi
 # ---- 2. --comm with descendants ----
 # bash -c 'exec -a' cannot rename; a copy of sh under another name can
 cp "$(command -v sh)" "$TMP/itscope"
-"$TMP/itscope" -c "fio --thread --name=mine --filename=$LOOPDEV --rw=randread --bs=4k --direct=1 \
-	--ioengine=psync --number_ios=1200 --size=120M --startdelay=4 --output-format=json \
+"$TMP/itscope" -c "while [ ! -e $TMP/go.c ]; do sleep 0.05; done
+	fio --thread --name=mine --filename=$LOOPDEV --rw=randread --bs=4k --direct=1 \
+	--ioengine=psync --number_ios=1200 --size=120M --output-format=json \
 	--output=$TMP/mine.json; true" > /dev/null 2>&1 & mine=$!
-job other 800 > /dev/null 2>&1 & other=$!
+job other 800 c > /dev/null 2>&1 & other=$!
 "$IOTRAIL" record -o "$TMP/comm.trail" --layers block,syscall --dev "$LOOPNAME" --comm itscope -d 30 \
 	> "$TMP/rec2.out" 2>&1 &
 rec=$!
-wait_trace "$TMP/comm.trail" $rec || { fail record_comm "the recorder was not ready within 5 s"; exit 1; }
+wait_trace "$TMP/comm.trail" $rec || { fail record_comm "the recorder was not ready within 60 s"; exit 1; }
+touch "$TMP/go.c"
 wait $mine $other
 kill -INT $rec; wait $rec
 want=$(fio_ios mine)
@@ -112,9 +123,9 @@ else
 fi
 
 # ---- 3. default: every process, whatever COMMAND is ----
-job bg 1000 2 > /dev/null 2>&1 & bg=$!
+job bg 1000 d > /dev/null 2>&1 & bg=$!
 "$IOTRAIL" record -o "$TMP/all.trail" --layers block,syscall --dev "$LOOPNAME" -- \
-	sh -c "while kill -0 $bg 2>/dev/null; do sleep 0.2; done" > "$TMP/rec3.out" 2>&1
+	sh -c "touch $TMP/go.d; while kill -0 $bg 2>/dev/null; do sleep 0.2; done" > "$TMP/rec3.out" 2>&1
 wait $bg
 want=$(fio_ios bg)
 got=$(block_reads "$TMP/all.trail" $bg)
@@ -127,9 +138,9 @@ fi
 
 # ---- 4. nothing recorded while the device was busy: warned
 sleep 60 & idle=$!
-job busy 1500 2 io_uring > /dev/null 2>&1 & busy=$!
+job busy 1500 s io_uring > /dev/null 2>&1 & busy=$!
 "$IOTRAIL" record -o "$TMP/silent.trail" --layers block,syscall --dev "$LOOPNAME" -p $idle -- \
-	sh -c "while kill -0 $busy 2>/dev/null; do sleep 0.2; done" > "$TMP/rec4.out" 2>&1
+	sh -c "touch $TMP/go.s; while kill -0 $busy 2>/dev/null; do sleep 0.2; done" > "$TMP/rec4.out" 2>&1
 kill $idle
 want=$(fio_ios busy)
 warned=$(grep -c "warning: the .* layer recorded nothing while its devices completed $want I/Os" "$TMP/rec4.out")
@@ -150,12 +161,13 @@ if [ -z "$CG" ] || ! mkdir "$CG/iotrail-it.$$" 2>/dev/null; then
 else
 	CG=$CG/iotrail-it.$$
 	# the shell moves itself into the cgroup, then becomes fio
-	sh -c "echo \$\$ > $CG/cgroup.procs && exec fio --thread --name=cg --filename=$LOOPDEV \
+	sh -c "echo \$\$ > $CG/cgroup.procs && while [ ! -e $TMP/go.g ]; do sleep 0.05; done &&
+		exec fio --thread --name=cg --filename=$LOOPDEV \
 		--rw=randread --bs=4k --direct=1 --ioengine=psync --number_ios=700 --size=120M \
-		--startdelay=3 --output-format=json --output=$TMP/cg.json" > /dev/null 2>&1 & in=$!
-	job nocg 500 3 > /dev/null 2>&1 & out=$!
+		--output-format=json --output=$TMP/cg.json" > /dev/null 2>&1 & in=$!
+	job nocg 500 g > /dev/null 2>&1 & out=$!
 	"$IOTRAIL" record -o "$TMP/cg.trail" --layers block,syscall --dev "$LOOPNAME" --cgroup "$CG" -- \
-		sh -c "while kill -0 $in 2>/dev/null || kill -0 $out 2>/dev/null; do sleep 0.2; done" \
+		sh -c "touch $TMP/go.g; while kill -0 $in 2>/dev/null || kill -0 $out 2>/dev/null; do sleep 0.2; done" \
 		> "$TMP/rec5.out" 2>&1
 	want=$(fio_ios cg)
 	got=$(block_reads "$TMP/cg.trail" $in) calls=$(preads "$TMP/cg.trail" $in)

@@ -19,13 +19,16 @@ load() {
 	FIO_PID=$!
 }
 
-# SIGINT in the middle: exit status 0, complete file with I/Os in it
-load 6
+# SIGINT in the middle: exit status 0, complete file with I/Os in it (sent
+# once it records: loading its probes took over 3 s on a busy machine)
+load 10
 "$IOTRAIL" record -o "$TMP/int.trail" --dev "$LOOPNAME" > "$TMP/int.out" 2>&1 &
 rec=$!
-sleep 3
+for i in $(seq 300); do grep -q "^iotrail record: recording into" "$TMP/int.out" && break; sleep 0.1; done
+sleep 1
 kill -INT $rec
 wait $rec; rc=$?
+kill $FIO_PID 2>/dev/null
 wait $FIO_PID
 if [ $rc -ne 0 ]; then
 	fail record_stop_sigint "record exited $rc after SIGINT: $(tail -1 "$TMP/int.out")"

@@ -181,14 +181,6 @@ static int start(struct it_session *s, char *hooks, size_t hlen, char *why, size
 	b.skel = it_hooks_load(&l, kinds, hooks, hlen, why, wlen, &err);
 	if (!b.skel)
 		return load_error(err, why, s->verbose);
-	err = block_bpf__attach(b.skel);
-	if (err)
-		return it_fail(-1, "attach the block probes", strerror(-err),
-			       "check `iotrail probe` for what this kernel supports");
-	err = it_scope_seed(s->scope, b.skel->maps.scope_pid_bits, b.skel->maps.scope_comm_bits,
-			    b.skel->maps.scope_cgroup_map, why, wlen);
-	if (err)
-		return it_fail(-1, "set up the block layer's process filter", why, NULL);
 	/* the shared event stream starts here; the NVMe layer joins it */
 	s->ev.events = b.skel->maps.events;
 	s->ev.drops = b.skel->maps.drops;
@@ -200,6 +192,21 @@ static int start(struct it_session *s, char *hooks, size_t hlen, char *why, size
 		err = -errno;
 	if (err)
 		return it_fail(-1, "open the ring buffer", strerror(-err), NULL);
+	return 1;
+}
+
+static int attach(struct it_session *s, char *why, size_t wlen)
+{
+	int err = block_bpf__attach(b.skel);
+
+	if (err)
+		return it_fail(-1, "attach the block probes", strerror(-err),
+			       "check `iotrail probe` for what this kernel supports");
+	/* after attach: the fork hook adds what is forked from now on */
+	err = it_scope_seed(s->scope, b.skel->maps.scope_pid_bits, b.skel->maps.scope_comm_bits,
+			    b.skel->maps.scope_cgroup_map, why, wlen);
+	if (err)
+		return it_fail(-1, "set up the block layer's process filter", why, NULL);
 	return 1;
 }
 
@@ -296,6 +303,7 @@ const struct it_layer_ops it_block_layer = {
 	.hooks = block_hooks,
 	.nhooks = NHOOKS,
 	.start = start,
+	.attach = attach,
 	.begin = begin,
 	.tick = tick,
 	.before_detach = write_diskstats,

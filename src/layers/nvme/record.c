@@ -71,6 +71,12 @@ static int start(struct it_session *s, char *hooks, size_t hlen, char *why, size
 	return skel != NULL;
 }
 
+static int attach(struct it_session *s, char *why, size_t wlen)
+{
+	(void)s;
+	return it_session_attach_skel(&nvme_skel_ops, skel, "nvme", why, wlen);
+}
+
 #define MAX_CTRLS 256
 
 static int read_line(const char *path, char *buf, size_t len)
@@ -161,6 +167,7 @@ const struct it_layer_ops it_nvme_layer = {
 	.part_of = "block",
 	.available = available,
 	.start = start,
+	.attach = attach,
 	.begin = begin,
 	.detach = detach,
 	.free = nvme_free,

@@ -150,6 +150,18 @@ static int target_start(struct it_session *s, char *hooks, size_t hlen, char *wh
 	return target != NULL;
 }
 
+static int host_attach(struct it_session *s, char *why, size_t wlen)
+{
+	(void)s;
+	return it_session_attach_skel(&nvme_tcp_skel_ops, host, "nvme-tcp", why, wlen);
+}
+
+static int target_attach(struct it_session *s, char *why, size_t wlen)
+{
+	(void)s;
+	return it_session_attach_skel(&nvmet_tcp_skel_ops, target, "nvmet-tcp", why, wlen);
+}
+
 static void host_detach(void)
 {
 	nvme_tcp_bpf__detach(host);
@@ -184,6 +196,7 @@ const struct it_layer_ops it_nvme_tcp_layer = {
 	.part_of = "block",
 	.available = host_available,
 	.start = host_start,
+	.attach = host_attach,
 	.detach = host_detach,
 	.free = host_free,
 };
@@ -199,6 +212,7 @@ const struct it_layer_ops it_nvmet_tcp_layer = {
 	.part_of = "block",
 	.available = target_available,
 	.start = target_start,
+	.attach = target_attach,
 	.detach = target_detach,
 	.free = target_free,
 };

@@ -70,6 +70,12 @@ static int start(struct it_session *s, char *hooks, size_t hlen, char *why, size
 	return skel != NULL;
 }
 
+static int attach(struct it_session *s, char *why, size_t wlen)
+{
+	(void)s;
+	return it_session_attach_skel(&nvmet_skel_ops, skel, "nvmet", why, wlen);
+}
+
 static void detach(void)
 {
 	nvmet_bpf__detach(skel);
@@ -94,6 +100,7 @@ const struct it_layer_ops it_nvmet_layer = {
 	.part_of = "block",
 	.available = available,
 	.start = start,
+	.attach = attach,
 	.detach = detach,
 	.free = nvmet_free,
 };

@@ -367,6 +367,12 @@ static int start(struct it_session *s, char *hooks, size_t hlen, char *why, size
 	return 1;
 }
 
+static int attach(struct it_session *s, char *why, size_t wlen)
+{
+	(void)s;
+	return !it_syscall_attach(sys.l, &sys.o, why, wlen);
+}
+
 static void detach(void)
 {
 	it_syscall_detach(sys.l);
@@ -422,6 +428,7 @@ const struct it_layer_ops it_syscall_layer = {
 	.available = available,
 	.settle = settle,
 	.start = start,
+	.attach = attach,
 	.detach = detach,
 	.finish = finish,
 	.summary = summary,

@@ -528,7 +528,6 @@ struct it_syscall_layer *it_syscall_open(const struct it_syscall_opts *o, it_sys
 					 void *ctx, char *err, size_t errlen)
 {
 	struct it_syscall_layer *l = calloc(1, sizeof(*l));
-	char why[160];
 
 	if (!l) {
 		snprintf(err, errlen, "failed to allocate the syscall layer: out of memory");
@@ -544,20 +543,28 @@ struct it_syscall_layer *it_syscall_open(const struct it_syscall_opts *o, it_sys
 	/* the ring is mapped once, where it is polled (share or take): a
 	 * ring_buffer of its own, freed when the ring joined another one,
 	 * mapped it twice meanwhile (the start-up peak) */
-	if (attach(l, err, errlen))
-		goto fail;
-	/* after attach: the fork hook adds what is forked from now on */
-	if (it_scope_seed(o->scope, l->skel->maps.scope_pid_bits, l->skel->maps.scope_comm_bits,
-			  l->skel->maps.scope_cgroup_map, why, sizeof(why))) {
-		snprintf(err, errlen, "failed to set up the syscall layer's process filter: %s", why);
-		goto fail;
-	}
 	return l;
 fail_pid:
 	snprintf(err, errlen, "failed to add a thread to the syscall filter: %s", strerror(errno));
 fail:
 	it_syscall_close(l);
 	return NULL;
+}
+
+int it_syscall_attach(struct it_syscall_layer *l, const struct it_syscall_opts *o, char *err,
+		      size_t errlen)
+{
+	char why[160];
+
+	if (attach(l, err, errlen))
+		return -1;
+	/* after attach: the fork hook adds what is forked from now on */
+	if (it_scope_seed(o->scope, l->skel->maps.scope_pid_bits, l->skel->maps.scope_comm_bits,
+			  l->skel->maps.scope_cgroup_map, why, sizeof(why))) {
+		snprintf(err, errlen, "failed to set up the syscall layer's process filter: %s", why);
+		return -1;
+	}
+	return 0;
 }
 
 int it_syscall_share_ring(struct it_syscall_layer *l, struct ring_buffer *rb)

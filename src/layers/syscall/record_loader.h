@@ -56,11 +56,14 @@ int it_syscall_parse_calls(const char *list, uint8_t calls[IT_SYS_MAX], char *er
 /* Name of a call id ("pread64"), or NULL. */
 const char *it_syscall_name(unsigned call);
 
-/* Opens, configures (filters into read-only data), loads and attaches.
- * On failure returns NULL with a one-line "failed to X: why; what to do"
- * reason in err (without the "iotrail record: " prefix). */
+/* Opens, configures (filters into read-only data) and loads; then
+ * it_syscall_attach attaches. On failure returns NULL (-1) with a one-line
+ * "failed to X: why; what to do" reason in err (without the "iotrail
+ * record: " prefix). */
 struct it_syscall_layer *it_syscall_open(const struct it_syscall_opts *o, it_syscall_sink sink,
 					 void *ctx, char *err, size_t errlen);
+int it_syscall_attach(struct it_syscall_layer *l, const struct it_syscall_opts *o, char *err,
+		      size_t errlen);
 
 /* Moves the layer's ring buffer into rb (another layer's ring_buffer, one
  * poll for both): the sink is then called from rb's poll/consume. */
