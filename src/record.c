@@ -714,6 +714,27 @@ static int layer_outcome(struct session *ss, size_t i, int rc, const char *why)
 	return 0;
 }
 
+/* --start: the probes are loaded, and attach at the date, so nothing
+ * before it is recorded and the recording starts on time; a signal
+ * meanwhile ends the wait, and record, with one line. 0 or 1. */
+static int wait_for_start(const struct record_opts *o)
+{
+	uint64_t at = (uint64_t)o->task.start_s * 1000000000ull, now;
+
+	fprintf(stderr, "iotrail record: probes loaded; waiting until %s (--start)\n",
+		o->task.task.start);
+	while (!stop_signal && (now = it_clock_ns(CLOCK_REALTIME)) < at) {
+		uint64_t left = at - now < 100000000ull ? at - now : 100000000ull;
+		struct timespec ts = { 0, (long)left };
+
+		nanosleep(&ts, NULL);
+	}
+	if (stop_signal)
+		return it_failf(1, "failed to start recording: %s while waiting for --start %s; "
+				"nothing was recorded", strsignal(stop_signal), o->task.task.start);
+	return 0;
+}
+
 /* Every layer loads first, then all attach: a layer attached early would
  * fill its ring while the others load (seconds on a busy machine: 150,000
  * block events were dropped before a default recording began, seen here). */
@@ -741,6 +762,8 @@ static int start_layers(struct session *ss, char *hooks, size_t len)
 		if (layer_outcome(ss, i, rc, why))
 			return 1;
 	}
+	if (ss->o->task.start_s && wait_for_start(ss->o)) /* --start: loaded, not attached */
+		return 1;
 	for (size_t i = 0; i < it_nlayers; i++) {
 		char why[320] = "";
 
@@ -1452,22 +1475,6 @@ static int target_merge(struct session *ss, struct record_opts *o, const char *o
 	return rc;
 }
 
-/* --start: nothing is attached before the date, so nothing before it
- * can be recorded; a signal meanwhile ends the wait, and record, at once. */
-static int wait_for_start(const struct record_opts *o)
-{
-	uint64_t at = (uint64_t)o->task.start_s * 1000000000ull, now;
-
-	fprintf(stderr, "iotrail record: waiting until %s (--start)\n", o->task.task.start);
-	while ((now = it_clock_ns(CLOCK_REALTIME)) < at) {
-		uint64_t left = at - now < 100000000ull ? at - now : 100000000ull;
-		struct timespec ts = { 0, (long)left };
-
-		nanosleep(&ts, NULL);
-	}
-	return 0;
-}
-
 static int check_kernel(void)
 {
 	char why[160];
@@ -1526,8 +1533,6 @@ int cmd_record(int argc, char **argv)
 	if (o.ntargets)
 		signal(SIGPIPE, SIG_IGN);
 	if (o.ntargets && target_start(&ss, &o, local, sizeof(local)))
-		goto out;
-	if (o.task.start_s && wait_for_start(&o))
 		goto out;
 	if (start_layers(&ss, hooks, sizeof(hooks)))
 		goto out;

@@ -203,8 +203,9 @@ window_test() {
 			-v mono="$(jq '.host.start_monotonic_ns' "$TMP/window.json")" '
 			NR > 1 { t = (rt + ($9 - mono)) / 1e9; if (!n++ || t < lo) lo = t; if (t > hi) hi = t }
 			END { printf "%d %.3f %.3f\n", n, lo, hi }')
-	# the probes load after the start date (a second or two on a busy
-	# machine): the window may be short, never early, never late
+	# the probes load before the start date and attach at it; loading
+	# longer than the 2 s ahead (a busy machine) shortens the window:
+	# never early, never late
 	if grep -q 'were ready .* after --stop' "$TMP/window.out"; then
 		skip task_window "the probes took the whole 2 s window to load (a busy machine): $(grep warning: "$TMP/window.out")"
 	elif [ "$n" -lt 1 ] || [ "$n" -gt 420 ]; then
