@@ -31,6 +31,8 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
+#include "iotrail/sample_epoch.h"
+
 /* ---- tunables, set by user space before load ---- */
 const volatile __u8 scope_pids;          /* -p: only tgids in scope_pid_bits */
 const volatile __u8 scope_comm_len;      /* --comm: > 0, the prefix's length */
@@ -76,8 +78,13 @@ const volatile __u64 scope_pred_min[IT_PRED_MAX];
 const volatile __u64 scope_pred_max[IT_PRED_MAX];
 const volatile __u32 scope_pred_dev[IT_PRED_MAX];
 const volatile __u32 scope_sample_n;            /* 1 in N I/Os; 0 or 1: every one */
+const volatile __u32 scope_sample_epoch_n;      /* the first N of every epoch; 0: off */
+const volatile __u64 scope_sample_epoch_ns;
+__u64 scope_sample_epoch_state;                 /* sample_epoch.h's word */
 
-static __always_inline bool scope_pred_wanted(__u8 op, __u64 bytes, __u32 dev)
+/* now_ns: the time the I/O's first event will carry, so that the epoch
+ * it was counted in is the one its trace shows */
+static __always_inline bool scope_pred_wanted(__u8 op, __u64 bytes, __u32 dev, __u64 now_ns)
 {
 	bool in = !scope_pred_n;
 
@@ -89,6 +96,9 @@ static __always_inline bool scope_pred_wanted(__u8 op, __u64 bytes, __u32 dev)
 	/* sampled after the predicate: 1 in N of the I/Os it keeps */
 	if (in && scope_sample_n > 1)
 		in = bpf_get_prandom_u32() % scope_sample_n == 0;
+	if (in && scope_sample_epoch_n)
+		in = it_epoch_take((unsigned long long *)&scope_sample_epoch_state,
+				   now_ns, scope_sample_epoch_ns, scope_sample_epoch_n);
 	return in;
 }
 

@@ -174,15 +174,23 @@ static void usage(FILE *f)
 		"                       first event: 'op=read && size>=32k || dev=8:0'; terms\n"
 		"                       op=OP[,OP], op!=OP, size=N, size=N-M, size>=N (<=, >, <),\n"
 		"                       dev=DEV, pid=N, comm=NAME, cgroup=DIR\n"
-		"      --sample 1/N     one I/O in N, at random (after --filter)\n"
+		"      --sample 1/N     one I/O in N, at random (after --filter); or N/EPOCH\n"
+		"                       (100/1s): the first N I/Os of every EPOCH, none more\n"
+		"      --start DATE     wait until DATE ('YYYY-MM-DD hh:mm:ss', local time)\n"
+		"                       before recording (COMMAND starts then too)\n"
+		"      --stop DATE      stop at DATE (with -d: whichever comes first)\n"
 		"      --task FILE      a task file (INI: [workload], [profiler], [report]);\n"
 		"                       options given here win over its keys\n"
 		"      --flight DUR     flight recorder: keep only the last DUR (30s, 500ms) of\n"
 		"                       the block layer's events in memory; write them to FILE\n"
 		"                       at the end, and to FILE.1, FILE.2... on SIGUSR1 or\n"
 		"                       --trigger\n"
-		"      --flight-memory SIZE  its bound (default 256m; the oldest events go\n"
-		"                       first, counted, when the window does not fit)\n"
+		"      --flight-memory SIZE, --memory SIZE  its bound (default 256m; the\n"
+		"                       oldest events go first, counted, when the window does\n"
+		"                       not fit); without --flight, a flight recorder of any age\n"
+		"      --on-full overwrite|write-out  with --memory: keep the newest events\n"
+		"                       (overwrite, the default), or every event written to\n"
+		"                       FILE as it comes (write-out: nothing overwritten)\n"
 		"      --trigger STAGE>DUR  write the window when an I/O's stage (q2c, d2c,\n"
 		"                       q2d) exceeds DUR: --trigger 'q2c>5ms' (once a spike)\n"
 		"      --sink clickhouse://HOST[:PORT][/DB]  also send the recording into\n"
@@ -259,7 +267,7 @@ static int parse_layers(struct record_opts *o, const char *arg)
 
 /* long options without a letter (below the layers' IT_LAYER_OPT codes) */
 enum { OPT_FILTER = 0x0800, OPT_SAMPLE, OPT_TASK, OPT_FLIGHT, OPT_FLIGHT_MEMORY, OPT_TRIGGER,
-       OPT_SINK };
+       OPT_SINK, OPT_START, OPT_STOP, OPT_ON_FULL };
 
 /* The getopt table: the common options, then every layer's. */
 static struct option *build_longopts(void)
@@ -288,6 +296,10 @@ static struct option *build_longopts(void)
 		{ "flight-memory", required_argument, NULL, OPT_FLIGHT_MEMORY },
 		{ "trigger", required_argument, NULL, OPT_TRIGGER },
 		{ "sink", required_argument, NULL, OPT_SINK },
+		{ "memory", required_argument, NULL, OPT_FLIGHT_MEMORY },
+		{ "on-full", required_argument, NULL, OPT_ON_FULL },
+		{ "start", required_argument, NULL, OPT_START },
+		{ "stop", required_argument, NULL, OPT_STOP },
 	};
 	size_t n = sizeof(common) / sizeof(common[0]), k = 0;
 	struct option *all;
@@ -484,6 +496,15 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 					      "clickhouse://HOST:PORT/DATABASE", optarg, err);
 			break;
 		}
+		case OPT_START:
+			o->task.start_arg = optarg;
+			break;
+		case OPT_STOP:
+			o->task.stop_arg = optarg;
+			break;
+		case OPT_ON_FULL:
+			o->task.on_full_arg = optarg;
+			break;
 		case 'd':
 			/* !(d <= max) also refuses nan; the bound keeps d * 1e9 in a uint64_t */
 			o->duration_s = strtod(optarg, &end);
@@ -597,8 +618,9 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		o->flush_every_s = 0.5;
 	/* the agents record what their own options say: a predicate given
 	 * here would hold on this machine only, a partial result unsaid */
-	if (!rc && o->ntargets && (o->task.filter.n || o->task.sample_n > 1))
-		rc = it_fail(-1, "use --filter or --sample with --target",
+	if (!rc && o->ntargets && (o->task.filter.n || o->task.sample.one_in > 1 ||
+					o->task.sample.per_epoch || o->task.start_s))
+		rc = it_fail(-1, "use --filter, --sample or --start with --target",
 			     "the targets' agents do not take them yet",
 			     "record without them, or each machine on its own");
 	return rc;
@@ -722,6 +744,27 @@ static int layer_outcome(struct session *ss, size_t i, int rc, const char *why)
 	return 0;
 }
 
+/* --start: the probes are loaded, and attach at the date, so nothing
+ * before it is recorded and the recording starts on time; a signal
+ * meanwhile ends the wait, and record, with one line. 0 or 1. */
+static int wait_for_start(const struct record_opts *o)
+{
+	uint64_t at = (uint64_t)o->task.start_s * 1000000000ull, now;
+
+	fprintf(stderr, "iotrail record: probes loaded; waiting until %s (--start)\n",
+		o->task.task.start);
+	while (!stop_signal && (now = it_clock_ns(CLOCK_REALTIME)) < at) {
+		uint64_t left = at - now < 100000000ull ? at - now : 100000000ull;
+		struct timespec ts = { 0, (long)left };
+
+		nanosleep(&ts, NULL);
+	}
+	if (stop_signal)
+		return it_failf(1, "failed to start recording: %s while waiting for --start %s; "
+				"nothing was recorded", strsignal(stop_signal), o->task.task.start);
+	return 0;
+}
+
 /* Every layer loads first, then all attach: a layer attached early would
  * fill its ring while the others load (seconds on a busy machine: 150,000
  * block events were dropped before a default recording began, seen here). */
@@ -759,6 +802,8 @@ static int start_layers(struct session *ss, char *hooks, size_t len)
 		if (layer_outcome(ss, i, rc, why))
 			return 1;
 	}
+	if (ss->o->task.start_s && wait_for_start(ss->o)) /* --start: loaded, not attached */
+		return 1;
 	for (size_t i = 0; i < it_nlayers; i++) {
 		char why[320] = "";
 
@@ -903,7 +948,22 @@ static void record_loop(struct session *ss)
 
 	if (ss->o->duration_s > 0)
 		deadline = s->start_ns + (uint64_t)(ss->o->duration_s * 1e9);
+	if (ss->o->task.stop_s) {
+		/* --stop: a wall-clock date, as a point of the loop's clock */
+		uint64_t rt = it_clock_ns(CLOCK_REALTIME), mono = it_clock_ns(CLOCK_MONOTONIC);
+		uint64_t stop = (uint64_t)ss->o->task.stop_s * 1000000000ull;
+		uint64_t at = stop > rt ? mono + (stop - rt) : mono;
+
+		if (stop <= rt)
+			fprintf(stderr, "iotrail record: warning: the probes were ready %.3f s after "
+				"--stop %s (loading them took that long): the file holds next to "
+				"nothing; give a later stop\n", (rt - stop) / 1e9, ss->o->task.task.stop);
+		if (!deadline || at < deadline)
+			deadline = at;
+	}
 	while (!stop_signal && !s->err) {
+		if (deadline && it_clock_ns(CLOCK_MONOTONIC) >= deadline)
+			break; /* before a poll that would take I/O past it */
 		err = ring_buffer__poll(s->rb, POLL_MS);
 		if (err >= 0 || err == -EINTR)
 			err = ring_buffer__consume(s->rb);
@@ -1201,6 +1261,16 @@ static int flight_dump(struct session *ss, const char *path, const char *why)
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	w = open_head(ss, tmp, back, &start, &devs, &ndevs, err, sizeof(err));
 	free(devs);
+	it_flight_stats(s->flight, &st);
+	if (w) { /* what the memory bound overwrote, for the report to say */
+		struct it_note_rec note = { .kind = IT_NOTE_OVERWRITTEN, .at_ns = now };
+
+		snprintf(note.text, sizeof(note.text), "%llu", (unsigned long long)st.overwritten);
+		if (it_writer_add_note(w, &note)) {
+			it_writer_abort(w);
+			w = NULL;
+		}
+	}
 	if (w)
 		n = it_flight_each(s->flight, now, flight_put, w);
 	rc = !w ? -EIO : n < 0 ? (int)n : it_writer_close(w, now);
@@ -1214,12 +1284,11 @@ static int flight_dump(struct session *ss, const char *path, const char *why)
 			"%s; check the path and free space\n", path, *err ? err : strerror(-rc));
 		return rc;
 	}
-	it_flight_stats(s->flight, &st);
 	if (st.overwritten)
 		snprintf(cut, sizeof(cut), "; %llu events of windows so far left early for the "
-			 "memory bound (--flight-memory)", (unsigned long long)st.overwritten);
-	fprintf(stderr, "iotrail record: flight: %ld events of the last %.3f s in %s (%s)%s\n",
-		n, back / 1e9, path, why, cut);
+			 "memory bound (--memory)", (unsigned long long)st.overwritten);
+	fprintf(stderr, "iotrail record: flight: %ld events of the last %.3f s in %s (%s; %llu "
+		"given)%s\n", n, back / 1e9, path, why, (unsigned long long)st.added, cut);
 	return 0;
 }
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
 #include "hostinfo.h"
@@ -63,6 +64,56 @@ static int fold_process_terms(struct it_record_task *rt, struct it_scope *sc)
 	return 0;
 }
 
+/* --start and --stop: dates to come, stop after start. 0, or -1 after
+ * one line. */
+static int resolve_window(struct it_record_task *rt)
+{
+	const struct it_task *t = &rt->task;
+	int64_t now = (int64_t)time(NULL);
+	char err[200];
+
+	if (*t->start && it_date_parse(t->start, &rt->start_s, err, sizeof(err)))
+		return it_failf(-1, "failed to parse --start: %s", err);
+	if (*t->stop && it_date_parse(t->stop, &rt->stop_s, err, sizeof(err)))
+		return it_failf(-1, "failed to parse --stop: %s", err);
+	if (*t->start && rt->start_s <= now)
+		return it_failf(-1, "failed to apply --start %s: it is past (the time is %lld s "
+				"later); give a date to come, or leave --start out to start now",
+				t->start, (long long)(now - rt->start_s));
+	if (*t->stop && rt->stop_s <= now)
+		return it_failf(-1, "failed to apply --stop %s: it is past; give a date to come",
+				t->stop);
+	if (*t->start && *t->stop && rt->stop_s <= rt->start_s)
+		return it_failf(-1, "failed to apply --stop %s: it is not after --start %s; give a "
+				"later stop", t->stop, t->start);
+	return 0;
+}
+
+/* --memory with --on-full: overwrite keeps the newest events in the
+ * flight recorder's ring (a window of any age without --flight);
+ * write-out writes every event to the file, as a recording does without
+ * --memory, so nothing is overwritten. 0, or -1 after one line. */
+static int resolve_on_full(struct it_record_task *rt)
+{
+	const struct it_task *t = &rt->task;
+
+	if (*t->on_full && strcmp(t->on_full, "overwrite") && strcmp(t->on_full, "write-out"))
+		return it_failf(-1, "failed to parse --on-full %s: give overwrite (keep the newest "
+				"events in --memory) or write-out (every event to the file)",
+				t->on_full);
+	if (*t->on_full && !*t->memory)
+		return it_failf(-1, "failed to apply --on-full: it says what happens when --memory "
+				"is full; give --memory 256m");
+	rt->write_out = !strcmp(t->on_full, "write-out");
+	if (rt->write_out && rt->flight_ns)
+		return it_failf(-1, "failed to apply --on-full write-out with --flight: the flight "
+				"recorder keeps only its window in memory, write-out keeps every "
+				"event; give one of them");
+	if (*t->memory && !rt->write_out && !rt->flight_ns)
+		rt->flight_ns = IT_FLIGHT_ANY_AGE_NS;
+	return 0;
+}
+
 int it_record_task_resolve(struct it_record_task *rt, struct it_scope *sc, const char **output,
 			   bool output_set, double *duration_s)
 {
@@ -90,12 +141,20 @@ int it_record_task_resolve(struct it_record_task *rt, struct it_scope *sc, const
 		snprintf(t->trigger, sizeof(t->trigger), "%s", rt->trigger_arg);
 	if (rt->memory_arg)
 		snprintf(t->memory, sizeof(t->memory), "%s", rt->memory_arg);
+	if (rt->start_arg)
+		snprintf(t->start, sizeof(t->start), "%s", rt->start_arg);
+	if (rt->stop_arg)
+		snprintf(t->stop, sizeof(t->stop), "%s", rt->stop_arg);
+	if (rt->on_full_arg)
+		snprintf(t->on_full, sizeof(t->on_full), "%s", rt->on_full_arg);
 	if (*t->filter &&
 	    it_filter_parse(t->filter, &rt->filter, it_dev_resolve, err, sizeof(err)))
 		return it_failf(-1, "failed to parse %s: %s", rt->filter_arg ? "--filter" :
 				"the task file's [workload]", err);
-	if (*t->sample && it_sample_parse(t->sample, &rt->sample_n, err, sizeof(err)))
+	if (*t->sample && it_sample_parse(t->sample, &rt->sample, err, sizeof(err)))
 		return it_failf(-1, "failed to parse --sample: %s", err);
+	if (resolve_window(rt))
+		return -1;
 	if (*t->output && !output_set)
 		*output = t->output;
 	if (*t->duration && !*duration_s && !it_duration_parse(t->duration, &ns, err, sizeof(err)))
@@ -106,14 +165,18 @@ int it_record_task_resolve(struct it_record_task *rt, struct it_scope *sc, const
 		return it_failf(-1, "failed to parse --trigger: %s", err);
 	rt->flight_mem = IT_FLIGHT_MEM_DEFAULT;
 	if (*t->memory && (it_size_parse(t->memory, &rt->flight_mem, err, sizeof(err)) ||
-			   rt->flight_mem < (1u << 20)))
-		return it_failf(-1, "failed to parse --flight-memory %s: give a size of 1m or more "
+			   rt->flight_mem < (64u << 10)))
+		return it_failf(-1, "failed to parse --memory %s: give a size of 64k or more "
 				"(e.g. 64m)", t->memory);
-	if ((*t->trigger || *t->memory) && !*t->flight)
-		return it_failf(-1, "failed to apply --%s: it goes with --flight; give --flight "
-				"30s", *t->trigger ? "trigger" : "flight-memory");
+	if (resolve_on_full(rt))
+		return -1;
+	if (*t->trigger && !rt->flight_ns)
+		return it_failf(-1, "failed to apply --trigger: it goes with --flight; give --flight "
+				"30s");
 	sc->filter = &rt->filter;
-	sc->sample_n = rt->sample_n;
+	sc->sample_n = rt->sample.one_in;
+	sc->sample_epoch_n = rt->sample.per_epoch;
+	sc->sample_epoch_ns = rt->sample.epoch_ns;
 	return fold_process_terms(rt, sc);
 }
 

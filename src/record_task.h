@@ -17,17 +17,23 @@ struct it_writer;
 struct it_record_task {
 	/* as given on the command line (NULL: not given) */
 	const char *path, *filter_arg, *sample_arg, *flight_arg, *trigger_arg, *memory_arg;
+	const char *start_arg, *stop_arg, *on_full_arg;
 	/* resolved */
 	struct it_task task;       /* what holds: the file's keys, then the command line's */
 	char *file_text;           /* the task file as read; NULL without --task */
 	struct it_filter filter;
-	uint32_t sample_n;
+	struct it_sample sample;
+	int64_t start_s, stop_s;   /* --start, --stop (seconds since the epoch); 0: none */
 	uint64_t flight_ns;        /* --flight: the window; 0: a whole recording */
 	uint64_t flight_mem;       /* --flight-memory: its bound in bytes */
 	struct it_trigger trigger; /* --trigger */
+	bool write_out;            /* --on-full write-out: every event to the file */
 };
 
 #define IT_FLIGHT_MEM_DEFAULT (256ull << 20)
+/* --memory SIZE --on-full overwrite without --flight: the ring keeps the
+ * newest events that fit, of any age (a window of 31 years) */
+#define IT_FLIGHT_ANY_AGE_NS 1000000000000000000ull
 
 /* Reads the task file, overlays the command line, parses the predicate
  * and sampling into sc. *output and *duration_s take the file's values

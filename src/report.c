@@ -35,6 +35,10 @@ static void usage(FILE *f)
 	      "  -g, --group-by KEYS  comma-separated keys from op, size, dev, comm, pid, role\n"
 	      "                       (the process title ps shows, else [comm]), or none\n"
 	      "                       (default: op,dev); size groups by power-of-two class\n"
+	      "      --stats LIST     the latency table's columns, from min, max, avg, pN,\n"
+	      "                       distinct(pid) (how many processes)\n"
+	      "                       (default min,avg,p50,p90,p99,p99.9,max; the task's\n"
+	      "                       [report] stats when it has them)\n"
 	      "  -f, --fabric-group-by KEYS  the NVMe/TCP fabric tables by keys from op, size,\n"
 	      "                       queue, initiator, machine, or none (default: op)\n"
 	      "  -j, --json           JSON on stdout (contract: doc/report.md)\n"
@@ -304,6 +308,11 @@ static bool read_task(const char *path, struct it_task *t)
 
 	text = notes ? it_task_from_notes(notes, n, IT_NOTE_TASK) : NULL;
 	ok = text && !it_task_parse(text, t, err, sizeof(err));
+	for (size_t i = 0; ok && i < n; i++)
+		if (notes[i].kind == IT_NOTE_OVERWRITTEN && !notes[i].machine) {
+			t->overwritten = strtoull(notes[i].text, NULL, 10);
+			t->overwritten_known = true;
+		}
 	free(text);
 	if (r)
 		it_reader_close(r);
@@ -325,12 +334,14 @@ int cmd_report(int argc, char **argv)
 		{ "join", required_argument, NULL, 'J' },
 		{ "html", no_argument, NULL, 'H' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "stats", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct it_layer_opts o = { .analyzer = IT_ANALYZER_OPTS_DEFAULT };
 	bool json = false, pretty = false, html = false, grouped = false, has_task;
-	const char *output = NULL;
+	const char *output = NULL, *stats = NULL;
+	struct it_stats stats_cols;
 	struct it_task task;
 	char err[256], *end;
 	unsigned long machine = 0, machine_join = 0;
@@ -343,6 +354,14 @@ int cmd_report(int argc, char **argv)
 		switch (c) {
 		case 'H':
 			html = true;
+			break;
+		case 'S':
+			stats = optarg;
+			if (it_stats_parse(stats, &stats_cols, err, sizeof(err)))
+				return it_failf(2, "failed to parse --stats: %s", err);
+			if (strlen(stats) >= sizeof(task.stats))
+				return it_failf(2, "failed to parse --stats: longer than %zu bytes; give "
+						"fewer columns", sizeof(task.stats) - 1);
 			break;
 		case 'o':
 			output = optarg;
@@ -414,11 +433,20 @@ int cmd_report(int argc, char **argv)
 
 	/* the task's [report] keys, where the command line says nothing */
 	has_task = read_task(path, &task);
+	if (stats && !has_task) /* only the columns: nothing was filtered */
+		memset(&task, 0, sizeof(task));
+	if (stats) {
+		snprintf(task.stats, sizeof(task.stats), "%s", stats);
+		has_task = true;
+	}
 	if (has_task && !grouped && *task.group_by &&
 	    it_parse_group_keys(task.group_by, &o.analyzer, err, sizeof(err)))
 		return it_failf(2, "failed to use the recording's task [report] group-by: %s", err);
 	if (has_task && !strcmp(task.format, "json"))
 		json = true;
+	if (has_task && *task.stats && !it_stats_parse(task.stats, &stats_cols, err, sizeof(err)) &&
+	    it_report_stats_need_pids(&stats_cols))
+		o.analyzer.distinct_pids = true;
 
 	struct it_reader *rd;
 	struct it_analysis *an;

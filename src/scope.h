@@ -27,6 +27,8 @@ struct it_scope {
 	 * decided with the process tests at an I/O's first event */
 	const struct it_filter *filter; /* NULL or no clause: every I/O */
 	uint32_t sample_n;    /* 1 in N; 0 or 1: every I/O */
+	uint32_t sample_epoch_n;   /* the first N of each epoch (--sample N/EPOCH); 0: off */
+	uint64_t sample_epoch_ns;
 };
 
 static inline bool it_scope_on(const struct it_scope *sc)
@@ -38,7 +40,8 @@ static inline bool it_scope_on(const struct it_scope *sc)
  * predicate or sampling (the block and NVMe layers' `scoped`). */
 static inline bool it_scope_tracks(const struct it_scope *sc)
 {
-	return it_scope_on(sc) || (sc && ((sc->filter && sc->filter->n) || sc->sample_n > 1));
+	return it_scope_on(sc) || (sc && ((sc->filter && sc->filter->n) || sc->sample_n > 1 ||
+				  sc->sample_epoch_n));
 }
 
 /* ---- pure (scope_ids.c) ---- */
@@ -91,6 +94,8 @@ struct bpf_map;
 	do {                                                                         \
 		const struct it_filter *f_ = (sc) ? (sc)->filter : NULL;             \
 		(rodata)->scope_sample_n = (sc) ? (sc)->sample_n : 0;                \
+		(rodata)->scope_sample_epoch_n = (sc) ? (sc)->sample_epoch_n : 0;    \
+		(rodata)->scope_sample_epoch_ns = (sc) ? (sc)->sample_epoch_ns : 0;  \
 		(rodata)->scope_pred_n = f_ ? f_->n : 0;                             \
 		for (unsigned int i_ = 0; f_ && i_ < f_->n; i_++) {                  \
 			(rodata)->scope_pred_ops[i_] = f_->c[i_].ops;                \

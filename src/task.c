@@ -12,11 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <ini.h>
 
 #include "analyze/analyzer.h"
 #include "iotrail/event.h"
+#include "iotrail/sample_epoch.h"
 #include "iotrail/trace_format.h"
 #include "task.h"
 
@@ -86,23 +88,114 @@ int it_duration_parse(const char *text, uint64_t *ns, char *err, size_t errlen)
 	return -1;
 }
 
-int it_sample_parse(const char *text, uint32_t *n, char *err, size_t errlen)
+int it_sample_parse(const char *text, struct it_sample *s, char *err, size_t errlen)
 {
-	const char *p = text;
+	const char *p = text, *slash = strchr(text, '/');
 	unsigned long v;
-	char *end;
+	char *end, derr[160];
 
+	*s = (struct it_sample){ 0 };
+	/* N/EPOCH: the epoch has a unit, 1/N does not */
+	if (slash && slash[1] && !isdigit((unsigned char)slash[strlen(slash) - 1])) {
+		errno = 0;
+		v = isdigit((unsigned char)*p) ? strtoul(p, &end, 10) : 0;
+		if (!isdigit((unsigned char)*p) || errno || end != slash || v < 1 ||
+		    v > IT_EPOCH_N_MAX || it_duration_parse(slash + 1, &s->epoch_ns, derr,
+							     sizeof(derr)) ||
+		    s->epoch_ns < IT_EPOCH_MIN_NS) {
+			snprintf(err, errlen, "sample '%s': give N/EPOCH, the first N I/Os of every "
+				 "EPOCH, N from 1 to %u, EPOCH from 1ms (e.g. 100/1s)", text,
+				 IT_EPOCH_N_MAX);
+			return -1;
+		}
+		s->per_epoch = (uint32_t)v;
+		return 0;
+	}
 	if (p[0] == '1' && p[1] == '/')
 		p += 2;
 	errno = 0;
 	v = isdigit((unsigned char)*p) ? strtoul(p, &end, 10) : 0;
 	if (!isdigit((unsigned char)*p) || errno || *end || v < 1 || v > 1000000000ul) {
-		snprintf(err, errlen, "sample '%s': give 1/N, one I/O in N, N from 1 to 1000000000",
-			 text);
+		snprintf(err, errlen, "sample '%s': give 1/N, one I/O in N, N from 1 to 1000000000; "
+			 "or N/EPOCH, the first N of every EPOCH (100/1s)", text);
 		return -1;
 	}
-	*n = (uint32_t)v;
+	s->one_in = (uint32_t)v;
 	return 0;
+}
+
+int it_date_parse(const char *text, int64_t *sec, char *err, size_t errlen)
+{
+	struct tm tm = { 0 }, back;
+	const char *end = strptime(text, "%Y-%m-%d %H:%M:%S", &tm);
+	time_t t;
+
+	/* strptime takes "2026-1-5 1:2:3" and blanks anywhere: the paper's
+	 * form is exact, 19 characters */
+	if (end && !*end && strlen(text) == 19 && text[4] == '-' && text[7] == '-' &&
+	    text[10] == ' ' && text[13] == ':' && text[16] == ':') {
+		tm.tm_isdst = -1;
+		back = tm;
+		t = mktime(&tm);
+		/* mktime moves 02-30 to 03-02: a date that does not exist */
+		if (t != (time_t)-1 && tm.tm_mday == back.tm_mday && tm.tm_mon == back.tm_mon &&
+		    tm.tm_year == back.tm_year && tm.tm_hour == back.tm_hour &&
+		    tm.tm_min == back.tm_min) {
+			*sec = (int64_t)t;
+			return 0;
+		}
+	}
+	snprintf(err, errlen, "date '%s': give YYYY-MM-DD hh:mm:ss, local time, a date that "
+		 "exists (e.g. 2026-11-23 20:00:00)", text);
+	return -1;
+}
+
+int it_stats_parse(const char *text, struct it_stats *s, char *err, size_t errlen)
+{
+	const char *p = text;
+	char name[16], *end;
+
+	memset(s, 0, sizeof(*s));
+	while (*p) {
+		size_t len = strcspn(p, ",");
+		unsigned int i = s->n;
+		double v;
+
+		snprintf(name, sizeof(name), "%.*s", (int)(len < 15 ? len : 15), p);
+		if (i == IT_STATS_MAX || len > 13 || !len)
+			goto bad;
+		if (!strcmp(name, "min")) {
+			s->kind[i] = IT_STAT_MIN;
+		} else if (!strcmp(name, "max")) {
+			s->kind[i] = IT_STAT_MAX;
+		} else if (!strcmp(name, "avg")) {
+			s->kind[i] = IT_STAT_AVG;
+		} else if (!strcmp(name, "distinct(pid)")) {
+			s->kind[i] = IT_STAT_PIDS;
+			strcpy(name, "pids"); /* the column's title */
+		} else if (name[0] == 'p' && isdigit((unsigned char)name[1])) {
+			errno = 0;
+			v = strtod(name + 1, &end);
+			if (*end || errno || !(v >= 0 && v <= 100))
+				goto bad;
+			s->kind[i] = IT_STAT_PCT;
+			s->pct[i] = v;
+		} else {
+			goto bad;
+		}
+		strcpy(s->name[i], name);
+		s->n++;
+		p += len;
+		if (*p && !*++p)
+			goto bad; /* a trailing comma */
+	}
+	if (s->n)
+		return 0;
+bad:
+	snprintf(err, errlen, "stats '%s': give a comma-separated list of at most %d from min, "
+		 "max, avg, pN (a percentile, N from 0 to 100: p50, p99.9), distinct(pid)", text,
+		 IT_STATS_MAX);
+	return -1;
 }
 
 int it_trigger_parse(const char *text, struct it_trigger *t, char *err, size_t errlen)
@@ -414,7 +507,9 @@ static int on_key(void *user, const char *section, const char *name, const char 
 	char term[300], check[160];
 	size_t nlen = strlen(name);
 	uint64_t u64;
-	uint32_t u32;
+	int64_t date;
+	struct it_sample sample;
+	struct it_stats stats;
 	struct it_trigger trig;
 
 	if (*c->err)
@@ -469,7 +564,7 @@ static int on_key(void *user, const char *section, const char *name, const char 
 			return 1;
 		}
 		if (!strcmp(name, "sample")) {
-			if (it_sample_parse(value, &u32, check, sizeof(check)))
+			if (it_sample_parse(value, &sample, check, sizeof(check)))
 				goto bad;
 			return set_key(c, t->sample, sizeof(t->sample), section, name, value);
 		}
@@ -491,15 +586,36 @@ static int on_key(void *user, const char *section, const char *name, const char 
 				goto bad;
 			return set_key(c, t->memory, sizeof(t->memory), section, name, value);
 		}
+		if (!strcmp(name, "start") || !strcmp(name, "stop")) {
+			if (it_date_parse(value, &date, check, sizeof(check)))
+				goto bad;
+			return set_key(c, !strcmp(name, "start") ? t->start : t->stop,
+				       sizeof(t->start), section, name, value);
+		}
+		if (!strcmp(name, "on-full") || !strcmp(name, "on_full")) {
+			if (strcmp(value, "overwrite") && strcmp(value, "write-out")) {
+				snprintf(c->err, sizeof(c->err), "[profiler] %s: '%s': give overwrite "
+					 "(keep the newest in memory) or write-out (every event to "
+					 "the file)", name, value);
+				return 0;
+			}
+			return set_key(c, t->on_full, sizeof(t->on_full), section, name, value);
+		}
 		if (!strcmp(name, "output"))
 			return set_key(c, t->output, sizeof(t->output), section, name, value);
 		snprintf(c->err, sizeof(c->err), "[profiler] %s: unknown key; the keys are mode, "
-			 "sample, duration, flight, trigger, memory, output", name);
+			 "sample, duration, start, stop, flight, trigger, memory, on-full, output",
+			 name);
 		return 0;
 	}
 	if (!strcmp(section, "report")) {
 		if (!strcmp(name, "group-by") || !strcmp(name, "group_by"))
 			return set_key(c, t->group_by, sizeof(t->group_by), section, name, value);
+		if (!strcmp(name, "stats")) {
+			if (it_stats_parse(value, &stats, check, sizeof(check)))
+				goto bad;
+			return set_key(c, t->stats, sizeof(t->stats), section, name, value);
+		}
 		if (!strcmp(name, "format")) {
 			if (strcmp(value, "text") && strcmp(value, "json")) {
 				snprintf(c->err, sizeof(c->err), "[report] format: '%s': give text or "
@@ -509,7 +625,7 @@ static int on_key(void *user, const char *section, const char *name, const char 
 			return set_key(c, t->format, sizeof(t->format), section, name, value);
 		}
 		snprintf(c->err, sizeof(c->err), "[report] %s: unknown key; the keys are group-by, "
-			 "format", name);
+			 "stats, format", name);
 		return 0;
 	}
 	snprintf(c->err, sizeof(c->err), "[%s]: unknown section; the sections are [workload], "
@@ -549,24 +665,33 @@ void it_task_settings(const struct it_task *t, char *out, size_t len)
 	*out = 0;
 	if (*t->filter)
 		PUT("[workload]\nfilter = %s\n", t->filter);
-	if (*t->sample || *t->duration || *t->flight || *t->trigger || *t->memory || *t->output)
+	if (*t->sample || *t->duration || *t->flight || *t->trigger || *t->memory || *t->output ||
+	    *t->start || *t->stop || *t->on_full)
 		PUT("[profiler]\n");
 	if (*t->sample)
 		PUT("sample = %s\n", t->sample);
 	if (*t->duration)
 		PUT("duration = %s\n", t->duration);
+	if (*t->start)
+		PUT("start = %s\n", t->start);
+	if (*t->stop)
+		PUT("stop = %s\n", t->stop);
 	if (*t->flight)
 		PUT("flight = %s\n", t->flight);
 	if (*t->trigger)
 		PUT("trigger = %s\n", t->trigger);
 	if (*t->memory)
 		PUT("memory = %s\n", t->memory);
+	if (*t->on_full)
+		PUT("on-full = %s\n", t->on_full);
 	if (*t->output)
 		PUT("output = %s\n", t->output);
-	if (*t->group_by || *t->format)
+	if (*t->group_by || *t->format || *t->stats)
 		PUT("[report]\n");
 	if (*t->group_by)
 		PUT("group-by = %s\n", t->group_by);
+	if (*t->stats)
+		PUT("stats = %s\n", t->stats);
 	if (*t->format)
 		PUT("format = %s\n", t->format);
 #undef PUT
@@ -613,23 +738,41 @@ char *it_task_from_notes(const struct it_note_rec *notes, size_t n, uint16_t kin
 
 void it_task_describe(const struct it_task *t, bool calls, char *out, size_t len)
 {
-	uint32_t n = 0;
+	struct it_sample smp;
 	char err[160];
 	size_t off = 0;
+	bool kept = false;
 
+#define PUT(...) (off += snprintf(out + off, off < len ? len - off : 0, __VA_ARGS__))
 	*out = 0;
-	if (*t->filter)
-		off += snprintf(out, len, "only I/Os with %s", t->filter);
-	if (*t->sample && !it_sample_parse(t->sample, &n, err, sizeof(err)) && n > 1)
-		off += snprintf(out + off, off < len ? len - off : 0,
-				"%ssampled 1 in %u: counts are of sampled I/Os", off ? "; " : "", n);
+	if (*t->start || *t->stop)
+		PUT("window %s to %s (local time)", *t->start ? t->start : "the start",
+		    *t->stop ? t->stop : "the end");
+	if (*t->filter) {
+		PUT("%sonly I/Os with %s", off ? "; " : "", t->filter);
+		kept = true;
+	}
+	if (*t->sample && !it_sample_parse(t->sample, &smp, err, sizeof(err))) {
+		if (smp.one_in > 1)
+			PUT("%ssampled 1 in %u: counts are of sampled I/Os", off ? "; " : "",
+			    smp.one_in);
+		else if (smp.per_epoch)
+			PUT("%ssampled the first %u I/Os of every %s epoch, none after them: counts "
+			    "are of sampled I/Os", off ? "; " : "", smp.per_epoch,
+			    strchr(t->sample, '/') + 1);
+		kept |= smp.one_in > 1 || smp.per_epoch;
+	}
+	if (t->overwritten_known)
+		PUT("%s%llu events overwritten before this file was written (memory %s, on-full "
+		    "overwrite)", off ? "; " : "", (unsigned long long)t->overwritten,
+		    *t->memory ? t->memory : "256m");
 	/* A call is recorded at its entry, before any of its I/Os exists:
 	 * the predicate and the draw are made later, at each bio's Q, so the
 	 * syscall layer cannot follow them (a call may also make several I/Os,
 	 * some kept and some not). */
-	if (calls && off)
-		snprintf(out + off, off < len ? len - off : 0,
-			 "; system calls are not filtered or sampled: every call of the scope is recorded");
+	if (calls && kept)
+		PUT("; system calls are not filtered or sampled: every call of the scope is recorded");
+#undef PUT
 }
 
 bool it_task_layers_have_calls(const char *layers, size_t len)

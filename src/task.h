@@ -62,8 +62,33 @@ int it_filter_parse(const char *text, struct it_filter *f, it_dev_resolver resol
  * kernel decides (bpf/scope.bpf.h). */
 bool it_filter_match(const struct it_filter *f, unsigned int op, uint64_t bytes, uint32_t dev);
 
-/* "1/N" (or "N"): 1 in N I/Os. N from 1 to 1e9. 0 or -1 with err. */
-int it_sample_parse(const char *text, uint32_t *n, char *err, size_t errlen);
+/* Sampling: "1/N" (or "N"), one I/O in N at random, N from 1 to 1e9; or
+ * "N/EPOCH" ("100/1s": an EPOCH has a unit), the first N I/Os of every
+ * epoch of EPOCH (from 1 ms) and none more, N from 1 to IT_EPOCH_N_MAX
+ * (include/iotrail/sample_epoch.h: the kernel's arithmetic). */
+struct it_sample {
+	uint32_t one_in;         /* 1 in N; 0 or 1: no draw */
+	uint32_t per_epoch;      /* the first N of each epoch; 0: no epochs */
+	uint64_t epoch_ns;
+};
+int it_sample_parse(const char *text, struct it_sample *s, char *err, size_t errlen);
+
+/* A date as in ntprof's tasks, "YYYY-MM-DD hh:mm:ss", local time (TZ), into
+ * seconds since the epoch. 0, or -1 with err (not that form, no such date). */
+int it_date_parse(const char *text, int64_t *sec, char *err, size_t errlen);
+
+/* The report's statistics columns ("min,avg,p50,p99,max"): what the latency
+ * table shows, in order. min, max, avg, pN (N from 0 to 100, e.g. p99.9),
+ * distinct(pid): how many processes submitted the group's I/Os ("pids"). */
+#define IT_STATS_MAX 12
+enum it_stat_kind { IT_STAT_MIN, IT_STAT_MAX, IT_STAT_AVG, IT_STAT_PCT, IT_STAT_PIDS };
+struct it_stats {
+	unsigned int n;          /* 0: the default columns */
+	enum it_stat_kind kind[IT_STATS_MAX];
+	double pct[IT_STATS_MAX];   /* IT_STAT_PCT's percentile */
+	char name[IT_STATS_MAX][8]; /* the column's title: "p99.9" */
+};
+int it_stats_parse(const char *text, struct it_stats *s, char *err, size_t errlen);
 
 /* "30s", "500ms", "2m", "1h", "250us", "1.5s" into ns (> 0). 0 or -1. */
 int it_duration_parse(const char *text, uint64_t *ns, char *err, size_t errlen);
@@ -90,10 +115,18 @@ struct it_task {
 	char flight[32];
 	char trigger[32];
 	char memory[32];
+	char on_full[16];        /* overwrite or write-out (with memory) */
+	char start[32];          /* a date, it_date_parse */
+	char stop[32];
 	char output[256];
 	/* [report] */
 	char group_by[128];
+	char stats[128];         /* it_stats_parse */
 	char format[16];         /* text or json */
+	/* not a key: from the trace's OVERWRITTEN note (a flight file), the
+	 * events its memory bound overwrote before the file was written */
+	bool overwritten_known;
+	uint64_t overwritten;
 };
 
 /* Reads a task file's text (INI) into t. 0, or -1 with one line in err:

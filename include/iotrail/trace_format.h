@@ -215,6 +215,7 @@ enum it_note_kind {
 	IT_NOTE_LOST = 1,           /* the machine's data ends early: its agent was lost */
 	IT_NOTE_TASK = 2,           /* a piece of the task's resolved settings (INI text) */
 	IT_NOTE_TASK_FILE = 3,      /* a piece of the task file's text, as given */
+	IT_NOTE_OVERWRITTEN = 4,    /* a flight file: events the memory bound overwrote (text: N) */
 };
 struct it_note_rec {
 	uint16_t machine;

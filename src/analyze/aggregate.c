@@ -200,6 +200,15 @@ void it_aggregate(struct it_analyzer *a, const struct it_trail *t, uint32_t devi
 	}
 	struct it_group *g = &a->groups[gi];
 	g->count++;
+	if (a->o.distinct_pids) { /* a pid is new to the group when (group, pid) is */
+		uint64_t gp = (uint64_t)gi << 32 | t->pid;
+
+		if (it_map_get(&a->group_pids, gp) == IT_MAP_NONE) {
+			if (it_map_put(&a->group_pids, gp, 1))
+				a->err = -1;
+			g->pids++;
+		}
+	}
 	g->bytes += t->bytes;
 	g->errors += t->error != 0;
 	g->merges += t->merges;
@@ -288,6 +297,7 @@ static void group_fold(struct it_analyzer *a, struct it_group *d, struct it_grou
 	d->no_q += s->no_q;
 	d->seq += s->seq;
 	d->rnd += s->rnd;
+	d->pids += s->pids; /* folded groups are of different processes */
 	if (s->first_ns < d->first_ns)
 		d->first_ns = s->first_ns;
 	if (s->last_ns > d->last_ns)

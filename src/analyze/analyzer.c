@@ -103,7 +103,8 @@ struct it_analyzer *it_analyzer_new(const struct it_analyzer_opts *o)
 	    it_map_init(&a->by_start, 10) || it_map_init(&a->by_end, 10) ||
 	    it_map_init(&a->fseq_done, 4) ||
 	    it_map_init(&a->devmap, 4) || it_map_init(&a->tids, 8) ||
-	    it_map_init(&a->commmap, 6) || it_map_init(&a->groupmap, 4)) {
+	    it_map_init(&a->commmap, 6) || it_map_init(&a->groupmap, 4) ||
+	    it_map_init(&a->group_pids, 4)) {
 		it_analyzer_free(a);
 		return NULL;
 	}
@@ -231,6 +232,7 @@ void it_analyzer_free(struct it_analyzer *a)
 	it_map_free(&a->tids);
 	it_map_free(&a->commmap);
 	it_map_free(&a->groupmap);
+	it_map_free(&a->group_pids);
 	it_nvme_free(a->nvme);
 	it_zones_free(a->zones);
 	it_map_free(&a->nvme_pending);

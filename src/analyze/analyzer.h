@@ -156,6 +156,7 @@ struct it_group {
 	uint64_t merges, requeues, splits, no_q;
 	uint64_t seq, rnd;        /* sequential / random (data I/Os only) */
 	uint64_t first_ns, last_ns; /* earliest start, latest completion: the active window */
+	uint64_t pids;            /* distinct submitting pids (opts.distinct_pids; else 0) */
 	struct it_hist stage[IT_STAGE_MAX]; /* ns; stage[IT_STAGE_Q2C] is the latency */
 };
 
@@ -293,6 +294,7 @@ struct it_analyzer_opts {
 	unsigned nkeys;
 	uint64_t start_ns;            /* trace start (monotonic); 0: the first event */
 	uint64_t interval_ns;         /* timeline interval; 0: 1 s */
+	bool distinct_pids;           /* count each group's distinct pids (report --stats) */
 	/* Called with every completed trail (exporters, per-I/O listings). */
 	void (*on_trail)(const struct it_trail *t, void *ctx);
 	void *ctx;

@@ -85,6 +85,7 @@ struct it_analyzer {
 
 	/* groups */
 	struct it_map groupmap;            /* hash of the key -> group index */
+	struct it_map group_pids;          /* (group index, pid) seen: distinct_pids */
 	struct it_group *groups;
 	uint32_t ngroups, groupcap;
 	uint32_t keymask;                  /* 1 << IT_KEY_x for the keys used */

@@ -35,6 +35,16 @@ struct it_report_input {
  * print their own sections (src/analyze/layer.h). */
 void it_report_text(FILE *f, const struct it_report_input *in);
 void it_report_json(FILE *f, const struct it_report_input *in, bool pretty);
+/* The latency columns a report shows: the task's [report] stats (or
+ * `report --stats`), else min, avg, p50, p90, p99, p99.9, max. */
+struct it_stats;
+void it_report_stats(const struct it_report_input *in, struct it_stats *st);
+/* Column i of st for group g: ns of its Q2C latencies, or a count
+ * (IT_STAT_PIDS). */
+uint64_t it_report_stat(const struct it_group *g, const struct it_stats *st, unsigned int i);
+/* Whether the report's columns need the analyzer's distinct_pids. */
+bool it_report_stats_need_pids(const struct it_stats *st);
+
 struct it_json;
 void it_report_json_members(struct it_json *j, const struct it_report_input *in);
 

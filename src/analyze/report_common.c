@@ -7,8 +7,47 @@
 #include "analyze/json_writer.h"
 #include "analyze/nvme.h"
 #include "analyze/report.h"
+#include "task.h"
 
 const double it_report_pcts[IT_NPCT] = { 50, 90, 99, 99.9 };
+
+void it_report_stats(const struct it_report_input *in, struct it_stats *st)
+{
+	char err[200];
+
+	/* the task's stats were checked when it was parsed */
+	if (!in->task || !*in->task->stats || it_stats_parse(in->task->stats, st, err, sizeof(err)))
+		it_stats_parse("min,avg,p50,p90,p99,p99.9,max", st, err, sizeof(err));
+}
+
+bool it_report_stats_need_pids(const struct it_stats *st)
+{
+	for (unsigned int i = 0; i < st->n; i++)
+		if (st->kind[i] == IT_STAT_PIDS)
+			return true;
+	return false;
+}
+
+uint64_t it_report_stat(const struct it_group *g, const struct it_stats *st, unsigned int i)
+{
+	const struct it_hist *h = &g->stage[IT_STAGE_Q2C];
+	uint64_t v = 0;
+
+	switch (st->kind[i]) {
+	case IT_STAT_MIN:
+		return h->count ? h->min : 0;
+	case IT_STAT_MAX:
+		return h->max;
+	case IT_STAT_AVG:
+		return it_hist_avg(h);
+	case IT_STAT_PCT:
+		it_hist_percentiles(h, &st->pct[i], 1, &v);
+		break;
+	case IT_STAT_PIDS:
+		return g->pids;
+	}
+	return v;
+}
 
 void it_json_latency(struct it_json *j, const char *name, const struct it_hist *h)
 {

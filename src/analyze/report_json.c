@@ -42,15 +42,22 @@ static void task(struct it_json *j, const struct it_task *t, const struct it_hos
 {
 	bool calls = h && it_task_layers_have_calls(h->layers, sizeof(h->layers));
 	char line[1024], err[160];
-	uint32_t n = 1;
+	struct it_sample s = { 0 };
 
-	if (*t->sample && it_sample_parse(t->sample, &n, err, sizeof(err)))
-		n = 1;
+	if (*t->sample && it_sample_parse(t->sample, &s, err, sizeof(err)))
+		s = (struct it_sample){ 0 };
 	it_task_describe(t, calls, line, sizeof(line));
 	it_json_name(j, "task");
 	it_json_object_start(j);
 	it_json_kv_string(j, "filter", t->filter);
-	it_json_kv_uint(j, "sample_1_in", n);
+	it_json_kv_uint(j, "sample_1_in", s.one_in > 1 ? s.one_in : 1);
+	/* the first N of every epoch (--sample N/EPOCH); 0: no epochs */
+	it_json_kv_uint(j, "sample_per_epoch", s.per_epoch);
+	it_json_kv_uint(j, "sample_epoch_ns", s.epoch_ns);
+	if (t->overwritten_known) /* a flight file: what its memory bound overwrote */
+		it_json_kv_uint(j, "overwritten", t->overwritten);
+	it_json_kv_string(j, "start", t->start);
+	it_json_kv_string(j, "stop", t->stop);
 	it_json_kv_string(j, "what", line);
 	/* the syscall layer's calls are all there, kept I/O or not */
 	it_json_kv_bool(j, "syscalls_unfiltered", calls && *line);
@@ -189,6 +196,19 @@ static void group(struct it_json *j, const struct it_report_input *in, const str
 	it_json_kv_uint(j, "sequential", g->seq);
 	it_json_kv_uint(j, "random", g->rnd);
 	it_json_latency(j, "latency_ns", lat);
+	if (in->task && *in->task->stats) { /* the task's columns, as the text shows them */
+		struct it_stats st;
+
+		it_report_stats(in, &st);
+		it_json_name(j, "stats_ns");
+		it_json_object_start(j);
+		for (unsigned int c = 0; c < st.n; c++)
+			if (st.kind[c] != IT_STAT_PIDS)
+				it_json_kv_uint(j, st.name[c], it_report_stat(g, &st, c));
+		it_json_object_end(j);
+		if (it_report_stats_need_pids(&st))
+			it_json_kv_uint(j, "distinct_pids", g->pids);
+	}
 	it_json_name(j, "stages");
 	it_json_array_start(j);
 	for (unsigned s = 0; s < IT_STAGE_MAX; s++) {

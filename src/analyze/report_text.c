@@ -20,7 +20,8 @@
 #define WRAP_INDENT 4    /* keys that leave no room go on their own line, and the
 			  * numbers on the next one, indented */
 #define STAGE_COLS 66    /* a stage row after its keys */
-#define LAT_PCT_COLS 49  /* a latency row's seven durations, after its counts */
+#define LAT_COL 7        /* a latency row's duration, after its counts: 7 of them
+			  * by default, or the task's stats */
 
 /* Durations in at most 6 characters: 850ns 9.99us 99.9us 999us 1.23ms ... */
 static const char *fmt_ns(char *buf, size_t len, uint64_t ns)
@@ -325,12 +326,17 @@ static int num_width(double v, int decimals, int header)
 static void count_widths(const struct it_report_input *in, struct keycols *kc)
 {
 	const struct it_results *r = in->r;
+	struct it_stats st;
+	int lat_cols;
+
+	it_report_stats(in, &st);
+	lat_cols = LAT_COL * (int)st.n;
 	double dur = r->duration_s, ios = 0, iops = 0, mibs = 0;
 
 	kc->w_ios = 9;
 	kc->w_iops = 9;
 	kc->w_mib = 8;
-	if (kc->total + kc->w_ios + kc->w_iops + kc->w_mib + 3 + LAT_PCT_COLS - 1 <= LINE_MAX &&
+	if (kc->total + kc->w_ios + kc->w_iops + kc->w_mib + 3 + lat_cols - 1 <= LINE_MAX &&
 	    kc->total + STAGE_COLS <= LINE_MAX)
 		return;
 	for (size_t g = 0; g < r->ngroups; g++) {
@@ -344,7 +350,7 @@ static void count_widths(const struct it_report_input *in, struct keycols *kc)
 	kc->w_ios = num_width(ios, 0, 4);
 	kc->w_iops = num_width(iops, 0, 4);
 	kc->w_mib = num_width(mibs, 1, 5);
-	kc->wrap = kc->total + kc->w_ios + kc->w_iops + kc->w_mib + 3 + LAT_PCT_COLS - 1 > LINE_MAX ||
+	kc->wrap = kc->total + kc->w_ios + kc->w_iops + kc->w_mib + 3 + lat_cols - 1 > LINE_MAX ||
 		   kc->total + STAGE_COLS > LINE_MAX;
 }
 
@@ -416,29 +422,33 @@ static void latency_table(FILE *f, const struct it_report_input *in, const struc
 {
 	const struct it_results *r = in->r;
 	double dur = r->duration_s;
-	char b[IT_NPCT + 3][16];
+	struct it_stats st;
+	char b[16];
 
+	it_report_stats(in, &st);
 	fputs("\nLatency (Q2C, queued -> completed) by ", f);
 	key_list(f, r);
 	fputc('\n', f);
 	key_header(f, in, kc);
 	if (kc->wrap)
 		fprintf(f, "\n%*s", WRAP_INDENT, "");
-	fprintf(f, "%*s %*s %*s %6s %6s %6s %6s %6s %6s %6s\n", kc->w_ios, "I/Os", kc->w_iops, "IOPS",
-		kc->w_mib, "MiB/s", "min", "avg", "p50", "p90", "p99", "p99.9", "max");
+	fprintf(f, "%*s %*s %*s", kc->w_ios, "I/Os", kc->w_iops, "IOPS", kc->w_mib, "MiB/s");
+	for (unsigned int c = 0; c < st.n; c++)
+		fprintf(f, " %6s", st.name[c]);
+	fputc('\n', f);
 	for (size_t i = 0; i < r->ngroups; i++) {
 		const struct it_group *g = &r->groups[i];
-		const struct it_hist *h = &g->stage[IT_STAGE_Q2C];
-		uint64_t p[IT_NPCT];
-		it_hist_percentiles(h, it_report_pcts, IT_NPCT, p);
+
 		key_cells(f, in, kc, g);
-		fprintf(f, "%*llu %*.0f %*.1f %6s %6s %6s %6s %6s %6s %6s\n",
-			kc->w_ios, (unsigned long long)g->count, kc->w_iops,
+		fprintf(f, "%*llu %*.0f %*.1f", kc->w_ios, (unsigned long long)g->count, kc->w_iops,
 			dur > 0 ? (double)g->count / dur : 0, kc->w_mib,
-			dur > 0 ? mib(g->bytes) / dur : 0, fmt_ns(b[0], 16, h->count ? h->min : 0),
-			fmt_ns(b[1], 16, it_hist_avg(h)), fmt_ns(b[2], 16, p[0]),
-			fmt_ns(b[3], 16, p[1]), fmt_ns(b[4], 16, p[2]), fmt_ns(b[5], 16, p[3]),
-			fmt_ns(b[6], 16, h->max));
+			dur > 0 ? mib(g->bytes) / dur : 0);
+		for (unsigned int c = 0; c < st.n; c++)
+			if (st.kind[c] == IT_STAT_PIDS)
+				fprintf(f, " %6llu", (unsigned long long)it_report_stat(g, &st, c));
+			else
+				fprintf(f, " %6s", fmt_ns(b, sizeof(b), it_report_stat(g, &st, c)));
+		fputc('\n', f);
 	}
 }
 

@@ -22,7 +22,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct it_note_rec *notes;
 	char text[4096], err[400], line[1024], settings[2048], *joined;
 	uint64_t ns;
-	uint32_t n;
+	struct it_sample smp;
+	struct it_stats stats;
+	int64_t date;
 	long nn;
 
 	if (size >= sizeof(text))
@@ -33,12 +35,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!it_filter_parse(text, &f, NULL, err, sizeof(err)))
 		(void)it_filter_match(&f, (unsigned int)size % 16, size, 0);
 	(void)it_trigger_parse(text, &trig, err, sizeof(err));
+	(void)it_sample_parse(text, &smp, err, sizeof(err));
+	(void)it_stats_parse(text, &stats, err, sizeof(err));
+	(void)it_date_parse(text, &date, err, sizeof(err));
 	if (it_task_parse(text, &t, err, sizeof(err)))
 		return 0;
 	if (*t.filter && !it_filter_parse(t.filter, &f, NULL, err, sizeof(err)))
 		(void)it_filter_match(&f, 0, 4096, 0);
-	if (*t.sample && it_sample_parse(t.sample, &n, err, sizeof(err)))
+	if (*t.sample && it_sample_parse(t.sample, &smp, err, sizeof(err)))
 		abort(); /* the file's parser checked it */
+	if (*t.stats && it_stats_parse(t.stats, &stats, err, sizeof(err)))
+		abort();
+	if ((*t.start && it_date_parse(t.start, &date, err, sizeof(err))) ||
+	    (*t.stop && it_date_parse(t.stop, &date, err, sizeof(err))))
+		abort();
 	if (*t.flight && it_duration_parse(t.flight, &ns, err, sizeof(err)))
 		abort();
 	it_task_describe(&t, true, line, sizeof(line));
@@ -51,7 +61,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (*settings && (!joined || strcmp(joined, settings)))
 		abort();
 	if (joined && !it_task_parse(joined, &back, err, sizeof(err)) &&
-	    (strcmp(back.filter, t.filter) || strcmp(back.sample, t.sample)))
+	    (strcmp(back.filter, t.filter) || strcmp(back.sample, t.sample) ||
+	     strcmp(back.start, t.start) || strcmp(back.stop, t.stop) ||
+	     strcmp(back.stats, t.stats) || strcmp(back.on_full, t.on_full)))
 		abort();
 	free(joined);
 	free(notes);

@@ -10,6 +10,18 @@
 #   task_sample  --sample 1/10: the count is inside the binomial 99.9%
 #                bounds of N1+N2+N3 trials, and every sampled I/O has its
 #                Q, D and C (no stage missing: each stage's count == the I/Os)
+#   task_epoch   --sample 5/10ms: no 10 ms epoch of the trace's Q times
+#                holds more than 5 I/Os, some hold 5 (fio's psync I/Os
+#                come faster than that), fewer than fio's total are kept,
+#                every kept I/O has its Q, D and C
+#   task_window  --start 2 s ahead, --stop 2 s later, beside a fio at 200
+#                IOPS: no I/O recorded before the start or after the stop
+#                (+0.2 s), at most 400 (+5%) in the 2 s, the report says
+#                the window (skipped when loading the probes took it all)
+#   task_memory  --memory 64k (on-full overwrite, no --flight): the file
+#                keeps only the newest events, every I/O in it one of the
+#                last job's 8K writes, and the report says how many events
+#                were overwritten, as the recorder counted them
 #   task_flight  --flight 1s over a 4 s run: the file spans the last second
 #                only, and --trigger 'q2c>100ms' writes one file per
 #                injected 300 ms stall of the device (slowfs stopped), each
@@ -22,7 +34,9 @@ cd "$(dirname "$0")/../.."
 N1=1000 N2=300 N3=500
 why=$(host_blocker)
 if [ -n "$why" ]; then
-	for s in task_filter task_sample task_flight task_errors; do skip "$s" "$why"; done
+	for s in task_filter task_sample task_epoch task_memory task_window task_flight task_errors; do
+		skip "$s" "$why"
+	done
 	exit 0
 fi
 
@@ -116,6 +130,96 @@ else
 		pass "task_sample ($got of $n I/Os, within the 99.9% bounds [$lo, $hi]; every one with Q, D and C)"
 	fi
 fi
+
+# ---- the first 20 of every 100 ms ----
+if ! record epoch --sample 5/10ms; then
+	fail task_epoch "record failed: $(tail -1 "$TMP/epoch.out")"
+else
+	n=$(fio_total)
+	"$IOTRAIL" report --json "$TMP/epoch.trail" > "$TMP/epoch.json"
+	got=$(jq '[.groups[].count] | add // 0' "$TMP/epoch.json")
+	short=$(jq '[.groups[] | .count as $c | .stages[] | select(.count != $c)] | length' \
+		"$TMP/epoch.json")
+	# per epoch: the Q times (CLOCK_MONOTONIC, the kernel's epoch clock)
+	read -r epochs full most < <("$IOTRAIL" export --format csv --what trails "$TMP/epoch.trail" |
+		awk -F, 'NR > 1 { c[int($9 / 10000000)]++ }
+			END { for (e in c) { n++; if (c[e] == 5) f++; if (c[e] > m) m = c[e] }
+			      print n + 0, f + 0, m + 0 }')
+	line=$("$IOTRAIL" report "$TMP/epoch.trail" | grep '^task ')
+	if [ "$most" -gt 5 ] || [ "$full" -lt 1 ]; then
+		fail task_epoch "the busiest of $epochs epochs kept $most I/Os, $full kept 5: want at most 5, and some at 5"
+	elif [ "$got" -ge "$n" ] || [ "$got" -gt $((epochs * 5)) ]; then
+		fail task_epoch "kept $got of fio's $n I/Os in $epochs epochs of at most 5"
+	elif [ "$short" != 0 ]; then
+		fail task_epoch "$short stages short of their group's count"
+	elif [[ "$line" != *"sampled the first 5 I/Os of every 10ms epoch"* ]]; then
+		fail task_epoch "the report's task line is '$line'"
+	else
+		pass "task_epoch ($got of fio's $n I/Os in $epochs epochs: at most $most each, $full at 5)"
+	fi
+fi
+
+# ---- a memory bound that overwrites: the newest events only ----
+if ! record memory --memory 64k; then
+	fail task_memory "record failed: $(tail -1 "$TMP/memory.out")"
+else
+	"$IOTRAIL" report --json "$TMP/memory.trail" > "$TMP/memory.json"
+	got=$(jq '[.groups[].count] | add // 0' "$TMP/memory.json")
+	others=$(jq '[.groups[] | select(.key.op != "write") | .count] | add // 0' "$TMP/memory.json")
+	said=$(jq '.task.overwritten' "$TMP/memory.json")
+	counted=$(sed -n 's/.*; \([0-9]*\) events of windows so far left early.*/\1/p' "$TMP/memory.out")
+	line=$("$IOTRAIL" report "$TMP/memory.trail" | grep -A1 '^task ' | tr -s ' \n' ' ')
+	if [ "$got" -lt 100 ] || [ "$got" -gt "$N3" ] || [ "$others" != 0 ]; then
+		fail task_memory "the file holds $got I/Os, $others of them not the last job's 8K writes ($N3 of them)"
+	elif [ -z "$counted" ] || [ "$said" != "$counted" ]; then
+		fail task_memory "the report says $said overwritten, the recorder ${counted:-nothing}: $(grep flight: "$TMP/memory.out")"
+	elif [[ "$line" != *"$said events overwritten before this file was written (memory 64k"* ]]; then
+		fail task_memory "the report's task line is '$line'"
+	else
+		pass "task_memory ($got I/Os kept, all of the last job's 8K writes; $said events overwritten, said in the report)"
+	fi
+fi
+
+# ---- a window of dates: start 2 s ahead, stop 2 s later ----
+window_test() {
+	local t0 start stop from to fpid rc
+	t0=$(date +%s)
+	start=$(date -d "@$((t0 + 2))" '+%F %T')
+	stop=$(date -d "@$((t0 + 4))" '+%F %T')
+	# fio until just past the stop
+	fio --name=bg --filename="$LOOPDEV" --direct=1 --ioengine=psync --rw=randread --bs=4k \
+		--time_based --runtime=$(( (t0 + 4) * 1000 + 100 - $(date +%s%3N) ))ms --rate_iops=200 \
+		--output=/dev/null > /dev/null 2>&1 &
+	fpid=$!
+	"$IOTRAIL" record -o "$TMP/window.trail" --layers block --dev "$LOOPNAME" --start "$start" \
+		--stop "$stop" > "$TMP/window.out" 2>&1
+	rc=$?
+	wait $fpid
+	[ $rc = 0 ] || { fail task_window "record failed: $(tail -1 "$TMP/window.out")"; return; }
+	"$IOTRAIL" report --json "$TMP/window.trail" > "$TMP/window.json"
+	# the Q times on the wall clock, by the head's pair of clocks
+	read -r n from to < <("$IOTRAIL" export --format csv --what trails "$TMP/window.trail" |
+		awk -F, -v rt="$(jq '.host.start_realtime_ns' "$TMP/window.json")" \
+			-v mono="$(jq '.host.start_monotonic_ns' "$TMP/window.json")" '
+			NR > 1 { t = (rt + ($9 - mono)) / 1e9; if (!n++ || t < lo) lo = t; if (t > hi) hi = t }
+			END { printf "%d %.3f %.3f\n", n, lo, hi }')
+	# the probes load before the start date and attach at it; loading
+	# longer than the 2 s ahead (a busy machine) shortens the window:
+	# never early, never late
+	if grep -q 'were ready .* after --stop' "$TMP/window.out"; then
+		skip task_window "the probes took the whole 2 s window to load (a busy machine): $(grep warning: "$TMP/window.out")"
+	elif [ "$n" -lt 1 ] || [ "$n" -gt 420 ]; then
+		fail task_window "$n I/Os (queued from $from to $to) in the window $((t0 + 2)) .. $((t0 + 4)) beside fio at 200 IOPS: $(tr '\n' ' ' < "$TMP/window.out")"
+	elif awk -v f="$from" -v t="$to" -v a=$((t0 + 2)) -v b=$((t0 + 4)) \
+		'BEGIN { exit !(f < a || t > b + 0.2) }'; then
+		fail task_window "I/Os from $from to $to, the window is $((t0 + 2)) to $((t0 + 4))"
+	elif ! "$IOTRAIL" report "$TMP/window.trail" | grep -qF "window $start to $stop (local time)"; then
+		fail task_window "the report does not state the window: $("$IOTRAIL" report "$TMP/window.trail" | grep '^task')"
+	else
+		pass "task_window ($n I/Os, queued from $from to $to, inside $((t0 + 2)) .. $((t0 + 4)))"
+	fi
+}
+window_test
 drop_loop
 
 # ---- the flight recorder: the last window only; a trigger per spike ----
@@ -194,9 +298,19 @@ bad "line 2: [report] format: 'xml': give text or json" --task "$TMP/bad3.task"
 bad "failed to read the task file $TMP/none.task" --task "$TMP/none.task"
 # the command line wins over the file: its bad sample is the one refused
 bad "sample 'x'" --task "$TMP/ok.task" --sample x
+bad "sample '0/1s': give N/EPOCH" --sample 0/1s
+bad "failed to parse --start: date '2026-13-01 00:00:00': give YYYY-MM-DD hh:mm:ss" \
+	--start '2026-13-01 00:00:00'
+bad "failed to apply --start 2020-01-01 00:00:00: it is past" --start '2020-01-01 00:00:00'
+bad "it is not after --start" --start "$(date -d '+1 hour' '+%F %T')" --stop "$(date -d '+30 min' '+%F %T')"
+bad "failed to apply --on-full: it says what happens when --memory is full" --on-full overwrite
+bad "failed to parse --on-full drop: give overwrite" --memory 64m --on-full drop
+bad "failed to apply --on-full write-out with --flight" --memory 64m --on-full write-out --flight 1s
+printf '[report]\nstats = p50,mode\n' > "$TMP/bad4.task"
+bad "line 2: [report] stats: stats 'p50,mode': give a comma-separated list" --task "$TMP/bad4.task"
 if [ $errs = 0 ]; then
-	pass "task_errors (9 bad filters, samples and task files: one line each, naming the key, exit 2)"
+	pass "task_errors (17 bad filters, samples, dates, memory policies and task files: one line each, naming the key, exit 2)"
 else
-	fail task_errors "$errs of 9 bad inputs were not refused with one line naming the key"
+	fail task_errors "$errs of 17 bad inputs were not refused with one line naming the key"
 fi
 exit ${FAILED:-0}

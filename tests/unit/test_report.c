@@ -11,6 +11,7 @@
 #include "harness.h"
 #include "layer_table.h"
 #include "synth.h"
+#include "task.h"
 
 /* ---- a strict little JSON validator (RFC 8259 grammar) ---- */
 static const char *ws(const char *p)
@@ -472,4 +473,77 @@ TEST(report_from_trace_file_matches_memory)
 	it_analyzer_free(m);
 	it_reader_close(rd);
 	unlink(path);
+}
+
+/* A task's [report] stats choose the latency columns, in their order, in
+ * text and JSON alike (the default columns when it has none). */
+TEST(report_stats_columns)
+{
+	struct it_analyzer *a = small_trace();
+	struct it_task task = { .stats = "max,min,p50" };
+	struct it_report_input in = { .devs = &loop0, .ndevs = 1, .a = a,
+				      .r = it_analyzer_results(a), .task = &task };
+	struct capture c;
+	char *out, *hdr;
+
+	it_report_text(cap_open(&c), &in);
+	out = cap_close(&c);
+	hdr = strstr(out, "MiB/s");
+	ASSERT_TRUE(hdr && !strncmp(hdr, "MiB/s    max    min    p50\n", 27), "the task's columns");
+	ASSERT_TRUE(strstr(out, "3.00us 1.00us 2.01us\n") != NULL, "read row: max, min, p50");
+	free(out);
+	it_report_json(cap_open(&c), &in, false);
+	out = cap_close(&c);
+	ASSERT_TRUE(valid_json(out), "valid JSON");
+	ASSERT_TRUE(strstr(out, "\"stats_ns\":{\"max\":3000,\"min\":1000,\"p50\":2008}") != NULL,
+		    "JSON stats_ns of the reads");
+	free(out);
+	task.stats[0] = 0;
+	it_report_text(cap_open(&c), &in);
+	out = cap_close(&c);
+	ASSERT_TRUE(strstr(out, "MiB/s    min    avg    p50    p90    p99  p99.9    max\n") != NULL,
+		    "the default columns");
+	free(out);
+	it_analyzer_free(a);
+}
+
+/* distinct(pid): how many processes submitted a group's I/Os, counted
+ * only when a column asks for it (the analyzer's distinct_pids). */
+TEST(report_stats_distinct_pids)
+{
+	static const uint32_t pids[] = { 100, 100, 200, 300 };
+	struct it_event evs[12];
+	size_t n = 0;
+	const uint64_t s = 1000000000ull;
+
+	for (size_t i = 0; i < 4; i++) {
+		uint64_t t0 = s + 1000000 * i;
+		evs[n++] = ev_tid(Q(t0, 0xb0 + i, DEV_A, 8 * i, K4, i < 3 ? IT_OP_READ : IT_OP_WRITE),
+				  pids[i], pids[i]);
+		evs[n++] = D(t0 + 10, 0x70 + i, 0xb0 + i, DEV_A, 8 * i, K4,
+			     i < 3 ? IT_OP_READ : IT_OP_WRITE);
+		evs[n++] = C(t0 + 1000, 0x70 + i, DEV_A, K4);
+	}
+	struct it_analyzer_opts o = IT_ANALYZER_OPTS_DEFAULT;
+	o.distinct_pids = true;
+	struct it_analyzer *a = run_opts(evs, n, o, NULL, 0);
+	const struct it_results *r = it_analyzer_results(a);
+	struct it_task task = { .stats = "distinct(pid),max" };
+	struct it_report_input in = { .devs = &loop0, .ndevs = 1, .a = a, .r = r, .task = &task };
+	struct capture c;
+	char *out;
+
+	ASSERT_EQ(r->ngroups, 2, "read and write groups");
+	ASSERT_U64_EQ(r->groups[0].pids, 2, "reads: pids 100 and 200");
+	ASSERT_U64_EQ(r->groups[1].pids, 1, "the write: pid 300");
+	it_report_text(cap_open(&c), &in);
+	out = cap_close(&c);
+	ASSERT_TRUE(strstr(out, "MiB/s   pids    max\n") != NULL, "the pids column's title");
+	ASSERT_TRUE(strstr(out, "      2 1.00us\n") != NULL, "reads: 2 processes");
+	free(out);
+	it_report_json(cap_open(&c), &in, false);
+	out = cap_close(&c);
+	ASSERT_TRUE(valid_json(out) && strstr(out, "\"distinct_pids\":2") != NULL, "JSON");
+	free(out);
+	it_analyzer_free(a);
 }

@@ -4,8 +4,12 @@
  * one line naming the key for each kind of bad input. */
 #include <string.h>
 
+#include <stdlib.h>
+#include <time.h>
+
 #include "harness.h"
 #include "iotrail/event.h"
+#include "iotrail/sample_epoch.h"
 #include "task.h"
 
 TEST(task_filter_predicate)
@@ -90,7 +94,7 @@ TEST(task_filter_errors)
 TEST(task_values)
 {
 	uint64_t v;
-	uint32_t n;
+	struct it_sample n;
 	struct it_trigger t;
 	char err[256];
 
@@ -108,7 +112,7 @@ TEST(task_values)
 	ASSERT_EQ(it_duration_parse("30", &v, err, sizeof(err)), -1, "no unit");
 	ASSERT_EQ(it_duration_parse("0s", &v, err, sizeof(err)), -1, "zero");
 	ASSERT_EQ(it_sample_parse("1/100", &n, err, sizeof(err)), 0, err);
-	ASSERT_EQ(n, 100, "1/100");
+	ASSERT_TRUE(n.one_in == 100 && !n.per_epoch, "1/100");
 	ASSERT_EQ(it_sample_parse("1/0", &n, err, sizeof(err)), -1, "1/0");
 	ASSERT_EQ(it_sample_parse("2/10", &n, err, sizeof(err)), -1, "2/10");
 	ASSERT_EQ(it_trigger_parse("q2c>5ms", &t, err, sizeof(err)), 0, err);
@@ -200,4 +204,137 @@ TEST(task_describe_calls)
 	ASSERT_TRUE(!it_task_layers_have_calls("syscalls", 9), "syscalls");
 	/* not NUL-terminated within its field */
 	ASSERT_TRUE(!it_task_layers_have_calls("block,syscall", 9), "block,sys");
+}
+
+/* --sample N/EPOCH: the syntax, and the bounds a bad value is told. */
+TEST(task_sample_epoch_parse)
+{
+	struct it_sample s;
+	char err[256];
+
+	ASSERT_EQ(it_sample_parse("100/1s", &s, err, sizeof(err)), 0, err);
+	ASSERT_TRUE(s.per_epoch == 100 && s.epoch_ns == 1000000000ull && !s.one_in, "100/1s");
+	ASSERT_EQ(it_sample_parse("5/250ms", &s, err, sizeof(err)), 0, err);
+	ASSERT_TRUE(s.per_epoch == 5 && s.epoch_ns == 250000000ull, "5/250ms");
+	/* 1/1s is an epoch (a unit), 1/10 a draw */
+	ASSERT_EQ(it_sample_parse("1/1s", &s, err, sizeof(err)), 0, err);
+	ASSERT_TRUE(s.per_epoch == 1 && !s.one_in, "1/1s");
+	ASSERT_EQ(it_sample_parse("0/1s", &s, err, sizeof(err)), -1, "0 per epoch");
+	ASSERT_TRUE(strstr(err, "N/EPOCH") != NULL, err);
+	ASSERT_EQ(it_sample_parse("10/500us", &s, err, sizeof(err)), -1, "epoch under 1ms");
+	ASSERT_EQ(it_sample_parse("16777216/1s", &s, err, sizeof(err)), -1, "N over 2^24-1");
+	ASSERT_EQ(it_sample_parse("x/1s", &s, err, sizeof(err)), -1, "not a number");
+	ASSERT_EQ(it_sample_parse("10/1q", &s, err, sizeof(err)), -1, "not a unit");
+}
+
+/* The kernel's per-epoch arithmetic (sample_epoch.h, the same function):
+ * at most N of every epoch, and exactly min(N, I/Os) when nothing races. */
+TEST(task_sample_epoch_take)
+{
+	unsigned long long st = 0, epoch = 1000000000ull;
+	unsigned int kept[6] = { 0 };
+
+	/* 6 epochs of 250 I/Os each, evenly spread, from an epoch far from 0 */
+	for (unsigned long long e = 0; e < 6; e++)
+		for (unsigned long long i = 0; i < 250; i++)
+			kept[e] += it_epoch_take(&st, (1000 + e) * epoch + i * (epoch / 250), epoch,
+						 100);
+	for (int e = 0; e < 6; e++)
+		ASSERT_EQ(kept[e], 100, "first 100 of each epoch");
+	/* an epoch with fewer I/Os than N keeps them all */
+	ASSERT_EQ(it_epoch_take(&st, 1010 * epoch, epoch, 100), 1, "a new epoch's first");
+	/* a CPU whose clock reads the epoch before counts in the newer one */
+	st = 0;
+	for (int i = 0; i < 3; i++)
+		ASSERT_EQ(it_epoch_take(&st, 5 * epoch, epoch, 3), 1, "epoch 5");
+	ASSERT_EQ(it_epoch_take(&st, 5 * epoch - 1, epoch, 3), 0, "late reader: epoch 5 is full");
+	ASSERT_EQ(it_epoch_take(&st, 6 * epoch, epoch, 3), 1, "epoch 6 starts afresh");
+	/* epoch 0 (a clock near boot) and N at its largest */
+	st = 0;
+	ASSERT_EQ(it_epoch_take(&st, 5, epoch, IT_EPOCH_N_MAX), 1, "epoch 0");
+	ASSERT_U64_EQ(st & IT_EPOCH_N_MAX, 1, "count 1 in epoch 0");
+}
+
+TEST(task_window_dates)
+{
+	struct it_task t;
+	int64_t a, b;
+	char err[256], line[512];
+
+	setenv("TZ", "UTC", 1);
+	tzset();
+	ASSERT_EQ(it_date_parse("2026-11-23 20:00:00", &a, err, sizeof(err)), 0, err);
+	ASSERT_EQ(a, 1795464000, "2026-11-23 20:00:00 UTC");
+	ASSERT_EQ(it_date_parse("2026-11-23 20:05:30", &b, err, sizeof(err)), 0, err);
+	ASSERT_EQ(b - a, 330, "5 min 30 s later");
+	ASSERT_EQ(it_date_parse("2026-02-30 10:00:00", &a, err, sizeof(err)), -1, "Feb 30");
+	ASSERT_TRUE(strstr(err, "YYYY-MM-DD hh:mm:ss") != NULL, err);
+	ASSERT_EQ(it_date_parse("2026-11-23", &a, err, sizeof(err)), -1, "no time");
+	ASSERT_EQ(it_date_parse("2026-11-23 25:00:00", &a, err, sizeof(err)), -1, "hour 25");
+	ASSERT_EQ(it_date_parse("2026-1-23 20:00:00", &a, err, sizeof(err)), -1, "one-digit month");
+	ASSERT_EQ(it_date_parse("2026-11-23 20:00:00x", &a, err, sizeof(err)), -1, "trailing");
+	ASSERT_EQ(it_task_parse("[profiler]\nstart = 2026-11-23 20:00:00\nstop = 2026-11-23 "
+				"20:05:00\nsample = 100/1s\n", &t, err, sizeof(err)), 0, err);
+	ASSERT_STREQ(t.start, "2026-11-23 20:00:00", "start");
+	ASSERT_STREQ(t.stop, "2026-11-23 20:05:00", "stop");
+	it_task_describe(&t, false, line, sizeof(line));
+	ASSERT_STREQ(line, "window 2026-11-23 20:00:00 to 2026-11-23 20:05:00 (local time); "
+		     "sampled the first 100 I/Os of every 1s epoch, none after them: counts are "
+		     "of sampled I/Os", "the window and the epochs said");
+	ASSERT_EQ(it_task_parse("[profiler]\nstart = tomorrow\n", &t, err, sizeof(err)), -1,
+		  "a bad date");
+	ASSERT_STREQ(err, "line 2: [profiler] start: date 'tomorrow': give YYYY-MM-DD hh:mm:ss, "
+		     "local time, a date that exists (e.g. 2026-11-23 20:00:00)", "one line");
+	unsetenv("TZ");
+	tzset();
+}
+
+TEST(task_report_stats)
+{
+	struct it_stats s;
+	struct it_task t;
+	char err[256];
+
+	ASSERT_EQ(it_stats_parse("min,avg,p50,p99.9,max", &s, err, sizeof(err)), 0, err);
+	ASSERT_EQ(s.n, 5, "five columns");
+	ASSERT_TRUE(s.kind[0] == IT_STAT_MIN && s.kind[1] == IT_STAT_AVG &&
+		    s.kind[2] == IT_STAT_PCT && s.pct[2] == 50 && s.pct[3] == 99.9 &&
+		    s.kind[4] == IT_STAT_MAX, "kinds in order");
+	ASSERT_STREQ(s.name[3], "p99.9", "title");
+	ASSERT_EQ(it_stats_parse("distinct(pid),p99", &s, err, sizeof(err)), 0, err);
+	ASSERT_TRUE(s.n == 2 && s.kind[0] == IT_STAT_PIDS && !strcmp(s.name[0], "pids"),
+		    "distinct(pid), titled pids");
+	ASSERT_EQ(it_stats_parse("distinct(tid)", &s, err, sizeof(err)), -1, "distinct(tid)");
+	ASSERT_EQ(it_stats_parse("p101", &s, err, sizeof(err)), -1, "p101");
+	ASSERT_EQ(it_stats_parse("min,", &s, err, sizeof(err)), -1, "trailing comma");
+	ASSERT_EQ(it_stats_parse("", &s, err, sizeof(err)), -1, "empty");
+	ASSERT_EQ(it_stats_parse("median", &s, err, sizeof(err)), -1, "median");
+	ASSERT_TRUE(strstr(err, "min, max, avg, pN") != NULL, err);
+	ASSERT_EQ(it_stats_parse("p1,p2,p3,p4,p5,p6,p7,p8,p9,p10,p11,p12,p13", &s, err,
+				 sizeof(err)), -1, "13 columns");
+	ASSERT_EQ(it_task_parse("[report]\nstats = p50,p99\n", &t, err, sizeof(err)), 0, err);
+	ASSERT_STREQ(t.stats, "p50,p99", "[report] stats");
+	ASSERT_EQ(it_task_parse("[report]\nstats = p50,mode\n", &t, err, sizeof(err)), -1, "bad");
+	ASSERT_TRUE(!strncmp(err, "line 2: [report] stats:", 23), err);
+	ASSERT_EQ(it_task_parse("[profiler]\non-full = drop\n", &t, err, sizeof(err)), -1,
+		  "on-full");
+	ASSERT_TRUE(strstr(err, "overwrite") && strstr(err, "write-out"), err);
+}
+
+/* A flight file's OVERWRITTEN note (read into the task by the report) is
+ * said with the memory bound it came from. */
+TEST(task_describe_overwritten)
+{
+	struct it_task t;
+	char line[512], err[256];
+
+	ASSERT_EQ(it_task_parse("[profiler]\nmemory = 64k\non-full = overwrite\n", &t, err,
+				sizeof(err)), 0, err);
+	it_task_describe(&t, true, line, sizeof(line));
+	ASSERT_STREQ(line, "", "nothing overwritten is known before the file is written");
+	t.overwritten_known = true;
+	t.overwritten = 4379;
+	it_task_describe(&t, true, line, sizeof(line));
+	ASSERT_STREQ(line, "4379 events overwritten before this file was written (memory 64k, "
+		     "on-full overwrite)", "the count and the bound, no word of system calls");
 }

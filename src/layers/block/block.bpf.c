@@ -359,6 +359,7 @@ static __always_inline void bio_file(struct bio *bio, struct it_event *e, bool b
 static __always_inline int on_bio(struct bio *bio, __u8 type, __s16 error, bool btf)
 {
 	__u32 dev = disk_dev(bio_disk(bio, btf), btf);
+	__u64 decided_ns = 0;
 	__u32 opf;
 	struct it_event *e;
 
@@ -369,7 +370,9 @@ static __always_inline int on_bio(struct bio *bio, __u8 type, __s16 error, bool 
 			if (IT_SCOPE_ON && !submitter_wanted(btf))
 				return 0;
 			opf = KREAD(btf, bio, bi_opf);
-			if (!scope_pred_wanted(norm_op(opf), KREAD(btf, bio, bi_iter.bi_size), dev))
+			decided_ns = bpf_ktime_get_ns();
+			if (!scope_pred_wanted(norm_op(opf), KREAD(btf, bio, bi_iter.bi_size), dev,
+					       decided_ns))
 				return 0;
 			track(bio);
 		} else if (!is_tracked(bio)) {
@@ -381,6 +384,8 @@ static __always_inline int on_bio(struct bio *bio, __u8 type, __s16 error, bool 
 	e = ev_reserve(type, IT_LAYER_BLOCK, dev);
 	if (!e)
 		return 0;
+	if (decided_ns) /* the Q's time is the one its epoch was counted at */
+		e->ts_ns = decided_ns;
 	opf = KREAD(btf, bio, bi_opf);
 	e->id = (__u64)bio;
 	e->sector = KREAD(btf, bio, bi_iter.bi_sector);
