@@ -212,6 +212,7 @@ void it_analysis_free(struct it_analysis *an);
  * benchmark and tests: its results, comm names). */
 extern const struct it_analysis_layer it_layer_block, it_layer_syscall, it_layer_fabric;
 extern const struct it_analysis_layer it_layer_uprobe;
+extern const struct it_analysis_layer it_layer_fs;
 const struct it_analyzer *it_layer_block_analyzer(const void *state);
 /* The syscall layer's results (after the pass), for the HTML report. */
 struct it_sysan_results;

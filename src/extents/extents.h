@@ -111,6 +111,11 @@ void it_ext_set_free(struct it_ext_set *s);
 /* Output: a text table, or JSON (doc/extents.md). */
 void it_ext_print_text(const struct it_ext_set *s, FILE *f);
 void it_ext_print_json(const struct it_ext_set *s, FILE *f, bool pretty);
+/* The walk's counts as members of the JSON object j is in. */
+struct it_json;
+void it_ext_walk_json(struct it_json *j, const struct it_ext_set *s);
+/* v bytes as "4K", "1.5M", "512B" into buf. */
+const char *it_ext_human(uint64_t v, char *buf, size_t len);
 
 /* The walk (fiemap.c): adds each regular file under path (directories
  * recursively; symbolic links not followed). A file that vanishes or
