@@ -128,21 +128,21 @@ static int cmp_changed(const void *a, const void *b)
 	return vx > vy ? -1 : vx < vy ? 1 : strcmp(x->path, y->path);
 }
 
+/* "zone 3 64M, zone 4 1M" (the zones table below names their devices) */
 static void where_text(const struct fs_state *st, const struct it_fs_file_delta *f, char *out,
 		       size_t len)
 {
 	size_t off = 0;
-	char b[16], dn[64];
+	char b[16];
 
 	*out = 0;
 	for (uint32_t k = 0; k < f->nzones && off < len; k++) {
 		const struct it_fs_zone_bytes *z = &f->zones[k];
-		dev_name(&st->ss, z->dev, dn, sizeof(dn));
 		if (z->zone == IT_EXT_NO_ZONE)
-			off += snprintf(out + off, len - off, "%s%s beyond its zones %s",
-					off ? ", " : "", dn, it_ext_human(z->bytes, b, sizeof(b)));
+			off += snprintf(out + off, len - off, "%sbeyond the zones %s", off ? ", " : "",
+					it_ext_human(z->bytes, b, sizeof(b)));
 		else
-			off += snprintf(out + off, len - off, "%s%s %s %u %s", off ? ", " : "", dn,
+			off += snprintf(out + off, len - off, "%s%s %u %s", off ? ", " : "",
 					dev_zoned(&st->ss, z->dev) ? "zone" : "region", z->zone,
 					it_ext_human(z->bytes, b, sizeof(b)));
 	}
