@@ -38,6 +38,24 @@ static void trail(struct it_bus *b, uint32_t pid, uint64_t c)
 	it_bus_publish(b, IT_BUS_TRAIL_DONE, &m);
 }
 
+/* The layer's JSON members as an object; the layer freed. */
+static char *report_and_free(const struct it_analysis_layer *l, void *self,
+			     const struct it_report_ctx *ctx)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct it_json j;
+
+	it_json_init(&j, f, false);
+	it_json_object_start(&j);
+	l->report_json(self, &j, ctx);
+	it_json_object_end(&j);
+	fclose(f);
+	l->free(self);
+	return buf;
+}
+
 static char *run_json(bool events)
 {
 	const struct it_analysis_layer *l = &it_layer_uprobe;
@@ -56,10 +74,6 @@ static char *run_json(bool events)
 		hit(1000, 12, 12, 2), hit(1100, 12, 12, 3), hit(50, 10, 10, 4),
 	};
 	struct it_span span = { .lost = 2 };
-	struct it_json j;
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
 	void *self = l->new(&info);
 
 	hits[8].nargs = 2;
@@ -76,13 +90,7 @@ static char *run_json(bool events)
 	trail(&bus, 12, 1100);  /* x's end, inclusive */
 	trail(&bus, 12, 1200);  /* after it */
 	ASSERT_EQ(l->finish(self, &span), 0, "finish");
-	it_json_init(&j, f, false);
-	it_json_object_start(&j);
-	l->report_json(self, &j, &ctx);
-	it_json_object_end(&j);
-	fclose(f);
-	l->free(self);
-	return buf;
+	return report_and_free(l, self, &ctx);
 }
 
 TEST(uprobe_spans_and_ios)
@@ -195,16 +203,7 @@ TEST(uprobe_streamed_bounded)
 	ASSERT_EQ(l->finish(self, &span), 0, "finish");
 	it_layer_uprobe_live(self, &peak);
 
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	struct it_json j;
-	it_json_init(&j, f, false);
-	it_json_object_start(&j);
-	l->report_json(self, &j, &ctx);
-	it_json_object_end(&j);
-	fclose(f);
-	l->free(self);
+	char *buf = report_and_free(l, self, &ctx);
 
 	qsort(dur, N, sizeof(*dur), cmp_u64);
 	const char *sp = strstr(buf, "{\"name\":\"txn\"");
