@@ -334,7 +334,8 @@ static int take_window(struct uprobes *u, uint64_t upto)
 		u->frontier = u->win[n - 1].ts_ns;
 	if (upto > u->frontier && upto != UINT64_MAX)
 		u->frontier = upto;
-	memmove(u->win, u->win + n, (u->nwin - n) * sizeof(*u->win));
+	if (n) /* win is NULL while no hit came */
+		memmove(u->win, u->win + n, (u->nwin - n) * sizeof(*u->win));
 	u->nwin -= n;
 	return 0;
 }
