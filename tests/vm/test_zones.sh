@@ -71,7 +71,10 @@ for i in 1 2 3 4 5 6; do printf '%s%6d' "\$pad" \$i > /tmp/f2fs/f\$i; done
 sync
 build/iotrail extents --json /tmp/f2fs > $out/f2fs.before.json
 rm /tmp/f2fs/f1 /tmp/f2fs/f3
+read -r r0 _ < /proc/uptime
 build/iotrail record --layers fs --extents /tmp/f2fs -o $out/f2fs.trail -- build/tests/f2fs_gc /tmp/f2fs 4 > $out/f2fs.gc
+read -r r1 _ < /proc/uptime
+echo "\$r0 \$r1" > $out/f2fs.rectime
 echo 3 > /proc/sys/vm/drop_caches
 md5sum /tmp/f2fs/f2 /tmp/f2fs/f4 > $out/f2fs.md5.after
 build/iotrail extents --json /tmp/f2fs > $out/f2fs.after.json
@@ -192,7 +195,7 @@ f2fs_checks() {
 			why="$why $f: '$line' (want 'changed 1048576 0 $zb $za', sequential: $seq);"
 		fi
 	done
-	[ "$ok" = 2 ] && pass "vm_record_extents_f2fs_gc (f2 and f4 moved whole, 1 MiB each, from zone $zb to zone $za: the trace's snapshots agree with iotrail extents before and after)" \
+	[ "$ok" = 2 ] && pass "vm_record_extents_f2fs_gc (f2 and f4 moved whole, 1 MiB each, from zone $zb to zone $za: the trace's snapshots agree with iotrail extents before and after; the recorded GC took $(awk '{ printf "%.1f", $2 - $1 }' "$out/f2fs.rectime") s in the guest)" \
 		|| fail vm_record_extents_f2fs_gc "$why"
 }
 if [ -n "$f2fs_why" ]; then
