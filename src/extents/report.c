@@ -223,6 +223,8 @@ static void file_json(struct it_json *j, const struct it_ext_set *s, const struc
 				it_json_kv_uint(j, "zone_last", e->zone_last);
 		}
 		flags_json(j, e->flags);
+		if (it_ext_f2fs_seg_name(e->f2fs_seg))
+			it_json_kv_string(j, "segment_type", it_ext_f2fs_seg_name(e->f2fs_seg));
 		it_json_object_end(j);
 	}
 	it_json_array_end(j);
@@ -275,6 +277,13 @@ static void zone_json(struct it_json *j, const struct it_ext_set *s, const struc
 	}
 	it_json_array_end(j);
 	it_json_object_end(j);
+}
+
+const char *it_ext_f2fs_seg_name(uint8_t seg)
+{
+	static const char *const names[] = { NULL, "hot_data", "warm_data", "cold_data",
+					      "hot_node", "warm_node", "cold_node" };
+	return seg < sizeof(names) / sizeof(*names) ? names[seg] : NULL;
 }
 
 void it_ext_walk_json(struct it_json *j, const struct it_ext_set *s)

@@ -102,7 +102,7 @@ static int write_file(const struct it_ext_file *f, unsigned which, it_fs_emit_fn
 		for (uint32_t i = 0; i < n; i++) {
 			const struct it_extent *x = &f->ext[first + i];
 			e[i] = (struct it_fs_extent_rec){ x->logical, x->physical, x->length,
-							  x->flags, x->placed };
+							  x->flags, x->placed, x->f2fs_seg, 0 };
 		}
 		memcpy(e + n, f->path, plen + 1);
 		int err = emit(r, len, ctx);
@@ -218,7 +218,8 @@ static int read_file(struct it_fs_snapshots *ss, const struct it_fs_file_rec *r)
 		e[f->next + i] = (struct it_extent){ .logical = x[i].logical,
 						     .physical = x[i].physical,
 						     .length = x[i].length, .flags = x[i].flags,
-						     .placed = x[i].placed != 0 };
+						     .placed = x[i].placed != 0,
+						     .f2fs_seg = x[i].f2fs_seg };
 	f->ext = e;
 	f->next += r->nextents;
 	s->extents += r->nextents;

@@ -69,7 +69,9 @@ struct it_fs_device_rec {
 struct it_fs_extent_rec {
 	uint64_t logical, physical, length; /* bytes */
 	uint32_t flags;                     /* FIEMAP's fe_flags */
-	uint32_t placed;                    /* 1: has a physical address */
+	uint8_t  placed;                    /* 1: has a physical address */
+	uint8_t  f2fs_seg;                  /* F2FS segment type + 1; 0 unknown */
+	uint16_t reserved;                  /* 0 */
 };
 /* A file; its extents in parts of at most IT_FS_EXTENTS_PER_REC, each a
  * record with ext_first = the index of its first extent (parts of one

@@ -78,6 +78,7 @@ TEST(extents_snapshot_round_trip)
 	add(&s, "/d/many", n * 8 * K, 7, (const uint64_t (*)[3])v, n);
 	static const uint64_t small[][3] = { { 0, M + 4 * K, 8 * K } };
 	add(&s, "/d/small", 8 * K, 7, small, 1);
+	s.files[1].ext[0].f2fs_seg = IT_EXT_F2FS_COLD_DATA;
 	s.dirs = 1;
 	s.vanished = 2;
 	ASSERT_EQ(it_fs_snapshot_write(&s, IT_FS_END, 42, 3, to_payload, &p), 0, "written");
@@ -99,6 +100,9 @@ TEST(extents_snapshot_round_trip)
 	ASSERT_U64_EQ(r->devs[0].zones[3].wp, 3 * M + 4 * K, "a zone's write pointer");
 	ASSERT_STREQ(r->devs[0].name, "nullb0", "device name");
 	ASSERT_EQ(r->files[1].ext[0].zone, 1, "small's extent in zone 1");
+	ASSERT_EQ(r->files[1].ext[0].f2fs_seg, IT_EXT_F2FS_COLD_DATA, "its F2FS segment type");
+	ASSERT_STREQ(it_ext_f2fs_seg_name(r->files[1].ext[0].f2fs_seg), "cold_data", "named");
+	ASSERT_EQ(r->files[0].ext[0].f2fs_seg, 0, "unknown elsewhere");
 	ASSERT_U64_EQ(r->vanished, 2, "the walk's counts");
 
 	/* damaged: a record's length beyond the payload, an unknown kind */

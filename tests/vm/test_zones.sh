@@ -49,7 +49,7 @@ build/iotrail record --layers block -o $out/zns.trail --dev nvme0n1 -- sh $out/w
 build/iotrail report --zones --json $out/zns.trail > $out/zns.json
 build/iotrail report --zones $out/zns.trail > $out/zns.txt
 GUEST
-f2fs_names="vm_extents_f2fs_zones vm_extents_f2fs_gc vm_record_extents_f2fs_gc"
+f2fs_names="vm_extents_f2fs_zones vm_extents_f2fs_gc vm_record_extents_f2fs_gc vm_extents_f2fs_segment_types"
 f2fs_why=""
 command -v mkfs.f2fs > /dev/null || f2fs_why="mkfs.f2fs is not installed (f2fs-tools; scripts/install-deps.sh)"
 [ -x build/tests/f2fs_gc ] || f2fs_why=${f2fs_why:-"build/tests/f2fs_gc is not built (make)"}
@@ -160,6 +160,17 @@ f2fs_checks() {
 		pass "vm_extents_f2fs_zones (6 files, $(jq '.zones | length' "$B") sequential zones with data, every extent inside one)"
 	else
 		fail vm_extents_f2fs_zones "files $nfiles, extents outside a sequential zone $bad, files' bytes $fbytes, zones' $zbytes"
+	fi
+	# F2FS's segment types (segment_info and the superblock): every file
+	# extent in a data segment, before and after the GC
+	local types_b types_a notdata
+	notdata=$(jq -s '[.[].files[].extents[] | select((.segment_type // "none") | test("_data$") | not)] | length' "$B" "$A")
+	types_b=$(jq -r '[.files[].extents[].segment_type] | group_by(.) | map("\(.[0]) \(length)") | join(", ")' "$B")
+	types_a=$(jq -r '[.files[].extents[].segment_type] | group_by(.) | map("\(.[0]) \(length)") | join(", ")' "$A")
+	if [ "$notdata" = 0 ] && [ -n "$types_b" ]; then
+		pass "vm_extents_f2fs_segment_types (every extent in a data segment; before the GC: $types_b; after: $types_a)"
+	else
+		fail vm_extents_f2fs_segment_types "$notdata extents without a data segment type; before: $types_b; after: $types_a"
 	fi
 	# the kept files: one zone before, another after; contents unchanged
 	local moved=0 zb za f

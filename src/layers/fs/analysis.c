@@ -258,6 +258,8 @@ static void extents_json(struct it_json *j, const char *name, const struct it_ex
 		it_json_kv_bool(j, "placed", e->placed);
 		if (e->placed && e->zone != IT_EXT_NO_ZONE)
 			it_json_kv_uint(j, "zone", e->zone);
+		if (it_ext_f2fs_seg_name(e->f2fs_seg))
+			it_json_kv_string(j, "segment_type", it_ext_f2fs_seg_name(e->f2fs_seg));
 		it_json_object_end(j);
 	}
 	it_json_array_end(j);

@@ -123,6 +123,7 @@ static int walk(struct it_ext_set *s, bool strict)
 				"(tmpfs, for one); give files on a block device's file system",
 				fs.paths[0]);
 	it_ext_read_zones(s);
+	it_ext_read_f2fs(s);
 	return 0;
 }
 
