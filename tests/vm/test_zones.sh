@@ -167,10 +167,14 @@ f2fs_checks() {
 	notdata=$(jq -s '[.[].files[].extents[] | select((.segment_type // "none") | test("_data$") | not)] | length' "$B" "$A")
 	types_b=$(jq -r '[.files[].extents[].segment_type] | group_by(.) | map("\(.[0]) \(length)") | join(", ")' "$B")
 	types_a=$(jq -r '[.files[].extents[].segment_type] | group_by(.) | map("\(.[0]) \(length)") | join(", ")' "$A")
-	if [ "$notdata" = 0 ] && [ -n "$types_b" ]; then
-		pass "vm_extents_f2fs_segment_types (every extent in a data segment; before the GC: $types_b; after: $types_a)"
+	# F2FS's GC writes the data it moves as cold (set_cold_data in
+	# move_data_page): f2 and f4, warm before, are cold after
+	local gc_cold
+	gc_cold=$(jq -r '[.files[] | select(.path == "/tmp/f2fs/f2" or .path == "/tmp/f2fs/f4") | .extents[].segment_type] | unique | join(",")' "$A")
+	if [ "$notdata" = 0 ] && [ "$types_b" = "warm_data 6" ] && [ "$gc_cold" = cold_data ]; then
+		pass "vm_extents_f2fs_segment_types (every extent in a data segment; before the GC: $types_b; after: $types_a, f2 and f4 moved by it cold)"
 	else
-		fail vm_extents_f2fs_segment_types "$notdata extents without a data segment type; before: $types_b; after: $types_a"
+		fail vm_extents_f2fs_segment_types "$notdata extents without a data segment type; before: $types_b (want warm_data 6); after: $types_a; f2 and f4 after: $gc_cold (want cold_data)"
 	fi
 	# the kept files: one zone before, another after; contents unchanged
 	local moved=0 zb za f
