@@ -17,7 +17,8 @@
 #     extents equal filefrag -e's after the run, the start snapshot's
 #     those before it; the appended file has exactly 256K of new data, in
 #     regions that add up to it; the created file is "created"; a missing
-#     --extents PATH is one line and exit 1.
+#     --extents PATH, a bad --extents-region and --extents without the fs
+#     layer are one line each (exit 1, 2, 2).
 cd "$(dirname "$0")/../.."
 . tests/integration/lib.sh
 
@@ -165,9 +166,21 @@ elif [ "$state_new" != created ] || [ "$state_old" != same ]; then
 else
 	pass "extents_record (appended file: $(echo "$after" | wc -l) end extents equal filefrag -e's, 256K new in $(echo "$app" | jq '.zones | length') regions; created and unchanged files told)"
 fi
-"$IOTRAIL" record --layers fs --extents "$TMP/missing" -o "$TMP/bad.trail" -- true > /dev/null 2> "$TMP/bad.err"
-rc=$?
-[ "$rc" -eq 1 ] && [ "$(wc -l < "$TMP/bad.err")" -eq 1 ] && grep -q "failed to read --extents $TMP/missing" "$TMP/bad.err" \
-	&& pass "extents_record_bad_path (one line, exit 1)" \
-	|| fail extents_record_bad_path "exit $rc: $(cat "$TMP/bad.err")"
+# bad input: one line each; a missing PATH exit 1, a bad size and
+# --extents without the fs layer exit 2 (option errors)
+record_bad() { # WANT_RC GREP ARGS...
+	local want=$1 pat=$2 rc
+	shift 2
+	"$IOTRAIL" record "$@" -o "$TMP/bad.trail" -- true > /dev/null 2> "$TMP/bad.err"
+	rc=$?
+	[ "$rc" -eq "$want" ] && [ "$(wc -l < "$TMP/bad.err")" -eq 1 ] && grep -q -- "$pat" "$TMP/bad.err" \
+		|| { echo "$*: exit $rc (want $want): $(cat "$TMP/bad.err")"; return 1; }
+}
+if out=$(record_bad 1 "failed to read --extents $TMP/missing" --layers fs --extents "$TMP/missing" &&
+	 record_bad 2 "failed to use --extents-region 12X" --layers fs --extents "$MNT/r" --extents-region 12X &&
+	 record_bad 2 "needs the fs layer" --layers block --extents "$MNT/r"); then
+	pass "extents_record_bad_input (missing PATH: exit 1; bad --extents-region, no fs layer: exit 2; one line each)"
+else
+	fail extents_record_bad_input "$out"
+fi
 exit ${FAILED:-0}
