@@ -95,6 +95,7 @@ int cmd_extents(int argc, char **argv)
 			      argv[optind]);
 	if (!rc) {
 		it_ext_read_zones(&s);
+		it_ext_read_f2fs(&s);
 		if (it_ext_finish(&s))
 			rc = it_failf(1, "failed to map the extents: out of memory; walk fewer files "
 				      "at once");

@@ -11,7 +11,7 @@
 #include "layer.h"
 
 extern const struct it_layer_ops it_block_layer, it_nvme_layer, it_nvmet_layer, it_syscall_layer,
-	it_nvme_tcp_layer, it_nvmet_tcp_layer, it_uprobe_layer;
+	it_nvme_tcp_layer, it_nvmet_tcp_layer, it_uprobe_layer, it_fs_layer;
 
 const struct it_layer_ops *const it_layers[] = {
 	&it_block_layer,
@@ -21,6 +21,7 @@ const struct it_layer_ops *const it_layers[] = {
 	&it_nvmet_tcp_layer,
 	&it_syscall_layer,
 	&it_uprobe_layer,
+	&it_fs_layer,
 };
 const size_t it_nlayers = sizeof(it_layers) / sizeof(it_layers[0]);
 

@@ -24,6 +24,7 @@ enum it_layer {
 	IT_LAYER_NVMET_TCP = 5,  /* NVMe/TCP target's transport: data arrival, PDU sends */
 	IT_LAYER_NVMET = 6,      /* NVMe target core: commands of every fabric transport */
 	IT_LAYER_UPROBE = 7,     /* user-space probes: --uprobe, --usdt */
+	IT_LAYER_FS = 8,         /* file systems: extents snapshots (record --extents) */
 };
 
 /* Probe points. Letters are btt's where btt has one. */

@@ -56,6 +56,8 @@ enum it_chunk_type {
 	/* uprobe layer (src/layers/uprobe/uprobe.h) */
 	IT_CHUNK_UPROBE_DEFS = 16, /* array of struct it_uprobe_def: the probes asked for */
 	IT_CHUNK_UPROBE_HITS = 17, /* array of struct it_uprobe_hit: one per probe hit */
+	/* fs layer (src/extents/snapshot.h) */
+	IT_CHUNK_FS_EXTENTS = 18, /* variable records: extents snapshots (record --extents) */
 };
 
 enum it_compression {

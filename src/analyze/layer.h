@@ -212,6 +212,10 @@ void it_analysis_free(struct it_analysis *an);
  * benchmark and tests: its results, comm names). */
 extern const struct it_analysis_layer it_layer_block, it_layer_syscall, it_layer_fabric;
 extern const struct it_analysis_layer it_layer_uprobe;
+extern const struct it_analysis_layer it_layer_fs;
+/* The uprobe layer's entries held now (hits waiting, open and closed
+ * spans, I/Os), and the most at once in *peak: its memory bound. */
+uint64_t it_layer_uprobe_live(const void *state, uint64_t *peak);
 const struct it_analyzer *it_layer_block_analyzer(const void *state);
 /* The syscall layer's results (after the pass), for the HTML report. */
 struct it_sysan_results;

@@ -12,6 +12,7 @@ const struct it_analysis_layer *const it_analysis_layers[] = {
 	&it_layer_syscall,
 	&it_layer_fabric,   /* joins the block layer's NVMe commands (bus) */
 	&it_layer_uprobe,   /* joins the block trails (bus) */
+	&it_layer_fs,       /* record --extents: the two snapshots compared */
 };
 
 const size_t it_analysis_nlayers = sizeof(it_analysis_layers) / sizeof(it_analysis_layers[0]);

@@ -32,7 +32,15 @@ struct it_extent {
 					     * it crosses a zone boundary) */
 	bool placed;                        /* has a physical address (not delalloc,
 					     * inline or unknown), so a zone */
+	uint8_t f2fs_seg;                   /* on F2FS: the type of the segment of its
+					     * first block + 1 (IT_EXT_F2FS_*); 0 unknown */
 };
+
+/* F2FS's segment types (its CURSEG_* numbers + 1), from segment_info */
+enum { IT_EXT_F2FS_HOT_DATA = 1, IT_EXT_F2FS_WARM_DATA, IT_EXT_F2FS_COLD_DATA,
+       IT_EXT_F2FS_HOT_NODE, IT_EXT_F2FS_WARM_NODE, IT_EXT_F2FS_COLD_NODE };
+/* "warm_data", or NULL for 0 and unknown values */
+const char *it_ext_f2fs_seg_name(uint8_t seg);
 
 struct it_ext_file {
 	char *path;
@@ -111,6 +119,11 @@ void it_ext_set_free(struct it_ext_set *s);
 /* Output: a text table, or JSON (doc/extents.md). */
 void it_ext_print_text(const struct it_ext_set *s, FILE *f);
 void it_ext_print_json(const struct it_ext_set *s, FILE *f, bool pretty);
+/* The walk's counts as members of the JSON object j is in. */
+struct it_json;
+void it_ext_walk_json(struct it_json *j, const struct it_ext_set *s);
+/* v bytes as "4K", "1.5M", "512B" into buf. */
+const char *it_ext_human(uint64_t v, char *buf, size_t len);
 
 /* The walk (fiemap.c): adds each regular file under path (directories
  * recursively; symbolic links not followed). A file that vanishes or
@@ -119,6 +132,10 @@ void it_ext_print_json(const struct it_ext_set *s, FILE *f, bool pretty);
 int it_ext_walk(struct it_ext_set *s, const char *path, char *err, size_t errlen);
 /* Reads the zone table of every zoned device the files are on. */
 void it_ext_read_zones(struct it_ext_set *s);
+/* On F2FS (a device with /proc/fs/f2fs/NAME/segment_info): each placed
+ * extent's segment type (hot/warm/cold, data/node), from segment_info and
+ * the superblock's main area start. After it_ext_read_zones. */
+void it_ext_read_f2fs(struct it_ext_set *s);
 
 /* "256M", "1G", "4096": bytes, or 0 on a bad size. */
 uint64_t it_ext_parse_size(const char *s);

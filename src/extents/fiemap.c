@@ -347,3 +347,105 @@ void it_ext_read_zones(struct it_ext_set *s)
 		}
 	}
 }
+
+/* ---- F2FS's segment types ---- */
+
+#define F2FS_SUPER_OFFSET 1024
+#define F2FS_MAGIC 0xF2F52010u
+
+/* The superblock's fields we need (include/linux/f2fs_fs.h, packed,
+ * little-endian): main_blkaddr (offset 92) and the block and segment
+ * sizes (offsets 16, 20). 0, or -1 when it is not F2FS. */
+static int f2fs_geometry(const char *devname, uint32_t *main_blk, uint32_t *log_block,
+			 uint32_t *log_seg)
+{
+	unsigned char sb[128];
+	char path[96];
+	uint32_t magic;
+	int fd;
+
+	snprintf(path, sizeof(path), "/dev/%s", devname);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	ssize_t n = pread(fd, sb, sizeof(sb), F2FS_SUPER_OFFSET);
+	close(fd);
+	if (n != (ssize_t)sizeof(sb))
+		return -1;
+	memcpy(&magic, sb, 4);
+	memcpy(log_block, sb + 16, 4);
+	memcpy(log_seg, sb + 20, 4);
+	memcpy(main_blk, sb + 92, 4);
+	return magic == F2FS_MAGIC && *log_block >= 9 && *log_block <= 16 && *log_seg <= 16 ? 0 : -1;
+}
+
+/* segment_info: two header lines, then per line a first segment number and
+ * up to ten "TYPE|VALID" entries. Returns the types (+1; 0 unknown) of
+ * segments 0..*n-1 of the main area, or NULL. */
+static uint8_t *f2fs_segment_types(const char *devname, uint32_t *n)
+{
+	char path[128], line[512];
+	uint8_t *t = NULL;
+	uint32_t cap = 0;
+	FILE *f;
+
+	*n = 0;
+	snprintf(path, sizeof(path), "/proc/fs/f2fs/%s/segment_info", devname);
+	if (!(f = fopen(path, "re")))
+		return NULL;
+	while (fgets(line, sizeof(line), f)) {
+		char *p = line, *end;
+		unsigned long seg = strtoul(p, &end, 10);
+		if (end == p)
+			continue; /* the header lines */
+		for (p = end;; seg++) {
+			unsigned long type = strtoul(p, &end, 10);
+			if (end == p || *end != '|' || seg >= UINT32_MAX)
+				break;
+			if (seg >= cap) {
+				uint32_t c = cap ? cap * 2 : 4096;
+				while (c <= seg)
+					c *= 2;
+				uint8_t *x = realloc(t, c);
+				if (!x)
+					goto out;
+				memset(x + cap, 0, c - cap);
+				t = x;
+				cap = c;
+			}
+			t[seg] = type < 6 ? (uint8_t)(type + 1) : 0;
+			if (seg + 1 > *n)
+				*n = (uint32_t)seg + 1;
+			strtoul(end + 1, &p, 10); /* the valid blocks */
+		}
+	}
+out:
+	fclose(f);
+	return t;
+}
+
+void it_ext_read_f2fs(struct it_ext_set *s)
+{
+	for (uint32_t i = 0; i < s->ndevs; i++) {
+		const struct it_ext_dev *d = &s->devs[i];
+		uint32_t main_blk, log_block, log_seg, n;
+		uint8_t *types;
+
+		if (!d->name[0] || f2fs_geometry(d->name, &main_blk, &log_block, &log_seg))
+			continue;
+		if (!(types = f2fs_segment_types(d->name, &n)))
+			continue;
+		for (uint32_t k = 0; k < s->nfiles; k++) {
+			struct it_ext_file *f = &s->files[k];
+			if (f->dev != d->dev)
+				continue;
+			for (uint32_t e = 0; e < f->next; e++) {
+				uint64_t blk = f->ext[e].physical >> log_block;
+				if (!f->ext[e].placed || blk < main_blk)
+					continue;
+				uint64_t seg = (blk - main_blk) >> log_seg;
+				f->ext[e].f2fs_seg = seg < n ? types[seg] : 0;
+			}
+		}
+		free(types);
+	}
+}

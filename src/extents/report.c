@@ -18,7 +18,7 @@
 /* files listed per zone in the text view; JSON lists them all */
 #define TEXT_ZONE_FILES 4
 
-static const char *human(uint64_t v, char *buf, size_t len)
+const char *it_ext_human(uint64_t v, char *buf, size_t len)
 {
 	static const char units[] = "BKMGTP";
 	double d = (double)v;
@@ -86,9 +86,9 @@ void it_ext_print_text(const struct it_ext_set *s, FILE *f)
 	for (uint32_t i = 0; i < s->nfiles; i++) {
 		const struct it_ext_file *x = &s->files[i];
 		fprintf(f, "%8s %7" PRIu32 " %5" PRIu32 " %6s %6s %6s %5" PRIu64 " %7s %6.3f %5" PRIu32
-			"  %s\n", human(x->size, a, sizeof(a)), x->next, x->runs,
-			human(x->size_min, b, sizeof(b)), human(x->size_p50, c, sizeof(c)),
-			human(x->size_max, d, sizeof(d)), x->holes, human(x->hole_bytes, e, sizeof(e)),
+			"  %s\n", it_ext_human(x->size, a, sizeof(a)), x->next, x->runs,
+			it_ext_human(x->size_min, b, sizeof(b)), it_ext_human(x->size_p50, c, sizeof(c)),
+			it_ext_human(x->size_max, d, sizeof(d)), x->holes, it_ext_human(x->hole_bytes, e, sizeof(e)),
 			x->fragmentation, x->nzones, x->path);
 	}
 	for (uint32_t i = 0; i < s->ndevs; i++) {
@@ -97,9 +97,9 @@ void it_ext_print_text(const struct it_ext_set *s, FILE *f)
 		dev_label(dv, name, sizeof(name));
 		if (dv->zoned)
 			fprintf(f, "\nZones of %s (%" PRIu32 " zones of %s; those with data)\n", name,
-				dv->nzones, human(dv->nzones ? dv->zones[0].len : 0, a, sizeof(a)));
+				dv->nzones, it_ext_human(dv->nzones ? dv->zones[0].len : 0, a, sizeof(a)));
 		else
-			fprintf(f, "\nRegions of %s (%s each; %s)\n", name, human(dv->region, a, sizeof(a)),
+			fprintf(f, "\nRegions of %s (%s each; %s)\n", name, it_ext_human(dv->region, a, sizeof(a)),
 				dv->why_regions ? dv->why_regions : "not a zoned device");
 		fprintf(f, "%6s %10s %8s %7s %5s %6s %6s %6s %5s %7s %6s  %s\n",
 			dv->zoned ? "zone" : "region", "start", "data", "extents", "files", "min", "p50",
@@ -110,11 +110,11 @@ void it_ext_print_text(const struct it_ext_set *s, FILE *f)
 			if (!z->npieces)
 				continue;
 			fprintf(f, "%6" PRIu32 " %10s %8s %7" PRIu32 " %5" PRIu32 " %6s %6s %6s %5" PRIu64
-				" %7s %6.3f ", z->number, human(z->start, f1, sizeof(f1)),
-				human(z->bytes, f2, sizeof(f2)), z->npieces, z->nfiles,
-				human(z->size_min, f3, sizeof(f3)), human(z->size_p50, f4, sizeof(f4)),
-				human(z->size_max, f5, sizeof(f5)), z->holes,
-				human(z->hole_bytes, f6, sizeof(f6)), z->fragmentation);
+				" %7s %6.3f ", z->number, it_ext_human(z->start, f1, sizeof(f1)),
+				it_ext_human(z->bytes, f2, sizeof(f2)), z->npieces, z->nfiles,
+				it_ext_human(z->size_min, f3, sizeof(f3)), it_ext_human(z->size_p50, f4, sizeof(f4)),
+				it_ext_human(z->size_max, f5, sizeof(f5)), z->holes,
+				it_ext_human(z->hole_bytes, f6, sizeof(f6)), z->fragmentation);
 			/* the files with the most data in the zone (sum[] per file,
 			 * zeroed again as each is taken) */
 			struct { uint32_t file; uint64_t bytes; } top[TEXT_ZONE_FILES + 1];
@@ -145,7 +145,7 @@ void it_ext_print_text(const struct it_ext_set *s, FILE *f)
 			uint32_t shown = ntop < TEXT_ZONE_FILES ? ntop : TEXT_ZONE_FILES;
 			for (uint32_t t = 0; t < shown; t++)
 				fprintf(f, "%s%s %s", t ? ", " : " ", s->files[top[t].file].path,
-					human(top[t].bytes, a, sizeof(a)));
+					it_ext_human(top[t].bytes, a, sizeof(a)));
 			if (z->nfiles > shown)
 				fprintf(f, ", and %" PRIu32 " more", z->nfiles - shown);
 			fputc('\n', f);
@@ -223,6 +223,8 @@ static void file_json(struct it_json *j, const struct it_ext_set *s, const struc
 				it_json_kv_uint(j, "zone_last", e->zone_last);
 		}
 		flags_json(j, e->flags);
+		if (it_ext_f2fs_seg_name(e->f2fs_seg))
+			it_json_kv_string(j, "segment_type", it_ext_f2fs_seg_name(e->f2fs_seg));
 		it_json_object_end(j);
 	}
 	it_json_array_end(j);
@@ -277,6 +279,25 @@ static void zone_json(struct it_json *j, const struct it_ext_set *s, const struc
 	it_json_object_end(j);
 }
 
+const char *it_ext_f2fs_seg_name(uint8_t seg)
+{
+	static const char *const names[] = { NULL, "hot_data", "warm_data", "cold_data",
+					      "hot_node", "warm_node", "cold_node" };
+	return seg < sizeof(names) / sizeof(*names) ? names[seg] : NULL;
+}
+
+void it_ext_walk_json(struct it_json *j, const struct it_ext_set *s)
+{
+	it_json_kv_uint(j, "files", s->nfiles);
+	it_json_kv_uint(j, "extents", s->extents);
+	it_json_kv_uint(j, "unplaced_extents", s->unplaced);
+	it_json_kv_uint(j, "directories", s->dirs);
+	it_json_kv_uint(j, "vanished", s->vanished);
+	it_json_kv_uint(j, "unreadable", s->unreadable);
+	it_json_kv_uint(j, "unsupported", s->unsupported);
+	it_json_kv_uint(j, "not_regular", s->not_regular);
+}
+
 void it_ext_print_json(const struct it_ext_set *s, FILE *f, bool pretty)
 {
 	struct it_json j;
@@ -288,14 +309,7 @@ void it_ext_print_json(const struct it_ext_set *s, FILE *f, bool pretty)
 	it_json_kv_uint(&j, "version", 1);
 	it_json_name(&j, "walk");
 	it_json_object_start(&j);
-	it_json_kv_uint(&j, "files", s->nfiles);
-	it_json_kv_uint(&j, "extents", s->extents);
-	it_json_kv_uint(&j, "unplaced_extents", s->unplaced);
-	it_json_kv_uint(&j, "directories", s->dirs);
-	it_json_kv_uint(&j, "vanished", s->vanished);
-	it_json_kv_uint(&j, "unreadable", s->unreadable);
-	it_json_kv_uint(&j, "unsupported", s->unsupported);
-	it_json_kv_uint(&j, "not_regular", s->not_regular);
+	it_ext_walk_json(&j, s);
 	it_json_object_end(&j);
 	it_json_name(&j, "devices");
 	it_json_array_start(&j);

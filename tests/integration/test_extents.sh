@@ -11,7 +11,14 @@
 #   - the walk: a FIFO and a symbolic link are counted as not regular
 #     files (not followed); a directory is walked recursively;
 #   - bad input: a missing path, a file on tmpfs (no FIEMAP) and a bad
-#     --region are one line on stderr with exit 1, 1 and 2.
+#     --region are one line on stderr with exit 1, 1 and 2;
+#   - record --extents (fs layer only, no BPF): a file appended during the
+#     recording (256K, fsync'd) and one created: the end snapshot's
+#     extents equal filefrag -e's after the run, the start snapshot's
+#     those before it; the appended file has exactly 256K of new data, in
+#     regions that add up to it; the created file is "created"; a missing
+#     --extents PATH, a bad --extents-region and --extents without the fs
+#     layer are one line each (exit 1, 2, 2).
 cd "$(dirname "$0")/../.."
 . tests/integration/lib.sh
 
@@ -124,4 +131,56 @@ fi
 walk=$(jq -r '.walk | "\(.files) \(.directories) \(.not_regular) \(.vanished) \(.unreadable)"' "$out")
 [ "$walk" = "3 2 2 0 0" ] && pass "extents_walk (3 files in 2 directories; the FIFO and the link not followed)" \
 	|| fail extents_walk "files, directories, not regular, vanished, unreadable: got '$walk', want '3 2 2 0 0'"
+
+# ---- record --extents: snapshots at the start and the end of a recording ----
+mkdir -p "$MNT/r"
+dd if=/dev/urandom of="$MNT/r/app" bs=64k count=1 conv=fsync status=none
+dd if=/dev/urandom of="$MNT/r/old" bs=16k count=1 conv=fsync status=none
+before=$(filefrag_bytes "$MNT/r/app")
+trail=$TMP/ext.trail
+"$IOTRAIL" record --layers fs --extents "$MNT/r" --extents-region 1M -o "$trail" -- \
+	sh -c "dd if=/dev/urandom of='$MNT/r/app' bs=64k count=4 oflag=append conv=notrunc,fsync status=none &&
+	       dd if=/dev/urandom of='$MNT/r/new' bs=8k count=1 conv=fsync status=none" \
+	> "$TMP/rec.out" 2> "$TMP/rec.err" \
+	|| { fail extents_record "iotrail record --extents failed: $(cat "$TMP/rec.err")"; exit 1; }
+"$IOTRAIL" report --json "$trail" > "$TMP/rep.json" 2> "$TMP/rep.err" \
+	|| { fail extents_record "iotrail report failed: $(cat "$TMP/rep.err")"; exit 1; }
+file_json() { jq -c --arg p "$MNT/r/$1" '.extents.files[] | select(.path == $p)' "$TMP/rep.json"; }
+ext_lines() { file_json "$1" | jq -r ".$2[] | \"\(.logical) \(.physical) \(.length)\""; }
+after=$(filefrag_bytes "$MNT/r/app")
+app=$(file_json app)
+got_end=$(ext_lines app extents_end)
+got_start=$(ext_lines app extents_start)
+new=$(echo "$app" | jq '.new_bytes')
+zsum=$(echo "$app" | jq '[.zones[].bytes] | add // 0')
+state_new=$(file_json new | jq -r '.state')
+state_old=$(file_json old | jq -r '.state')
+if [ -z "$after" ] || [ "$got_end" != "$after" ]; then
+	fail extents_record "the end snapshot of app differs from filefrag -e after the run: ours $(echo $got_end), filefrag $(echo $after)"
+elif [ "$got_start" != "$before" ]; then
+	fail extents_record "the start snapshot of app differs from filefrag -e before the run: ours $(echo $got_start), filefrag $(echo $before)"
+elif [ "$new" != $((256 * 1024)) ] || [ "$zsum" != "$new" ]; then
+	fail extents_record "app: new bytes $new (want 262144), in its regions $zsum"
+elif [ "$state_new" != created ] || [ "$state_old" != same ]; then
+	fail extents_record "states: new is '$state_new' (want created), old '$state_old' (want same)"
+else
+	pass "extents_record (appended file: $(echo "$after" | wc -l) end extents equal filefrag -e's, 256K new in $(echo "$app" | jq '.zones | length') regions; created and unchanged files told)"
+fi
+# bad input: one line each; a missing PATH exit 1, a bad size and
+# --extents without the fs layer exit 2 (option errors)
+record_bad() { # WANT_RC GREP ARGS...
+	local want=$1 pat=$2 rc
+	shift 2
+	"$IOTRAIL" record "$@" -o "$TMP/bad.trail" -- true > /dev/null 2> "$TMP/bad.err"
+	rc=$?
+	[ "$rc" -eq "$want" ] && [ "$(wc -l < "$TMP/bad.err")" -eq 1 ] && grep -q -- "$pat" "$TMP/bad.err" \
+		|| { echo "$*: exit $rc (want $want): $(cat "$TMP/bad.err")"; return 1; }
+}
+if out=$(record_bad 1 "failed to read --extents $TMP/missing" --layers fs --extents "$TMP/missing" &&
+	 record_bad 2 "failed to use --extents-region 12X" --layers fs --extents "$MNT/r" --extents-region 12X &&
+	 record_bad 2 "needs the fs layer" --layers block --extents "$MNT/r"); then
+	pass "extents_record_bad_input (missing PATH: exit 1; bad --extents-region, no fs layer: exit 2; one line each)"
+else
+	fail extents_record_bad_input "$out"
+fi
 exit ${FAILED:-0}

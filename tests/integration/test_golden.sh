@@ -18,8 +18,10 @@
 # the truncation note of syscall-chunks-cut's: the build that made it say
 # why the file is cut; syscall-titles': the build that added process
 # titles, a shell running two dd with fdatasync and fsync under the
-# default layers and --comm sh): a change to the analysis side that is meant to
-# keep the output proves it here.
+# default layers and --comm sh; fs-extents': the build that added record
+# --extents, --layers fs alone on ext4 over a loop device, a file appended,
+# one written and one removed, as in README): a change to the analysis
+# side that is meant to keep the output proves it here.
 #
 #   tests/integration/test_golden.sh                  compare (PASS/FAIL lines)
 #   tests/integration/test_golden.sh --record BINARY  rewrite the golden files
@@ -37,7 +39,7 @@ cd "$(dirname "$0")/../.."
 . tests/integration/lib.sh
 
 GOLDEN=tests/data/golden
-TRACES="syscall-mixed syscall-chunks syscall-chunks-cut syscall-only syscall-titles v1-events nvme-tcp-loop nvme-tcp-r2t nvme-tcp-r2t-split nvme-tcp-qd16"
+TRACES="syscall-mixed syscall-chunks syscall-chunks-cut syscall-only syscall-titles v1-events nvme-tcp-loop nvme-tcp-r2t nvme-tcp-r2t-split nvme-tcp-qd16 fs-extents"
 # name|arguments (the trace path goes last)
 CASES="report|report
 json|report --json

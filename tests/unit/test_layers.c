@@ -10,7 +10,7 @@ TEST(layer_registry)
 	uint16_t types[16];
 	size_t n = it_analysis_chunk_types(types, 16);
 
-	ASSERT_EQ(it_analysis_nlayers, 4, "block, syscall, fabric, uprobe");
+	ASSERT_EQ(it_analysis_nlayers, 5, "block, syscall, fabric, uprobe, fs");
 	ASSERT_STREQ(it_analysis_layers[0]->name, "block", "block first: the report's frame");
 	ASSERT_TRUE(it_analysis_layers[0]->always, "block is built for every trace");
 	ASSERT_STREQ(it_analysis_layers[1]->name, "syscall", "then syscall");
@@ -18,14 +18,15 @@ TEST(layer_registry)
 	ASSERT_STREQ(it_analysis_layers[2]->name, "fabric", "then the fabric join, after block");
 	ASSERT_EQ(it_analysis_layers[2]->layer, IT_LAYER_NVMET, "built for traces with the nvmet layer");
 	ASSERT_STREQ(it_analysis_layers[3]->name, "uprobe", "then the probes, after block (trails)");
+	ASSERT_STREQ(it_analysis_layers[4]->name, "fs", "then the extents snapshots");
 	for (size_t i = 0; i < it_analysis_nlayers; i++) {
 		const struct it_analysis_layer *l = it_analysis_layers[i];
 		ASSERT_TRUE(l->new && l->feed && l->finish && l->report_text && l->report_json &&
 			    l->free, "every layer has the mandatory ops");
 	}
-	/* EVENTS, SYSSIDE, SYSCALLS, UPROBE_DEFS, UPROBE_HITS, once each (losses: the
-	 * reader's DROPS) */
-	ASSERT_EQ(n, 5, "chunk types without repeats");
+	/* EVENTS, SYSSIDE, SYSCALLS, UPROBE_DEFS, UPROBE_HITS, FS_EXTENTS, once each
+	 * (losses: the reader's DROPS) */
+	ASSERT_EQ(n, 6, "chunk types without repeats");
 	ASSERT_EQ(types[0], IT_CHUNK_EVENTS, "block's");
 }
 

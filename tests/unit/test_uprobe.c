@@ -38,6 +38,24 @@ static void trail(struct it_bus *b, uint32_t pid, uint64_t c)
 	it_bus_publish(b, IT_BUS_TRAIL_DONE, &m);
 }
 
+/* The layer's JSON members as an object; the layer freed. */
+static char *report_and_free(const struct it_analysis_layer *l, void *self,
+			     const struct it_report_ctx *ctx)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct it_json j;
+
+	it_json_init(&j, f, false);
+	it_json_object_start(&j);
+	l->report_json(self, &j, ctx);
+	it_json_object_end(&j);
+	fclose(f);
+	l->free(self);
+	return buf;
+}
+
 static char *run_json(bool events)
 {
 	const struct it_analysis_layer *l = &it_layer_uprobe;
@@ -56,10 +74,6 @@ static char *run_json(bool events)
 		hit(1000, 12, 12, 2), hit(1100, 12, 12, 3), hit(50, 10, 10, 4),
 	};
 	struct it_span span = { .lost = 2 };
-	struct it_json j;
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
 	void *self = l->new(&info);
 
 	hits[8].nargs = 2;
@@ -76,13 +90,7 @@ static char *run_json(bool events)
 	trail(&bus, 12, 1100);  /* x's end, inclusive */
 	trail(&bus, 12, 1200);  /* after it */
 	ASSERT_EQ(l->finish(self, &span), 0, "finish");
-	it_json_init(&j, f, false);
-	it_json_object_start(&j);
-	l->report_json(self, &j, &ctx);
-	it_json_object_end(&j);
-	fclose(f);
-	l->free(self);
-	return buf;
+	return report_and_free(l, self, &ctx);
 }
 
 TEST(uprobe_spans_and_ios)
@@ -113,4 +121,113 @@ TEST(uprobe_events_args)
 	ASSERT_TRUE(strstr(s, "\"events\":[{\"ts_ns\":50,\"pid\":10,\"tid\":10,\"probe\":4,"
 			      "\"args\":[7,-1]},{\"ts_ns\":100,") != NULL, s);
 	free(s);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static uint64_t json_u64(const char *s, const char *key)
+{
+	const char *p = strstr(s, key);
+
+	return p ? strtoull(p + strlen(key), NULL, 10) : UINT64_MAX;
+}
+
+/* A long stream as a pass delivers it: hit chunks of 2000 (neighbours
+ * swapped: two CPUs' rings), the block trails and the watermark between
+ * them, some trails before the hits of their time and some after. The
+ * report equals what the whole stream says (counts, I/Os inside, average
+ * and max exact; p50 and p99 within the histogram's 1/128), while the
+ * entries held stay a small fraction of the stream. */
+TEST(uprobe_streamed_bounded)
+{
+	enum { N = 20000, CHUNK = 2000 };
+	const struct it_analysis_layer *l = &it_layer_uprobe;
+	struct it_layer_opts opts = { 0 };
+	struct it_bus bus = { 0 };
+	struct it_pass_info info = { .layers = (1u << IT_LAYER_UPROBE) | (1u << IT_LAYER_BLOCK),
+				     .opts = &opts, .bus = &bus };
+	struct it_report_ctx ctx = { .opts = &opts };
+	struct it_uprobe_def defs[] = { def(0, "txn__start"), def(1, "txn__done") };
+	struct it_uprobe_hit *hits = calloc(2 * N, sizeof(*hits));
+	uint64_t *dur = calloc(N, sizeof(*dur)), sum = 0, want_ios = 0, want_with = 0, peak = 0;
+	struct it_span span = { 0 };
+	void *self = l->new(&info);
+	size_t trails_out = 0, ntrails = 0;
+	struct { uint32_t pid; uint64_t c; } *trails = calloc(4 * N, sizeof(*trails));
+
+	ASSERT_TRUE(self && hits && dur && trails, "memory");
+	for (uint64_t k = 0; k < N; k++) {
+		uint64_t t = 1000000 + k * 1000000, d = 100000 + (k * 7919 % 1000) * 100;
+
+		hits[2 * k] = hit(t, 100, 100, 0);
+		hits[2 * k + 1] = hit(t + d, 100, 100, 1);
+		dur[k] = d;
+		sum += d;
+		for (uint64_t i = 0; i < k % 3; i++) /* inside the span */
+			trails[ntrails++].c = t + 10000 * (i + 1), trails[ntrails - 1].pid = 100;
+		trails[ntrails++].c = t + 500000, trails[ntrails - 1].pid = 100; /* after it */
+		trails[ntrails++].c = t + 20000, trails[ntrails - 1].pid = 200; /* another process */
+		want_ios += k % 3;
+		want_with += k % 3 > 0;
+	}
+	for (size_t i = 0; i + 1 < 2 * N; i += 7) { /* rings of two CPUs */
+		struct it_uprobe_hit x = hits[i];
+		hits[i] = hits[i + 1];
+		hits[i + 1] = x;
+	}
+	ASSERT_EQ(l->feed(self, IT_CHUNK_UPROBE_DEFS, defs, sizeof(defs), 2), 0, "defs");
+	for (size_t c = 0; c < 2 * N; c += CHUNK) {
+		/* the trails up to 1 s after this chunk's first hit come first
+		 * for odd chunks, after the hits for even ones */
+		uint64_t upto = hits[c].ts_ns + 1000000000ull;
+		for (int pass = 0; pass < 2; pass++) {
+			if ((pass == 0) == ((c / CHUNK) % 2 == 1)) {
+				while (trails_out < ntrails && trails[trails_out].c <= upto)
+					trail(&bus, trails[trails_out].pid, trails[trails_out].c),
+						trails_out++;
+				uint64_t wm = trails_out ? trails[trails_out - 1].c - 600000 : 0;
+				it_bus_publish(&bus, IT_BUS_BLOCK_WATERMARK, &wm);
+			} else {
+				ASSERT_EQ(l->feed(self, IT_CHUNK_UPROBE_HITS, hits + c,
+						  CHUNK * sizeof(*hits), CHUNK), 0, "hits");
+			}
+		}
+	}
+	while (trails_out < ntrails)
+		trail(&bus, trails[trails_out].pid, trails[trails_out].c), trails_out++;
+	ASSERT_EQ(l->finish(self, &span), 0, "finish");
+	it_layer_uprobe_live(self, &peak);
+
+	char *buf = report_and_free(l, self, &ctx);
+
+	qsort(dur, N, sizeof(*dur), cmp_u64);
+	const char *sp = strstr(buf, "{\"name\":\"txn\"");
+	ASSERT_NOT_NULL(sp, buf);
+	ASSERT_U64_EQ(json_u64(buf, "\"hits\":"), 2 * N, "hits");
+	ASSERT_U64_EQ(json_u64(sp, "\"count\":"), N, "spans");
+	ASSERT_U64_EQ(json_u64(sp, "\"open\":"), 0, "none open");
+	ASSERT_U64_EQ(json_u64(sp, "\"unmatched\":"), 0, "none unmatched");
+	ASSERT_U64_EQ(json_u64(sp, "\"avg_ns\":"), sum / N, "average, exact");
+	ASSERT_U64_EQ(json_u64(sp, "\"max_ns\":"), dur[N - 1], "max, exact");
+	ASSERT_NEAR((double)json_u64(sp, "\"p50_ns\":"), (double)dur[N / 2 - 1],
+		    dur[N / 2 - 1] / 128.0 + 1, "p50 within 1/128");
+	ASSERT_NEAR((double)json_u64(sp, "\"p99_ns\":"), (double)dur[N * 99 / 100 - 1],
+		    dur[N * 99 / 100 - 1] / 128.0 + 1, "p99 within 1/128");
+	ASSERT_U64_EQ(json_u64(sp, "\"block_ios\":"), want_ios, "I/Os inside the spans");
+	ASSERT_U64_EQ(json_u64(sp, "\"spans_with_io\":"), want_with, "spans with I/O");
+	ASSERT_TRUE(strstr(buf, "late_hits") == NULL, "no hit paired out of order");
+	/* 40000 hits and 60000 I/Os went through (all of them held before);
+	 * what may be held: a chunk of hits (2000), the I/Os of the second
+	 * the trails run ahead (3000), twice over (pruned when they double) */
+	ASSERT_LE(peak, 10000, "entries held at once: a tenth of the stream at most");
+	ASSERT_GE(peak, CHUNK, "the counter counts (a chunk of hits at least)");
+	free(buf);
+	free(hits);
+	free(dur);
+	free(trails);
 }

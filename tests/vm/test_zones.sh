@@ -13,7 +13,10 @@
 # first full zone deleted and F2FS's foreground GC forced
 # (F2FS_IOC_GARBAGE_COLLECT, build/tests/f2fs_gc): the other half moved
 # to another zone, their contents unchanged (md5sum after dropping caches,
-# against the host's own of the same bytes).
+# against the host's own of the same bytes). The GC runs under `iotrail
+# record --layers fs --extents`: its report says f2 and f4 moved whole
+# (1 MiB each, nothing new), from the zones `iotrail extents` saw them in
+# before to those it sees after, sequential zones of the table.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/vm/lib.sh
 
@@ -46,7 +49,7 @@ build/iotrail record --layers block -o $out/zns.trail --dev nvme0n1 -- sh $out/w
 build/iotrail report --zones --json $out/zns.trail > $out/zns.json
 build/iotrail report --zones $out/zns.trail > $out/zns.txt
 GUEST
-f2fs_names="vm_extents_f2fs_zones vm_extents_f2fs_gc"
+f2fs_names="vm_extents_f2fs_zones vm_extents_f2fs_gc vm_record_extents_f2fs_gc vm_extents_f2fs_segment_types"
 f2fs_why=""
 command -v mkfs.f2fs > /dev/null || f2fs_why="mkfs.f2fs is not installed (f2fs-tools; scripts/install-deps.sh)"
 [ -x build/tests/f2fs_gc ] || f2fs_why=${f2fs_why:-"build/tests/f2fs_gc is not built (make)"}
@@ -68,7 +71,10 @@ for i in 1 2 3 4 5 6; do printf '%s%6d' "\$pad" \$i > /tmp/f2fs/f\$i; done
 sync
 build/iotrail extents --json /tmp/f2fs > $out/f2fs.before.json
 rm /tmp/f2fs/f1 /tmp/f2fs/f3
-build/tests/f2fs_gc /tmp/f2fs 4 > $out/f2fs.gc
+read -r r0 _ < /proc/uptime
+build/iotrail record --layers fs --extents /tmp/f2fs -o $out/f2fs.trail -- build/tests/f2fs_gc /tmp/f2fs 4 > $out/f2fs.gc
+read -r r1 _ < /proc/uptime
+echo "\$r0 \$r1" > $out/f2fs.rectime
 echo 3 > /proc/sys/vm/drop_caches
 md5sum /tmp/f2fs/f2 /tmp/f2fs/f4 > $out/f2fs.md5.after
 build/iotrail extents --json /tmp/f2fs > $out/f2fs.after.json
@@ -155,6 +161,21 @@ f2fs_checks() {
 	else
 		fail vm_extents_f2fs_zones "files $nfiles, extents outside a sequential zone $bad, files' bytes $fbytes, zones' $zbytes"
 	fi
+	# F2FS's segment types (segment_info and the superblock): every file
+	# extent in a data segment, before and after the GC
+	local types_b types_a notdata
+	notdata=$(jq -s '[.[].files[].extents[] | select((.segment_type // "none") | test("_data$") | not)] | length' "$B" "$A")
+	types_b=$(jq -r '[.files[].extents[].segment_type] | group_by(.) | map("\(.[0]) \(length)") | join(", ")' "$B")
+	types_a=$(jq -r '[.files[].extents[].segment_type] | group_by(.) | map("\(.[0]) \(length)") | join(", ")' "$A")
+	# F2FS's GC writes the data it moves as cold (set_cold_data in
+	# move_data_page): f2 and f4, warm before, are cold after
+	local gc_cold
+	gc_cold=$(jq -r '[.files[] | select(.path == "/tmp/f2fs/f2" or .path == "/tmp/f2fs/f4") | .extents[].segment_type] | unique | join(",")' "$A")
+	if [ "$notdata" = 0 ] && [ "$types_b" = "warm_data 6" ] && [ "$gc_cold" = cold_data ]; then
+		pass "vm_extents_f2fs_segment_types (every extent in a data segment; before the GC: $types_b; after: $types_a, f2 and f4 moved by it cold)"
+	else
+		fail vm_extents_f2fs_segment_types "$notdata extents without a data segment type; before: $types_b (want warm_data 6); after: $types_a; f2 and f4 after: $gc_cold (want cold_data)"
+	fi
 	# the kept files: one zone before, another after; contents unchanged
 	local moved=0 zb za f
 	for f in f2 f4; do
@@ -170,6 +191,27 @@ f2fs_checks() {
 	else
 		fail vm_extents_f2fs_gc "$moved of 2 files moved zone (last: $zb -> $za); GC rounds $(cat "$out/f2fs.gc" 2>/dev/null); md5 $got, want $want"
 	fi
+	# record --extents around the GC: the same move, from the trace alone
+	local R=$TMP/f2fs.report.json ok=0 why="" line
+	if ! build/iotrail report --json "$out/f2fs.trail" > "$R" 2> "$TMP/f2fs.report.err"; then
+		fail vm_record_extents_f2fs_gc "no report of the guest's trace: $(head -c 300 "$TMP/f2fs.report.err")"
+		return
+	fi
+	for f in f2 f4; do
+		zb=$(jq -r --arg p "/tmp/f2fs/$f" '[.files[] | select(.path == $p) | .extents[].zone] | unique | join(",")' "$B")
+		za=$(jq -r --arg p "/tmp/f2fs/$f" '[.files[] | select(.path == $p) | .extents[].zone] | unique | join(",")' "$A")
+		line=$(jq -r --arg p "/tmp/f2fs/$f" '.extents.files[] | select(.path == $p) |
+			"\(.state) \(.moved_bytes) \(.new_bytes) \([.extents_start[].zone] | unique | join(",")) \([.zones[].zone] | unique | join(","))"' "$R")
+		seq=$(jq --arg p "/tmp/f2fs/$f" '[.files[] | select(.path == $p) | .extents[].zone] as $z |
+			[.zones[] | select(.zone as $n | $z | index($n)) | .type == "seq_write_required"] | all' "$A")
+		if [ "$line" = "changed 1048576 0 $zb $za" ] && [ "$seq" = true ]; then
+			ok=$((ok + 1))
+		else
+			why="$why $f: '$line' (want 'changed 1048576 0 $zb $za', sequential: $seq);"
+		fi
+	done
+	[ "$ok" = 2 ] && pass "vm_record_extents_f2fs_gc (f2 and f4 moved whole, 1 MiB each, from zone $zb to zone $za: the trace's snapshots agree with iotrail extents before and after; the recorded GC took $(awk '{ printf "%.1f", $2 - $1 }' "$out/f2fs.rectime") s in the guest)" \
+		|| fail vm_record_extents_f2fs_gc "$why"
 }
 if [ -n "$f2fs_why" ]; then
 	for n in $f2fs_names; do skip "$n" "$f2fs_why"; done

@@ -5,20 +5,46 @@
  * instances paired on the thread (nested instances pair innermost first),
  * their durations, and the block I/Os that completed inside each one and
  * were submitted by the same process (the block trails, from the bus).
- * Everything is kept to the end: hits are few next to I/Os, and the
- * trails needed are 16 bytes each.
+ *
+ * Streamed, so memory follows what is in flight, not the trace's length:
+ * - hits wait in a short reorder window (the ring's records are in time
+ *   order only within microseconds), then are counted and paired in time
+ *   order; a span's duration goes into a histogram (hist.h: p50 and p99
+ *   within 1/128, count, average and max exact);
+ * - a closed span waits until the block watermark passes its end (every
+ *   I/O queued before it has been published), then counts the I/Os of its
+ *   process that completed inside it;
+ * - a completed I/O is kept only while a span could still need it: one of
+ *   its process open or waiting, or hits not yet read up to its time.
+ * Every hit is kept only when the report lists them (--events, --log).
+ * it_layer_uprobe_live() counts the entries held (the unit test's bound).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyze/hist.h"
 #include "analyze/json_writer.h"
 #include "analyze/layer.h"
 #include "layers/uprobe/uprobe.h"
 
+/* hits older than the newest read by this much are taken as in order */
+#define REORDER_NS 10000000ull
+
 struct io_done {
 	uint32_t pid;
 	uint64_t ts;               /* completion */
+};
+
+struct open_start {
+	uint64_t ts;
+	uint32_t pid, tid;
+};
+
+/* a closed span waiting for the block watermark to pass its end */
+struct closed_span {
+	uint64_t from, to;
+	uint32_t pid, span;
 };
 
 struct span_stat {
@@ -26,22 +52,148 @@ struct span_stat {
 	char name[48];
 	uint64_t count, open, unmatched, ios, with_io;
 	uint64_t avg_ns, p50_ns, p99_ns, max_ns;
-	uint64_t *dur;             /* each instance's duration, sorted at the end */
+	struct it_hist dur;
+	struct open_start *opens;  /* started, not done: a stack (innermost last) */
+	size_t nopen, capopen;
 };
+
+/* Room for need elements in *arr (capacity *cap, doubling from first). */
+static int reserve(void *arr, size_t *cap, size_t need, size_t elem, size_t first)
+{
+	void **p = arr, *n;
+	size_t c = *cap ? *cap : first;
+
+	if (need <= *cap)
+		return 0;
+	while (c < need)
+		c *= 2;
+	if (!(n = realloc(*p, c * elem)))
+		return -1;
+	*p = n;
+	*cap = c;
+	return 0;
+}
 
 struct uprobes {
 	struct it_uprobe_def defs[IT_UPROBE_MAX];
 	bool have[IT_UPROBE_MAX];
 	uint64_t count[IT_UPROBE_MAX];
+	uint64_t nhits;            /* all hits read */
+	bool list;                 /* --events or --log: every hit kept in list */
 	struct it_uprobe_hit *hits;
-	size_t nhits, caphits;
+	size_t nlist, caplist;
+	struct it_uprobe_hit *win; /* the reorder window, sorted by time */
+	size_t nwin, capwin;
+	uint64_t newest;           /* the latest hit time read */
+	uint64_t frontier;         /* hits up to here are taken (paired) */
+	bool taking;               /* the spans are known: hits are taken as they come */
+	struct closed_span *wait;
+	size_t nwait, capwait;
 	struct io_done *ios;
-	size_t nios, capios;
+	size_t nios, capios, pruned_at;
+	uint64_t watermark;        /* the block layer's */
 	bool block;                /* the trace has the block layer: I/Os are counted */
 	struct span_stat spans[IT_UPROBE_MAX];
 	size_t nspans;
-	uint64_t lost, bad_probe, bad_chunks;
+	uint64_t lost, bad_probe, bad_chunks, late;
+	uint64_t live_peak;        /* most entries held at once */
+	int err;                   /* out of memory in a bus callback */
 };
+
+static uint64_t live(const struct uprobes *u)
+{
+	uint64_t n = u->nwin + u->nwait + u->nios;
+
+	for (size_t i = 0; i < u->nspans; i++)
+		n += u->spans[i].nopen;
+	return n;
+}
+
+static void note_live(struct uprobes *u)
+{
+	uint64_t n = live(u);
+
+	if (n > u->live_peak)
+		u->live_peak = n;
+}
+
+static int cmp_io(const void *a, const void *b)
+{
+	const struct io_done *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+/* I/Os of pid that completed in [from, to] (ios sorted by pid, time) */
+static uint64_t ios_inside(const struct uprobes *u, uint32_t pid, uint64_t from, uint64_t to)
+{
+	size_t lo = 0, hi = u->nios;
+	uint64_t n = 0;
+
+	while (lo < hi) {  /* first (pid, ts) >= (pid, from) */
+		size_t mid = lo + (hi - lo) / 2;
+		const struct io_done *m = &u->ios[mid];
+
+		if (m->pid < pid || (m->pid == pid && m->ts < from))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < u->nios && u->ios[lo].pid == pid && u->ios[lo].ts <= to; lo++)
+		n++;
+	return n;
+}
+
+/* The earliest time an I/O of pid may still be needed from: the hits
+ * not taken yet, and pid's open and waiting spans. */
+static uint64_t needed_from(const struct uprobes *u, uint32_t pid)
+{
+	uint64_t t = u->frontier;
+
+	for (size_t i = 0; i < u->nspans; i++)
+		for (size_t k = 0; k < u->spans[i].nopen; k++)
+			if (u->spans[i].opens[k].pid == pid && u->spans[i].opens[k].ts < t)
+				t = u->spans[i].opens[k].ts;
+	for (size_t i = 0; i < u->nwait; i++)
+		if (u->wait[i].pid == pid && u->wait[i].from < t)
+			t = u->wait[i].from;
+	return t;
+}
+
+/* Counts the I/Os of the waiting spans that ended by the watermark (all,
+ * at the end), then drops the I/Os no span can need any more. */
+static void settle_spans(struct uprobes *u, uint64_t watermark)
+{
+	size_t k = 0;
+	uint64_t from = 0;
+
+	if (u->nios > 1)
+		qsort(u->ios, u->nios, sizeof(*u->ios), cmp_io);
+	for (size_t i = 0; i < u->nwait; i++) {
+		const struct closed_span *c = &u->wait[i];
+
+		if (c->to > watermark) {
+			u->wait[k++] = *c;
+			continue;
+		}
+		uint64_t n = ios_inside(u, c->pid, c->from, c->to);
+		u->spans[c->span].ios += n;
+		u->spans[c->span].with_io += n > 0;
+	}
+	u->nwait = k;
+	k = 0;
+	for (size_t i = 0; i < u->nios; i++) {
+		/* sorted by pid: one look-up per process */
+		if (!i || u->ios[i].pid != u->ios[i - 1].pid)
+			from = needed_from(u, u->ios[i].pid);
+		if (u->ios[i].ts >= from)
+			u->ios[k++] = u->ios[i];
+	}
+	u->nios = k;
+	u->pruned_at = k;
+}
 
 static void on_trail(const void *msg, void *ctx)
 {
@@ -50,16 +202,22 @@ static void on_trail(const void *msg, void *ctx)
 
 	if (!t->ts[IT_PT_C] || !t->pid)
 		return;
-	if (u->nios == u->capios) {
-		size_t cap = u->capios ? 2 * u->capios : 4096;
-		struct io_done *p = realloc(u->ios, cap * sizeof(*p));
-
-		if (!p)
-			return;  /* counted short; the span's I/Os then are a lower bound */
-		u->ios = p;
-		u->capios = cap;
+	if (reserve(&u->ios, &u->capios, u->nios + 1, sizeof(*u->ios), 4096)) {
+		u->err = -1;
+		return;
 	}
 	u->ios[u->nios++] = (struct io_done){ t->pid, t->ts[IT_PT_C] };
+	note_live(u);
+}
+
+static void on_watermark(const void *msg, void *ctx)
+{
+	struct uprobes *u = ctx;
+
+	u->watermark = *(const uint64_t *)msg;
+	/* amortized: the I/Os are sorted and pruned once their number doubled */
+	if (u->nwait || u->nios >= 2 * u->pruned_at + 1024)
+		settle_spans(u, u->watermark);
 }
 
 static void *up_new(const struct it_pass_info *info)
@@ -69,56 +227,14 @@ static void *up_new(const struct it_pass_info *info)
 	if (!u)
 		return NULL;
 	u->block = info->layers & (1u << IT_LAYER_BLOCK);
-	if (u->block && info->bus && it_bus_subscribe(info->bus, IT_BUS_TRAIL_DONE, on_trail, u)) {
+	u->list = info->opts && (info->opts->events || info->opts->log);
+	if (u->block && info->bus &&
+	    (it_bus_subscribe(info->bus, IT_BUS_TRAIL_DONE, on_trail, u) ||
+	     it_bus_subscribe(info->bus, IT_BUS_BLOCK_WATERMARK, on_watermark, u))) {
 		free(u);
 		return NULL;
 	}
 	return u;
-}
-
-static int up_feed(void *self, uint16_t type, const void *payload, size_t len, uint32_t count)
-{
-	struct uprobes *u = self;
-
-	/* a file whose manifest gives these records another size: not ours */
-	if (len != (size_t)count * (type == IT_CHUNK_UPROBE_DEFS ? sizeof(struct it_uprobe_def)
-								  : sizeof(struct it_uprobe_hit))) {
-		u->bad_chunks++;
-		return 0;
-	}
-	if (type == IT_CHUNK_UPROBE_DEFS) {
-		const struct it_uprobe_def *d = payload;
-
-		for (uint32_t i = 0; i < count; i++)
-			if (d[i].probe < IT_UPROBE_MAX) {
-				struct it_uprobe_def *k = &u->defs[d[i].probe];
-
-				*k = d[i];
-				k->label[sizeof(k->label) - 1] = 0;
-				k->binary[sizeof(k->binary) - 1] = 0;
-				k->provider[sizeof(k->provider) - 1] = 0;
-				k->symbol[sizeof(k->symbol) - 1] = 0;
-				u->have[d[i].probe] = true;
-			}
-		return 0;
-	}
-	if (!count)
-		return 0;
-	if (u->nhits + count > u->caphits) {
-		size_t cap = u->caphits ? u->caphits : 1024;
-		struct it_uprobe_hit *p;
-
-		while (cap < u->nhits + count)
-			cap *= 2;
-		p = realloc(u->hits, cap * sizeof(*p));
-		if (!p)
-			return -1;
-		u->hits = p;
-		u->caphits = cap;
-	}
-	memcpy(u->hits + u->nhits, payload, (size_t)count * sizeof(*u->hits));
-	u->nhits += count;
-	return 0;
 }
 
 /* "checkpoint__start" -> "checkpoint" (end: "__done"); also -start/-done */
@@ -152,6 +268,7 @@ static void find_spans(struct uprobes *u)
 					s->start = a;
 					s->done = b;
 					snprintf(s->name, sizeof(s->name), "%s", base);
+					it_hist_init(&s->dur);
 					break;
 				}
 		}
@@ -164,136 +281,166 @@ static int cmp_hit(const void *a, const void *b)
 	return x->ts_ns < y->ts_ns ? -1 : x->ts_ns > y->ts_ns;
 }
 
-static int cmp_io(const void *a, const void *b)
+/* One hit, in time order: counted, and paired when it starts or ends a span. */
+static int take_hit(struct uprobes *u, const struct it_uprobe_hit *h)
 {
-	const struct io_done *x = a, *y = b;
-
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	return x->ts < y->ts ? -1 : x->ts > y->ts;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* I/Os of pid that completed in [from, to] */
-static uint64_t ios_inside(const struct uprobes *u, uint32_t pid, uint64_t from, uint64_t to)
-{
-	size_t lo = 0, hi = u->nios;
-	uint64_t n = 0;
-
-	while (lo < hi) {  /* first (pid, ts) >= (pid, from) */
-		size_t mid = lo + (hi - lo) / 2;
-		const struct io_done *m = &u->ios[mid];
-
-		if (m->pid < pid || (m->pid == pid && m->ts < from))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (; lo < u->nios && u->ios[lo].pid == pid && u->ios[lo].ts <= to; lo++)
-		n++;
-	return n;
-}
-
-static uint64_t rank(const uint64_t *sorted, uint64_t n, unsigned pct)
-{
-	uint64_t r = (n * pct + 99) / 100;  /* nearest rank */
-
-	return n ? sorted[r ? r - 1 : 0] : 0;
-}
-
-/* one span's instances: starts wait on a stack per thread (innermost first) */
-static int pair_span(struct uprobes *u, struct span_stat *s)
-{
-	const struct it_uprobe_hit **open = NULL;
-	size_t nopen = 0, cap = 0;
-	uint64_t sum = 0;
-
-	for (size_t i = 0; i < u->nhits; i++) {
-		const struct it_uprobe_hit *h = &u->hits[i];
+	if (h->probe < IT_UPROBE_MAX && u->have[h->probe])
+		u->count[h->probe]++;
+	else
+		u->bad_probe++;
+	for (size_t i = 0; i < u->nspans; i++) {
+		struct span_stat *s = &u->spans[i];
 
 		if (h->probe == s->start) {
-			if (nopen == cap) {
-				const struct it_uprobe_hit **p;
-
-				cap = cap ? 2 * cap : 64;
-				p = realloc(open, cap * sizeof(*p));
-				if (!p)
-					goto oom;
-				open = p;
-			}
-			open[nopen++] = h;
+			if (reserve(&s->opens, &s->capopen, s->nopen + 1, sizeof(*s->opens), 16))
+				return -1;
+			s->opens[s->nopen++] = (struct open_start){ h->ts_ns, h->pid, h->tid };
 		} else if (h->probe == s->done) {
-			size_t j = nopen;
+			size_t j = s->nopen;
 
-			while (j > 0 && open[j - 1]->tid != h->tid)
+			while (j > 0 && s->opens[j - 1].tid != h->tid)
 				j--;
 			if (!j) {
 				s->unmatched++;
 				continue;
 			}
-			const struct it_uprobe_hit *b = open[j - 1];
-			uint64_t d = h->ts_ns - b->ts_ns, ios;
+			struct open_start b = s->opens[j - 1];
 
-			memmove(open + j - 1, open + j, (nopen - j) * sizeof(*open));
-			nopen--;
-			if (!(s->count & (s->count - 1))) {
-				uint64_t *p = realloc(s->dur, (s->count ? 2 * s->count : 1) *
-							      sizeof(*p));
-				if (!p)
-					goto oom;
-				s->dur = p;
-			}
-			s->dur[s->count++] = d;
-			sum += d;
-			ios = u->block ? ios_inside(u, b->pid, b->ts_ns, h->ts_ns) : 0;
-			s->ios += ios;
-			s->with_io += ios > 0;
+			memmove(s->opens + j - 1, s->opens + j, (s->nopen - j) * sizeof(*s->opens));
+			s->nopen--;
+			if (it_hist_add(&s->dur, h->ts_ns - b.ts))
+				return -1;
+			s->count++;
+			if (!u->block)
+				continue;
+			if (reserve(&u->wait, &u->capwait, u->nwait + 1, sizeof(*u->wait), 64))
+				return -1;
+			u->wait[u->nwait++] = (struct closed_span){ b.ts, h->ts_ns, b.pid,
+								    (uint32_t)i };
 		}
 	}
-	s->open = nopen;
-	free(open);
-	if (s->count)
-		qsort(s->dur, s->count, sizeof(*s->dur), cmp_u64);
-	s->avg_ns = s->count ? sum / s->count : 0;
-	s->p50_ns = rank(s->dur, s->count, 50);
-	s->p99_ns = rank(s->dur, s->count, 99);
-	s->max_ns = s->count ? s->dur[s->count - 1] : 0;
 	return 0;
-oom:
-	free(open);
-	return -1;
+}
+
+/* Takes the window's hits up to time upto (all: UINT64_MAX). */
+static int take_window(struct uprobes *u, uint64_t upto)
+{
+	size_t n = 0;
+
+	while (n < u->nwin && u->win[n].ts_ns <= upto)
+		if (take_hit(u, &u->win[n++]))
+			return -1;
+	if (n && u->win[n - 1].ts_ns > u->frontier)
+		u->frontier = u->win[n - 1].ts_ns;
+	if (upto > u->frontier && upto != UINT64_MAX)
+		u->frontier = upto;
+	if (n) /* win is NULL while no hit came */
+		memmove(u->win, u->win + n, (u->nwin - n) * sizeof(*u->win));
+	u->nwin -= n;
+	return 0;
+}
+
+static int add_hits(struct uprobes *u, const struct it_uprobe_hit *h, uint32_t count)
+{
+	if (u->list) {
+		if (reserve(&u->hits, &u->caplist, u->nlist + count, sizeof(*h), 1024))
+			return -1;
+		memcpy(u->hits + u->nlist, h, (size_t)count * sizeof(*h));
+		u->nlist += count;
+	}
+	if (reserve(&u->win, &u->capwin, u->nwin + count, sizeof(*h), 1024))
+		return -1;
+	for (uint32_t i = 0; i < count; i++) {
+		if (u->taking && h[i].ts_ns < u->frontier)
+			u->late++; /* behind hits already taken: paired out of order */
+		if (h[i].ts_ns > u->newest)
+			u->newest = h[i].ts_ns;
+	}
+	memcpy(u->win + u->nwin, h, (size_t)count * sizeof(*h));
+	u->nwin += count;
+	u->nhits += count;
+	qsort(u->win, u->nwin, sizeof(*u->win), cmp_hit);
+	note_live(u);
+	/* the spans are known once the definitions are: files write them first */
+	if (!u->taking)
+		return 0;
+	return take_window(u, u->newest > REORDER_NS ? u->newest - REORDER_NS : 0);
+}
+
+static int up_feed(void *self, uint16_t type, const void *payload, size_t len, uint32_t count)
+{
+	struct uprobes *u = self;
+
+	if (u->err)
+		return -1;
+	/* a file whose manifest gives these records another size: not ours */
+	if (len != (size_t)count * (type == IT_CHUNK_UPROBE_DEFS ? sizeof(struct it_uprobe_def)
+								  : sizeof(struct it_uprobe_hit))) {
+		u->bad_chunks++;
+		return 0;
+	}
+	if (type == IT_CHUNK_UPROBE_DEFS) {
+		const struct it_uprobe_def *d = payload;
+
+		for (uint32_t i = 0; i < count; i++)
+			if (d[i].probe < IT_UPROBE_MAX) {
+				struct it_uprobe_def *k = &u->defs[d[i].probe];
+
+				*k = d[i];
+				k->label[sizeof(k->label) - 1] = 0;
+				k->binary[sizeof(k->binary) - 1] = 0;
+				k->provider[sizeof(k->provider) - 1] = 0;
+				k->symbol[sizeof(k->symbol) - 1] = 0;
+				u->have[d[i].probe] = true;
+			}
+		/* hits before their definitions (a file written before they
+		 * went first) wait in the window until the end */
+		if (!u->taking && !u->nhits) {
+			find_spans(u);
+			u->taking = true;
+		}
+		return 0;
+	}
+	if (!count)
+		return 0;
+	return add_hits(u, payload, count);
 }
 
 static int up_finish(void *self, const struct it_span *span)
 {
 	struct uprobes *u = self;
 
+	if (u->err)
+		return -1;
 	u->lost = span->lost;
-	/* rings of several CPUs: the file is in time order only within a few
-	 * microseconds */
-	if (u->nhits)
-		qsort(u->hits, u->nhits, sizeof(*u->hits), cmp_hit);
-	if (u->nios)
-		qsort(u->ios, u->nios, sizeof(*u->ios), cmp_io);
-	for (size_t i = 0; i < u->nhits; i++) {
-		uint32_t p = u->hits[i].probe;
-
-		if (p < IT_UPROBE_MAX && u->have[p])
-			u->count[p]++;
-		else
-			u->bad_probe++;
+	if (!u->taking) {
+		find_spans(u);
+		u->taking = true;
 	}
-	find_spans(u);
-	for (size_t i = 0; i < u->nspans; i++)
-		if (pair_span(u, &u->spans[i]))
-			return -1;
+	if (take_window(u, UINT64_MAX))
+		return -1;
+	settle_spans(u, UINT64_MAX);
+	if (u->nlist)
+		qsort(u->hits, u->nlist, sizeof(*u->hits), cmp_hit);
+	for (size_t i = 0; i < u->nspans; i++) {
+		struct span_stat *s = &u->spans[i];
+
+		s->open = s->nopen;
+		s->avg_ns = it_hist_avg(&s->dur);
+		s->p50_ns = it_hist_percentile(&s->dur, 50);
+		s->p99_ns = it_hist_percentile(&s->dur, 99);
+		s->max_ns = s->count ? s->dur.max : 0;
+	}
 	return 0;
+}
+
+uint64_t it_layer_uprobe_live(const void *state, uint64_t *peak)
+{
+	const struct uprobes *u = state;
+
+	if (peak)
+		*peak = u->live_peak;
+	return live(u);
 }
 
 static const char *kind_name(uint16_t kind)
@@ -315,7 +462,7 @@ static void up_text(void *self, FILE *f, const struct it_report_ctx *ctx)
 	char buf[320];
 
 	(void)ctx;
-	fprintf(f, "\nUser-space probes: %zu hits, %llu lost\n", u->nhits,
+	fprintf(f, "\nUser-space probes: %llu hits, %llu lost\n", (unsigned long long)u->nhits,
 		(unsigned long long)u->lost);
 	fprintf(f, "  %-24s %-6s %10s  %s\n", "probe", "kind", "hits", "where");
 	for (uint32_t i = 0; i < IT_UPROBE_MAX; i++) {
@@ -331,6 +478,9 @@ static void up_text(void *self, FILE *f, const struct it_report_ctx *ctx)
 	if (u->bad_chunks)
 		fprintf(f, "  %llu chunks skipped: their records are not this version's size\n",
 			(unsigned long long)u->bad_chunks);
+	if (u->late)
+		fprintf(f, "  %llu hits came more than %llu ms behind later ones: paired out of "
+			"order\n", (unsigned long long)u->late, REORDER_NS / 1000000);
 	if (!u->nspans)
 		return;
 	fprintf(f, "\nSpans (start/done pairs on one thread; durations in ms; I/Os: block I/Os of the\n"
@@ -361,6 +511,8 @@ static void up_json(void *self, struct it_json *j, const struct it_report_ctx *c
 		it_json_kv_uint(j, "unknown_probe_hits", u->bad_probe);
 	if (u->bad_chunks)
 		it_json_kv_uint(j, "skipped_chunks", u->bad_chunks);
+	if (u->late)
+		it_json_kv_uint(j, "late_hits", u->late);
 	it_json_name(j, "probes");
 	it_json_array_start(j);
 	for (uint32_t i = 0; i < IT_UPROBE_MAX; i++) {
@@ -404,7 +556,7 @@ static void up_json(void *self, struct it_json *j, const struct it_report_ctx *c
 	if (ctx->opts && ctx->opts->events) {
 		it_json_name(j, "events");
 		it_json_array_start(j);
-		for (size_t i = 0; i < u->nhits; i++) {
+		for (size_t i = 0; i < u->nlist; i++) {
 			const struct it_uprobe_hit *h = &u->hits[i];
 
 			it_json_object_start(j);
@@ -430,7 +582,7 @@ static void up_log(void *self, FILE *f, const struct it_report_ctx *ctx)
 	struct uprobes *u = self;
 	uint64_t t0 = ctx->host ? ctx->host->start_monotonic_ns : 0;
 
-	for (size_t i = 0; i < u->nhits; i++) {
+	for (size_t i = 0; i < u->nlist; i++) {
 		const struct it_uprobe_hit *h = &u->hits[i];
 		const char *label = h->probe < IT_UPROBE_MAX && u->have[h->probe]
 					    ? u->defs[h->probe].label : "?";
@@ -449,9 +601,13 @@ static void up_free(void *self)
 
 	if (!u)
 		return;
-	for (size_t i = 0; i < u->nspans; i++)
-		free(u->spans[i].dur);
+	for (size_t i = 0; i < u->nspans; i++) {
+		it_hist_free(&u->spans[i].dur);
+		free(u->spans[i].opens);
+	}
 	free(u->hits);
+	free(u->win);
+	free(u->wait);
 	free(u->ios);
 	free(u);
 }

@@ -292,16 +292,20 @@ static int start(struct it_session *s, char *hooks, size_t hlen, char *why, size
 	return 1;
 }
 
-/* the definitions first: the hits name them by id */
+/* the definitions first: the hits name them by id, and the report pairs
+ * hits as they come only once it knows the probes (written at once, not
+ * when their stream's buffer fills, which would be after the hits') */
 static void begin(struct it_session *s)
 {
-	for (size_t i = 0; i < up.ndefs && s->w; i++) {
-		int err = it_writer_add_record(s->w, 0, IT_LAYER_UPROBE, IT_CHUNK_UPROBE_DEFS,
-					       &up.defs[i], sizeof(up.defs[i]));
+	int err = 0;
 
-		if (err && !s->err)
-			s->err = err;
-	}
+	for (size_t i = 0; i < up.ndefs && s->w && !err; i++)
+		err = it_writer_add_record(s->w, 0, IT_LAYER_UPROBE, IT_CHUNK_UPROBE_DEFS,
+					   &up.defs[i], sizeof(up.defs[i]));
+	if (!err && up.ndefs && s->w)
+		err = it_writer_flush(s->w);
+	if (err && !s->err)
+		s->err = err;
 }
 
 static void detach(void)
