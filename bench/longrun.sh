@@ -2,6 +2,7 @@
 # Long run (issue 13): one recording under steady load, the recorder's
 # memory sampled as it goes, then the report's memory on that trace.
 #   bench/longrun.sh [SECONDS] [IOPS]        (defaults: 3600 s, 5000 IOPS)
+#   KEEP=1: keep the trace (its directory is printed) to report it again
 # The load: fio 4K random reads and writes (70/30) on a loop device over a
 # tmpfs file, io_uring QD 8, held at IOPS by fio's rate limit for the
 # whole run. The recording: `iotrail record` with its default layers
@@ -28,7 +29,7 @@ cleanup() {
 	wait 2>/dev/null || true
 	[ -n "$dev" ] && losetup -d "$dev"
 	rm -f "$img"
-	rm -rf "$out"
+	[ -n "${KEEP:-}" ] && echo "longrun: kept $out (KEEP)" || rm -rf "$out"
 }
 trap cleanup EXIT
 truncate -s 256M "$img"

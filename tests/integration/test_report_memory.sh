@@ -37,3 +37,15 @@ elif [ "$peak_kb" -gt $((40 * 1024)) ]; then
 else
 	pass "report_memory (2.1M system calls: peak RSS $((peak_kb / 1024)) MiB)"
 fi
+
+# The block I/O of files waits for the end in a spill file under $TMPDIR
+# (src/layers/syscall/sysan.c), in memory only when none can be made: the
+# two give the same report (a trace whose I/O is of two files)
+want=$("$IOTRAIL" report --json tests/data/syscall-mixed.trail | jq -c '.syscall_block.files')
+got=$(TMPDIR=/nonexistent "$IOTRAIL" report --json tests/data/syscall-mixed.trail | jq -c '.syscall_block.files')
+n=$(echo "$want" | jq 'length')
+if [ "${n:-0}" -gt 0 ] && [ "$got" = "$want" ]; then
+	pass "report_file_trails_spill ($n files' block I/O the same, spilled to a file or kept in memory)"
+else
+	fail report_file_trails_spill "files spilled: $want; in memory: $got"
+fi

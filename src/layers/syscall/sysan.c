@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analyze/hashmap.h"
 #include "analyze/sort.h"
@@ -66,6 +67,17 @@ struct ftrail {
 	uint64_t q, q2c;
 	uint32_t bytes;
 	uint8_t op, owned;
+};
+
+/* They wait in a spill file, not in memory: one per block I/O of a file,
+ * so memory grew with the trace (2.2 GB for the report of an hour of a
+ * busy machine, bench/longrun.sh). In memory (inode_trails.v) only when no
+ * temporary file can be made. */
+struct spilled {
+	uint32_t ino;                /* index in inov */
+	uint32_t bytes;
+	uint8_t op, owned, pad[6];
+	uint64_t q, q2c;
 };
 
 struct inode_trails {
@@ -158,6 +170,8 @@ struct it_sysan {
 	struct inode_trails *inov;
 	size_t ninos, inocap;
 	uint32_t last_ino;           /* index of the last inode looked up, or IT_MAP_NONE */
+	FILE *spill;                 /* struct spilled records, unlinked ($TMPDIR or /tmp) */
+	bool spill_tried;
 	/* settled trails by owner (the background sums) */
 	struct it_map bg_comm, un_comm;
 	size_t bgcap, uncap;
@@ -653,6 +667,44 @@ static struct inode_trails *inode_of(struct it_sysan *s, uint32_t fsdev, uint64_
 	return &s->inov[i];
 }
 
+static FILE *spill_open(void)
+{
+	const char *dir = getenv("TMPDIR");
+	char path[4096];
+	FILE *f = NULL;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/iotrail-report.XXXXXX", dir && *dir ? dir : "/tmp");
+	fd = mkstemp(path);
+	if (fd < 0)
+		return NULL;
+	unlink(path);
+	f = fdopen(fd, "w+b");
+	if (!f)
+		close(fd);
+	else
+		setvbuf(f, NULL, _IOFBF, 1 << 20);
+	return f;
+}
+
+/* A file's settled trail, to the spill file (or to memory, see above). */
+static void keep_ftrail(struct it_sysan *s, struct inode_trails *in, const struct ftrail *t)
+{
+	if (!s->spill_tried) {
+		s->spill_tried = true;
+		s->spill = spill_open();
+	}
+	if (s->spill) {
+		struct spilled r = { .ino = (uint32_t)(in - s->inov), .bytes = t->bytes, .op = t->op,
+				     .owned = t->owned, .q = t->q, .q2c = t->q2c };
+
+		if (fwrite(&r, sizeof(r), 1, s->spill) != 1)
+			s->error = 1;
+	} else if (GROW(s, in->v, in->n, in->cap)) {
+		in->v[in->n++] = *t;
+	}
+}
+
 /* A settled trail into the sums by owner: the calls (owned), and by comm
  * what no call owns (background) and, of it, what no file explains
  * either (unattributed); a trail of a file is kept for the end. */
@@ -663,9 +715,10 @@ static void retire(struct it_sysan *s, const struct btrail *t)
 	if (t->ino) {
 		struct inode_trails *f = inode_of(s, t->fsdev, t->ino);
 
-		if (f && GROW(s, f->v, f->n, f->cap))
-			f->v[f->n++] = (struct ftrail){ .q = t->q, .q2c = t->c > t->q ? t->c - t->q : 0,
-							.bytes = t->bytes, .op = t->op, .owned = t->owned };
+		if (f)
+			keep_ftrail(s, f, &(struct ftrail){ .q = t->q, .q2c = t->c > t->q ? t->c - t->q : 0,
+							    .bytes = t->bytes, .op = t->op,
+							    .owned = t->owned });
 	}
 	if (t->owned) {
 		r->owned_ios++;
@@ -1587,6 +1640,25 @@ static void by_file(struct it_sysan *s, struct it_sysan_bfile *f, const struct f
 	it_hist_add(&f->q2c, t->q2c);
 }
 
+/* Per inode: the file entry its trails went to last (an index in
+ * r.bfiles), and the queue times that entry holds for, [from, to]. */
+struct cursor {
+	uint32_t f;
+	uint64_t from, to;
+};
+
+static void to_file(struct it_sysan *s, struct it_map *files, const struct tagref *by, size_t *fcap,
+		    struct cursor *c, const struct inode_trails *in, const struct ftrail *t)
+{
+	if (c->f == IT_MAP_NONE || t->q < c->from || t->q > c->to) {
+		struct it_sysan_bfile *f = bfile_of(s, files, by, fcap, in, t->q, &c->from, &c->to);
+
+		c->f = f ? (uint32_t)(f - s->r.bfiles) : IT_MAP_NONE;
+	}
+	if (c->f != IT_MAP_NONE)
+		by_file(s, &s->r.bfiles[c->f], t);
+}
+
 static int cmp_tid(const void *a, const void *b)
 {
 	const struct tid_trails *x = a, *y = b;
@@ -1604,6 +1676,7 @@ static void background(struct it_sysan *s)
 	struct it_sysan_results *r = &s->r;
 	size_t fcap = 0;
 	struct tagref *by = s->ntags ? malloc(s->ntags * sizeof(*by)) : NULL;
+	struct cursor *cur = NULL;
 
 	it_sort(s->tidv, s->ntids, sizeof(*s->tidv), cmp_tid);
 	s->last_tidx = IT_MAP_NONE;
@@ -1622,24 +1695,34 @@ static void background(struct it_sysan *s)
 					 .ino = s->tagv[i].ino, .ts = s->tagv[i].ts };
 	if (by)
 		it_sort(by, s->ntags, sizeof(*by), cmp_tagref);
-	for (size_t i = 0; i < s->ninos; i++) {
-		const struct inode_trails *in = &s->inov[i];
-		struct it_sysan_bfile *f = NULL;
-		uint64_t from = 1, to = 0; /* f holds for I/O queued in [from, to] */
-
-		for (size_t j = 0; j < in->n; j++) {
-			uint64_t q = in->v[j].q;
-
-			if (!f || q < from || q > to)
-				f = bfile_of(s, &files, by, &fcap, in, q, &from, &to);
-			if (f)
-				by_file(s, f, &in->v[j]);
-		}
+	cur = malloc((s->ninos ? s->ninos : 1) * sizeof(*cur));
+	if (!cur) {
+		s->error = 1;
+		goto out;
 	}
+	for (size_t i = 0; i < s->ninos; i++)
+		cur[i] = (struct cursor){ .f = IT_MAP_NONE, .from = 1, .to = 0 };
+	if (s->spill) {
+		struct spilled r;
+
+		if (fflush(s->spill) || fseek(s->spill, 0, SEEK_SET))
+			s->error = 1;
+		while (!s->error && fread(&r, sizeof(r), 1, s->spill) == 1)
+			if (r.ino < s->ninos)
+				to_file(s, &files, by, &fcap, &cur[r.ino], &s->inov[r.ino],
+					&(struct ftrail){ .q = r.q, .q2c = r.q2c, .bytes = r.bytes,
+							  .op = r.op, .owned = r.owned });
+		if (ferror(s->spill))
+			s->error = 1;
+	}
+	for (size_t i = 0; i < s->ninos; i++)
+		for (size_t j = 0; j < s->inov[i].n; j++)
+			to_file(s, &files, by, &fcap, &cur[i], &s->inov[i], &s->inov[i].v[j]);
 	it_sort(r->background, r->nbackground, sizeof(*r->background), cmp_bg);
 	it_sort(r->unattributed, r->nunattributed, sizeof(*r->unattributed), cmp_bg);
 	it_sort(r->bfiles, r->nbfiles, sizeof(*r->bfiles), cmp_bfile);
 out:
+	free(cur);
 	free(by);
 	it_map_free(&files);
 }
@@ -1825,6 +1908,8 @@ void it_sysan_free(struct it_sysan *s)
 	for (size_t i = 0; i < s->ninos; i++)
 		free(s->inov[i].v);
 	free(s->inov);
+	if (s->spill)
+		fclose(s->spill);
 	it_map_free(&s->inodes);
 	it_map_free(&s->bg_comm);
 	it_map_free(&s->un_comm);
