@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # PostgreSQL as a DBA would trace it (issue 12): Debian's PostgreSQL 15 on
 # ext4 on a loop device, started here on a private socket directory as
-# user postgres, a 20-second pgbench recorded as
+# user postgres, a 12-second pgbench recorded as
 #   iotrail record -- su postgres -c "pgbench ..."
 # (the server is not pgbench's child: every process is recorded by
 # default). One CHECKPOINT is requested at 5 s so the checkpointer works
@@ -30,8 +30,8 @@
 #    checkpointer's block I/Os inside the spans > 0 (the first one writes
 #    what pgbench dirtied).
 # pgbench runs at 400 transactions a second (-R 400): the same load on
-# any machine, about 17,000 I/Os.
-# Runtime: 40-80 s here (20 s of pgbench, initdb, pgbench -i, the
+# any machine, about 10,000 I/Os.
+# Runtime: 40-80 s here (12 s of pgbench, initdb, pgbench -i, the
 # counters settling, the reports); twice the pgbench when a lost
 # completion event forces a rerun (150 s on a loaded machine).
 cd "$(dirname "$0")/../.."
@@ -130,7 +130,7 @@ short() {
 	echo "$m"
 }
 
-# run: the 20-second pgbench under iotrail record, one CHECKPOINT at 5 s;
+# run: the 12-second pgbench under iotrail record, one CHECKPOINT at 5 s;
 # the recording goes on 1 s after pgbench (the walwriter's last WAL write
 # and fdatasync after the last commit land inside it: pg_stat_wal is read
 # after the recorder, and a CI run was one call short of it without);
@@ -141,7 +141,7 @@ run() {
 	wal0=$(wal_stats)
 	cat "$STAT" > "$TMP/s0"
 	"$IOTRAIL" record -o "$TMP/pg.trail" -- \
-		su postgres -c "$PGBIN/pgbench -n -c 4 -j 2 -T 20 -R 400 -h $SOCK -p $PORT postgres && sleep 1" \
+		su postgres -c "$PGBIN/pgbench -n -c 4 -j 2 -T 12 -R 400 -h $SOCK -p $PORT postgres && sleep 1" \
 		> "$TMP/rec.out" 2>&1 &
 	rec=$!
 	# the checkpoint must end inside the recording (its last WAL write and
@@ -207,10 +207,10 @@ elif [ "$(short)" -gt 0 ] && [ "$(short)" -le "$((edge + lost))" ]; then
 fi
 
 if [ "$ckpt_inside" != true ]; then
-	skip postgres_wal_calls "the machine is too slow: twice the CHECKPOINT requested at 5 s ended after the 20 s recording, so its WAL calls are not all in it"
+	skip postgres_wal_calls "the machine is too slow: twice the CHECKPOINT requested at 5 s ended after the 12 s recording, so its WAL calls are not all in it"
 	skip postgres_diskstats "the machine is too slow: the CHECKPOINT ended after the recording"
 elif [ "$got_sync" = "$want_sync" ] && [ "$got_write" = "$want_write" ] && [ "$want_sync" -gt 100 ]; then
-	pass "postgres_wal_calls (pgbench 20 s, $tps tps: fdatasync on WAL $got_sync == pg_stat_wal.wal_sync delta, pwrite64 $got_write == wal_write delta$again)"
+	pass "postgres_wal_calls (pgbench 12 s, $tps tps: fdatasync on WAL $got_sync == pg_stat_wal.wal_sync delta, pwrite64 $got_write == wal_write delta$again)"
 else
 	fail postgres_wal_calls "fdatasync on WAL $got_sync vs pg_stat_wal.wal_sync delta $want_sync (want > 100), pwrite64 $got_write vs wal_write delta $want_write"
 fi
