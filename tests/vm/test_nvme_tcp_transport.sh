@@ -66,7 +66,7 @@ rec qd16 \$ns1 randread 4k 16 400 --cpus_allowed=1
 rec base \$ns2 randread 4k 1 40
 # the network: every packet on lo waits NETEM_MS (both directions)
 modprobe sch_netem && tc qdisc add dev lo root netem delay ${NETEM_MS}ms &&
-	rec netem \$ns1 randread 4k 1 40
+	rec netem \$ns1 randread 4k 1 24
 tc qdisc del dev lo root 2>/dev/null
 # interference: a second fio on namespace 2's null_blk disk (one tag)
 # (eight threads at QD1: each waits for the tag in its own submission, so
@@ -75,7 +75,7 @@ fio --name=hog --filename=/dev/\$nullb2 --rw=randread --bs=4k --direct=1 --ioeng
     --numjobs=8 --thread --group_reporting --time_based --runtime=600 --output=/dev/null &
 hog=\$!
 sleep 1
-rec loaded \$ns2 randread 4k 1 30
+rec loaded \$ns2 randread 4k 1 20
 kill \$hog; wait \$hog 2>/dev/null
 build/iotrail diff --json $out/base.trail $out/loaded.trail > $out/diff.json 2> $out/diff.err
 # a second controller that asks the target not to report SQ head pointers:

@@ -100,7 +100,7 @@ rec() { # NAME DISK RW BS DEPTH NIOS [FIO OPTION...]
 rec read4k \$ns1 randread 4k 4 400
 rec qd1 \$ns1 randread 512 1 40
 rec dev \$ns2 randread 512 1 30
-req netem-on && tc qdisc add dev eth0 root netem delay ${NETEM_MS}ms && rec netem \$ns1 randread 512 1 30
+req netem-on && tc qdisc add dev eth0 root netem delay ${NETEM_MS}ms && rec netem \$ns1 randread 512 1 20
 tc qdisc del dev eth0 root; req netem-off
 build/iotrail record -o \$out/wrong.trail --layers block --target 10.0.9.2:4790 --key \$out/other.key \
 	-- true 2> \$out/wrong.err
@@ -108,7 +108,7 @@ echo \$? > \$out/wrong.rc
 # killed three pulls after fio started
 ( for i in \$(seq 600); do pgrep -x fio > /dev/null && break; sleep 0.1; done
   sleep 3.5; req kill-agent ) &
-rec killed \$ns1 randread 4k 1 100000 --time_based --runtime=8
+rec killed \$ns1 randread 4k 1 100000 --time_based --runtime=6
 wait
 GUEST
 
