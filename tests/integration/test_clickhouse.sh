@@ -256,7 +256,7 @@ check_p50 clickhouse_sink_p50 live "$TMP/live.json"
 # the recording goes on, then the command ends.
 gated_record cut
 wait_rows cut > /dev/null
-stop_server() { :; } # the EXIT trap: the server is gone already
+stop_server() { cleanup; } # the EXIT trap: the server is gone already; the rest goes
 kill -9 "$CH_PID"; wait "$CH_PID" 2> /dev/null # a crash, not a shutdown
 touch "$TMP/cut.go"
 for _ in $(seq 100); do

@@ -174,7 +174,7 @@ static void fs_text(void *self, FILE *f, const struct it_report_ctx *ctx)
 		"moved, %s freed\n", d->changed, d->created, d->deleted, d->same,
 		it_ext_human(d->new_bytes, b1, sizeof(b1)), it_ext_human(d->moved_bytes, b2, sizeof(b2)),
 		it_ext_human(d->freed_bytes, b3, sizeof(b3)));
-	fprintf(f, "  at the end: %llu extents, %llu without an address yet; skipped: %llu "
+	fprintf(f, "  at the end: %llu extents, %llu without an address yet\n  skipped: %llu "
 		"vanished, %llu unreadable, %llu without FIEMAP, %llu not regular files\n",
 		(unsigned long long)e->extents, (unsigned long long)e->unplaced,
 		(unsigned long long)e->vanished, (unsigned long long)e->unreadable,
@@ -192,19 +192,19 @@ static void fs_text(void *self, FILE *f, const struct it_report_ctx *ctx)
 		fprintf(f, "\nFiles whose extents changed (new: data at offsets without a block at "
 			"the start;\nmoved: on other blocks than at the start; freed: without a block "
 			"at the end;\n+ext/-ext: extents not at the start/end; moved-ext: extents with "
-			"moved data)\n");
-		fprintf(f, "  %8s %8s %8s %5s %5s %9s  %-8s %-32s  %s\n", "new", "moved", "freed",
-			"+ext", "-ext", "moved-ext", "state", "where new and moved data went",
-			"path");
+			"moved data;\nunder a file: where its new and moved data went)\n");
+		fprintf(f, "  %8s %8s %8s %5s %5s %9s  %-8s %s\n", "new", "moved", "freed",
+			"+ext", "-ext", "moved-ext", "state", "path");
 		for (uint32_t i = 0; i < n && i < TEXT_FILES; i++) {
 			const struct it_fs_file_delta *x = &d->files[idx[i]];
 			where_text(st, x, where, sizeof(where));
-			fprintf(f, "  %8s %8s %8s %5u %5u %9u  %-8s %-32s  %s\n",
+			fprintf(f, "  %8s %8s %8s %5u %5u %9u  %-8s %s\n",
 				it_ext_human(x->new_bytes, b1, sizeof(b1)),
 				it_ext_human(x->moved_bytes, b2, sizeof(b2)),
 				it_ext_human(x->freed_bytes, b3, sizeof(b3)), x->extents_added,
-				x->extents_removed, x->extents_moved, state_name(x->state), where,
-				x->path);
+				x->extents_removed, x->extents_moved, state_name(x->state), x->path);
+			if (strcmp(where, "-"))
+				fprintf(f, "%48s went to %s\n", "", where);
 		}
 		if (n > TEXT_FILES)
 			fprintf(f, "  ... %u more (all of them in --json)\n", n - TEXT_FILES);
