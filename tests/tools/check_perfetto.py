@@ -22,7 +22,9 @@ json, nothing of iotrail's):
     named "... (mN HOST)", HOST its report's host name; the block, stage,
     NVMe, call-flow and counter checks above hold per machine against
     `iotrail report --machine N --json` (REPORT_MN.json, N = 1, 2, ...);
-    a machine's tracks without its report fail.
+    a machine's tracks without its report fail; each target device I/O of
+    the fabric view (tdev.q2d) starts within 1 us of a target machine's
+    block slice (its clock moved onto machine 0's as the fabric view's).
 
 usage: check_perfetto.py TRACE.json REPORT.json [REPORT_M1.json ...]
 Prints one line per check; exit 1 at the first failure.
@@ -226,6 +228,22 @@ def main():
               "stages, counts and sums == report (%s); flows NVMe -> fabric -> target %d, %d"
               % (matched, len(want_n), ", ".join("%s %d us" % (s, want_ns[s] // 1000)
                                                  for s in sorted(want_n)), to_fabric, to_target))
+
+    # the target machines' block I/O on machine 0's clock as the fabric view
+    # placed their commands: each target device I/O (tdev.q2d starts at its
+    # Q) starts where a block slice of a machine 1.. does (within 1 us: the
+    # join maps each point, the export shifts each I/O as a whole)
+    if len(reps) > 1:
+        tq = sorted(ns(e["ts"]) for e in evs if machine_of[e["pid"]] and e["ph"] == "X"
+                    and e["cat"] == "block")
+        tdev = [ns(e["ts"]) for e in evs if e["ph"] == "X" and e["name"] == "tdev.q2d"]
+        for t in tdev:
+            i = bisect.bisect_left(tq, t - 1000)
+            if i == len(tq) or tq[i] > t + 1000:
+                fail("the target device I/O at %d (tdev.q2d) has no block slice of a target "
+                     "machine there: its clock not moved onto machine 0's?" % t)
+        print("ok: %d target device I/Os (tdev.q2d) start with a target machine's block slice"
+              % len(tdev))
 
     # queue depth: one sample per I/O the report samples at issue, one per
     # NVMe command at submission
