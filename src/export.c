@@ -16,6 +16,7 @@
 #include "analyze/layer.h"
 #include "export/exporter.h"
 #include "http.h"
+#include "layers/fabric/clock.h"
 #include "tracefile.h"
 
 /* "csv" or "csv, json or xml": the names of every format (once each). */
@@ -123,10 +124,38 @@ static int64_t run(const struct it_exporter *x, struct it_reader *rd, FILE *out,
 	return rows;
 }
 
+/* Machine id's clock on machine 0's, for an exporter's one timeline: the
+ * estimate machine 0's fabric view placed its target commands with (an0:
+ * machine 0's analysis) when it joined that machine, else the one stored
+ * in the file (CLOCK_EST), else the agent exchange's offset (CLOCK), else
+ * none (IT_CLOCK_NONE: its own clock). */
+static struct it_clock_est machine_clock(const struct it_analysis *an0, struct it_reader *rd,
+					 uint16_t id)
+{
+	uint16_t joined = 0;
+	const struct it_clock_est *e =
+		it_layer_fabric_clock(it_analysis_state(an0, &it_layer_fabric), &joined);
+	const struct it_clock_window_rec *w;
+	size_t nw;
+	const struct it_clock_est_rec *s = it_reader_clock_est(rd, id, &w, &nw);
+	const struct it_clock_rec *c = it_reader_clock(rd, id);
+
+	if (e && joined == id)
+		return (struct it_clock_est){ .method = e->method, .offset_ns = e->offset_ns,
+					      .ref_ns = e->ref_ns, .slope = e->slope };
+	if (s && (s->method == IT_CLOCK_IO || s->method == IT_CLOCK_EXCHANGE))
+		return (struct it_clock_est){ .method = s->method, .offset_ns = s->offset_ns,
+					      .ref_ns = s->ref_ns, .slope = s->slope };
+	if (c)
+		return (struct it_clock_est){ .method = IT_CLOCK_EXCHANGE, .offset_ns = c->offset_ns };
+	return (struct it_clock_est){ .method = IT_CLOCK_NONE };
+}
+
 /* The passes of machines 1.. of a file of several, into the same
- * exporter (x->next_machine), after machine 0's (rd0: its reader). */
+ * exporter (x->next_machine), after machine 0's (rd0: its reader, an0:
+ * its analysis). */
 static int other_machines(const struct it_exporter *x, void *self, const char *path,
-			  struct it_reader *rd0)
+			  struct it_reader *rd0, const struct it_analysis *an0)
 {
 	struct it_layer_opts o = { .analyzer = IT_ANALYZER_OPTS_DEFAULT };
 	size_t n;
@@ -140,7 +169,10 @@ static int other_machines(const struct it_exporter *x, void *self, const char *p
 
 		if ((rc = it_trace_analysis_open(path, &o, ms[i].id, &rd, &an, &info)))
 			break;
+		struct it_clock_est clock = machine_clock(an0, rd, ms[i].id);
+
 		info.bus = it_analysis_bus(an);
+		info.clock_est = &clock;
 		if (x->next_machine(self, &info))
 			rc = it_fail(1, "export", "too many listeners on the analysis' bus",
 				     "report it");
@@ -174,7 +206,7 @@ static int export_analysis(const struct it_exporter *x, const char *path, const 
 	else if (!(self = x->open(out, &info)))
 		rc = it_fail(1, "export", "out of memory", "free some memory");
 	else if ((rc = it_trace_analysis_run(an, rd, path)) == 0 &&
-		 (rc = other_machines(x, self, path, rd)) == 0) {
+		 (rc = other_machines(x, self, path, rd, an)) == 0) {
 		rows = x->finish_analysis ? x->finish_analysis(self, an) : x->finish(self);
 		if (rows < 0)
 			rc = it_fail(1, "export", "out of memory", "free some memory");

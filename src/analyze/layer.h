@@ -115,6 +115,9 @@ struct it_pass_info {
 	uint16_t join_machine;            /* machine 0's fabric join: this target machine
 					   * (0: the one serving most controllers) */
 	int64_t clock_offset_ns;          /* its CLOCK offset to machine 0 (0 for machine 0) */
+	/* export of machines 1..: its clock on machine 0's, as machine 0's fabric
+	 * view placed it (layers/fabric/clock.h); NULL: its own clock */
+	const struct it_clock_est *clock_est;
 };
 
 /* The trace's span at the end of the pass. */

@@ -34,6 +34,15 @@
  *     the report samples it) and completions per 100 ms ("IOPS"); per NVMe
  *     queue, commands in flight at submission.
  *
+ *   - every other machine of a file of several (a pass each, after machine
+ *     0's, through next_machine): its block devices, NVMe queues and
+ *     system calls the same way, on processes of its own named by its
+ *     machine and host ("block nullb0 (m1 target-host)"), flows within it;
+ *     its times on machine 0's clock by the estimate its fabric view used
+ *     (exporter.h: info->clock_est), one shift per I/O, call or command so
+ *     that its stages keep the report's nanoseconds (report --machine N).
+ *     The fabric view is machine 0's alone.
+ *
  * Times: "ts"/"dur" are microseconds with three decimals, the trace's
  * CLOCK_MONOTONIC ns exactly. Numbers are formatted by hand into one
  * buffer: printf would take most of the time (bench/export_speed.sh).
@@ -46,6 +55,7 @@
 #include "analyze/nvme.h"
 #include "export/exporter.h"
 #include "export/outbuf.h"
+#include "layers/fabric/clock.h"
 #include "layers/fabric/fabric.h"
 #include "layers/syscall/sysan.h"
 
@@ -54,6 +64,7 @@
 #define PID_NVME 200000u  /* + controller * 1000 + qid */
 #define PID_FABRIC 300000u /* + track index: an initiator's fabric queue */
 #define PID_TARGET 400000u /* + track index: a target's queue */
+#define PID_MACHINE 500000u /* + track index: a track of machine 1.. */
 #define LANES 1000u       /* a lane's tid: pid * LANES + lane */
 #define IOPS_STEP_NS 100000000ull
 /* trails of a thread kept for its next call: a thread that makes no
@@ -70,11 +81,12 @@ struct lanes {
 	uint32_t n;
 	uint64_t *iops;        /* completions per IOPS_STEP_NS from the trace start (block) */
 	size_t niops;
-	char name[48];
+	char name[128];
 };
 
 struct pending {               /* a trail waiting for its thread's call */
-	uint64_t q;            /* queued */
+	uint64_t q;            /* queued (its machine's clock, as the call's) */
+	uint64_t q_at;         /* and where on the timeline */
 	uint64_t lane_tid;     /* its lane (pid: lane_tid / LANES) */
 };
 
@@ -115,6 +127,10 @@ struct perfetto {
 	char fabric_stage_open[IT_FS_MAX][56]; /* `{"ph":"X","cat":"fabric.stage","name":"net.out"` */
 	size_t fabric_stage_openlen[IT_FS_MAX];
 	int64_t records;       /* I/Os, calls and commands written */
+	uint16_t machine;      /* whose pass goes: 0, then each other one's */
+	struct it_clock_est clock; /* its clock on machine 0's (IT_CLOCK_NONE: 0's own) */
+	char host[64];         /* its host name (machines 1..), for its tracks' names */
+	uint32_t calls_pid;    /* its system calls' process */
 	int err;               /* -1: memory ran out */
 	char stage_open[IT_STAGE_MAX][48]; /* `{"ph":"X","cat":"stage","name":"Q2I"` */
 	size_t stage_openlen[IT_STAGE_MAX];
@@ -236,14 +252,16 @@ static void counter(struct perfetto *p, const char *name, uint32_t pid, uint64_t
 }
 
 /* The track of a block device (kind 0, key dev) or an NVMe queue (kind
- * 1, key ctrl << 16 | qid), made (and named) when first met; NULL when
- * memory ran out. */
+ * 1, key ctrl << 16 | qid) of the pass's machine, made (and named) when
+ * first met; NULL when memory ran out. */
 static struct lanes *track(struct perfetto *p, unsigned kind, uint64_t key, uint32_t dev,
 			   uint16_t ctrl, uint16_t qid)
 /* kind 2: an initiator's fabric queue (key ctrl << 16 | qid); kind 3: a
- * target's queue (key machine << 32 | cntlid << 16 | qid, ctrl = cntlid) */
+ * target's queue (key machine << 32 | cntlid << 16 | qid, ctrl = cntlid);
+ * kind 4: the system calls of machine 1.. (key 0) */
 {
-	uint64_t k = (uint64_t)kind << 48 | key;
+	/* kind 3 holds the target's machine; fabric queues are machine 0's */
+	uint64_t k = (uint64_t)kind << 48 | key | (kind < 2 || kind == 4 ? (uint64_t)p->machine << 32 : 0);
 	uint32_t i = it_map_get(&p->track_of, k);
 	struct lanes *l;
 
@@ -284,6 +302,14 @@ static struct lanes *track(struct perfetto *p, unsigned kind, uint64_t key, uint
 			snprintf(l->name, sizeof(l->name), "nvme%u q%u", ctrl, qid);
 		else
 			snprintf(l->name, sizeof(l->name), "nvme%u admin", ctrl);
+	}
+	if (kind == 4)
+		snprintf(l->name, sizeof(l->name), "system calls");
+	if (p->machine) { /* its own processes, named by machine and host */
+		size_t n = strlen(l->name);
+
+		l->pid = PID_MACHINE + (uint32_t)p->ntracks;
+		snprintf(l->name + n, sizeof(l->name) - n, " (m%u %s)", p->machine, p->host);
 	}
 	name_meta(p, false, l->pid, l->pid, l->name);
 	return l;
@@ -352,16 +378,32 @@ static bool stage(struct perfetto *p, const struct it_trail *t, unsigned st, con
 	return true;
 }
 
-/* A trail to wait for its thread's call. */
-static void pend(struct perfetto *p, const struct it_trail *t, uint64_t lane_tid)
+/* How far a record of the pass's machine that starts at t moves onto
+ * machine 0's clock: the whole record by one shift, so that its stages
+ * keep their nanoseconds (0 on machine 0). */
+static int64_t shift_at(const struct perfetto *p, uint64_t t)
 {
-	uint32_t i = it_map_get(&p->tid_of, t->tid);
+	int64_t d = (int64_t)(it_clock_map(&p->clock, t) - t);
+
+	return d < 0 && (uint64_t)-d >= t ? 0 : d; /* an estimate off before 0's boot */
+}
+
+static uint64_t moved(uint64_t t, int64_t d)
+{
+	return t ? t + (uint64_t)d : 0;
+}
+
+/* A trail to wait for its thread's call. */
+static void pend(struct perfetto *p, const struct it_trail *t, uint64_t q_at, uint64_t lane_tid)
+{
+	uint64_t key = (uint64_t)p->machine << 32 | t->tid;
+	uint32_t i = it_map_get(&p->tid_of, key);
 	struct tid_queue *q;
 
 	if (i == IT_MAP_NONE) {
 		struct tid_queue *v = realloc(p->tq, (p->ntq + 1) * sizeof(*v));
 
-		if (!v || it_map_put(&p->tid_of, t->tid, (uint32_t)p->ntq)) {
+		if (!v || it_map_put(&p->tid_of, key, (uint32_t)p->ntq)) {
 			if (v)
 				p->tq = v;
 			p->err = -1;
@@ -387,21 +429,30 @@ static void pend(struct perfetto *p, const struct it_trail *t, uint64_t lane_tid
 		q->v = v;
 		q->cap = cap;
 	}
-	q->v[q->n++] = (struct pending){ .q = t->ts[IT_PT_Q], .lane_tid = lane_tid };
+	q->v[q->n++] = (struct pending){ .q = t->ts[IT_PT_Q], .q_at = q_at, .lane_tid = lane_tid };
 }
 
 static void on_trail(const void *msg, void *ctx)
 {
 	const struct it_bus_trail *m = msg;
-	const struct it_trail *t = m->t;
+	const struct it_trail *raw = m->t, *t = raw;
 	struct perfetto *p = ctx;
 	int64_t q2c = it_stage_time(t, IT_STAGE_Q2C);
+	struct it_trail on_timeline;
 	struct lanes *l;
 	struct head h;
 	uint64_t from, tid;
 
 	if (q2c < 0)
 		return;
+	if (p->machine) {
+		int64_t d = shift_at(p, t->ts[IT_PT_C] - (uint64_t)q2c);
+
+		on_timeline = *t;
+		for (unsigned i = 0; i < IT_PT_MAX; i++)
+			on_timeline.ts[i] = moved(t->ts[i], d);
+		t = &on_timeline;
+	}
 	if (!(l = track(p, 0, t->dev, t->dev, 0, 0)))
 		return;
 	from = t->ts[IT_PT_C] - (uint64_t)q2c;
@@ -427,7 +478,7 @@ static void on_trail(const void *msg, void *ctx)
 		counter(p, "queue depth", l->pid, t->ts[IT_PT_D], t->qd_issue);
 	count_iops(p, l, t->ts[IT_PT_C]);
 	/* its NVMe command came just before it */
-	if (p->cmd_trail == t && p->cmd_trail_c == t->ts[IT_PT_C]) {
+	if (p->cmd_trail == raw && p->cmd_trail_c == raw->ts[IT_PT_C]) {
 		uint64_t at = t->ts[IT_PT_S] > from ? t->ts[IT_PT_S] : from;
 
 		p->flows++;
@@ -437,7 +488,7 @@ static void on_trail(const void *msg, void *ctx)
 	}
 	p->cmd_trail = NULL;
 	if (p->calls && t->ts[IT_PT_Q] && t->tid)
-		pend(p, t, tid);
+		pend(p, raw, t->ts[IT_PT_Q], tid);
 	p->records++;
 }
 
@@ -446,14 +497,23 @@ static void on_call(const void *msg, void *ctx)
 	const struct it_bus_call *c = msg;
 	struct perfetto *p = ctx;
 	const char *name = it_sys_call_name(c->call);
+	int64_t d = shift_at(p, c->ts_enter);
 	uint32_t i;
 
 	struct head h;
 
-	make_head(&h, PID_CALLS, c->tid);
-	slice_named(p, "syscall", name ? name : "call", &h, c->ts_enter, c->ts_exit);
+	if (!p->calls_pid) {
+		struct lanes *l = track(p, 4, 0, 0, 0, 0);
+
+		if (!l)
+			return;
+		p->calls_pid = l->pid;
+	}
+	make_head(&h, p->calls_pid, c->tid);
+	slice_named(p, "syscall", name ? name : "call", &h, moved(c->ts_enter, d),
+		    moved(c->ts_exit, d));
 	p->records++;
-	if ((i = it_map_get(&p->tid_of, c->tid)) == IT_MAP_NONE)
+	if ((i = it_map_get(&p->tid_of, (uint64_t)p->machine << 32 | c->tid)) == IT_MAP_NONE)
 		return;
 	/* the trails its thread queued within it are its own (sysan.h); those
 	 * queued before it had no call; those after wait for the next */
@@ -466,8 +526,8 @@ static void on_call(const void *msg, void *ctx)
 			q->v[keep++] = *e;
 		} else if (e->q >= c->ts_enter) {
 			p->flows++;
-			flow(p, true, p->flows, PID_CALLS, c->tid, e->q);
-			flow(p, false, p->flows, (uint32_t)(e->lane_tid / LANES), e->lane_tid, e->q);
+			flow(p, true, p->flows, p->calls_pid, c->tid, moved(e->q, d));
+			flow(p, false, p->flows, (uint32_t)(e->lane_tid / LANES), e->lane_tid, e->q_at);
 		}
 	}
 	q->n = keep;
@@ -534,6 +594,7 @@ static void on_nvme_cmd(const void *msg, void *ctx)
 {
 	const struct it_bus_nvme_cmd *m = msg;
 	const struct it_nvme_cmd *c = m->c;
+	struct it_nvme_cmd on_timeline;
 	struct perfetto *p = ctx;
 	struct lanes *l;
 	struct head h;
@@ -542,6 +603,14 @@ static void on_nvme_cmd(const void *msg, void *ctx)
 
 	if (!c->submit_ns || c->complete_ns < c->submit_ns)
 		return;
+	if (p->machine) {
+		int64_t d = shift_at(p, c->submit_ns);
+
+		on_timeline = *c;
+		on_timeline.submit_ns = moved(c->submit_ns, d);
+		on_timeline.complete_ns = moved(c->complete_ns, d);
+		c = &on_timeline;
+	}
 	if (!(l = track(p, 1, (uint64_t)c->ctrl << 16 | c->qid, 0, c->ctrl, c->qid)))
 		return;
 	tid = lane(p, l, c->submit_ns, c->complete_ns);
@@ -755,7 +824,33 @@ static void *perfetto_open(FILE *out, const struct it_pass_info *info)
 	IT_OB_PUT(&p->ob, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
 	if (p->calls)
 		name_meta(p, false, PID_CALLS, PID_CALLS, "system calls");
+	p->calls_pid = PID_CALLS;
 	return p;
+}
+
+/* Another machine's pass: its block I/O, NVMe commands and system calls
+ * on tracks of its own, moved onto machine 0's clock (the fabric view,
+ * machine 0's, was told in its pass). */
+static int perfetto_next_machine(void *self, const struct it_pass_info *info)
+{
+	struct perfetto *p = self;
+
+	p->info = info;
+	p->machine = info->machine;
+	p->clock = info->clock_est ? *info->clock_est : (struct it_clock_est){ 0 };
+	p->clock.window = NULL; /* it_clock_map needs the line only */
+	p->clock.windows = 0;
+	snprintf(p->host, sizeof(p->host), "%.*s", (int)sizeof(info->host->hostname),
+		 info->host->hostname);
+	p->calls = info->layers & (1u << IT_LAYER_SYSCALL);
+	p->calls_pid = 0; /* its process, made at its first call */
+	p->fabric = false;
+	p->cmd_trail = NULL;
+	if (it_bus_subscribe(info->bus, IT_BUS_TRAIL_DONE, on_trail, p) ||
+	    it_bus_subscribe(info->bus, IT_BUS_NVME_CMD_DONE, on_nvme_cmd, p) ||
+	    (p->calls && it_bus_subscribe(info->bus, IT_BUS_CALL_DONE, on_call, p)))
+		return -1;
+	return 0;
 }
 
 static int64_t perfetto_finish(void *self)
@@ -782,9 +877,11 @@ const struct it_exporter it_export_perfetto = {
 		"on their threads' tracks, flows call -> block I/O -> NVMe command, counters\n"
 		"of queue depth and IOPS; with NVMe/TCP, per fabric command a slice per\n"
 		"fabric stage on initiator and target queue tracks, flows NVMe command ->\n"
-		"fabric command -> target command. Open it in ui.perfetto.dev (or chrome://tracing).",
+		"fabric command -> target command; every machine of a file of several. Open it\n"
+		"in ui.perfetto.dev (or chrome://tracing).",
 	.none = "block I/O, system calls or NVMe commands",
 	.open = perfetto_open,
+	.next_machine = perfetto_next_machine,
 	.finish = perfetto_finish,
 	.free = perfetto_free,
 };

@@ -12,6 +12,11 @@
 #     the clock estimated and with a stored estimate 300 us off (I/Os not
 #     causal on the merged timeline: slices must still nest); nvme-tcp-r2t:
 #     writes whose data came after an R2T (r2t.*, h2c.* stages);
+#   - perfetto, every machine of a file of several (the split files and
+#     nvme-tcp-r2t-split): machine 1's block slices, stages (counts and
+#     sums), NVMe commands, flows and counters on its own processes
+#     ("block nullb_it1 (m1 HOST)") == report --machine 1 --json's, and
+#     machine 0's == report --json's (check_perfetto.py, a report each);
 #   - csv --what trails|calls|nvme: one header line, then as many rows as
 #     the report counts (ios, syscall_calls, nvme.commands) and as many
 #     fields in each row as in the header (the zones kind: tests/unit,
@@ -76,15 +81,37 @@ for t in split badclock; do
 		skip export_perfetto_two_machines_$t "$SPLIT is not built (run make)"
 	elif "$SPLIT" tests/data/nvme-tcp-qd16.trail "$TMP/$t.trail" --offset 3700000000 $args > /dev/null &&
 	     "$IOTRAIL" report --json "$TMP/$t.trail" > "$TMP/$t.report.json" &&
+	     "$IOTRAIL" report --json --machine 1 "$TMP/$t.trail" > "$TMP/$t.report1.json" &&
 	     "$IOTRAIL" export --format perfetto -o "$TMP/$t.json" "$TMP/$t.trail" 2> "$TMP/$t.err" &&
-	     python3 tests/tools/check_perfetto.py "$TMP/$t.json" "$TMP/$t.report.json" > "$TMP/$t.check" &&
+	     python3 tests/tools/check_perfetto.py "$TMP/$t.json" "$TMP/$t.report.json" \
+		"$TMP/$t.report1.json" > "$TMP/$t.check" &&
 	     grep -q '"name":"nvmet m1 cntlid 1 q1"' "$TMP/$t.json"; then
 		pass "export_perfetto_two_machines_$t ($(grep fabric "$TMP/$t.check" | cut -c1-90)...)"
 	else
 		fail export_perfetto_two_machines_$t "$(cat "$TMP/$t.err" "$TMP/$t.check" 2>/dev/null | tail -2)"
 	fi
 done
-for t in nvme-tcp-qd16 nvme-tcp-r2t split badclock; do
+# every machine's block I/O: the R2T fixture split into two machines
+# (its target's disk, nullb_it1, on machine 1: 200 I/Os of its own)
+t=nvme-tcp-r2t-split
+if "$IOTRAIL" report --json tests/data/$t.trail > "$TMP/$t.report.json" &&
+   "$IOTRAIL" report --json --machine 1 tests/data/$t.trail > "$TMP/$t.report1.json" &&
+   "$IOTRAIL" export --format perfetto -o "$TMP/$t.json" tests/data/$t.trail 2> "$TMP/$t.err" &&
+   python3 tests/tools/check_perfetto.py "$TMP/$t.json" "$TMP/$t.report.json" \
+	"$TMP/$t.report1.json" > "$TMP/$t.check" &&
+   grep -q '^machine 1: ok: [1-9][0-9]* block slices == report ios' "$TMP/$t.check"; then
+	pass "export_perfetto_machines_$t ($(grep '^machine 1: ok: .*block\|^machine 1: ok: .*stages' "$TMP/$t.check" | tr '\n' ';' | cut -c1-150))"
+else
+	fail "export_perfetto_machines_$t" "$(cat "$TMP/$t.err" "$TMP/$t.check" 2>/dev/null | tail -2)"
+fi
+# without machine 1's report the check must fail (it cannot pass by
+# ignoring a machine's tracks)
+if python3 tests/tools/check_perfetto.py "$TMP/$t.json" "$TMP/$t.report.json" > "$TMP/$t.check0"; then
+	fail export_perfetto_machines_need_reports "checked without machine 1's report"
+else
+	pass "export_perfetto_machines_need_reports ($(cut -c1-80 "$TMP/$t.check0"))"
+fi
+for t in nvme-tcp-qd16 nvme-tcp-r2t split badclock nvme-tcp-r2t-split; do
 	if grep -q "^ok: [1-9][0-9]* fabric and target command slices" "$TMP/$t.check" 2>/dev/null; then
 		pass "export_perfetto_fabric_$t"
 	else

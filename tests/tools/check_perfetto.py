@@ -17,14 +17,22 @@ json, nothing of iotrail's):
     fabric.matched); per fabric stage, as many slices and the same time as
     the report's fabric stages summed over its opcodes (sum_ns: exact);
     flows NVMe command -> fabric command and fabric command -> target
-    command: one each per matched command.
+    command: one each per matched command;
+  - a file of several machines: machine N's tracks are the processes
+    named "... (mN HOST)", HOST its report's host name; the block, stage,
+    NVMe, call-flow and counter checks above hold per machine against
+    `iotrail report --machine N --json` (REPORT_MN.json, N = 1, 2, ...);
+    a machine's tracks without its report fail; each target device I/O of
+    the fabric view (tdev.q2d) starts within 1 us of a target machine's
+    block slice (its clock moved onto machine 0's as the fabric view's).
 
-usage: check_perfetto.py TRACE.json REPORT.json
+usage: check_perfetto.py TRACE.json REPORT.json [REPORT_M1.json ...]
 Prints one line per check; exit 1 at the first failure.
 """
 import bisect
 import collections
 import json
+import re
 import sys
 
 
@@ -38,10 +46,64 @@ def fail(msg):
     sys.exit(1)
 
 
+def check_machine(tag, evs, rep):
+    """block, stage and NVMe command slices of one machine's tracks"""
+    block = [e for e in evs if e["ph"] == "X" and e["cat"] == "block"]
+    if len(block) != rep["ios"]:
+        fail(tag + "%d block slices, the report has %d I/Os" % (len(block), rep["ios"]))
+    print(tag + "ok: %d block slices == report ios" % len(block))
+
+    want_n = collections.Counter()
+    want_ns = collections.Counter()
+    for g in rep["groups"]:
+        for s in g["stages"]:
+            want_n[s["name"]] += s["count"]
+            want_ns[s["name"]] += s["count"] * s["avg_ns"]
+    got_n = collections.Counter()
+    got_ns = collections.Counter()
+    for e in evs:
+        if e["ph"] == "X" and e["cat"] in ("stage", "block"):
+            # an I/O's own slice (named by its op) is its Q2C
+            name = e["name"] if e["cat"] == "stage" else "Q2C"
+            got_n[name] += 1
+            got_ns[name] += ns(e["dur"])
+    if set(got_n) != set(want_n):
+        fail(tag + "stages %s, the report has %s" % (sorted(got_n), sorted(want_n)))
+    for st in sorted(want_n):
+        if got_n[st] != want_n[st]:
+            fail(tag + "stage %s: %d slices, the report counts %d" % (st, got_n[st], want_n[st]))
+        if abs(got_ns[st] - want_ns[st]) > want_n[st]:
+            fail(tag + "stage %s: slices sum to %d ns, the report to %d (+-%d)"
+                 % (st, got_ns[st], want_ns[st], want_n[st]))
+    print(tag + "ok: %d stages, counts and sums == report (%s)"
+          % (len(want_n), ", ".join("%s %d" % (s, want_n[s]) for s in sorted(want_n))))
+
+    nvme = [e for e in evs if e["ph"] == "X" and e["cat"] == "nvme"]
+    want = rep.get("nvme", {}).get("commands", 0)
+    if len(nvme) != want:
+        fail(tag + "%d NVMe command slices, the report has %d commands" % (len(nvme), want))
+    print(tag + "ok: %d NVMe command slices == report nvme.commands" % len(nvme))
+
+
 def main():
     trace = json.load(open(sys.argv[1]))
-    rep = json.load(open(sys.argv[2]))
+    reps = [json.load(open(f)) for f in sys.argv[2:]]
+    rep = reps[0]
     evs = trace["traceEvents"]
+    # machine N's processes: "block nullb0 (mN HOST)"
+    machine_of = collections.defaultdict(int)
+    for e in evs:
+        if e["ph"] == "M" and e["name"] == "process_name":
+            m = re.search(r" \(m(\d+) (.*)\)$", e["args"]["name"])
+            if m:
+                n = int(m.group(1))
+                if n >= len(reps):
+                    fail("process %r of machine %d: give report --machine %d --json"
+                         % (e["args"]["name"], n, n))
+                host = reps[n]["host"]["hostname"]
+                if m.group(2) != host:
+                    fail("process %r: machine %d's host is %s" % (e["args"]["name"], n, host))
+                machine_of[e["pid"]] = n
     by_track = collections.defaultdict(list)
     for e in evs:
         if e["ph"] == "X":
@@ -77,41 +139,9 @@ def main():
         i = bisect.bisect_right(starts.get(key, []), t) - 1
         return i >= 0 and reach[key][i] >= t
 
-    block = [e for e in evs if e["ph"] == "X" and e["cat"] == "block"]
-    if len(block) != rep["ios"]:
-        fail("%d block slices, the report has %d I/Os" % (len(block), rep["ios"]))
-    print("ok: %d block slices == report ios" % len(block))
-
-    want_n = collections.Counter()
-    want_ns = collections.Counter()
-    for g in rep["groups"]:
-        for s in g["stages"]:
-            want_n[s["name"]] += s["count"]
-            want_ns[s["name"]] += s["count"] * s["avg_ns"]
-    got_n = collections.Counter()
-    got_ns = collections.Counter()
-    for e in evs:
-        if e["ph"] == "X" and e["cat"] in ("stage", "block"):
-            # an I/O's own slice (named by its op) is its Q2C
-            name = e["name"] if e["cat"] == "stage" else "Q2C"
-            got_n[name] += 1
-            got_ns[name] += ns(e["dur"])
-    if set(got_n) != set(want_n):
-        fail("stages %s, the report has %s" % (sorted(got_n), sorted(want_n)))
-    for st in sorted(want_n):
-        if got_n[st] != want_n[st]:
-            fail("stage %s: %d slices, the report counts %d" % (st, got_n[st], want_n[st]))
-        if abs(got_ns[st] - want_ns[st]) > want_n[st]:
-            fail("stage %s: slices sum to %d ns, the report to %d (+-%d)"
-                 % (st, got_ns[st], want_ns[st], want_n[st]))
-    print("ok: %d stages, counts and sums == report (%s)"
-          % (len(want_n), ", ".join("%s %d" % (s, want_n[s]) for s in sorted(want_n))))
-
-    nvme = [e for e in evs if e["ph"] == "X" and e["cat"] == "nvme"]
-    want = rep.get("nvme", {}).get("commands", 0)
-    if len(nvme) != want:
-        fail("%d NVMe command slices, the report has %d commands" % (len(nvme), want))
-    print("ok: %d NVMe command slices == report nvme.commands" % len(nvme))
+    for n, r in enumerate(reps):
+        check_machine("machine %d: " % n if len(reps) > 1 else "",
+                      [e for e in evs if machine_of[e.get("pid")] == n], r)
 
     # flows: one s and one f per id, each inside a slice of its track
     ends = collections.defaultdict(dict)
@@ -120,7 +150,9 @@ def main():
             if e["ph"] in ends[e["id"]]:
                 fail("flow %d has two '%s' events" % (e["id"], e["ph"]))
             ends[e["id"]][e["ph"]] = e
-    from_calls = to_nvme = to_fabric = to_target = 0
+    from_calls = collections.Counter()
+    to_nvme = collections.Counter()
+    to_fabric = to_target = 0
     cats = {key: {x[2]["cat"] for x in sl} for key, sl in by_track.items()}
     for fid, pair in ends.items():
         if set(pair) != {"s", "f"}:
@@ -133,24 +165,30 @@ def main():
         s, f = pair["s"], pair["f"]
         src = cats[(s["pid"], s["tid"])]
         dst = cats[(f["pid"], f["tid"])]
+        m = machine_of[s["pid"]]
+        if machine_of[f["pid"]] != m and ("block" in dst or "nvme" in dst):
+            fail("flow %d links machine %d to machine %d" % (fid, m, machine_of[f["pid"]]))
         if "syscall" in src and "block" in dst:
-            from_calls += 1
+            from_calls[m] += 1
         elif "block" in src and "nvme" in dst:
-            to_nvme += 1
+            to_nvme[m] += 1
         elif "nvme" in src and "fabric" in dst:
             to_fabric += 1
         elif "fabric" in src and "nvmet" in dst:
             to_target += 1
         else:
             fail("flow %d links %s to %s" % (fid, sorted(src), sorted(dst)))
-    want = rep.get("syscall_block", {}).get("owned_ios", 0)
-    if from_calls != want:
-        fail("%d flows from system calls, the report's calls own %d I/Os" % (from_calls, want))
-    want = rep.get("nvme", {}).get("linked", 0)
-    if to_nvme != want:
-        fail("%d flows to NVMe commands, the report links %d" % (to_nvme, want))
-    print("ok: %d flows call -> I/O == owned_ios, %d I/O -> NVMe command == nvme.linked"
-          % (from_calls, to_nvme))
+    for n, r in enumerate(reps):
+        tag = "machine %d: " % n if len(reps) > 1 else ""
+        want = r.get("syscall_block", {}).get("owned_ios", 0)
+        if from_calls[n] != want:
+            fail(tag + "%d flows from system calls, the report's calls own %d I/Os"
+                 % (from_calls[n], want))
+        want = r.get("nvme", {}).get("linked", 0)
+        if to_nvme[n] != want:
+            fail(tag + "%d flows to NVMe commands, the report links %d" % (to_nvme[n], want))
+        print(tag + "ok: %d flows call -> I/O == owned_ios, %d I/O -> NVMe command == nvme.linked"
+              % (from_calls[n], to_nvme[n]))
 
     fab = rep.get("fabric")
     if fab is None:
@@ -191,18 +229,38 @@ def main():
               % (matched, len(want_n), ", ".join("%s %d us" % (s, want_ns[s] // 1000)
                                                  for s in sorted(want_n)), to_fabric, to_target))
 
+    # the target machines' block I/O on machine 0's clock as the fabric view
+    # placed their commands: each target device I/O (tdev.q2d starts at its
+    # Q) starts where a block slice of a machine 1.. does (within 1 us: the
+    # join maps each point, the export shifts each I/O as a whole)
+    if len(reps) > 1:
+        tq = sorted(ns(e["ts"]) for e in evs if machine_of[e["pid"]] and e["ph"] == "X"
+                    and e["cat"] == "block")
+        tdev = [ns(e["ts"]) for e in evs if e["ph"] == "X" and e["name"] == "tdev.q2d"]
+        for t in tdev:
+            i = bisect.bisect_left(tq, t - 1000)
+            if i == len(tq) or tq[i] > t + 1000:
+                fail("the target device I/O at %d (tdev.q2d) has no block slice of a target "
+                     "machine there: its clock not moved onto machine 0's?" % t)
+        print("ok: %d target device I/Os (tdev.q2d) start with a target machine's block slice"
+              % len(tdev))
+
     # queue depth: one sample per I/O the report samples at issue, one per
     # NVMe command at submission
-    qd = [e for e in evs if e["ph"] == "C" and e["name"] == "queue depth"]
-    want = sum(d["at_issue"]["ios"] for d in rep["qd"].values()) + \
-        rep.get("nvme", {}).get("commands", 0)
-    if len(qd) != want:
-        fail("%d queue depth samples, the report samples %d" % (len(qd), want))
-    iops = sum(e["args"]["value"] for e in evs if e["ph"] == "C" and e["name"] == "IOPS")
-    if iops != rep["ios"] * 10:  # completions per 100 ms, as per second
-        fail("IOPS counters add up to %d I/Os, the report has %d" % (iops // 10, rep["ios"]))
-    print("ok: %d queue depth samples == report's; IOPS counters add up to the report's ios"
-          % len(qd))
+    for n, r in enumerate(reps):
+        tag = "machine %d: " % n if len(reps) > 1 else ""
+        mine = [e for e in evs if e["ph"] == "C" and machine_of[e["pid"]] == n]
+        qd = [e for e in mine if e["name"] == "queue depth"]
+        want = sum(d["at_issue"]["ios"] for d in r["qd"].values()) + \
+            r.get("nvme", {}).get("commands", 0)
+        if len(qd) != want:
+            fail(tag + "%d queue depth samples, the report samples %d" % (len(qd), want))
+        iops = sum(e["args"]["value"] for e in mine if e["name"] == "IOPS")
+        if iops != r["ios"] * 10:  # completions per 100 ms, as per second
+            fail(tag + "IOPS counters add up to %d I/Os, the report has %d"
+                 % (iops // 10, r["ios"]))
+        print(tag + "ok: %d queue depth samples == report's; IOPS counters add up to the "
+              "report's ios" % len(qd))
 
 if __name__ == "__main__":
     main()

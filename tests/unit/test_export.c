@@ -13,6 +13,7 @@
 #include "analyze/layer.h"
 #include "export/exporter.h"
 #include "harness.h"
+#include "layers/fabric/clock.h"
 #include "layer_table.h"
 #include "tracefile.h"
 #include "unit/synth.h"
@@ -117,5 +118,58 @@ TEST(export_zones)
 		"nullb0,259:3,1,1024,1024,1024,2,1,1024,0,0,1,65536,0,0,0,1,0,0,0,300\n"
 		"nullb0,259:3,2,2048,1024,1024,2,1,2048,1,4096,0,0,1,4096,0,0,0,0,0,0\n";
 	ASSERT_STREQ(text ? text : "", want, "the zones' rows");
+	free(text);
+}
+
+/* One block I/O through the Perfetto exporter on machine 0's bus, then one
+ * on machine 1's (next_machine, as export.c drives it): machine 1's I/O
+ * is on a process of its own, named by machine and host, moved by its
+ * clock's offset as a whole (its stages keep their length). */
+TEST(export_perfetto_machines)
+{
+	const struct it_exporter *x = it_exporter_find("perfetto");
+	struct it_host_rec host0 = { .hostname = "initiator" }, host1 = { .hostname = "target" };
+	struct it_bus bus0 = { 0 }, bus1 = { 0 };
+	struct it_pass_info info0 = { .host = &host0, .bus = &bus0,
+				      .layers = 1u << IT_LAYER_BLOCK };
+	struct it_clock_est clock = { .method = IT_CLOCK_IO, .offset_ns = -500 };
+	struct it_pass_info info1 = { .host = &host1, .bus = &bus1, .machine = 1,
+				      .layers = 1u << IT_LAYER_BLOCK, .clock_est = &clock };
+	struct it_trail t0 = { .ts = { [IT_PT_Q] = 1000, [IT_PT_D] = 1500, [IT_PT_C] = 3000 },
+			       .dev = IT_MKDEV(8, 0), .op = IT_OP_READ };
+	struct it_trail t1 = { .ts = { [IT_PT_Q] = 10000, [IT_PT_D] = 10100, [IT_PT_C] = 10400 },
+			       .dev = IT_MKDEV(8, 0), .op = IT_OP_WRITE };
+	struct it_bus_trail m0 = { .t = &t0 }, m1 = { .t = &t1 };
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	void *self;
+
+	if (!ASSERT_NOT_NULL(x, "the perfetto exporter") || !ASSERT_NOT_NULL(out, "open_memstream"))
+		return;
+	self = x->open(out, &info0);
+	if (!ASSERT_NOT_NULL(self, "open"))
+		return;
+	it_bus_publish(&bus0, IT_BUS_TRAIL_DONE, &m0);
+	ASSERT_EQ(x->next_machine(self, &info1), 0, "next_machine");
+	it_bus_publish(&bus1, IT_BUS_TRAIL_DONE, &m1);
+	ASSERT_EQ(x->finish(self), 2, "records: an I/O of each machine");
+	x->free(self);
+	fclose(out);
+	text = text ? text : strdup("");
+	ASSERT_TRUE(strstr(text, "\"pid\":100001,\"tid\":100001,\"args\":{\"name\":\"block 8:0\"}"),
+		    "machine 0's device: its process as before");
+	ASSERT_TRUE(strstr(text, "{\"ph\":\"X\",\"cat\":\"block\",\"name\":\"read\",\"pid\":100001,"
+				 "\"tid\":100001000,\"ts\":1.000,\"dur\":2.000}"),
+		    "machine 0's I/O on its clock");
+	ASSERT_TRUE(strstr(text, "\"pid\":500002,\"tid\":500002,\"args\":{\"name\":\"block 8:0 "
+				 "(m1 target)\"}"),
+		    "machine 1's device: a process of its own, named by machine and host");
+	ASSERT_TRUE(strstr(text, "{\"ph\":\"X\",\"cat\":\"block\",\"name\":\"write\",\"pid\":500002,"
+				 "\"tid\":500002000,\"ts\":9.500,\"dur\":0.400}"),
+		    "machine 1's I/O moved by its clock's offset (-500 ns), Q2C kept");
+	ASSERT_TRUE(strstr(text, "{\"ph\":\"X\",\"cat\":\"stage\",\"name\":\"Q2D\",\"pid\":500002,"
+				 "\"tid\":500002000,\"ts\":9.500,\"dur\":0.100}"),
+		    "its Q2D moved with it");
 	free(text);
 }
