@@ -563,6 +563,77 @@ TEST(syscall_one_pass_settles_trails)
 	it_sysan_free(s);
 }
 
+/* Ten minutes of a thread that makes no call (a kworker: 100 trails a
+ * second) beside a thread whose calls own every other trail of it, and a
+ * 30 s call owning trails queued all through it, handed in as the report
+ * does a second at a time (trails, the calls that exited, the
+ * watermark). The kworker's trails are settled once they are
+ * TRAIL_HORIZON_NS (60 s) behind the calls summed up, not kept to the
+ * end; the sums are the ones every trail's owner gives. */
+TEST(syscall_trails_of_threads_without_calls_settled)
+{
+	const uint64_t base = 1000000000000ull, s1 = 1000000000ull, ms = 1000000ull;
+	const unsigned secs = 600, per_sec = 100, long_from = 100, long_to = 130;
+	struct it_sysan_opts o = { .start_ns = base, .block = true };
+	struct it_sysan *s = it_sysan_new(&o);
+	struct it_sys_event e[101];
+	struct it_trail t;
+	size_t peak = 0, bound;
+	uint64_t long_trails = 0;
+
+	ASSERT_NOT_NULL(s, "new");
+	if (!s)
+		return;
+	for (unsigned sec = 0; sec < secs; sec++) {
+		uint64_t t0 = base + sec * s1;
+		size_t n = 0;
+
+		for (unsigned k = 0; k < per_sec; k++) {
+			uint64_t c0 = t0 + k * 10 * ms; /* thread 7's call: [c0, c0 + 5 ms] */
+
+			t = trail(7, c0 + 1 * ms, c0 + 3 * ms, 1); /* in the call */
+			it_sysan_trail(s, &t);
+			t = trail(7, c0 + 7 * ms, c0 + 8 * ms, 1); /* between calls */
+			it_sysan_trail(s, &t);
+			t = trail(9, c0 + 2 * ms, c0 + 4 * ms, 2); /* the kworker */
+			it_sysan_trail(s, &t);
+		}
+		if (sec >= long_from && sec < long_to) {
+			for (unsigned k = 0; k < 10; k++, long_trails++) {
+				t = trail(11, t0 + k * 100 * ms + 50 * ms, t0 + k * 100 * ms + 60 * ms, 3);
+				it_sysan_trail(s, &t);
+			}
+		}
+		if (sec == long_to) /* exits first in this second: first in the file */
+			e[n++] = call(IT_SYS_FSYNC, 11, base + long_from * s1, t0, 0, 0);
+		for (unsigned k = 0; k < per_sec; k++)
+			e[n++] = call(IT_SYS_READ, 7, t0 + k * 10 * ms, t0 + k * 10 * ms + 5 * ms, 4096, 0);
+		ASSERT_EQ(it_sysan_calls(s, e, n), 0, "calls");
+		it_sysan_block_watermark(s, t0 + s1);
+	}
+	ASSERT_EQ(it_sysan_queued(s), 0, "every call summed up");
+	/* the kworker's: the horizon (60 s), a second between sweeps and
+	 * the second handed in ahead of the calls; thread 7's: that second's
+	 * and the last one between calls before it; the long call's: nowhere
+	 * near the kworker's 60000 */
+	bound = (size_t)per_sec * (60 + 2) + (2 * per_sec + 1) + long_trails;
+	ASSERT_LE(it_sysan_live_trails(s, &peak), bound, "held at the end: within the horizon");
+	ASSERT_LE(peak, bound, "held at most: within the horizon");
+	ASSERT_GE(peak, (size_t)per_sec * 60, "the kworker's trails wait the horizon out");
+	it_sysan_finish(s, base + secs * s1);
+	ASSERT_EQ(it_sysan_live_trails(s, NULL), 0, "all settled at the end");
+	const struct it_sysan_results *r = it_sysan_results(s);
+	ASSERT_EQ(r->owned_ios, secs * per_sec + long_trails, "thread 7's in its calls, the long call's");
+	ASSERT_EQ(r->background_ios, 2ull * secs * per_sec, "between calls, and the kworker's");
+	ASSERT_EQ(r->owned_bytes, (secs * per_sec + long_trails) * 4096, "owned bytes");
+	ASSERT_EQ(r->background_bytes, 2ull * secs * per_sec * 4096, "background bytes");
+	ASSERT_EQ(r->unattributed_ios, 2ull * secs * per_sec, "no file: all unattributed");
+	ASSERT_EQ(r->nbackground, 2, "by comm: thread 7's and the kworker's");
+	for (size_t i = 0; i < r->nbackground; i++)
+		ASSERT_EQ(r->background[i].ios, (uint64_t)secs * per_sec, "each comm's background");
+	it_sysan_free(s);
+}
+
 /* A side record that never comes (lost): the call waits until a later
  * side chunk, then counts an unknown tag; at the end every call is in. */
 TEST(syscall_one_pass_lost_side)

@@ -53,7 +53,9 @@ struct comm_rec {
 /* A thread's trails that a call of it may still own, by queue time:
  * v[head..n). Calls of a thread come in the order it made them, so once
  * a call that entered at frontier is summed up, no later call owns a
- * trail queued before it: such a trail is settled (retire). */
+ * trail queued before it: such a trail is settled (retire). A thread that
+ * makes no call (a kworker, writeback) never moves its frontier: the
+ * sweep moves it (see sweep). */
 struct tid_trails {
 	uint32_t tid;
 	uint64_t frontier;
@@ -101,6 +103,13 @@ struct bcall {
 	uint32_t ev;      /* its index in r.events, EV_QUEUED, or UINT32_MAX */
 	uint16_t call;
 };
+
+/* Trails queued this long before the processed point are settled even
+ * when their thread made no call since: the block layer's HORIZON_NS
+ * (src/analyze/layer_block.c), the same bet that no call lasts longer.
+ * Swept once the processed point has moved on by SWEEP_NS. */
+#define TRAIL_HORIZON_NS (60ull * 1000000000ull)
+#define SWEEP_NS 1000000000ull
 
 /* Per-thread calls over time are counted in base buckets of base_ns (1 ms,
  * times ten whenever a thread's calls reach past TL_BUCKETS of them): the
@@ -185,6 +194,9 @@ struct it_sysan {
 	uint64_t side_epoch;         /* side chunks handed in */
 	uint64_t block_wm;           /* every trail queued before it is in */
 	uint64_t last_exit;          /* the latest exit of the call records */
+	uint64_t processed;          /* the latest exit of the calls whose block part is summed up */
+	uint64_t swept;              /* processed at the last sweep */
+	size_t live_trails, live_peak; /* trails waiting for a call of their thread */
 
 	/* sums */
 	struct it_sysan_call calls[IT_SYS_MAX];
@@ -738,8 +750,10 @@ static void retire(struct it_sysan *s, const struct btrail *t)
 /* Retires the thread's trails queued before its frontier. */
 static void settle(struct it_sysan *s, struct tid_trails *tt)
 {
-	while (tt->head < tt->n && tt->v[tt->head].q < tt->frontier)
+	while (tt->head < tt->n && tt->v[tt->head].q < tt->frontier) {
 		retire(s, &tt->v[tt->head++]);
+		s->live_trails--;
+	}
 	if (tt->head == tt->n) {
 		tt->head = tt->n = 0;
 	} else if (tt->head > tt->n / 2) {
@@ -779,6 +793,56 @@ void it_sysan_trail(struct it_sysan *s, const struct it_trail *t)
 		j--;
 	}
 	tt->v[j] = b;
+	if (++s->live_trails > s->live_peak)
+		s->live_peak = s->live_trails;
+}
+
+/* Settles every thread's trails queued before TRAIL_HORIZON_NS behind
+ * the processed point P (the latest exit of the calls whose block part
+ * is summed up), whether or not its thread made a call since.
+ *
+ * Why no call still to come owns them: calls reach add_block in file
+ * order (the side queue and the block queue are FIFO, and add_call skips
+ * the block queue only when it is empty); a call waiting in either queue
+ * is not processed, so P is not the latest exit seen (last_exit) but the
+ * latest one summed up. Call records are written when the call exits,
+ * into one ring buffer: in the file by exit time but for the skew between
+ * CPUs (milliseconds, SKEW_NS in layer_block.c). So a call still to come
+ * exited after about P. A trail at q is owned only by a call of its
+ * thread that contains q (entered at or before q, exited at or after q):
+ * one still to come for a trail queued before P - TRAIL_HORIZON_NS would
+ * have lasted about TRAIL_HORIZON_NS or more. The block watermark makes
+ * the same bet (an I/O open that long no longer holds calls back); a
+ * call that did last longer keeps only the trails queued in its last
+ * TRAIL_HORIZON_NS (own_trails searches from its entry among those left).
+ *
+ * Moving the frontier (never back) settles what is queued before it and
+ * what comes in later queued before it (it_sysan_trail): the trails of a
+ * thread without calls, a kernel thread, are kept for TRAIL_HORIZON_NS,
+ * not to the end. */
+static void sweep(struct it_sysan *s)
+{
+	uint64_t cut;
+
+	if (s->processed < s->swept + SWEEP_NS || s->processed < TRAIL_HORIZON_NS)
+		return;
+	s->swept = s->processed;
+	cut = s->processed - TRAIL_HORIZON_NS;
+	for (size_t i = 0; i < s->ntids; i++) {
+		struct tid_trails *tt = &s->tidv[i];
+
+		if (tt->frontier >= cut)
+			continue;
+		tt->frontier = cut;
+		settle(s, tt);
+	}
+}
+
+size_t it_sysan_live_trails(const struct it_sysan *s, size_t *peak)
+{
+	if (peak)
+		*peak = s->live_peak;
+	return s->live_trails;
 }
 
 static int cmp_comm(const void *a, const void *b)
@@ -1175,6 +1239,11 @@ static void add_block(struct it_sysan *s, const struct bcall *b)
 	uint64_t lat = b->ts_exit > b->ts_enter ? b->ts_exit - b->ts_enter : 0, bbytes;
 	uint32_t bios, flushes;
 	uint64_t block = own_trails(s, b, &bios, &flushes, &bbytes);
+
+	if (b->ts_exit > s->processed) {
+		s->processed = b->ts_exit;
+		sweep(s);
+	}
 
 	if (bios) {
 		struct it_sysan_proc *p = proc_of(s, b->pid);

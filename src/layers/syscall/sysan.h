@@ -33,14 +33,15 @@
  * per trail of a file's page cache, 24 bytes to the end (the file's tag
  * that names it is known at the end); the trails still open to a call
  * (48 bytes each: the trails of the calls waiting for their block part,
- * per thread, but every trail of a thread that makes no traced call, e.g.
- * writeback, until the end); the calls waiting for their side records
- * (120 bytes each; none when the writer puts the side records first, as
- * it does); the calls waiting for their block part (32 bytes each: the
- * calls of about one EVENTS chunk's time span when block I/O flows; every
- * call at worst, when the block stream is silent until the end); per
- * thread, its calls over time in at most 2048 counters; per process that
- * queued block I/O, the same for its I/Os; per process, its title.
+ * per thread; of a thread that makes no traced call, e.g. writeback,
+ * those queued in the last 60 s behind the calls summed up); the calls
+ * waiting for their side records (120 bytes each; none when the writer
+ * puts the side records first, as it does); the calls waiting for their
+ * block part (32 bytes each: the calls of about one EVENTS chunk's time
+ * span when block I/O flows; every call at worst, when the block stream
+ * is silent until the end); per thread, its calls over time in at most
+ * 2048 counters; per process that queued block I/O, the same for its
+ * I/Os; per process, its title.
  */
 #ifndef IOTRAIL_ANALYZE_SYSAN_H
 #define IOTRAIL_ANALYZE_SYSAN_H
@@ -241,6 +242,9 @@ void it_sysan_block_watermark(struct it_sysan *s, uint64_t ns);
 int it_sysan_calls(struct it_sysan *s, const struct it_sys_event *evs, size_t n);
 /* Calls waiting in the queue (for tests and measurements). */
 size_t it_sysan_queued(const struct it_sysan *s);
+/* Block trails waiting for a call of their thread, and their peak in
+ * *peak (when not NULL): for tests and measurements. */
+size_t it_sysan_live_trails(const struct it_sysan *s, size_t *peak);
 /* The end: sums up the waiting calls; end_ns is the trace's end
  * (monotonic), at or before opts.start_ns: not known (no END chunk), the
  * latest exit of the call records stands in. Fixes the per-thread
