@@ -84,8 +84,10 @@ bool it_query_pct(const char *s, uint32_t *pct)
 		return false;
 	v *= IT_PCT_SCALE;
 	*pct = (uint32_t)(v + 0.5);
-	/* the wire keeps thousandths of a percent: p99.9999 is refused, not rounded */
-	return v - *pct < 1e-6 && *pct - v < 1e-6;
+	/* the wire keeps thousandths of a percent: p99.9999 is refused, not
+	 * rounded, and so is one under a thousandth (p0.0000001 would be p0,
+	 * which the wire refuses: fuzz_query found it) */
+	return *pct > 0 && v - *pct < 1e-6 && *pct - v < 1e-6;
 }
 
 void it_query_pct_name(uint32_t pct, char *out, size_t len)

@@ -70,6 +70,7 @@ TEST(query_parse_refuses)
 		{ "load all", "unknown switch 'all'" },
 		{ "load block.d2c p101", "unknown statistic" },
 		{ "load block.d2c p99.9999", "unknown statistic" },
+		{ "load block.d2c p0.0000000001", "unknown statistic" }, /* p0 on the wire: fuzz_query */
 		{ "load block.d2c median", "unknown statistic or parameter 'median'" },
 		{ "load block.d2c window=0", "bad window" },
 		{ "load block.d2c window=2h", "bad window" },
