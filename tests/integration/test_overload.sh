@@ -15,8 +15,9 @@
 # load (every layer loads, then all attach: the block layer attached
 # first used to fill its ring while the syscall layer loaded, 114,000 to
 # 196,000 events dropped per 1 s recording here), and the reads it saw
-# complete in its diskstats window + what it says it lacks == the kernel's
-# count over that window.
+# complete in its diskstats window + what it says it lacks are the
+# kernel's count over that window, to within the I/Os in flight at its
+# two edges.
 cd "$(dirname "$0")/../.."
 . tests/integration/lib.sh
 
@@ -81,9 +82,14 @@ fi
 read -r dropped reads wreads lack <<< "$(jq -r "[.dropped,
 	(.diskstats[\"$LOOPNAME\"] | (.window.counted.reads // 0), (.reads // -1),
 	 (.window.lacking.reads // -1))] | @tsv" "$TMP/s.json")"
-if [ "$dropped" != 0 ] || [ "${reads:-0}" -le 0 ] || [ "$lack" -lt 0 ] || [ $((reads + lack)) != "$wreads" ]; then
+# the kernel's counters are read while fio completes I/O: at each edge of
+# the window up to a queue depth (32) of completions fall on one side for
+# iotrail and on the other for the counters (1 over was seen), so the
+# window's count is checked to within 2 x 32, not exactly
+diff=$((reads + lack - wreads))
+if [ "$dropped" != 0 ] || [ "${reads:-0}" -le 0 ] || [ "$lack" -lt 0 ] || [ "${diff#-}" -gt 64 ]; then
 	fail "$NAME" "busy device, default layers: $dropped events dropped, reads $reads + lacking $lack vs diskstats $wreads: $(tail -1 "$TMP/s.out")"
 else
-	pass "$NAME (fio busy before the start, default layers: 0 dropped; reads in the window $reads + lacking $lack == diskstats $wreads)"
+	pass "$NAME (fio busy before the start, default layers: 0 dropped; reads in the window $reads + lacking $lack vs diskstats $wreads: $diff at the edges)"
 fi
 exit 0
