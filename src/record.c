@@ -775,42 +775,38 @@ static int start_layers(struct session *ss, char *hooks, size_t len)
 
 	/* every layer's hook questions on one parse of the kernel BTF (each
 	 * load frees it: parsed again per layer, it took seconds a record in
-	 * the test VM) */
+	 * the test VM); why[i]: why layer i is left out, when it is */
+	char why[it_nlayers][320];
+
 	for (size_t i = 0; i < it_nlayers; i++) {
 		const struct it_layer_ops *l = it_layers[i];
-		char why[320];
 
-		if (ss->o->want[i] && (!l->part_of || !l->available || l->available(why, sizeof(why))))
+		h[i][0] = why[i][0] = 0;
+		if (!ss->o->want[i])
+			continue;
+		ss->called[i] = !l->part_of || !l->available || l->available(why[i], sizeof(why[i]));
+		if (ss->called[i])
 			it_hooks_prefetch(l->hooks, l->nhooks, ss->s.force_hook);
 	}
 	for (size_t i = 0; i < it_nlayers; i++) {
 		const struct it_layer_ops *l = it_layers[i];
-		char why[320] = "";
-		bool avail = true;
 		int rc;
 
-		h[i][0] = 0;
 		if (!ss->o->want[i])
 			continue;
-		if (l->part_of && l->available)
-			avail = l->available(why, sizeof(why));
-		ss->called[i] = avail;
-		rc = avail ? l->start(&ss->s, h[i], sizeof(h[i]), why, sizeof(why)) : 0;
+		rc = ss->called[i] ? l->start(&ss->s, h[i], sizeof(h[i]), why[i], sizeof(why[i])) : 0;
 		/* loading probes can take seconds on a slow machine: the
 		 * target's session is running already, keep pulling it */
 		remote_ticks(ss, it_clock_ns(CLOCK_MONOTONIC));
-		if (layer_outcome(ss, i, rc, why))
+		if (layer_outcome(ss, i, rc, why[i]))
 			return 1;
 	}
 	if (ss->o->task.start_s && wait_for_start(ss->o)) /* --start: loaded, not attached */
 		return 1;
-	for (size_t i = 0; i < it_nlayers; i++) {
-		char why[320] = "";
-
+	for (size_t i = 0; i < it_nlayers; i++)
 		if (ss->started[i] && it_layers[i]->attach &&
-		    layer_outcome(ss, i, it_layers[i]->attach(&ss->s, why, sizeof(why)), why))
+		    layer_outcome(ss, i, it_layers[i]->attach(&ss->s, why[i], sizeof(why[i])), why[i]))
 			return 1;
-	}
 	for (size_t i = 0; i < it_nlayers; i++) {
 		if (!ss->o->want[i])
 			continue;
