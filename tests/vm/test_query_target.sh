@@ -51,19 +51,34 @@ build/iotrail record -o $out/s.trail --layers block --dev \$ns1 --target 127.0.0
 rec=\$!
 for i in \$(seq 1500); do grep -q "recording, hooks" $out/record.err && break; sleep 0.1; done
 grep -q "recording, hooks" $out/record.err || { kill \$rec \$agent; exit 0; }
-Q="build/iotrail query --target 127.0.0.1:4791 --key $out/k.key --json"
-fio --name=q --filename=/dev/\$ns1 --rw=randread --bs=4k --direct=1 --ioengine=libaio \
+Q="timeout 120 build/iotrail query --target 127.0.0.1:4791 --key $out/k.key --json"
+timeout 120 fio --name=q --filename=/dev/\$ns1 --rw=randread --bs=4k --direct=1 --ioengine=libaio \
 	--iodepth=1 --number_ios=$NIOS --size=256M --output-format=json --output=$out/fio.json
 sleep 1.5
 \$Q "load target.dev window=600s ctrl=\$cntlid op=read" "load target window=600s ctrl=\$cntlid" \
-	"load tdev.d2c window=600s ctrl=\$cntlid" "reset target.dev" > $out/q.json 2> $out/q.err
-fio --name=d --filename=/dev/\$ns2 --rw=randread --bs=4k --direct=1 --ioengine=libaio \
+	"load tdev.d2c window=600s ctrl=\$cntlid" "reset target.dev" > $out/q.json 2> $out/q.err || echo "query: exit \$? (124: no answer in 120 s)" >> $out/hang
+timeout 120 fio --name=d --filename=/dev/\$ns2 --rw=randread --bs=4k --direct=1 --ioengine=libaio \
 	--iodepth=1 --number_ios=$NIOS --size=256M --output-format=json --output=$out/fio2.json
 sleep 1.5
-\$Q "load target.dev ctrl=\$cntlid op=read" > $out/q2.json 2>> $out/q.err
+\$Q "load target.dev ctrl=\$cntlid op=read" > $out/q2.json 2>> $out/q.err \
+	|| echo "second query: exit \$? (124: no answer in 120 s)" >> $out/hang
 touch $out/stop
+# bounded ends: a process that does not end is described (state, where it
+# sleeps, per thread) in $out/hang and killed, instead of hanging the guest
+ends() { # pid name seconds
+	for i in \$(seq \$((\$3 * 10))); do kill -0 \$1 2> /dev/null || return 0; sleep 0.1; done
+	{ echo "\$2 (pid \$1) did not end in \$3 s:"
+	  for t in /proc/\$1/task/*; do
+		echo "  \$(cat \$t/comm) \$(grep State \$t/status) wchan=\$(cat \$t/wchan)"
+		cat \$t/stack 2> /dev/null | head -8 | sed 's/^/    /'
+	  done
+	  tail -3 $out/record.err $out/agent.log; } >> $out/hang 2>&1
+	kill -9 \$1
+}
+ends \$rec recorder 60
 wait \$rec
 kill \$agent
+ends \$agent agent 30
 wait \$agent
 GUEST
 vm vm_query --out "$out" -- bash "$TMP/query.sh"
@@ -73,12 +88,17 @@ ns2=$(sed -n 's/^ns2=//p' "$out/setup" 2>/dev/null)
 cntlid=$(sed -n 's/^cntlid=//p' "$out/setup" 2>/dev/null)
 if [ -z "$ns1" ] || [ ! -s "$out/q.json" ]; then
 	w=$(head -n1 "$out/setup.err" 2>/dev/null)
+	[ -z "$w" ] && w=$(tr '\n' ' ' < "$out/hang" 2>/dev/null | cut -c1-600)
 	[ -z "$w" ] && w=$(head -n1 "$out/q.err" 2>/dev/null)
 	[ -z "$w" ] && w=$(grep -m1 -E 'failed|cannot' "$out/record.err" 2>/dev/null)
 	for n in $names; do fail "$n" "no answer from the guest's agent: ${w:-$(vm_why vm_query)}"; done
 	exit 1
 fi
-pass "vm_query_setup (namespaces $ns1 and $ns2, initiator controller $cntlid)"
+if [ -s "$out/hang" ]; then
+	fail vm_query_setup "$(head -1 "$out/hang") (the guest's account: $(tr '\n' ' ' < "$out/hang" | cut -c1-600))"
+else
+	pass "vm_query_setup (namespaces $ns1 and $ns2, initiator controller $cntlid)"
+fi
 
 fio_ios=$(jq -r '.jobs[0].read.total_ios' "$out/fio.json" 2>/dev/null)
 count=$(jq -r '.answers[0].window.count' "$out/q.json")
