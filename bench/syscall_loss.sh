@@ -6,7 +6,9 @@
 # reproduces it: HOGS busy loops hold the CPUs (default: one per CPU),
 # and `dd bs=1` makes CALLS read/write calls as fast as it can, recorded
 # by `iotrail record -- dd` with the default options; printed per round:
-# the calls recorded and lost (the recorder's summary).
+# the calls recorded and lost (the recorder's summary). PRODUCERS=N splits
+# the calls among N dd processes at once: N producers against the one
+# draining thread, each with the same share of the CPUs under the busy loops.
 #   bench/syscall_loss.sh [ROUNDS] [CALLS]     (defaults: 3, 2000000)
 # With BASELINE=path/to/another/iotrail, each round also runs it,
 # alternating; RECORD_ARGS are given to every `iotrail record` (e.g.
@@ -27,6 +29,7 @@ cd "$(dirname "$0")/.."
 rounds=${1:-3}
 calls=${2:-2000000}
 hogs=${HOGS:-$(nproc)}
+producers=${PRODUCERS:-1}
 baseline=${BASELINE:-}
 stall=${STALL:-}
 case "$stall" in ""|freeze|title) ;; *) echo "syscall_loss: STALL=$stall: give freeze or title" >&2; exit 1 ;; esac
@@ -88,8 +91,9 @@ one() { # label, binary
 		dirty_pid=$!
 	fi
 	# shellcheck disable=SC2086 # RECORD_ARGS: words
-	"$2" record ${RECORD_ARGS:-} -o "$trace_dir/l.trail" -- dd if=/dev/zero of=/dev/null bs=1 \
-		count=$((calls / 2)) > "$out/rec.log" 2>&1 &
+	"$2" record ${RECORD_ARGS:-} -o "$trace_dir/l.trail" -- sh -c "for i in \$(seq $producers); do
+		dd if=/dev/zero of=/dev/null bs=1 count=$((calls / 2 / producers)) 2> /dev/null & done; wait" \
+		> "$out/rec.log" 2>&1 &
 	local rec=$!
 	[ -z "$stall" ] || stall_while "$rec"
 	wait "$rec" || { echo "syscall_loss: $2 record failed:" >&2; cat "$out/rec.log" >&2; exit 1; }
@@ -99,7 +103,7 @@ one() { # label, binary
 	rm -f "$trace_dir/l.trail" "$out/dirty"
 }
 
-echo "syscall_loss: $calls calls of dd bs=1 under $hogs busy loops${DIRTY:+, $DIRTY MiB written beside}${stall:+, STALL=$stall}, record ${RECORD_ARGS:-with the default rings}"
+echo "syscall_loss: $calls calls of dd bs=1 ($producers at once) under $hogs busy loops${DIRTY:+, $DIRTY MiB written beside}${stall:+, STALL=$stall}, record ${RECORD_ARGS:-with the default rings}"
 for i in $(seq 1 "$rounds"); do
 	echo "round $i"
 	if [ $((i % 2)) -eq 1 ] || [ -z "$baseline" ]; then

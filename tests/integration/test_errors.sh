@@ -41,6 +41,7 @@ expect_error record_bad_option "$IOTRAIL" record --frobnicate
 # parsers for tests/fuzz/fuzz_args.c): refused before anything starts
 expect_error record_pid_too_large "$IOTRAIL" record -p 4294967297 -d 1
 expect_error record_ringbuf_too_large "$IOTRAIL" record --ringbuf-mb 4294967298 -d 1
+expect_error record_drain_nice_range "$IOTRAIL" record --drain-nice -21 -d 1
 expect_error record_duration_nan "$IOTRAIL" record -d nan
 expect_error record_duration_inf "$IOTRAIL" record -d inf
 if [ "$(id -u)" -eq 0 ]; then

@@ -55,4 +55,25 @@ elif [ "$calls" != $((2 * N)) ]; then
 else
 	pass "$NAME (1 s frozen: $calls calls of dd's $((2 * N)), 0 lost)"
 fi
+
+# The draining thread runs at nice -20 (bench/syscall_loss.sh PRODUCERS=16:
+# at 0 it lost a quarter of the calls), COMMAND at its own nice value. The
+# command reads both: its parent is the recorder, whose main thread drains.
+NAME=record_drain_priority
+nice_of() { sed 's/^.*) //' "$1" | awk '{ print $17 }'; }
+# shellcheck disable=SC2016 # the inner shell's
+"$IOTRAIL" record --layers block --dev "$LOOPNAME" -o "$TMP/n.trail" -- \
+	sh -c 'sed "s/^.*) //" /proc/$PPID/stat | awk "{ print \$17 }" > "$1"
+	       sed "s/^.*) //" /proc/self/stat | awk "{ print \$17 }" >> "$1"' sh "$TMP/nice" \
+	> "$TMP/n.out" 2>&1
+rc=$?
+drain=$(sed -n 1p "$TMP/nice" 2>/dev/null) cmd=$(sed -n 2p "$TMP/nice" 2>/dev/null)
+own=$(nice_of /proc/self/stat)
+if [ $rc -ne 0 ]; then
+	fail "$NAME" "record exit $rc: $(tail -1 "$TMP/n.out")"
+elif [ "$drain" != -20 ] || [ "$cmd" != "$own" ]; then
+	fail "$NAME" "the draining thread at nice '$drain' (want -20), COMMAND at '$cmd' (want the caller's $own)"
+else
+	pass "$NAME (the draining thread at nice $drain, COMMAND at $cmd as its caller)"
+fi
 exit 0
