@@ -39,7 +39,8 @@ fi
 out=$TMP/out
 mkdir -p "$out"
 cat > "$TMP/query.sh" <<GUEST
-tests/vm/nvme-tcp-loop 0 $DELAY_NS > $out/setup 2> $out/setup.err || exit 0
+timeout 240 tests/vm/nvme-tcp-loop 0 $DELAY_NS > $out/setup 2> $out/setup.err || {
+	echo "the NVMe/TCP loopback setup: exit \$? (124: not done in 240 s)" >> $out/hang; exit 0; }
 . $out/setup
 build/iotrail agent --new-key $out/k.key 2> /dev/null
 build/iotrail agent --key $out/k.key --listen 127.0.0.1:4791 > /dev/null 2> $out/agent.log &
