@@ -23,7 +23,7 @@
 #                last job's 8K writes, and the report says how many events
 #                were overwritten, as the recorder counted them
 #   task_flight  --flight 1s over a 4 s run: the file spans the last second
-#                only, and --trigger 'q2c>100ms' writes one file per
+#                only, and --trigger 'q2c>200ms' writes one file per
 #                injected 300 ms stall of the device (slowfs stopped), each
 #                holding its slow I/O
 #   task_errors  bad options and task files: one line naming the key and
@@ -233,7 +233,7 @@ flight_test() {
 	make_slow_loop 50 64 none || { fail task_flight "cannot set up a loop device over slowfs"; return; }
 	rm -f "$TMP"/flight.trail*
 	base=$(awk '{ print $1 }' "/sys/block/$LOOPNAME/stat")
-	"$IOTRAIL" record -o "$TMP/flight.trail" --dev "$LOOPNAME" --flight 1s --trigger 'q2c>100ms' \
+	"$IOTRAIL" record -o "$TMP/flight.trail" --dev "$LOOPNAME" --flight 1s --trigger 'q2c>200ms' \
 		-- fio --name=f --filename="$LOOPDEV" --direct=1 --ioengine=psync --rw=randread --bs=4k \
 		--time_based --runtime=4 --rate_iops=300 --output=/dev/null > "$TMP/flight.out" 2>&1 &
 	local rec=$!
@@ -260,7 +260,7 @@ flight_test() {
 	done
 	if [ "$fires" != 2 ]; then
 		fail task_flight "the trigger wrote $fires files for 2 spikes: $(grep flight: "$TMP/flight.out" | tr '\n' ' ')"
-	elif ! awk -v m="$maxes" 'BEGIN { n = split(m, a, " "); for (i = 1; i <= n; i++) if (a[i] < 100e6) exit 1 }'; then
+	elif ! awk -v m="$maxes" 'BEGIN { n = split(m, a, " "); for (i = 1; i <= n; i++) if (a[i] < 200e6) exit 1 }'; then
 		fail task_flight "a trigger's file lacks its slow I/O (max Q2C:$maxes ns)"
 	elif ! awk -v d="$dur" 'BEGIN { exit !(d > 0.5 && d <= 1.0) }' || [ "$count" -gt 400 ] ||
 	     [ "$count" -lt 100 ] || [ "$total" -lt $((count * 2)) ]; then
