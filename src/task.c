@@ -738,40 +738,51 @@ char *it_task_from_notes(const struct it_note_rec *notes, size_t n, uint16_t kin
 
 void it_task_describe(const struct it_task *t, bool calls, char *out, size_t len)
 {
+	const struct it_task_counted *c = &t->counted;
 	struct it_sample smp;
 	char err[160];
 	size_t off = 0;
 	bool kept = false;
 
 #define PUT(...) (off += snprintf(out + off, off < len ? len - off : 0, __VA_ARGS__))
+#define U(x) ((unsigned long long)(x))
 	*out = 0;
 	if (*t->start || *t->stop)
 		PUT("window %s to %s (local time)", *t->start ? t->start : "the start",
 		    *t->stop ? t->stop : "the end");
 	if (*t->filter) {
 		PUT("%sonly I/Os with %s", off ? "; " : "", t->filter);
+		if (c->ios_known)
+			PUT(": %llu of %llu, %llu filtered out", U(c->passed),
+			    U(c->passed + c->rejected), U(c->rejected));
 		kept = true;
 	}
 	if (*t->sample && !it_sample_parse(t->sample, &smp, err, sizeof(err))) {
 		if (smp.one_in > 1)
-			PUT("%ssampled 1 in %u: counts are of sampled I/Os", off ? "; " : "",
-			    smp.one_in);
+			PUT("%ssampled 1 in %u", off ? "; " : "", smp.one_in);
 		else if (smp.per_epoch)
-			PUT("%ssampled the first %u I/Os of every %s epoch, none after them: counts "
-			    "are of sampled I/Os", off ? "; " : "", smp.per_epoch,
-			    strchr(t->sample, '/') + 1);
+			PUT("%ssampled the first %u I/Os of every %s epoch, none after them",
+			    off ? "; " : "", smp.per_epoch, strchr(t->sample, '/') + 1);
+		if ((smp.one_in > 1 || smp.per_epoch) && c->ios_known)
+			PUT(": %llu kept of %llu, %llu skipped", U(c->passed - c->skipped),
+			    U(c->passed), U(c->skipped));
+		if (smp.one_in > 1 || smp.per_epoch)
+			PUT(": counts are of sampled I/Os");
 		kept |= smp.one_in > 1 || smp.per_epoch;
 	}
 	if (t->overwritten_known)
 		PUT("%s%llu events overwritten before this file was written (memory %s, on-full "
-		    "overwrite)", off ? "; " : "", (unsigned long long)t->overwritten,
-		    *t->memory ? t->memory : "256m");
-	/* A call is recorded at its entry, before any of its I/Os exists:
-	 * the predicate and the draw are made later, at each bio's Q, so the
-	 * syscall layer cannot follow them (a call may also make several I/Os,
-	 * some kept and some not). */
-	if (calls && kept)
+		    "overwrite)", off ? "; " : "", U(t->overwritten), *t->memory ? t->memory : "256m");
+	/* The block layer decides at each bio's Q; a call is recorded at its
+	 * exit when its thread queued a kept I/O meanwhile. Without that (a
+	 * trace of an older version, or no block layer), every call is in. */
+	if (calls && kept && c->calls_known)
+		PUT("; system calls: only those that queued a kept I/O, %llu; not recorded: %llu "
+		    "whose I/Os were all left out, %llu that queued none (io_uring requests are all "
+		    "recorded)", U(c->calls_kept), U(c->calls_not_kept), U(c->calls_no_io));
+	else if (calls && kept)
 		PUT("; system calls are not filtered or sampled: every call of the scope is recorded");
+#undef U
 #undef PUT
 }
 

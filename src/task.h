@@ -105,6 +105,16 @@ struct it_trigger {
 };
 int it_trigger_parse(const char *text, struct it_trigger *t, char *err, size_t errlen);
 
+/* What a task's predicate and sampling left out, as the kernel counted
+ * (event.h: IT_EV_TASK_COUNTS; iotrail/task_counts.h); *_known: the trace
+ * says (recorded with a predicate or sampling; calls: and the syscall
+ * layer following the block layer's decisions). */
+struct it_task_counted {
+	bool ios_known, calls_known;
+	uint64_t passed, skipped, rejected;       /* I/Os: kept = passed - skipped */
+	uint64_t calls_kept, calls_not_kept, calls_no_io;
+};
+
 /* Everything a task sets; a NULL string or 0: not set (the default). */
 struct it_task {
 	/* [workload] */
@@ -127,6 +137,8 @@ struct it_task {
 	 * events its memory bound overwrote before the file was written */
 	bool overwritten_known;
 	uint64_t overwritten;
+	/* not a key: the kernel's counts, from the trace's events */
+	struct it_task_counted counted;
 };
 
 /* Reads a task file's text (INI) into t. 0, or -1 with one line in err:
@@ -150,10 +162,12 @@ long it_task_to_notes(const char *text, uint16_t kind, struct it_note_rec **note
  * NULL when there are none (a file recorded without a task) or out of memory. */
 char *it_task_from_notes(const struct it_note_rec *notes, size_t n, uint16_t kind);
 
-/* The report's line about what was recorded: "op=read && size>=32k;
- * sampled 1 in 10: counts are of sampled I/Os". "" when every I/O was.
- * calls: the recording has the syscall layer, whose calls a filter or a
- * sample does not reach (said, not left silent). */
+/* The report's line about what was recorded: "only I/Os with
+ * op=read && size>=32k: 300 of 1800, 1500 filtered out; sampled 1 in 10:
+ * 31 kept of 300, 269 skipped: counts are of sampled I/Os" (the totals
+ * when t->counted knows them). "" when every I/O was. calls: the
+ * recording has the syscall layer: which calls it kept (t->counted), or
+ * that a filter or a sample did not reach them (said, not left silent). */
 void it_task_describe(const struct it_task *t, bool calls, char *out, size_t len);
 /* Whether a trace of these layers ("block,syscall") has system calls. */
 bool it_task_layers_have_calls(const char *layers, size_t len);

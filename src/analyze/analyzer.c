@@ -173,6 +173,7 @@ void it_analyzer_finish(struct it_analyzer *a, uint64_t end_ns)
 	it_diskwin_finish(a);
 	r->disk = a->disk;
 	r->ndisk = a->ndisk;
+	r->task = a->task;
 	memcpy(r->keys, a->o.keys, sizeof(r->keys));
 	r->nkeys = a->o.nkeys;
 }

@@ -28,6 +28,7 @@
 
 #include "iotrail/event.h"
 #include "analyze/hist.h"
+#include "task.h"               /* struct it_task_counted */
 
 /* Points on a block trail, btt's letters. */
 enum it_point {
@@ -271,6 +272,7 @@ uint64_t it_diskwin_short_total(const struct it_results *r); /* 0 when not recon
 
 struct it_results {
 	uint64_t start_ns, end_ns;    /* analysed window (monotonic) */
+	struct it_task_counted task;  /* traces recorded with a task's predicate or sampling */
 	struct it_diskstats *disk;    /* traces that carry them; ndisk of them */
 	size_t ndisk;
 	/* the window of those counts (traces since IT_EV_DISKSTATS_FROM):

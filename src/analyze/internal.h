@@ -108,6 +108,7 @@ struct it_analyzer {
 	uint32_t ndone, donecap, done_free;
 	struct it_zones *zones;            /* zoned devices (zones.c): at the first zone record */
 	struct it_diskstats *disk;         /* IT_EV_DISKSTATS, in file order */
+	struct it_task_counted task;       /* IT_EV_TASK_COUNTS */
 	size_t ndisk;
 	/* the diskstats window (diskwin.c): 0 / UINT64_MAX until known */
 	uint64_t win_from, win_to;

@@ -38,12 +38,16 @@ static void host(struct it_json *j, const struct it_host_rec *h)
 }
 
 /* What the recording kept (doc/report.md): counts are of these I/Os. */
-static void task(struct it_json *j, const struct it_task *t, const struct it_host_rec *h)
+static void task(struct it_json *j, const struct it_task *given, const struct it_host_rec *h,
+		 const struct it_results *r)
 {
 	bool calls = h && it_task_layers_have_calls(h->layers, sizeof(h->layers));
 	char line[1024], err[160];
 	struct it_sample s = { 0 };
+	struct it_task counted = *given, *t = &counted;
+	const struct it_task_counted *c = &r->task;
 
+	counted.counted = r->task; /* the kernel's counts, from the trace's events */
 	if (*t->sample && it_sample_parse(t->sample, &s, err, sizeof(err)))
 		s = (struct it_sample){ 0 };
 	it_task_describe(t, calls, line, sizeof(line));
@@ -60,7 +64,18 @@ static void task(struct it_json *j, const struct it_task *t, const struct it_hos
 	it_json_kv_string(j, "stop", t->stop);
 	it_json_kv_string(j, "what", line);
 	/* the syscall layer's calls are all there, kept I/O or not */
-	it_json_kv_bool(j, "syscalls_unfiltered", calls && *line);
+	it_json_kv_bool(j, "syscalls_unfiltered", calls && *line && !c->calls_known);
+	if (c->ios_known) { /* the kernel's counts (task_counts.h) */
+		it_json_kv_uint(j, "ios_passed", c->passed);
+		it_json_kv_uint(j, "ios_kept", c->passed - c->skipped);
+		it_json_kv_uint(j, "ios_skipped", c->skipped);
+		it_json_kv_uint(j, "ios_filtered_out", c->rejected);
+	}
+	if (c->calls_known) {
+		it_json_kv_uint(j, "calls_kept", c->calls_kept);
+		it_json_kv_uint(j, "calls_not_kept", c->calls_not_kept);
+		it_json_kv_uint(j, "calls_no_io", c->calls_no_io);
+	}
 	it_json_object_end(j);
 }
 
@@ -485,7 +500,7 @@ void it_report_json_members(struct it_json *j, const struct it_report_input *in)
 	if (in->host)
 		host(j, in->host);
 	if (in->task)
-		task(j, in->task, in->host);
+		task(j, in->task, in->host, r);
 	devices(j, in);
 	stats(j, &r->stats);
 	it_json_name(j, "group_by");

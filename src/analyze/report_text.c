@@ -69,15 +69,19 @@ static double mib(uint64_t bytes) { return (double)bytes / (1024.0 * 1024.0); }
 
 /* What the recording kept, said before any count: a predicate and 1 in N
  * sampling (counts are never scaled up). Wrapped at 88 columns. */
-static void task_line(FILE *f, const struct it_task *t, const struct it_host_rec *h)
+static void task_line(FILE *f, const struct it_task *t, const struct it_host_rec *h,
+		      const struct it_results *r)
 {
+	struct it_task counted;
 	char line[1024];
 	const char *p = line;
 	int n;
 
 	if (!t)
 		return;
-	it_task_describe(t, it_task_layers_have_calls(h->layers, sizeof(h->layers)), line,
+	counted = *t; /* with the kernel's counts, from the trace's events */
+	counted.counted = r->task;
+	it_task_describe(&counted, it_task_layers_have_calls(h->layers, sizeof(h->layers)), line,
 			 sizeof(line));
 	for (const char *lead = "task      "; *p; lead = "          ") {
 		n = (int)strlen(p);
@@ -118,7 +122,7 @@ static void header(FILE *f, const struct it_report_input *in)
 			fprintf(f, "command   %.*s\n", 88, h->command);
 		if (h->hooks[0])
 			fprintf(f, "hooks     %.*s\n", 88, h->hooks);
-		task_line(f, in->task, h);
+		task_line(f, in->task, h, in->r);
 	} else {
 		fprintf(f, "duration  %.3f s\n", r->duration_s);
 	}

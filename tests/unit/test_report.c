@@ -547,3 +547,53 @@ TEST(report_stats_distinct_pids)
 	free(out);
 	it_analyzer_free(a);
 }
+
+/* The kernel's counts of what a task left out (IT_EV_TASK_COUNTS) reach
+ * the report's task line and its JSON as totals: a filter's 1 of 5, a
+ * sample's skipped, and the calls the syscall layer left out. */
+static struct it_event task_counts_ev(uint8_t flags, uint64_t a, uint64_t b, uint64_t c)
+{
+	struct it_event e = ev_base(IT_EV_TASK_COUNTS, 9000, a, 0);
+
+	e.flags = flags;
+	e.sector = b;
+	e.aux = c;
+	return e;
+}
+
+TEST(report_task_counts)
+{
+	struct it_event evs[] = {
+		Q(1000, 0xb1, DEV_A, 0, K4, IT_OP_READ),
+		D(1100, 0x71, 0xb1, DEV_A, 0, K4, IT_OP_READ),
+		C(1600, 0x71, DEV_A, K4),
+		task_counts_ev(0, 10, 9, 40),
+		task_counts_ev(IT_TCF_CALLS, 1, 9, 300),
+	};
+	struct it_host_rec h = { .layers = "block,syscall" };
+	struct it_task t;
+	char err[256];
+	struct capture c;
+	struct it_analyzer *a = run(evs, N(evs), NULL);
+	struct it_report_input in = { .a = a, .r = it_analyzer_results(a), .host = &h, .task = &t };
+
+	ASSERT_EQ(it_task_parse("[workload]\nop = read\n[profiler]\nsample = 1/10\n", &t, err,
+				sizeof(err)), 0, err);
+	ASSERT_EQ(in.r->stats.ios, 1, "the counts are not I/Os");
+	it_report_text(cap_open(&c), &in);
+	char *out = cap_close(&c);
+	ASSERT_TRUE(strstr(out, "only I/Os with op=read: 10 of 50, 40 filtered out; sampled 1 in 10: "
+			   "1 kept of 10,") != NULL, "the I/O totals said");
+	ASSERT_TRUE(strstr(out, "system calls: only") != NULL, "the calls said (wrapped)");
+	free(out);
+	it_report_json(cap_open(&c), &in, false);
+	out = cap_close(&c);
+	ASSERT_TRUE(valid_json(out), "valid JSON");
+	ASSERT_TRUE(strstr(out, "I/O, 1; not recorded: 9 whose I/Os were all left out, 300 that "
+			   "queued none") != NULL, "the calls' totals said");
+	ASSERT_TRUE(strstr(out, "\"syscalls_unfiltered\":false,\"ios_passed\":10,\"ios_kept\":1,"
+			   "\"ios_skipped\":9,\"ios_filtered_out\":40,\"calls_kept\":1,"
+			   "\"calls_not_kept\":9,\"calls_no_io\":300") != NULL, "JSON totals");
+	free(out);
+	it_analyzer_free(a);
+}

@@ -178,8 +178,9 @@ TEST(task_file_errors)
 	}
 }
 
-/* The syscall layer does not follow a filter or a sample: the report says
- * so when the trace has it, and only then. */
+/* What the syscall layer kept: when the trace does not say (an older
+ * recording, no block layer), the report says its calls were not
+ * filtered, and only when the trace has them. */
 TEST(task_describe_calls)
 {
 	struct it_task t;
@@ -194,6 +195,23 @@ TEST(task_describe_calls)
 	ASSERT_STREQ(line, "only I/Os with op=read; sampled 1 in 10: counts are of sampled I/Os; "
 		     "system calls are not filtered or sampled: every call of the scope is recorded",
 		     "with system calls");
+	/* the kernel's counts (IT_EV_TASK_COUNTS): exact totals, and which
+	 * calls the syscall layer kept */
+	t.counted = (struct it_task_counted){ .ios_known = true, .passed = 100, .skipped = 90,
+					      .rejected = 7 };
+	it_task_describe(&t, false, line, sizeof(line));
+	ASSERT_STREQ(line, "only I/Os with op=read: 100 of 107, 7 filtered out; sampled 1 in 10: "
+		     "10 kept of 100, 90 skipped: counts are of sampled I/Os", "the totals");
+	t.counted.calls_known = true;
+	t.counted.calls_kept = 10;
+	t.counted.calls_not_kept = 85;
+	t.counted.calls_no_io = 3;
+	it_task_describe(&t, true, line, sizeof(line));
+	ASSERT_STREQ(line, "only I/Os with op=read: 100 of 107, 7 filtered out; sampled 1 in 10: "
+		     "10 kept of 100, 90 skipped: counts are of sampled I/Os; system calls: only "
+		     "those that queued a kept I/O, 10; not recorded: 85 whose I/Os were all left "
+		     "out, 3 that queued none (io_uring requests are all recorded)",
+		     "the calls followed the I/Os");
 	/* nothing filtered: nothing to say */
 	ASSERT_EQ(it_task_parse("[report]\nformat = text\n", &t, err, sizeof(err)), 0, err);
 	it_task_describe(&t, true, line, sizeof(line));

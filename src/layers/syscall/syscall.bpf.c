@@ -770,6 +770,10 @@ static __always_inline int on_exit(long nr, long ret)
 	barrier_var(call);
 	d = &decode[call & (DECODE_SIZE - 1)];
 	tid = task->pid;
+	/* a task's predicate or sampling: only calls that queued a kept I/O
+	 * (scope.bpf.h), decided before the call's names cost anything */
+	if (scope_mark_calls && !scope_call_kept(task, st->ts_enter))
+		return 0;
 
 	if ((d->kind & IT_SK_RETFD) && ret >= 0) {
 		if (!tag_file(st, fd_file(task, ret)))
