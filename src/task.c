@@ -150,6 +150,24 @@ int it_date_parse(const char *text, int64_t *sec, char *err, size_t errlen)
 	return -1;
 }
 
+const char *const it_distinct_names[IT_DISTINCT_MAX] = {
+	[IT_DISTINCT_PID] = "pid", [IT_DISTINCT_TID] = "tid", [IT_DISTINCT_COMM] = "comm",
+	[IT_DISTINCT_DEV] = "dev", [IT_DISTINCT_FILE] = "file",
+};
+
+/* "distinct(KEY)": its key, or -1 */
+static int distinct_key(const char *name)
+{
+	for (int k = 0; k < IT_DISTINCT_MAX; k++) {
+		size_t n = strlen(it_distinct_names[k]);
+
+		if (!strncmp(name, "distinct(", 9) && !strncmp(name + 9, it_distinct_names[k], n) &&
+		    !strcmp(name + 9 + n, ")"))
+			return k;
+	}
+	return -1;
+}
+
 int it_stats_parse(const char *text, struct it_stats *s, char *err, size_t errlen)
 {
 	const char *p = text;
@@ -162,7 +180,7 @@ int it_stats_parse(const char *text, struct it_stats *s, char *err, size_t errle
 		double v;
 
 		snprintf(name, sizeof(name), "%.*s", (int)(len < 15 ? len : 15), p);
-		if (i == IT_STATS_MAX || len > 13 || !len)
+		if (i == IT_STATS_MAX || len > 14 || !len)
 			goto bad;
 		if (!strcmp(name, "min")) {
 			s->kind[i] = IT_STAT_MIN;
@@ -170,9 +188,11 @@ int it_stats_parse(const char *text, struct it_stats *s, char *err, size_t errle
 			s->kind[i] = IT_STAT_MAX;
 		} else if (!strcmp(name, "avg")) {
 			s->kind[i] = IT_STAT_AVG;
-		} else if (!strcmp(name, "distinct(pid)")) {
-			s->kind[i] = IT_STAT_PIDS;
-			strcpy(name, "pids"); /* the column's title */
+		} else if (distinct_key(name) >= 0) {
+			s->kind[i] = IT_STAT_DISTINCT;
+			s->distinct[i] = (enum it_distinct_key)distinct_key(name);
+			/* the column's title: "pids" */
+			snprintf(name, sizeof(name), "%ss", it_distinct_names[s->distinct[i]]);
 		} else if (name[0] == 'p' && isdigit((unsigned char)name[1])) {
 			errno = 0;
 			v = strtod(name + 1, &end);
@@ -193,7 +213,8 @@ int it_stats_parse(const char *text, struct it_stats *s, char *err, size_t errle
 		return 0;
 bad:
 	snprintf(err, errlen, "stats '%s': give a comma-separated list of at most %d from min, "
-		 "max, avg, pN (a percentile, N from 0 to 100: p50, p99.9), distinct(pid)", text,
+		 "max, avg, pN (a percentile, N from 0 to 100: p50, p99.9), distinct(KEY) (KEY: pid, tid, "
+		 "comm, dev or file)", text,
 		 IT_STATS_MAX);
 	return -1;
 }

@@ -79,14 +79,23 @@ int it_date_parse(const char *text, int64_t *sec, char *err, size_t errlen);
 
 /* The report's statistics columns ("min,avg,p50,p99,max"): what the latency
  * table shows, in order. min, max, avg, pN (N from 0 to 100, e.g. p99.9),
- * distinct(pid): how many processes submitted the group's I/Os ("pids"). */
+ * distinct(KEY): how many different KEYs the group's I/Os have, KEY one of
+ * pid (processes that submitted them: column "pids"), tid ("tids"), comm
+ * ("comms"), dev ("devs"), file ("files": the files whose page cache they
+ * carried; direct I/O carries none). */
 #define IT_STATS_MAX 12
-enum it_stat_kind { IT_STAT_MIN, IT_STAT_MAX, IT_STAT_AVG, IT_STAT_PCT, IT_STAT_PIDS };
+enum it_stat_kind { IT_STAT_MIN, IT_STAT_MAX, IT_STAT_AVG, IT_STAT_PCT, IT_STAT_DISTINCT };
+enum it_distinct_key {
+	IT_DISTINCT_PID, IT_DISTINCT_TID, IT_DISTINCT_COMM, IT_DISTINCT_DEV, IT_DISTINCT_FILE,
+	IT_DISTINCT_MAX
+};
+extern const char *const it_distinct_names[IT_DISTINCT_MAX]; /* "pid", "tid", ... */
 struct it_stats {
 	unsigned int n;          /* 0: the default columns */
 	enum it_stat_kind kind[IT_STATS_MAX];
 	double pct[IT_STATS_MAX];   /* IT_STAT_PCT's percentile */
-	char name[IT_STATS_MAX][8]; /* the column's title: "p99.9" */
+	enum it_distinct_key distinct[IT_STATS_MAX]; /* IT_STAT_DISTINCT's key */
+	char name[IT_STATS_MAX][8]; /* the column's title: "p99.9", "pids" */
 };
 int it_stats_parse(const char *text, struct it_stats *s, char *err, size_t errlen);
 

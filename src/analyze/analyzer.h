@@ -157,7 +157,9 @@ struct it_group {
 	uint64_t merges, requeues, splits, no_q;
 	uint64_t seq, rnd;        /* sequential / random (data I/Os only) */
 	uint64_t first_ns, last_ns; /* earliest start, latest completion: the active window */
-	uint64_t pids;            /* distinct submitting pids (opts.distinct_pids; else 0) */
+	/* distinct values per key (task.h: enum it_distinct_key) of the keys
+	 * in opts.distinct; else 0. [IT_DISTINCT_PID]: submitting processes */
+	uint64_t distinct[IT_DISTINCT_MAX];
 	struct it_hist stage[IT_STAGE_MAX]; /* ns; stage[IT_STAGE_Q2C] is the latency */
 };
 
@@ -296,7 +298,8 @@ struct it_analyzer_opts {
 	unsigned nkeys;
 	uint64_t start_ns;            /* trace start (monotonic); 0: the first event */
 	uint64_t interval_ns;         /* timeline interval; 0: 1 s */
-	bool distinct_pids;           /* count each group's distinct pids (report --stats) */
+	uint8_t distinct;             /* bit (1u << IT_DISTINCT_*) per key whose distinct
+				       * values each group counts (report --stats) */
 	/* Called with every completed trail (exporters, per-I/O listings). */
 	void (*on_trail)(const struct it_trail *t, void *ctx);
 	void *ctx;

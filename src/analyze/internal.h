@@ -85,7 +85,11 @@ struct it_analyzer {
 
 	/* groups */
 	struct it_map groupmap;            /* hash of the key -> group index */
-	struct it_map group_pids;          /* (group index, pid) seen: distinct_pids */
+	/* opts.distinct: (group index, value) seen, per key; a file's value
+	 * is its id in file_ids ((fs dev, inode) -> 1, 2, ...) */
+	struct it_map group_distinct[IT_DISTINCT_MAX];
+	struct it_map file_ids;
+	uint32_t nfiles;
 	struct it_group *groups;
 	uint32_t ngroups, groupcap;
 	uint32_t keymask;                  /* 1 << IT_KEY_x for the keys used */

@@ -218,11 +218,22 @@ static void group(struct it_json *j, const struct it_report_input *in, const str
 		it_json_name(j, "stats_ns");
 		it_json_object_start(j);
 		for (unsigned int c = 0; c < st.n; c++)
-			if (st.kind[c] != IT_STAT_PIDS)
+			if (st.kind[c] != IT_STAT_DISTINCT)
 				it_json_kv_uint(j, st.name[c], it_report_stat(g, &st, c));
 		it_json_object_end(j);
-		if (it_report_stats_need_pids(&st))
-			it_json_kv_uint(j, "distinct_pids", g->pids);
+		for (unsigned int c = 0; c < st.n; c++) { /* "distinct_pids": g->distinct[] */
+			char name[24];
+
+			unsigned int first = 0;
+
+			while (first < c && (st.kind[first] != IT_STAT_DISTINCT ||
+					     st.distinct[first] != st.distinct[c]))
+				first++;
+			if (st.kind[c] != IT_STAT_DISTINCT || first < c) /* once per key */
+				continue;
+			snprintf(name, sizeof(name), "distinct_%s", st.name[c]);
+			it_json_kv_uint(j, name, it_report_stat(g, &st, c));
+		}
 	}
 	it_json_name(j, "stages");
 	it_json_array_start(j);

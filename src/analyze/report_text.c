@@ -448,7 +448,7 @@ static void latency_table(FILE *f, const struct it_report_input *in, const struc
 			dur > 0 ? (double)g->count / dur : 0, kc->w_mib,
 			dur > 0 ? mib(g->bytes) / dur : 0);
 		for (unsigned int c = 0; c < st.n; c++)
-			if (st.kind[c] == IT_STAT_PIDS)
+			if (st.kind[c] == IT_STAT_DISTINCT)
 				fprintf(f, " %6llu", (unsigned long long)it_report_stat(g, &st, c));
 			else
 				fprintf(f, " %6s", fmt_ns(b, sizeof(b), it_report_stat(g, &st, c)));

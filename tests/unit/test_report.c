@@ -508,7 +508,7 @@ TEST(report_stats_columns)
 }
 
 /* distinct(pid): how many processes submitted a group's I/Os, counted
- * only when a column asks for it (the analyzer's distinct_pids). */
+ * only when a column asks for it (the analyzer's opts.distinct). */
 TEST(report_stats_distinct_pids)
 {
 	static const uint32_t pids[] = { 100, 100, 200, 300 };
@@ -525,7 +525,7 @@ TEST(report_stats_distinct_pids)
 		evs[n++] = C(t0 + 1000, 0x70 + i, DEV_A, K4);
 	}
 	struct it_analyzer_opts o = IT_ANALYZER_OPTS_DEFAULT;
-	o.distinct_pids = true;
+	o.distinct = 1u << IT_DISTINCT_PID;
 	struct it_analyzer *a = run_opts(evs, n, o, NULL, 0);
 	const struct it_results *r = it_analyzer_results(a);
 	struct it_task task = { .stats = "distinct(pid),max" };
@@ -534,8 +534,9 @@ TEST(report_stats_distinct_pids)
 	char *out;
 
 	ASSERT_EQ(r->ngroups, 2, "read and write groups");
-	ASSERT_U64_EQ(r->groups[0].pids, 2, "reads: pids 100 and 200");
-	ASSERT_U64_EQ(r->groups[1].pids, 1, "the write: pid 300");
+	ASSERT_U64_EQ(r->groups[0].distinct[IT_DISTINCT_PID], 2, "reads: pids 100 and 200");
+	ASSERT_U64_EQ(r->groups[1].distinct[IT_DISTINCT_PID], 1, "the write: pid 300");
+	ASSERT_U64_EQ(r->groups[0].distinct[IT_DISTINCT_TID], 0, "tids: not asked, not counted");
 	it_report_text(cap_open(&c), &in);
 	out = cap_close(&c);
 	ASSERT_TRUE(strstr(out, "MiB/s   pids    max\n") != NULL, "the pids column's title");
@@ -596,4 +597,74 @@ TEST(report_task_counts)
 			   "\"calls_not_kept\":9,\"calls_no_io\":300") != NULL, "JSON totals");
 	free(out);
 	it_analyzer_free(a);
+}
+
+/* distinct(tid|comm|dev|file): the other keys a group's I/Os have, by op
+ * over two devices: reads of 3 threads of 2 processes (fio, dd) on 2
+ * devices and 2 files (one read of no file: direct I/O), one write. */
+TEST(report_stats_distinct_keys)
+{
+	static const struct { uint32_t pid, tid, dev; uint64_t ino; uint8_t op; } io[] = {
+		{ 100, 100, DEV_A, 11, IT_OP_READ }, { 100, 101, DEV_A, 11, IT_OP_READ },
+		{ 200, 200, DEV_B, 12, IT_OP_READ }, { 200, 200, DEV_B, 0, IT_OP_READ },
+		{ 300, 300, DEV_A, 13, IT_OP_WRITE },
+	};
+	struct it_event evs[24];
+	size_t n = 0;
+	const uint64_t s = 1000000000ull;
+
+	evs[n++] = TASK(s - 10, 100, 100, "fio");
+	evs[n++] = TASK(s - 9, 100, 101, "fio");
+	evs[n++] = TASK(s - 8, 200, 200, "dd");
+	evs[n++] = TASK(s - 7, 300, 300, "dd");
+	for (size_t i = 0; i < N(io); i++) {
+		uint64_t t0 = s + 1000000 * i;
+		struct it_event q = ev_tid(Q(t0, 0xb0 + i, io[i].dev, 8 * i, K4, io[i].op),
+					   io[i].pid, io[i].tid);
+
+		q.aux = io[i].ino; /* the file whose page cache it carries */
+		q.tag = 0x801;     /* on file system dev 0:0x801 */
+		evs[n++] = q;
+		evs[n++] = D(t0 + 10, 0x70 + i, 0xb0 + i, io[i].dev, 8 * i, K4, io[i].op);
+		evs[n++] = C(t0 + 1000, 0x70 + i, io[i].dev, K4);
+	}
+	struct it_analyzer_opts o = { .keys = { IT_KEY_OP }, .nkeys = 1 };
+	struct it_task task = { .stats = "distinct(tid),distinct(comm),distinct(dev),distinct(file)" };
+	struct it_stats st;
+	char err[256];
+
+	ASSERT_EQ(it_stats_parse(task.stats, &st, err, sizeof(err)), 0, err);
+	o.distinct = it_report_stats_distinct(&st);
+	ASSERT_EQ(o.distinct, (1u << IT_DISTINCT_TID) | (1u << IT_DISTINCT_COMM) |
+		  (1u << IT_DISTINCT_DEV) | (1u << IT_DISTINCT_FILE), "the keys asked for");
+	struct it_analyzer *a = run_opts(evs, n, o, NULL, 0);
+	const struct it_results *r = it_analyzer_results(a);
+	struct it_report_input in = { .devs = &loop0, .ndevs = 1, .a = a, .r = r, .task = &task };
+	struct capture c;
+	char *out;
+
+	ASSERT_EQ(r->ngroups, 2, "read and write groups");
+	ASSERT_U64_EQ(r->groups[0].distinct[IT_DISTINCT_TID], 3, "reads: tids 100, 101, 200");
+	ASSERT_U64_EQ(r->groups[0].distinct[IT_DISTINCT_COMM], 2, "reads: fio and dd");
+	ASSERT_U64_EQ(r->groups[0].distinct[IT_DISTINCT_DEV], 2, "reads: on two devices");
+	ASSERT_U64_EQ(r->groups[0].distinct[IT_DISTINCT_FILE], 2,
+		      "reads: inodes 11 and 12 (the direct read carries none)");
+	ASSERT_U64_EQ(r->groups[0].distinct[IT_DISTINCT_PID], 0, "pids: not asked, not counted");
+	ASSERT_U64_EQ(r->groups[1].distinct[IT_DISTINCT_FILE], 1, "the write: inode 13");
+	ASSERT_U64_EQ(r->groups[1].distinct[IT_DISTINCT_COMM], 1, "the write: dd");
+	it_report_text(cap_open(&c), &in);
+	out = cap_close(&c);
+	ASSERT_TRUE(strstr(out, "MiB/s   tids  comms   devs  files\n") != NULL, "the columns' titles");
+	ASSERT_TRUE(strstr(out, "      3      2      2      2\n") != NULL, "reads' counts");
+	free(out);
+	it_report_json(cap_open(&c), &in, false);
+	out = cap_close(&c);
+	ASSERT_TRUE(valid_json(out) && strstr(out, "\"distinct_tids\":3,\"distinct_comms\":2,"
+						 "\"distinct_devs\":2,\"distinct_files\":2") != NULL,
+		    "JSON");
+	free(out);
+	it_analyzer_free(a);
+	ASSERT_EQ(it_stats_parse("distinct(zone)", &st, err, sizeof(err)), -1, "distinct(zone)");
+	ASSERT_TRUE(strstr(err, "distinct(KEY) (KEY: pid, tid, comm, dev or file)") != NULL,
+		    "the keys told");
 }

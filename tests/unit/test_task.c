@@ -320,9 +320,14 @@ TEST(task_report_stats)
 		    s.kind[4] == IT_STAT_MAX, "kinds in order");
 	ASSERT_STREQ(s.name[3], "p99.9", "title");
 	ASSERT_EQ(it_stats_parse("distinct(pid),p99", &s, err, sizeof(err)), 0, err);
-	ASSERT_TRUE(s.n == 2 && s.kind[0] == IT_STAT_PIDS && !strcmp(s.name[0], "pids"),
+	ASSERT_TRUE(s.n == 2 && s.kind[0] == IT_STAT_DISTINCT && s.distinct[0] == IT_DISTINCT_PID &&
+		    !strcmp(s.name[0], "pids"),
 		    "distinct(pid), titled pids");
-	ASSERT_EQ(it_stats_parse("distinct(tid)", &s, err, sizeof(err)), -1, "distinct(tid)");
+	ASSERT_EQ(it_stats_parse("distinct(comm),distinct(file)", &s, err, sizeof(err)), 0, err);
+	ASSERT_TRUE(s.n == 2 && s.distinct[0] == IT_DISTINCT_COMM && !strcmp(s.name[0], "comms") &&
+		    s.distinct[1] == IT_DISTINCT_FILE && !strcmp(s.name[1], "files"), "comm, file");
+	ASSERT_EQ(it_stats_parse("distinct(tid", &s, err, sizeof(err)), -1, "distinct(tid");
+	ASSERT_EQ(it_stats_parse("distinct(pids)", &s, err, sizeof(err)), -1, "distinct(pids)");
 	ASSERT_EQ(it_stats_parse("p101", &s, err, sizeof(err)), -1, "p101");
 	ASSERT_EQ(it_stats_parse("min,", &s, err, sizeof(err)), -1, "trailing comma");
 	ASSERT_EQ(it_stats_parse("", &s, err, sizeof(err)), -1, "empty");
