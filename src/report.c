@@ -446,6 +446,9 @@ int cmd_report(int argc, char **argv)
 		json = true;
 	if (has_task && *task.stats && !it_stats_parse(task.stats, &stats_cols, err, sizeof(err)))
 		o.analyzer.distinct = it_report_stats_distinct(&stats_cols);
+	struct it_sample smp; /* per-epoch sampling: the report counts the epochs */
+	if (has_task && *task.sample && !it_sample_parse(task.sample, &smp, err, sizeof(err)))
+		o.analyzer.epoch_ns = smp.per_epoch ? smp.epoch_ns : 0;
 	/* a role's processes are folded into one group after counting: their
 	 * pids and tids differ, their comms, devices and files may not */
 	for (int k = IT_DISTINCT_COMM; k < IT_DISTINCT_MAX; k++)

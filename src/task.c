@@ -787,6 +787,11 @@ void it_task_describe(const struct it_task *t, bool calls, char *out, size_t len
 		if ((smp.one_in > 1 || smp.per_epoch) && c->ios_known)
 			PUT(": %llu kept of %llu, %llu skipped", U(c->passed - c->skipped),
 			    U(c->passed), U(c->skipped));
+		/* every I/O the sampling saw is in an epoch that kept its first */
+		if (smp.per_epoch && c->ios_known && c->epochs)
+			PUT(", in %llu epochs: %.1f kept of %.1f per epoch on average",
+			    U(c->epochs), (double)(c->passed - c->skipped) / (double)c->epochs,
+			    (double)c->passed / (double)c->epochs);
 		if (smp.one_in > 1 || smp.per_epoch)
 			PUT(": counts are of sampled I/Os");
 		kept |= smp.one_in > 1 || smp.per_epoch;

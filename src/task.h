@@ -122,6 +122,9 @@ struct it_task_counted {
 	bool ios_known, calls_known;
 	uint64_t passed, skipped, rejected;       /* I/Os: kept = passed - skipped */
 	uint64_t calls_kept, calls_not_kept, calls_no_io;
+	/* --sample N/EPOCH: the epochs the trace's I/Os were queued in (from
+	 * their Q times; the analyzer's): the skipped ones are in these too */
+	uint64_t epochs;
 };
 
 /* Everything a task sets; a NULL string or 0: not set (the default). */

@@ -249,6 +249,15 @@ void it_aggregate(struct it_analyzer *a, const struct it_trail *t, uint32_t devi
 	g->count++;
 	if (a->o.distinct)
 		count_distinct(a, gi, g, t);
+	if (a->o.epoch_ns && t->ts[IT_PT_Q]) { /* per-epoch sampling: its epochs */
+		uint64_t epoch = t->ts[IT_PT_Q] / a->o.epoch_ns + 1;
+
+		if (it_map_get(&a->epochs, epoch) == IT_MAP_NONE) {
+			if (it_map_put(&a->epochs, epoch, 1))
+				a->err = -1;
+			a->task.epochs++;
+		}
+	}
 	g->bytes += t->bytes;
 	g->errors += t->error != 0;
 	g->merges += t->merges;

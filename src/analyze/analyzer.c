@@ -104,7 +104,7 @@ struct it_analyzer *it_analyzer_new(const struct it_analyzer_opts *o)
 	    it_map_init(&a->fseq_done, 4) ||
 	    it_map_init(&a->devmap, 4) || it_map_init(&a->tids, 8) ||
 	    it_map_init(&a->commmap, 6) || it_map_init(&a->groupmap, 4) ||
-	    it_map_init(&a->file_ids, 4)) {
+	    it_map_init(&a->file_ids, 4) || it_map_init(&a->epochs, 4)) {
 		it_analyzer_free(a);
 		return NULL;
 	}
@@ -241,6 +241,7 @@ void it_analyzer_free(struct it_analyzer *a)
 	for (int k = 0; k < IT_DISTINCT_MAX; k++)
 		it_map_free(&a->group_distinct[k]);
 	it_map_free(&a->file_ids);
+	it_map_free(&a->epochs);
 	it_nvme_free(a->nvme);
 	it_zones_free(a->zones);
 	it_map_free(&a->nvme_pending);

@@ -300,6 +300,8 @@ struct it_analyzer_opts {
 	uint64_t interval_ns;         /* timeline interval; 0: 1 s */
 	uint8_t distinct;             /* bit (1u << IT_DISTINCT_*) per key whose distinct
 				       * values each group counts (report --stats) */
+	uint64_t epoch_ns;            /* --sample N/EPOCH's: count the epochs of kept
+				       * I/Os' Q times (it_task_counted.epochs); 0: no */
 	/* Called with every completed trail (exporters, per-I/O listings). */
 	void (*on_trail)(const struct it_trail *t, void *ctx);
 	void *ctx;

@@ -90,6 +90,7 @@ struct it_analyzer {
 	struct it_map group_distinct[IT_DISTINCT_MAX];
 	struct it_map file_ids;
 	uint32_t nfiles;
+	struct it_map epochs;              /* opts.epoch_ns: epochs of Q times seen */
 	struct it_group *groups;
 	uint32_t ngroups, groupcap;
 	uint32_t keymask;                  /* 1 << IT_KEY_x for the keys used */

@@ -71,6 +71,8 @@ static void task(struct it_json *j, const struct it_task *given, const struct it
 		it_json_kv_uint(j, "ios_skipped", c->skipped);
 		it_json_kv_uint(j, "ios_filtered_out", c->rejected);
 	}
+	if (c->ios_known && s.per_epoch) /* the epochs of the trace's I/Os */
+		it_json_kv_uint(j, "epochs", c->epochs);
 	if (c->calls_known) {
 		it_json_kv_uint(j, "calls_kept", c->calls_kept);
 		it_json_kv_uint(j, "calls_not_kept", c->calls_not_kept);

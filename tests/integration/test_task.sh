@@ -19,7 +19,8 @@
 #                holds more than 5 I/Os, some hold 5 (fio's psync I/Os
 #                come faster than that), fewer than fio's total are kept,
 #                every kept I/O has its Q, D and C; the kernel's kept ==
-#                the trace's I/Os, kept + skipped == fio's total
+#                the trace's I/Os, kept + skipped == fio's total, and the
+#                report's epochs == those of the trace's Q times
 #   task_window  --start 2 s ahead, --stop 2 s later, beside a fio at 200
 #                IOPS: no I/O recorded before the start or after the stop
 #                (+0.2 s), at most 400 (+5%) in the 2 s, the report says
@@ -173,9 +174,9 @@ else
 			END { for (e in c) { n++; if (c[e] == 5) f++; if (c[e] > m) m = c[e] }
 			      print n + 0, f + 0, m + 0 }')
 	line=$("$IOTRAIL" report "$TMP/epoch.trail" | grep -A1 '^task ' | tr -s ' \n' ' ')
-	counts=$(jq -r '.task | "\(.ios_passed) \(.ios_kept) \(.ios_skipped)"' "$TMP/epoch.json")
-	if [ "$counts" != "$n $got $((n - got))" ]; then
-		fail task_epoch "the kernel's counts (passed, kept, skipped) are '$counts', want '$n $got $((n - got))' (fio's total, the trace's I/Os)"
+	counts=$(jq -r '.task | "\(.ios_passed) \(.ios_kept) \(.ios_skipped) \(.epochs)"' "$TMP/epoch.json")
+	if [ "$counts" != "$n $got $((n - got)) $epochs" ]; then
+		fail task_epoch "the kernel's counts (passed, kept, skipped) and the report's epochs are '$counts', want '$n $got $((n - got)) $epochs' (fio's total, the trace's I/Os, its epochs)"
 	elif [ "$most" -gt 5 ] || [ "$full" -lt 1 ]; then
 		fail task_epoch "the busiest of $epochs epochs kept $most I/Os, $full kept 5: want at most 5, and some at 5"
 	elif [ "$got" -ge "$n" ] || [ "$got" -gt $((epochs * 5)) ]; then

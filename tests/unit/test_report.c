@@ -668,3 +668,38 @@ TEST(report_stats_distinct_keys)
 	ASSERT_TRUE(strstr(err, "distinct(KEY) (KEY: pid, tid, comm, dev or file)") != NULL,
 		    "the keys told");
 }
+
+/* --sample N/EPOCH: the analyzer counts the epochs of the kept I/Os' Q
+ * times (opts.epoch_ns), and the report gives the per-epoch averages. */
+TEST(report_task_epochs)
+{
+	static const uint64_t qs[] = { 1000000, 5000000, 12000000, 35000000, 39000000 };
+	struct it_event evs[3 * 5 + 1];
+	size_t n = 0;
+
+	for (size_t i = 0; i < N(qs); i++) {
+		evs[n++] = Q(qs[i], 0xb0 + i, DEV_A, 8 * i, K4, IT_OP_READ);
+		evs[n++] = D(qs[i] + 10, 0x70 + i, 0xb0 + i, DEV_A, 8 * i, K4, IT_OP_READ);
+		evs[n++] = C(qs[i] + 1000, 0x70 + i, DEV_A, K4);
+	}
+	evs[n++] = task_counts_ev(0, 20, 15, 0);
+	struct it_analyzer_opts o = IT_ANALYZER_OPTS_DEFAULT;
+	o.epoch_ns = 10000000;
+	struct it_analyzer *a = run_opts(evs, n, o, NULL, 0);
+	struct it_host_rec h = { .layers = "block" };
+	struct it_task t = { .sample = "2/10ms" };
+	struct it_report_input in = { .a = a, .r = it_analyzer_results(a), .host = &h, .task = &t };
+	struct capture c;
+	char *out;
+
+	ASSERT_U64_EQ(in.r->task.epochs, 3, "Q times in epochs 0, 1 and 3");
+	it_report_json(cap_open(&c), &in, false);
+	out = cap_close(&c);
+	ASSERT_TRUE(valid_json(out), "valid JSON");
+	ASSERT_TRUE(strstr(out, "\"ios_passed\":20,\"ios_kept\":5,\"ios_skipped\":15,"
+			   "\"ios_filtered_out\":0,\"epochs\":3") != NULL, "JSON epochs");
+	ASSERT_TRUE(strstr(out, "5 kept of 20, 15 skipped, in 3 epochs: 1.7 kept of 6.7 per epoch "
+			   "on average") != NULL, "the averages");
+	free(out);
+	it_analyzer_free(a);
+}

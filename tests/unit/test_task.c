@@ -212,6 +212,14 @@ TEST(task_describe_calls)
 		     "those that queued a kept I/O, 10; not recorded: 85 whose I/Os were all left "
 		     "out, 3 that queued none (io_uring requests are all recorded)",
 		     "the calls followed the I/Os");
+	/* per epoch: the averages over the epochs the trace's I/Os are in */
+	ASSERT_EQ(it_task_parse("[profiler]\nsample = 5/10ms\n", &t, err, sizeof(err)), 0, err);
+	t.counted = (struct it_task_counted){ .ios_known = true, .passed = 1800, .skipped = 1755,
+					      .epochs = 9 };
+	it_task_describe(&t, false, line, sizeof(line));
+	ASSERT_STREQ(line, "sampled the first 5 I/Os of every 10ms epoch, none after them: 45 kept "
+		     "of 1800, 1755 skipped, in 9 epochs: 5.0 kept of 200.0 per epoch on average: "
+		     "counts are of sampled I/Os", "per epoch");
 	/* nothing filtered: nothing to say */
 	ASSERT_EQ(it_task_parse("[report]\nformat = text\n", &t, err, sizeof(err)), 0, err);
 	it_task_describe(&t, true, line, sizeof(line));
