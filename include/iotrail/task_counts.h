@@ -27,4 +27,12 @@ struct it_task_counts {
 	unsigned long long n[4];
 };
 
+/* The I/O counts' slots in the block object's global data, one cache line
+ * per CPU (bpf/scope.bpf.h: scope_io_slots; CPUs beyond share slots). */
+#define IT_COUNT_CPUS 1024
+struct it_count_slot {
+	struct it_task_counts c;
+	unsigned long long pad[4];
+};
+
 #endif

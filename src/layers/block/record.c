@@ -16,11 +16,11 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "iotrail/task_counts.h" /* before the skeleton: its .bss has struct it_count_slot */
 #include "block.skel.h"
 #include "cli.h"
 #include "flight.h"
 #include "hostinfo.h"
-#include "iotrail/task_counts.h"
 #include "layer.h"
 #include "layers/block/record_zones.h"
 #include "tracefile.h"
@@ -284,36 +284,34 @@ static int sum_counts(struct bpf_map *map, uint64_t out[4])
 	return err;
 }
 
-/* What the task's predicate and sampling left out (task_counts.h), after
- * the probes detached: exact totals for the report. */
+static int add_counts_event(struct it_session *s, uint8_t flags, const uint64_t c[4])
+{
+	struct it_event e = { .ts_ns = it_clock_ns(CLOCK_MONOTONIC), .type = IT_EV_TASK_COUNTS,
+			      .layer = IT_LAYER_BLOCK, .flags = flags, .id = c[0], .sector = c[1],
+			      .aux = c[2], .tag = 0xffff, .hwq = 0xffff, .op = IT_OP_OTHER };
+
+	return it_writer_add_record(s->w, 0, IT_LAYER_BLOCK, IT_CHUNK_EVENTS, &e, sizeof(e));
+}
+
+/* What the task's predicate and sampling left out (task_counts.h: the
+ * enums' order is the event's id, sector, aux), after the probes
+ * detached: exact totals for the report. */
 static int write_task_counts(struct it_session *s)
 {
-	uint64_t c[4];
+	/* scope.bpf.h's I/O counts: a cache line per CPU in the mapped .bss */
+	size_t nslots = sizeof(b.skel->bss->scope_io_slots) / sizeof(b.skel->bss->scope_io_slots[0]);
+	uint64_t c[4] = { 0 };
 	int err;
 
 	if (s->flight || !it_task_decides(s->scope))
 		return 0;
-	err = sum_counts(b.skel->maps.scope_io_counts, c);
-	if (!err) {
-		struct it_event e = { .ts_ns = it_clock_ns(CLOCK_MONOTONIC),
-				      .type = IT_EV_TASK_COUNTS, .layer = IT_LAYER_BLOCK,
-				      .id = c[IT_IOC_PASSED], .sector = c[IT_IOC_SKIPPED],
-				      .aux = c[IT_IOC_REJECTED], .tag = 0xffff, .hwq = 0xffff,
-				      .op = IT_OP_OTHER };
-
-		err = it_writer_add_record(s->w, 0, IT_LAYER_BLOCK, IT_CHUNK_EVENTS, &e, sizeof(e));
-	}
+	for (size_t cpu = 0; cpu < nslots; cpu++)
+		for (int k = 0; k < 4; k++)
+			c[k] += b.skel->bss->scope_io_slots[cpu].c.n[k];
+	err = add_counts_event(s, 0, c);
 	if (!err && s->marks_followed)
-		err = sum_counts(b.skel->maps.scope_call_counts, c);
-	if (!err && s->marks_followed) {
-		struct it_event e = { .ts_ns = it_clock_ns(CLOCK_MONOTONIC),
-				      .type = IT_EV_TASK_COUNTS, .layer = IT_LAYER_BLOCK,
-				      .flags = IT_TCF_CALLS, .id = c[IT_CALLC_KEPT],
-				      .sector = c[IT_CALLC_NOT_KEPT], .aux = c[IT_CALLC_NO_IO],
-				      .tag = 0xffff, .hwq = 0xffff, .op = IT_OP_OTHER };
-
-		err = it_writer_add_record(s->w, 0, IT_LAYER_BLOCK, IT_CHUNK_EVENTS, &e, sizeof(e));
-	}
+		err = sum_counts(b.skel->maps.scope_call_counts, c) ?:
+		      add_counts_event(s, IT_TCF_CALLS, c);
 	return err;
 }
 

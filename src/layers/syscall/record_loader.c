@@ -22,6 +22,7 @@
 #include <bpf/libbpf.h>
 
 #include "iotrail/event.h"
+#include "iotrail/task_counts.h" /* before the skeleton: its .bss has struct it_count_slot */
 #include "syscall.skel.h"
 #include "hooks.h"
 #include "layers/syscall/record_loader.h"

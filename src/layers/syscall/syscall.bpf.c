@@ -22,6 +22,10 @@
  * (exec, prctl) recomputes it. A thread the pid filter keeps out never
  * gets a slot, so its sys_exit costs one load (task->bpf_storage). The
  * path filter runs per file tag (at the tag's first sight) and on names.
+ * With a task's predicate or sampling (--filter, --sample) and the block
+ * layer deciding, a call is kept at its exit only when its thread queued a
+ * kept I/O since its entry (scope.bpf.h: scope_call_kept), before its
+ * names and tags cost anything; io_uring requests are not followed.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
