@@ -757,7 +757,7 @@ char *it_task_from_notes(const struct it_note_rec *notes, size_t n, uint16_t kin
 	return text;
 }
 
-void it_task_describe(const struct it_task *t, bool calls, char *out, size_t len)
+void it_task_describe(const struct it_task *t, bool calls, bool tcp, char *out, size_t len)
 {
 	const struct it_task_counted *c = &t->counted;
 	struct it_sample smp;
@@ -808,20 +808,34 @@ void it_task_describe(const struct it_task *t, bool calls, char *out, size_t len
 		    "recorded)", U(c->calls_kept), U(c->calls_not_kept), U(c->calls_no_io));
 	else if (calls && kept)
 		PUT("; system calls are not filtered or sampled: every call of the scope is recorded");
+	/* NVMe/TCP's PDUs and socket events are not the block layer's */
+	if (tcp && kept)
+		PUT("; NVMe/TCP's own events are not filtered or sampled");
 #undef U
 #undef PUT
 }
 
 bool it_task_layers_have_calls(const char *layers, size_t len)
 {
-	size_t n = strnlen(layers, len);
+	return it_task_layers_have(layers, len, "syscall");
+}
+
+bool it_task_layers_have_tcp(const char *layers, size_t len)
+{
+	return it_task_layers_have(layers, len, "nvme-tcp") ||
+	       it_task_layers_have(layers, len, "nvmet-tcp");
+}
+
+bool it_task_layers_have(const char *layers, size_t len, const char *name)
+{
+	size_t n = strnlen(layers, len), want = strlen(name);
 
 	for (size_t i = 0; i < n;) {
 		size_t k = strcspn(layers + i, ",");
 
 		if (k > n - i)
 			k = n - i;
-		if (k == 7 && !strncmp(layers + i, "syscall", 7))
+		if (k == want && !strncmp(layers + i, name, want))
 			return true;
 		i += k + 1;
 	}

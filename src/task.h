@@ -180,8 +180,11 @@ char *it_task_from_notes(const struct it_note_rec *notes, size_t n, uint16_t kin
  * when t->counted knows them). "" when every I/O was. calls: the
  * recording has the syscall layer: which calls it kept (t->counted), or
  * that a filter or a sample did not reach them (said, not left silent). */
-void it_task_describe(const struct it_task *t, bool calls, char *out, size_t len);
-/* Whether a trace of these layers ("block,syscall") has system calls. */
+void it_task_describe(const struct it_task *t, bool calls, bool tcp, char *out, size_t len);
+/* Whether a trace of these layers ("block,syscall") has the layer name,
+ * system calls, NVMe/TCP events (tcp: said not filtered, as calls are). */
+bool it_task_layers_have(const char *layers, size_t len, const char *name);
 bool it_task_layers_have_calls(const char *layers, size_t len);
+bool it_task_layers_have_tcp(const char *layers, size_t len);
 
 #endif

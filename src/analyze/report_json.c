@@ -50,7 +50,8 @@ static void task(struct it_json *j, const struct it_task *given, const struct it
 	counted.counted = r->task; /* the kernel's counts, from the trace's events */
 	if (*t->sample && it_sample_parse(t->sample, &s, err, sizeof(err)))
 		s = (struct it_sample){ 0 };
-	it_task_describe(t, calls, line, sizeof(line));
+	it_task_describe(t, calls, h && it_task_layers_have_tcp(h->layers, sizeof(h->layers)), line,
+			 sizeof(line));
 	it_json_name(j, "task");
 	it_json_object_start(j);
 	it_json_kv_string(j, "filter", t->filter);

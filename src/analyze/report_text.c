@@ -81,8 +81,8 @@ static void task_line(FILE *f, const struct it_task *t, const struct it_host_rec
 		return;
 	counted = *t; /* with the kernel's counts, from the trace's events */
 	counted.counted = r->task;
-	it_task_describe(&counted, it_task_layers_have_calls(h->layers, sizeof(h->layers)), line,
-			 sizeof(line));
+	it_task_describe(&counted, it_task_layers_have_calls(h->layers, sizeof(h->layers)),
+			 it_task_layers_have_tcp(h->layers, sizeof(h->layers)), line, sizeof(line));
 	for (const char *lead = "task      "; *p; lead = "          ") {
 		n = (int)strlen(p);
 		if (n > 88) /* at a blank, when there is one */

@@ -188,10 +188,10 @@ TEST(task_describe_calls)
 
 	ASSERT_EQ(it_task_parse("[workload]\nop = read\n[profiler]\nsample = 1/10\n", &t, err,
 				sizeof(err)), 0, err);
-	it_task_describe(&t, false, line, sizeof(line));
+	it_task_describe(&t, false, false, line, sizeof(line));
 	ASSERT_STREQ(line, "only I/Os with op=read; sampled 1 in 10: counts are of sampled I/Os",
 		     "without system calls");
-	it_task_describe(&t, true, line, sizeof(line));
+	it_task_describe(&t, true, false, line, sizeof(line));
 	ASSERT_STREQ(line, "only I/Os with op=read; sampled 1 in 10: counts are of sampled I/Os; "
 		     "system calls are not filtered or sampled: every call of the scope is recorded",
 		     "with system calls");
@@ -199,14 +199,14 @@ TEST(task_describe_calls)
 	 * calls the syscall layer kept */
 	t.counted = (struct it_task_counted){ .ios_known = true, .passed = 100, .skipped = 90,
 					      .rejected = 7 };
-	it_task_describe(&t, false, line, sizeof(line));
+	it_task_describe(&t, false, false, line, sizeof(line));
 	ASSERT_STREQ(line, "only I/Os with op=read: 100 of 107, 7 filtered out; sampled 1 in 10: "
 		     "10 kept of 100, 90 skipped: counts are of sampled I/Os", "the totals");
 	t.counted.calls_known = true;
 	t.counted.calls_kept = 10;
 	t.counted.calls_not_kept = 85;
 	t.counted.calls_no_io = 3;
-	it_task_describe(&t, true, line, sizeof(line));
+	it_task_describe(&t, true, false, line, sizeof(line));
 	ASSERT_STREQ(line, "only I/Os with op=read: 100 of 107, 7 filtered out; sampled 1 in 10: "
 		     "10 kept of 100, 90 skipped: counts are of sampled I/Os; system calls: only "
 		     "those that queued a kept I/O, 10; not recorded: 85 whose I/Os were all left "
@@ -216,13 +216,13 @@ TEST(task_describe_calls)
 	ASSERT_EQ(it_task_parse("[profiler]\nsample = 5/10ms\n", &t, err, sizeof(err)), 0, err);
 	t.counted = (struct it_task_counted){ .ios_known = true, .passed = 1800, .skipped = 1755,
 					      .epochs = 9 };
-	it_task_describe(&t, false, line, sizeof(line));
+	it_task_describe(&t, false, false, line, sizeof(line));
 	ASSERT_STREQ(line, "sampled the first 5 I/Os of every 10ms epoch, none after them: 45 kept "
 		     "of 1800, 1755 skipped, in 9 epochs: 5.0 kept of 200.0 per epoch on average: "
 		     "counts are of sampled I/Os", "per epoch");
 	/* nothing filtered: nothing to say */
 	ASSERT_EQ(it_task_parse("[report]\nformat = text\n", &t, err, sizeof(err)), 0, err);
-	it_task_describe(&t, true, line, sizeof(line));
+	it_task_describe(&t, true, false, line, sizeof(line));
 	ASSERT_STREQ(line, "", "every I/O kept");
 	ASSERT_TRUE(it_task_layers_have_calls("block,syscall", 14), "block,syscall");
 	ASSERT_TRUE(it_task_layers_have_calls("syscall", 8), "syscall");
@@ -230,6 +230,14 @@ TEST(task_describe_calls)
 	ASSERT_TRUE(!it_task_layers_have_calls("syscalls", 9), "syscalls");
 	/* not NUL-terminated within its field */
 	ASSERT_TRUE(!it_task_layers_have_calls("block,syscall", 9), "block,sys");
+	ASSERT_TRUE(it_task_layers_have_tcp("block,nvme,nvme-tcp", 20), "nvme-tcp");
+	ASSERT_TRUE(it_task_layers_have_tcp("block,nvmet-tcp", 16), "nvmet-tcp");
+	ASSERT_TRUE(!it_task_layers_have_tcp("block,nvme,nvmet", 17), "no TCP layer");
+	/* NVMe/TCP's own events: said, as the calls are */
+	ASSERT_EQ(it_task_parse("[workload]\nop = read\n", &t, err, sizeof(err)), 0, err);
+	it_task_describe(&t, false, true, line, sizeof(line));
+	ASSERT_STREQ(line, "only I/Os with op=read; NVMe/TCP's own events are not filtered or "
+		     "sampled", "NVMe/TCP said");
 }
 
 /* --sample N/EPOCH: the syntax, and the bounds a bad value is told. */
@@ -303,7 +311,7 @@ TEST(task_window_dates)
 				"20:05:00\nsample = 100/1s\n", &t, err, sizeof(err)), 0, err);
 	ASSERT_STREQ(t.start, "2026-11-23 20:00:00", "start");
 	ASSERT_STREQ(t.stop, "2026-11-23 20:05:00", "stop");
-	it_task_describe(&t, false, line, sizeof(line));
+	it_task_describe(&t, false, false, line, sizeof(line));
 	ASSERT_STREQ(line, "window 2026-11-23 20:00:00 to 2026-11-23 20:05:00 (local time); "
 		     "sampled the first 100 I/Os of every 1s epoch, none after them: counts are "
 		     "of sampled I/Os", "the window and the epochs said");
@@ -361,11 +369,11 @@ TEST(task_describe_overwritten)
 
 	ASSERT_EQ(it_task_parse("[profiler]\nmemory = 64k\non-full = overwrite\n", &t, err,
 				sizeof(err)), 0, err);
-	it_task_describe(&t, true, line, sizeof(line));
+	it_task_describe(&t, true, false, line, sizeof(line));
 	ASSERT_STREQ(line, "", "nothing overwritten is known before the file is written");
 	t.overwritten_known = true;
 	t.overwritten = 4379;
-	it_task_describe(&t, true, line, sizeof(line));
+	it_task_describe(&t, true, false, line, sizeof(line));
 	ASSERT_STREQ(line, "4379 events overwritten before this file was written (memory 64k, "
 		     "on-full overwrite)", "the count and the bound, no word of system calls");
 }
