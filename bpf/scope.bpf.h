@@ -32,6 +32,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include "iotrail/sample_epoch.h"
+#include "iotrail/task_counts.h"
 
 /* ---- tunables, set by user space before load ---- */
 const volatile __u8 scope_pids;          /* -p: only tgids in scope_pid_bits */
@@ -82,6 +83,46 @@ const volatile __u32 scope_sample_epoch_n;      /* the first N of every epoch; 0
 const volatile __u64 scope_sample_epoch_ns;
 __u64 scope_sample_epoch_state;                 /* sample_epoch.h's word */
 
+#define IT_PRED_SAMPLING (scope_sample_n > 1 || scope_sample_epoch_n)
+#define IT_PRED_ON (scope_pred_n || IT_PRED_SAMPLING)
+
+/* What the predicate and the sampling left out (include/iotrail/
+ * task_counts.h: enum it_io_count), in a cache line per CPU of global
+ * data: an inlined CPU id and one uncontended atomic add (atomic because
+ * a Q may nest in another on its CPU, in an interrupt). Its cost is the
+ * line itself: nothing else a rejected Q writes, so it is mostly cold:
+ * +35-40 ns per decided Q here (bench/bpf_cost.sh, README), as much as a
+ * per-CPU map's lookup and add cost; without the add the Q's time was
+ * the build before's.
+ * Read from the skeleton's .bss at the end (CPUs beyond IT_COUNT_CPUS
+ * share slots, still exactly: the adds are atomic; task_counts.h). */
+struct it_count_slot scope_io_slots[IT_COUNT_CPUS];
+
+static __always_inline void scope_count_io(unsigned int which)
+{
+	__u32 cpu = bpf_get_smp_processor_id() & (IT_COUNT_CPUS - 1);
+
+	__sync_fetch_and_add(&scope_io_slots[cpu].c.n[which & 3], 1);
+}
+
+/* The syscall layer's calls (enum it_call_count), per CPU, in a map the
+ * block object owns and the syscall object reuses. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct it_task_counts);
+} scope_call_counts SEC(".maps");
+
+static __always_inline void scope_count(void *counts, unsigned int which)
+{
+	__u32 zero = 0;
+	struct it_task_counts *c = bpf_map_lookup_elem(counts, &zero);
+
+	if (c) /* a call's exit: process context, not nested */
+		c->n[which & 3]++;
+}
+
 /* now_ns: the time the I/O's first event will carry, so that the epoch
  * it was counted in is the one its trace shows */
 static __always_inline bool scope_pred_wanted(__u8 op, __u64 bytes, __u32 dev, __u64 now_ns)
@@ -93,13 +134,74 @@ static __always_inline bool scope_pred_wanted(__u8 op, __u64 bytes, __u32 dev, _
 		    bytes >= scope_pred_min[i] && bytes <= scope_pred_max[i] &&
 		    (!scope_pred_dev[i] || scope_pred_dev[i] == dev))
 			in = true;
+	if (!IT_PRED_ON)
+		return in;
+	if (!in) {
+		scope_count_io(IT_IOC_REJECTED);
+		return false;
+	}
+	scope_count_io(IT_IOC_PASSED);
 	/* sampled after the predicate: 1 in N of the I/Os it keeps */
-	if (in && scope_sample_n > 1)
+	if (scope_sample_n > 1)
 		in = bpf_get_prandom_u32() % scope_sample_n == 0;
 	if (in && scope_sample_epoch_n)
 		in = it_epoch_take((unsigned long long *)&scope_sample_epoch_state,
 				   now_ns, scope_sample_epoch_ns, scope_sample_epoch_n);
+	if (!in)
+		scope_count_io(IT_IOC_SKIPPED);
 	return in;
+}
+
+/* ---- the decision, into the system call that queued the I/O ----
+ * The block layer's Q notes, in the submitting thread's storage, when it
+ * last kept and last left out one of its I/Os; the syscall layer (the
+ * same map: user space reuses the block object's fd) reads it at the
+ * call's exit, so a call is recorded when it queued a kept I/O between
+ * its entry and exit. One task-storage lookup on each side, only with a
+ * predicate or sampling and both layers recorded (scope_mark_calls). */
+const volatile __u8 scope_mark_calls;
+
+struct scope_io_mark {
+	__u64 kept_ns;      /* the Q time of the thread's last kept I/O */
+	__u64 left_ns;      /* of its last I/O left out */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct scope_io_mark);
+} scope_io_marks SEC(".maps");
+
+static __always_inline void scope_mark_io(bool kept, __u64 now_ns)
+{
+	struct scope_io_mark *m;
+
+	if (!scope_mark_calls)
+		return;
+	m = bpf_task_storage_get(&scope_io_marks, bpf_get_current_task_btf(), 0,
+				 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!m)
+		return;
+	if (kept)
+		m->kept_ns = now_ns;
+	else
+		m->left_ns = now_ns;
+}
+
+/* At a call's exit: whether the thread queued a kept I/O since entered_ns
+ * (counted in scope_call_counts either way). */
+static __always_inline bool scope_call_kept(struct task_struct *task, __u64 entered_ns)
+{
+	struct scope_io_mark *m = bpf_task_storage_get(&scope_io_marks, task, 0, 0);
+
+	if (m && m->kept_ns >= entered_ns) {
+		scope_count(&scope_call_counts, IT_CALLC_KEPT);
+		return true;
+	}
+	scope_count(&scope_call_counts,
+		    m && m->left_ns >= entered_ns ? IT_CALLC_NOT_KEPT : IT_CALLC_NO_IO);
+	return false;
 }
 
 static __always_inline bool scope_bit(void *bits, __u32 id)

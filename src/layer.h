@@ -52,6 +52,12 @@ struct it_session {
 		struct bpf_map *events, *drops, *tracked;
 		uint64_t wakeup_bytes;
 	} ev;
+	/* A task's predicate or sampling, followed into the system calls
+	 * (bpf/scope.bpf.h): io_marks when a recorded layer follows_io; the
+	 * block object's maps of the marks and the calls' counts, which
+	 * that layer reuses (then marks_followed), set by the block layer */
+	bool io_marks, marks_followed;
+	struct bpf_map *marks, *call_counts;
 	struct it_writer *w;           /* the trace file, once open */
 	const struct it_device_rec *devices; /* its device table (valid in begin) */
 	size_t ndevices;
@@ -90,6 +96,9 @@ struct it_layer_ops {
 	const char *part_of;
 	/* Recorded only when named in --layers, never by default. */
 	bool opt_in;
+	/* Follows the block layer's decisions of a task's predicate and
+	 * sampling (it_session.io_marks). */
+	bool follows_io;
 	/* Its options for `iotrail record` (getopt codes in its own range, see
 	 * IT_LAYER_OPT), their help lines, and the parser of one of them. */
 	const struct option *options;

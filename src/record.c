@@ -713,6 +713,8 @@ static int choose_layers(struct record_opts *o, struct it_session *s)
 		if (!o->want[i] && !l->opt_in && o->verbose)
 			fprintf(stderr, "iotrail record: %s layer off: %s\n", l->name, why);
 	}
+	for (size_t i = 0; i < it_nlayers; i++)
+		s->io_marks |= o->want[i] && it_layers[i]->follows_io;
 	for (size_t i = 0; i < it_nlayers; i++) {
 		const struct it_layer_ops *l = it_layers[i], *parent;
 

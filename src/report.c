@@ -36,7 +36,7 @@ static void usage(FILE *f)
 	      "                       (the process title ps shows, else [comm]), or none\n"
 	      "                       (default: op,dev); size groups by power-of-two class\n"
 	      "      --stats LIST     the latency table's columns, from min, max, avg, pN,\n"
-	      "                       distinct(pid) (how many processes)\n"
+	      "                       distinct(KEY): how many KEYs, KEY pid, tid, comm, dev, file\n"
 	      "                       (default min,avg,p50,p90,p99,p99.9,max; the task's\n"
 	      "                       [report] stats when it has them)\n"
 	      "  -f, --fabric-group-by KEYS  the NVMe/TCP fabric tables by keys from op, size,\n"
@@ -444,9 +444,20 @@ int cmd_report(int argc, char **argv)
 		return it_failf(2, "failed to use the recording's task [report] group-by: %s", err);
 	if (has_task && !strcmp(task.format, "json"))
 		json = true;
-	if (has_task && *task.stats && !it_stats_parse(task.stats, &stats_cols, err, sizeof(err)) &&
-	    it_report_stats_need_pids(&stats_cols))
-		o.analyzer.distinct_pids = true;
+	if (has_task && *task.stats && !it_stats_parse(task.stats, &stats_cols, err, sizeof(err)))
+		o.analyzer.distinct = it_report_stats_distinct(&stats_cols);
+	struct it_sample smp; /* per-epoch sampling: the report counts the epochs */
+	if (has_task && *task.sample && !it_sample_parse(task.sample, &smp, err, sizeof(err)))
+		o.analyzer.epoch_ns = smp.per_epoch ? smp.epoch_ns : 0;
+	/* a role's processes are folded into one group after counting: their
+	 * pids and tids differ, their comms, devices and files may not */
+	for (int k = IT_DISTINCT_COMM; k < IT_DISTINCT_MAX; k++)
+		if ((o.analyzer.distinct & (1u << k)) &&
+		    memchr(o.analyzer.keys, IT_KEY_ROLE, o.analyzer.nkeys))
+			return it_failf(2, "failed to count distinct(%s) by role: a role's processes "
+					"are counted apart and a %s they share would count once per "
+					"process; group by comm or pid instead, or count distinct(pid) "
+					"or distinct(tid)", it_distinct_names[k], it_distinct_names[k]);
 
 	struct it_reader *rd;
 	struct it_analysis *an;

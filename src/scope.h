@@ -36,12 +36,17 @@ static inline bool it_scope_on(const struct it_scope *sc)
 	return sc && (sc->npids || sc->comm || sc->cgroup);
 }
 
+/* Whether a task's predicate or sampling decides which I/Os are kept. */
+static inline bool it_task_decides(const struct it_scope *sc)
+{
+	return sc && ((sc->filter && sc->filter->n) || sc->sample_n > 1 || sc->sample_epoch_n);
+}
+
 /* Whether I/Os are tracked from their first event: a process scope, a
  * predicate or sampling (the block and NVMe layers' `scoped`). */
 static inline bool it_scope_tracks(const struct it_scope *sc)
 {
-	return it_scope_on(sc) || (sc && ((sc->filter && sc->filter->n) || sc->sample_n > 1 ||
-				  sc->sample_epoch_n));
+	return it_scope_on(sc) || it_task_decides(sc);
 }
 
 /* ---- pure (scope_ids.c) ---- */

@@ -150,6 +150,24 @@ int it_date_parse(const char *text, int64_t *sec, char *err, size_t errlen)
 	return -1;
 }
 
+const char *const it_distinct_names[IT_DISTINCT_MAX] = {
+	[IT_DISTINCT_PID] = "pid", [IT_DISTINCT_TID] = "tid", [IT_DISTINCT_COMM] = "comm",
+	[IT_DISTINCT_DEV] = "dev", [IT_DISTINCT_FILE] = "file",
+};
+
+/* "distinct(KEY)": its key, or -1 */
+static int distinct_key(const char *name)
+{
+	for (int k = 0; k < IT_DISTINCT_MAX; k++) {
+		size_t n = strlen(it_distinct_names[k]);
+
+		if (!strncmp(name, "distinct(", 9) && !strncmp(name + 9, it_distinct_names[k], n) &&
+		    !strcmp(name + 9 + n, ")"))
+			return k;
+	}
+	return -1;
+}
+
 int it_stats_parse(const char *text, struct it_stats *s, char *err, size_t errlen)
 {
 	const char *p = text;
@@ -162,7 +180,7 @@ int it_stats_parse(const char *text, struct it_stats *s, char *err, size_t errle
 		double v;
 
 		snprintf(name, sizeof(name), "%.*s", (int)(len < 15 ? len : 15), p);
-		if (i == IT_STATS_MAX || len > 13 || !len)
+		if (i == IT_STATS_MAX || len > 14 || !len)
 			goto bad;
 		if (!strcmp(name, "min")) {
 			s->kind[i] = IT_STAT_MIN;
@@ -170,9 +188,11 @@ int it_stats_parse(const char *text, struct it_stats *s, char *err, size_t errle
 			s->kind[i] = IT_STAT_MAX;
 		} else if (!strcmp(name, "avg")) {
 			s->kind[i] = IT_STAT_AVG;
-		} else if (!strcmp(name, "distinct(pid)")) {
-			s->kind[i] = IT_STAT_PIDS;
-			strcpy(name, "pids"); /* the column's title */
+		} else if (distinct_key(name) >= 0) {
+			s->kind[i] = IT_STAT_DISTINCT;
+			s->distinct[i] = (enum it_distinct_key)distinct_key(name);
+			/* the column's title: "pids" */
+			snprintf(name, sizeof(name), "%ss", it_distinct_names[s->distinct[i]]);
 		} else if (name[0] == 'p' && isdigit((unsigned char)name[1])) {
 			errno = 0;
 			v = strtod(name + 1, &end);
@@ -193,7 +213,8 @@ int it_stats_parse(const char *text, struct it_stats *s, char *err, size_t errle
 		return 0;
 bad:
 	snprintf(err, errlen, "stats '%s': give a comma-separated list of at most %d from min, "
-		 "max, avg, pN (a percentile, N from 0 to 100: p50, p99.9), distinct(pid)", text,
+		 "max, avg, pN (a percentile, N from 0 to 100: p50, p99.9), distinct(KEY) (KEY: pid, tid, "
+		 "comm, dev or file)", text,
 		 IT_STATS_MAX);
 	return -1;
 }
@@ -736,55 +757,85 @@ char *it_task_from_notes(const struct it_note_rec *notes, size_t n, uint16_t kin
 	return text;
 }
 
-void it_task_describe(const struct it_task *t, bool calls, char *out, size_t len)
+void it_task_describe(const struct it_task *t, bool calls, bool tcp, char *out, size_t len)
 {
+	const struct it_task_counted *c = &t->counted;
 	struct it_sample smp;
 	char err[160];
 	size_t off = 0;
 	bool kept = false;
 
 #define PUT(...) (off += snprintf(out + off, off < len ? len - off : 0, __VA_ARGS__))
+#define U(x) ((unsigned long long)(x))
 	*out = 0;
 	if (*t->start || *t->stop)
 		PUT("window %s to %s (local time)", *t->start ? t->start : "the start",
 		    *t->stop ? t->stop : "the end");
 	if (*t->filter) {
 		PUT("%sonly I/Os with %s", off ? "; " : "", t->filter);
+		if (c->ios_known)
+			PUT(": %llu of %llu, %llu filtered out", U(c->passed),
+			    U(c->passed + c->rejected), U(c->rejected));
 		kept = true;
 	}
 	if (*t->sample && !it_sample_parse(t->sample, &smp, err, sizeof(err))) {
 		if (smp.one_in > 1)
-			PUT("%ssampled 1 in %u: counts are of sampled I/Os", off ? "; " : "",
-			    smp.one_in);
+			PUT("%ssampled 1 in %u", off ? "; " : "", smp.one_in);
 		else if (smp.per_epoch)
-			PUT("%ssampled the first %u I/Os of every %s epoch, none after them: counts "
-			    "are of sampled I/Os", off ? "; " : "", smp.per_epoch,
-			    strchr(t->sample, '/') + 1);
+			PUT("%ssampled the first %u I/Os of every %s epoch, none after them",
+			    off ? "; " : "", smp.per_epoch, strchr(t->sample, '/') + 1);
+		if ((smp.one_in > 1 || smp.per_epoch) && c->ios_known)
+			PUT(": %llu kept of %llu, %llu skipped", U(c->passed - c->skipped),
+			    U(c->passed), U(c->skipped));
+		/* every I/O the sampling saw is in an epoch that kept its first */
+		if (smp.per_epoch && c->ios_known && c->epochs)
+			PUT(", in %llu epochs: %.1f kept of %.1f per epoch on average",
+			    U(c->epochs), (double)(c->passed - c->skipped) / (double)c->epochs,
+			    (double)c->passed / (double)c->epochs);
+		if (smp.one_in > 1 || smp.per_epoch)
+			PUT(": counts are of sampled I/Os");
 		kept |= smp.one_in > 1 || smp.per_epoch;
 	}
 	if (t->overwritten_known)
 		PUT("%s%llu events overwritten before this file was written (memory %s, on-full "
-		    "overwrite)", off ? "; " : "", (unsigned long long)t->overwritten,
-		    *t->memory ? t->memory : "256m");
-	/* A call is recorded at its entry, before any of its I/Os exists:
-	 * the predicate and the draw are made later, at each bio's Q, so the
-	 * syscall layer cannot follow them (a call may also make several I/Os,
-	 * some kept and some not). */
-	if (calls && kept)
+		    "overwrite)", off ? "; " : "", U(t->overwritten), *t->memory ? t->memory : "256m");
+	/* The block layer decides at each bio's Q; a call is recorded at its
+	 * exit when its thread queued a kept I/O meanwhile. Without that (a
+	 * trace of an older version, or no block layer), every call is in. */
+	if (calls && kept && c->calls_known)
+		PUT("; system calls: only those that queued a kept I/O, %llu; not recorded: %llu "
+		    "whose I/Os were all left out, %llu that queued none (io_uring requests are all "
+		    "recorded)", U(c->calls_kept), U(c->calls_not_kept), U(c->calls_no_io));
+	else if (calls && kept)
 		PUT("; system calls are not filtered or sampled: every call of the scope is recorded");
+	/* NVMe/TCP's PDUs and socket events are not the block layer's */
+	if (tcp && kept)
+		PUT("; NVMe/TCP's own events are not filtered or sampled");
+#undef U
 #undef PUT
 }
 
 bool it_task_layers_have_calls(const char *layers, size_t len)
 {
-	size_t n = strnlen(layers, len);
+	return it_task_layers_have(layers, len, "syscall");
+}
+
+bool it_task_layers_have_tcp(const char *layers, size_t len)
+{
+	return it_task_layers_have(layers, len, "nvme-tcp") ||
+	       it_task_layers_have(layers, len, "nvmet-tcp");
+}
+
+bool it_task_layers_have(const char *layers, size_t len, const char *name)
+{
+	size_t n = strnlen(layers, len), want = strlen(name);
 
 	for (size_t i = 0; i < n;) {
 		size_t k = strcspn(layers + i, ",");
 
 		if (k > n - i)
 			k = n - i;
-		if (k == 7 && !strncmp(layers + i, "syscall", 7))
+		if (k == want && !strncmp(layers + i, name, want))
 			return true;
 		i += k + 1;
 	}

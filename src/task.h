@@ -79,14 +79,23 @@ int it_date_parse(const char *text, int64_t *sec, char *err, size_t errlen);
 
 /* The report's statistics columns ("min,avg,p50,p99,max"): what the latency
  * table shows, in order. min, max, avg, pN (N from 0 to 100, e.g. p99.9),
- * distinct(pid): how many processes submitted the group's I/Os ("pids"). */
+ * distinct(KEY): how many different KEYs the group's I/Os have, KEY one of
+ * pid (processes that submitted them: column "pids"), tid ("tids"), comm
+ * ("comms"), dev ("devs"), file ("files": the files whose page cache they
+ * carried; direct I/O carries none). */
 #define IT_STATS_MAX 12
-enum it_stat_kind { IT_STAT_MIN, IT_STAT_MAX, IT_STAT_AVG, IT_STAT_PCT, IT_STAT_PIDS };
+enum it_stat_kind { IT_STAT_MIN, IT_STAT_MAX, IT_STAT_AVG, IT_STAT_PCT, IT_STAT_DISTINCT };
+enum it_distinct_key {
+	IT_DISTINCT_PID, IT_DISTINCT_TID, IT_DISTINCT_COMM, IT_DISTINCT_DEV, IT_DISTINCT_FILE,
+	IT_DISTINCT_MAX
+};
+extern const char *const it_distinct_names[IT_DISTINCT_MAX]; /* "pid", "tid", ... */
 struct it_stats {
 	unsigned int n;          /* 0: the default columns */
 	enum it_stat_kind kind[IT_STATS_MAX];
 	double pct[IT_STATS_MAX];   /* IT_STAT_PCT's percentile */
-	char name[IT_STATS_MAX][8]; /* the column's title: "p99.9" */
+	enum it_distinct_key distinct[IT_STATS_MAX]; /* IT_STAT_DISTINCT's key */
+	char name[IT_STATS_MAX][8]; /* the column's title: "p99.9", "pids" */
 };
 int it_stats_parse(const char *text, struct it_stats *s, char *err, size_t errlen);
 
@@ -104,6 +113,19 @@ struct it_trigger {
 	uint64_t over_ns;
 };
 int it_trigger_parse(const char *text, struct it_trigger *t, char *err, size_t errlen);
+
+/* What a task's predicate and sampling left out, as the kernel counted
+ * (event.h: IT_EV_TASK_COUNTS; iotrail/task_counts.h); *_known: the trace
+ * says (recorded with a predicate or sampling; calls: and the syscall
+ * layer following the block layer's decisions). */
+struct it_task_counted {
+	bool ios_known, calls_known;
+	uint64_t passed, skipped, rejected;       /* I/Os: kept = passed - skipped */
+	uint64_t calls_kept, calls_not_kept, calls_no_io;
+	/* --sample N/EPOCH: the epochs the trace's I/Os were queued in (from
+	 * their Q times; the analyzer's): the skipped ones are in these too */
+	uint64_t epochs;
+};
 
 /* Everything a task sets; a NULL string or 0: not set (the default). */
 struct it_task {
@@ -127,6 +149,8 @@ struct it_task {
 	 * events its memory bound overwrote before the file was written */
 	bool overwritten_known;
 	uint64_t overwritten;
+	/* not a key: the kernel's counts, from the trace's events */
+	struct it_task_counted counted;
 };
 
 /* Reads a task file's text (INI) into t. 0, or -1 with one line in err:
@@ -150,12 +174,17 @@ long it_task_to_notes(const char *text, uint16_t kind, struct it_note_rec **note
  * NULL when there are none (a file recorded without a task) or out of memory. */
 char *it_task_from_notes(const struct it_note_rec *notes, size_t n, uint16_t kind);
 
-/* The report's line about what was recorded: "op=read && size>=32k;
- * sampled 1 in 10: counts are of sampled I/Os". "" when every I/O was.
- * calls: the recording has the syscall layer, whose calls a filter or a
- * sample does not reach (said, not left silent). */
-void it_task_describe(const struct it_task *t, bool calls, char *out, size_t len);
-/* Whether a trace of these layers ("block,syscall") has system calls. */
+/* The report's line about what was recorded: "only I/Os with
+ * op=read && size>=32k: 300 of 1800, 1500 filtered out; sampled 1 in 10:
+ * 31 kept of 300, 269 skipped: counts are of sampled I/Os" (the totals
+ * when t->counted knows them). "" when every I/O was. calls: the
+ * recording has the syscall layer: which calls it kept (t->counted), or
+ * that a filter or a sample did not reach them (said, not left silent). */
+void it_task_describe(const struct it_task *t, bool calls, bool tcp, char *out, size_t len);
+/* Whether a trace of these layers ("block,syscall") has the layer name,
+ * system calls, NVMe/TCP events (tcp: said not filtered, as calls are). */
+bool it_task_layers_have(const char *layers, size_t len, const char *name);
 bool it_task_layers_have_calls(const char *layers, size_t len);
+bool it_task_layers_have_tcp(const char *layers, size_t len);
 
 #endif

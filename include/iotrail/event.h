@@ -81,10 +81,18 @@ enum it_event_type {
 	 * read, right after the probes attached; flags IT_DSF_SCOPED when the
 	 * block layer recorded only a scope's I/O (no reconciliation then) */
 	IT_EV_DISKSTATS_FROM = 34,
+	/* side record written by record at the end (layer IT_LAYER_BLOCK), with
+	 * a task's predicate or sampling: what it left out, counted in the
+	 * kernel (iotrail/task_counts.h). I/Os: id = passed the predicate,
+	 * sector = skipped by the sampling, aux = rejected by the predicate;
+	 * flags IT_TCF_CALLS: system calls, id = recorded (queued a kept
+	 * I/O), sector = queued only I/Os not kept, aux = queued none */
+	IT_EV_TASK_COUNTS = 35,
 	IT_EV_TYPE_MAX
 };
 
 #define IT_DSF_SCOPED 1u /* IT_EV_DISKSTATS_FROM: -p, --comm or --cgroup was given */
+#define IT_TCF_CALLS 1u  /* IT_EV_TASK_COUNTS: the system calls' counts */
 
 /*
  * NVMe events reuse struct it_event; the fields mean (raw NVMe values, the

@@ -173,6 +173,53 @@ static void add_device(struct it_analyzer *a, const struct it_trail *t, uint32_t
 	add_timeline(a, d, &a->ds[devidx], t, oc);
 }
 
+/* A file's id (1, 2, ...), 0 for an I/O of no file. The key packs
+ * (fs dev, inode) in 64 bits: exact while inode numbers are below 2^40
+ * (ext4's are 32-bit; XFS's can be larger, then two files may be one). */
+static uint32_t file_id(struct it_analyzer *a, const struct it_trail *t)
+{
+	uint64_t key = (uint64_t)t->fsdev << 40 ^ t->ino;
+	uint32_t id;
+
+	if (!t->ino)
+		return 0;
+	id = it_map_get(&a->file_ids, key);
+	if (id != IT_MAP_NONE)
+		return id;
+	if (it_map_put(&a->file_ids, key, ++a->nfiles))
+		a->err = -1;
+	return a->nfiles;
+}
+
+/* report --stats distinct(KEY): a value is new to the group when
+ * (group, value) is. Unknown comms and I/Os of no file are not counted. */
+static void count_distinct(struct it_analyzer *a, uint32_t gi, struct it_group *g,
+			   const struct it_trail *t)
+{
+	for (int k = 0; k < IT_DISTINCT_MAX; k++) {
+		uint32_t v = 0;
+		uint64_t key;
+
+		if (!(a->o.distinct & (1u << k)))
+			continue;
+		switch (k) {
+		case IT_DISTINCT_PID: v = t->pid; break;
+		case IT_DISTINCT_TID: v = t->tid; break;
+		case IT_DISTINCT_COMM: v = t->comm; break;
+		case IT_DISTINCT_DEV: v = t->dev; break;
+		case IT_DISTINCT_FILE: v = file_id(a, t); break;
+		}
+		if (!v && (k == IT_DISTINCT_COMM || k == IT_DISTINCT_FILE))
+			continue;
+		key = (uint64_t)gi << 32 | v;
+		if (it_map_get(&a->group_distinct[k], key) != IT_MAP_NONE)
+			continue;
+		if (it_map_put(&a->group_distinct[k], key, 1))
+			a->err = -1;
+		g->distinct[k]++;
+	}
+}
+
 void it_aggregate(struct it_analyzer *a, const struct it_trail *t, uint32_t devidx)
 {
 	uint32_t m = a->packmask;
@@ -200,13 +247,15 @@ void it_aggregate(struct it_analyzer *a, const struct it_trail *t, uint32_t devi
 	}
 	struct it_group *g = &a->groups[gi];
 	g->count++;
-	if (a->o.distinct_pids) { /* a pid is new to the group when (group, pid) is */
-		uint64_t gp = (uint64_t)gi << 32 | t->pid;
+	if (a->o.distinct)
+		count_distinct(a, gi, g, t);
+	if (a->o.epoch_ns && t->ts[IT_PT_Q]) { /* per-epoch sampling: its epochs */
+		uint64_t epoch = t->ts[IT_PT_Q] / a->o.epoch_ns + 1;
 
-		if (it_map_get(&a->group_pids, gp) == IT_MAP_NONE) {
-			if (it_map_put(&a->group_pids, gp, 1))
+		if (it_map_get(&a->epochs, epoch) == IT_MAP_NONE) {
+			if (it_map_put(&a->epochs, epoch, 1))
 				a->err = -1;
-			g->pids++;
+			a->task.epochs++;
 		}
 	}
 	g->bytes += t->bytes;
@@ -297,7 +346,11 @@ static void group_fold(struct it_analyzer *a, struct it_group *d, struct it_grou
 	d->no_q += s->no_q;
 	d->seq += s->seq;
 	d->rnd += s->rnd;
-	d->pids += s->pids; /* folded groups are of different processes */
+	/* folded groups are of different processes, so of different pids and
+	 * tids: the sums are exact; comms, devs and files may be shared, and
+	 * `report` refuses those with a role key (report.c) */
+	for (int k = 0; k < IT_DISTINCT_MAX; k++)
+		d->distinct[k] += s->distinct[k];
 	if (s->first_ns < d->first_ns)
 		d->first_ns = s->first_ns;
 	if (s->last_ns > d->last_ns)

@@ -104,10 +104,15 @@ struct it_analyzer *it_analyzer_new(const struct it_analyzer_opts *o)
 	    it_map_init(&a->fseq_done, 4) ||
 	    it_map_init(&a->devmap, 4) || it_map_init(&a->tids, 8) ||
 	    it_map_init(&a->commmap, 6) || it_map_init(&a->groupmap, 4) ||
-	    it_map_init(&a->group_pids, 4)) {
+	    it_map_init(&a->file_ids, 4) || it_map_init(&a->epochs, 4)) {
 		it_analyzer_free(a);
 		return NULL;
 	}
+	for (int k = 0; k < IT_DISTINCT_MAX; k++)
+		if (it_map_init(&a->group_distinct[k], 4)) {
+			it_analyzer_free(a);
+			return NULL;
+		}
 	return a;
 }
 
@@ -173,6 +178,7 @@ void it_analyzer_finish(struct it_analyzer *a, uint64_t end_ns)
 	it_diskwin_finish(a);
 	r->disk = a->disk;
 	r->ndisk = a->ndisk;
+	r->task = a->task;
 	memcpy(r->keys, a->o.keys, sizeof(r->keys));
 	r->nkeys = a->o.nkeys;
 }
@@ -232,7 +238,10 @@ void it_analyzer_free(struct it_analyzer *a)
 	it_map_free(&a->tids);
 	it_map_free(&a->commmap);
 	it_map_free(&a->groupmap);
-	it_map_free(&a->group_pids);
+	for (int k = 0; k < IT_DISTINCT_MAX; k++)
+		it_map_free(&a->group_distinct[k]);
+	it_map_free(&a->file_ids);
+	it_map_free(&a->epochs);
 	it_nvme_free(a->nvme);
 	it_zones_free(a->zones);
 	it_map_free(&a->nvme_pending);

@@ -28,6 +28,7 @@
 
 #include "iotrail/event.h"
 #include "analyze/hist.h"
+#include "task.h"               /* struct it_task_counted */
 
 /* Points on a block trail, btt's letters. */
 enum it_point {
@@ -156,7 +157,9 @@ struct it_group {
 	uint64_t merges, requeues, splits, no_q;
 	uint64_t seq, rnd;        /* sequential / random (data I/Os only) */
 	uint64_t first_ns, last_ns; /* earliest start, latest completion: the active window */
-	uint64_t pids;            /* distinct submitting pids (opts.distinct_pids; else 0) */
+	/* distinct values per key (task.h: enum it_distinct_key) of the keys
+	 * in opts.distinct; else 0. [IT_DISTINCT_PID]: submitting processes */
+	uint64_t distinct[IT_DISTINCT_MAX];
 	struct it_hist stage[IT_STAGE_MAX]; /* ns; stage[IT_STAGE_Q2C] is the latency */
 };
 
@@ -271,6 +274,7 @@ uint64_t it_diskwin_short_total(const struct it_results *r); /* 0 when not recon
 
 struct it_results {
 	uint64_t start_ns, end_ns;    /* analysed window (monotonic) */
+	struct it_task_counted task;  /* traces recorded with a task's predicate or sampling */
 	struct it_diskstats *disk;    /* traces that carry them; ndisk of them */
 	size_t ndisk;
 	/* the window of those counts (traces since IT_EV_DISKSTATS_FROM):
@@ -294,7 +298,10 @@ struct it_analyzer_opts {
 	unsigned nkeys;
 	uint64_t start_ns;            /* trace start (monotonic); 0: the first event */
 	uint64_t interval_ns;         /* timeline interval; 0: 1 s */
-	bool distinct_pids;           /* count each group's distinct pids (report --stats) */
+	uint8_t distinct;             /* bit (1u << IT_DISTINCT_*) per key whose distinct
+				       * values each group counts (report --stats) */
+	uint64_t epoch_ns;            /* --sample N/EPOCH's: count the epochs of kept
+				       * I/Os' Q times (it_task_counted.epochs); 0: no */
 	/* Called with every completed trail (exporters, per-I/O listings). */
 	void (*on_trail)(const struct it_trail *t, void *ctx);
 	void *ctx;

@@ -85,7 +85,12 @@ struct it_analyzer {
 
 	/* groups */
 	struct it_map groupmap;            /* hash of the key -> group index */
-	struct it_map group_pids;          /* (group index, pid) seen: distinct_pids */
+	/* opts.distinct: (group index, value) seen, per key; a file's value
+	 * is its id in file_ids ((fs dev, inode) -> 1, 2, ...) */
+	struct it_map group_distinct[IT_DISTINCT_MAX];
+	struct it_map file_ids;
+	uint32_t nfiles;
+	struct it_map epochs;              /* opts.epoch_ns: epochs of Q times seen */
 	struct it_group *groups;
 	uint32_t ngroups, groupcap;
 	uint32_t keymask;                  /* 1 << IT_KEY_x for the keys used */
@@ -108,6 +113,7 @@ struct it_analyzer {
 	uint32_t ndone, donecap, done_free;
 	struct it_zones *zones;            /* zoned devices (zones.c): at the first zone record */
 	struct it_diskstats *disk;         /* IT_EV_DISKSTATS, in file order */
+	struct it_task_counted task;       /* IT_EV_TASK_COUNTS */
 	size_t ndisk;
 	/* the diskstats window (diskwin.c): 0 / UINT64_MAX until known */
 	uint64_t win_from, win_to;

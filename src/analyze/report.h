@@ -40,10 +40,11 @@ void it_report_json(FILE *f, const struct it_report_input *in, bool pretty);
 struct it_stats;
 void it_report_stats(const struct it_report_input *in, struct it_stats *st);
 /* Column i of st for group g: ns of its Q2C latencies, or a count
- * (IT_STAT_PIDS). */
+ * (IT_STAT_DISTINCT). */
 uint64_t it_report_stat(const struct it_group *g, const struct it_stats *st, unsigned int i);
-/* Whether the report's columns need the analyzer's distinct_pids. */
-bool it_report_stats_need_pids(const struct it_stats *st);
+/* The keys the report's columns count distinct values of: the analyzer's
+ * opts.distinct. */
+uint8_t it_report_stats_distinct(const struct it_stats *st);
 
 struct it_json;
 void it_report_json_members(struct it_json *j, const struct it_report_input *in);

@@ -20,12 +20,14 @@ void it_report_stats(const struct it_report_input *in, struct it_stats *st)
 		it_stats_parse("min,avg,p50,p90,p99,p99.9,max", st, err, sizeof(err));
 }
 
-bool it_report_stats_need_pids(const struct it_stats *st)
+uint8_t it_report_stats_distinct(const struct it_stats *st)
 {
+	uint8_t keys = 0;
+
 	for (unsigned int i = 0; i < st->n; i++)
-		if (st->kind[i] == IT_STAT_PIDS)
-			return true;
-	return false;
+		if (st->kind[i] == IT_STAT_DISTINCT)
+			keys |= 1u << st->distinct[i];
+	return keys;
 }
 
 uint64_t it_report_stat(const struct it_group *g, const struct it_stats *st, unsigned int i)
@@ -43,8 +45,8 @@ uint64_t it_report_stat(const struct it_group *g, const struct it_stats *st, uns
 	case IT_STAT_PCT:
 		it_hist_percentiles(h, &st->pct[i], 1, &v);
 		break;
-	case IT_STAT_PIDS:
-		return g->pids;
+	case IT_STAT_DISTINCT:
+		return g->distinct[st->distinct[i]];
 	}
 	return v;
 }

@@ -38,15 +38,20 @@ static void host(struct it_json *j, const struct it_host_rec *h)
 }
 
 /* What the recording kept (doc/report.md): counts are of these I/Os. */
-static void task(struct it_json *j, const struct it_task *t, const struct it_host_rec *h)
+static void task(struct it_json *j, const struct it_task *given, const struct it_host_rec *h,
+		 const struct it_results *r)
 {
 	bool calls = h && it_task_layers_have_calls(h->layers, sizeof(h->layers));
 	char line[1024], err[160];
 	struct it_sample s = { 0 };
+	struct it_task counted = *given, *t = &counted;
+	const struct it_task_counted *c = &r->task;
 
+	counted.counted = r->task; /* the kernel's counts, from the trace's events */
 	if (*t->sample && it_sample_parse(t->sample, &s, err, sizeof(err)))
 		s = (struct it_sample){ 0 };
-	it_task_describe(t, calls, line, sizeof(line));
+	it_task_describe(t, calls, h && it_task_layers_have_tcp(h->layers, sizeof(h->layers)), line,
+			 sizeof(line));
 	it_json_name(j, "task");
 	it_json_object_start(j);
 	it_json_kv_string(j, "filter", t->filter);
@@ -60,7 +65,20 @@ static void task(struct it_json *j, const struct it_task *t, const struct it_hos
 	it_json_kv_string(j, "stop", t->stop);
 	it_json_kv_string(j, "what", line);
 	/* the syscall layer's calls are all there, kept I/O or not */
-	it_json_kv_bool(j, "syscalls_unfiltered", calls && *line);
+	it_json_kv_bool(j, "syscalls_unfiltered", calls && *line && !c->calls_known);
+	if (c->ios_known) { /* the kernel's counts (task_counts.h) */
+		it_json_kv_uint(j, "ios_passed", c->passed);
+		it_json_kv_uint(j, "ios_kept", c->passed - c->skipped);
+		it_json_kv_uint(j, "ios_skipped", c->skipped);
+		it_json_kv_uint(j, "ios_filtered_out", c->rejected);
+	}
+	if (c->ios_known && s.per_epoch) /* the epochs of the trace's I/Os */
+		it_json_kv_uint(j, "epochs", c->epochs);
+	if (c->calls_known) {
+		it_json_kv_uint(j, "calls_kept", c->calls_kept);
+		it_json_kv_uint(j, "calls_not_kept", c->calls_not_kept);
+		it_json_kv_uint(j, "calls_no_io", c->calls_no_io);
+	}
 	it_json_object_end(j);
 }
 
@@ -203,11 +221,22 @@ static void group(struct it_json *j, const struct it_report_input *in, const str
 		it_json_name(j, "stats_ns");
 		it_json_object_start(j);
 		for (unsigned int c = 0; c < st.n; c++)
-			if (st.kind[c] != IT_STAT_PIDS)
+			if (st.kind[c] != IT_STAT_DISTINCT)
 				it_json_kv_uint(j, st.name[c], it_report_stat(g, &st, c));
 		it_json_object_end(j);
-		if (it_report_stats_need_pids(&st))
-			it_json_kv_uint(j, "distinct_pids", g->pids);
+		for (unsigned int c = 0; c < st.n; c++) { /* "distinct_pids": g->distinct[] */
+			char name[24];
+
+			unsigned int first = 0;
+
+			while (first < c && (st.kind[first] != IT_STAT_DISTINCT ||
+					     st.distinct[first] != st.distinct[c]))
+				first++;
+			if (st.kind[c] != IT_STAT_DISTINCT || first < c) /* once per key */
+				continue;
+			snprintf(name, sizeof(name), "distinct_%s", st.name[c]);
+			it_json_kv_uint(j, name, it_report_stat(g, &st, c));
+		}
 	}
 	it_json_name(j, "stages");
 	it_json_array_start(j);
@@ -485,7 +514,7 @@ void it_report_json_members(struct it_json *j, const struct it_report_input *in)
 	if (in->host)
 		host(j, in->host);
 	if (in->task)
-		task(j, in->task, in->host);
+		task(j, in->task, in->host, r);
 	devices(j, in);
 	stats(j, &r->stats);
 	it_json_name(j, "group_by");

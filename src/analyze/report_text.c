@@ -69,16 +69,20 @@ static double mib(uint64_t bytes) { return (double)bytes / (1024.0 * 1024.0); }
 
 /* What the recording kept, said before any count: a predicate and 1 in N
  * sampling (counts are never scaled up). Wrapped at 88 columns. */
-static void task_line(FILE *f, const struct it_task *t, const struct it_host_rec *h)
+static void task_line(FILE *f, const struct it_task *t, const struct it_host_rec *h,
+		      const struct it_results *r)
 {
+	struct it_task counted;
 	char line[1024];
 	const char *p = line;
 	int n;
 
 	if (!t)
 		return;
-	it_task_describe(t, it_task_layers_have_calls(h->layers, sizeof(h->layers)), line,
-			 sizeof(line));
+	counted = *t; /* with the kernel's counts, from the trace's events */
+	counted.counted = r->task;
+	it_task_describe(&counted, it_task_layers_have_calls(h->layers, sizeof(h->layers)),
+			 it_task_layers_have_tcp(h->layers, sizeof(h->layers)), line, sizeof(line));
 	for (const char *lead = "task      "; *p; lead = "          ") {
 		n = (int)strlen(p);
 		if (n > 88) /* at a blank, when there is one */
@@ -118,7 +122,7 @@ static void header(FILE *f, const struct it_report_input *in)
 			fprintf(f, "command   %.*s\n", 88, h->command);
 		if (h->hooks[0])
 			fprintf(f, "hooks     %.*s\n", 88, h->hooks);
-		task_line(f, in->task, h);
+		task_line(f, in->task, h, in->r);
 	} else {
 		fprintf(f, "duration  %.3f s\n", r->duration_s);
 	}
@@ -444,7 +448,7 @@ static void latency_table(FILE *f, const struct it_report_input *in, const struc
 			dur > 0 ? (double)g->count / dur : 0, kc->w_mib,
 			dur > 0 ? mib(g->bytes) / dur : 0);
 		for (unsigned int c = 0; c < st.n; c++)
-			if (st.kind[c] == IT_STAT_PIDS)
+			if (st.kind[c] == IT_STAT_DISTINCT)
 				fprintf(f, " %6llu", (unsigned long long)it_report_stat(g, &st, c));
 			else
 				fprintf(f, " %6s", fmt_ns(b, sizeof(b), it_report_stat(g, &st, c)));

@@ -749,6 +749,24 @@ static void on_diskstats(struct it_analyzer *a, const struct it_event *e)
 	it_diskwin_to(a, e->ts_ns);
 }
 
+/* The kernel's counts of what a task left out (event.h). */
+static void on_task_counts(struct it_analyzer *a, const struct it_event *e)
+{
+	struct it_task_counted *t = &a->task;
+
+	if (e->flags & IT_TCF_CALLS) {
+		t->calls_known = true;
+		t->calls_kept = e->id;
+		t->calls_not_kept = e->sector;
+		t->calls_no_io = e->aux;
+	} else {
+		t->ios_known = true;
+		t->passed = e->id;
+		t->skipped = e->sector;
+		t->rejected = e->aux;
+	}
+}
+
 void it_stitch_event(struct it_analyzer *a, const struct it_event *e)
 {
 	uint32_t di;
@@ -772,6 +790,10 @@ void it_stitch_event(struct it_analyzer *a, const struct it_event *e)
 	}
 	if (e->type == IT_EV_DISKSTATS_FROM) {
 		it_diskwin_from(a, e);
+		return;
+	}
+	if (e->type == IT_EV_TASK_COUNTS) {
+		on_task_counts(a, e);
 		return;
 	}
 	if (e->layer && e->layer != IT_LAYER_BLOCK && e->type != IT_EV_TASK) {

@@ -51,7 +51,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (*t.flight && it_duration_parse(t.flight, &ns, err, sizeof(err)))
 		abort();
-	it_task_describe(&t, true, line, sizeof(line));
+	it_task_describe(&t, true, true, line, sizeof(line));
+	/* with the kernel's counts too (epochs may be 0: no division then) */
+	t.counted = (struct it_task_counted){ .ios_known = true, .calls_known = true,
+					      .passed = size, .skipped = size / 2,
+					      .rejected = size % 7, .epochs = size % 3 };
+	it_task_describe(&t, true, true, line, sizeof(line));
 	/* into the trace and back: the same settings */
 	it_task_settings(&t, settings, sizeof(settings));
 	nn = it_task_to_notes(settings, IT_NOTE_TASK, &notes);

@@ -4,16 +4,23 @@
 # (N2), 8K writes (N3), each a fixed number_ios of psync direct I/O (one at
 # a time: no merges, so fio's I/Os are the block layer's requests).
 #   task_filter  a task file ([workload] op = read, size>= 32k; [report]
-#                group-by = op,size): the recording holds exactly N2 I/Os,
-#                every one a 64K read, the report says what was kept and
-#                groups as the task says
-#   task_sample  --sample 1/10: the count is inside the binomial 99.9%
-#                bounds of N1+N2+N3 trials, and every sampled I/O has its
-#                Q, D and C (no stage missing: each stage's count == the I/Os)
+#                group-by = op,size), block and syscall layers: the
+#                recording holds exactly N2 I/Os, every one a 64K read, and
+#                exactly N2 system calls, pread64s each owning its I/O (no
+#                pwrite64, no I/O no call owns); the kernel's counts: N2
+#                passed, N1+N3 filtered out; the report says what was kept
+#                and groups as the task says
+#   task_sample  --sample 1/10, block and syscall layers: the count is
+#                inside the binomial 99.9% bounds of N1+N2+N3 trials, every
+#                sampled I/O has its Q, D and C (no stage missing: each
+#                stage's count == the I/Os) and its call (calls == I/Os,
+#                each owning one, none unowned); kept + skipped == fio's total
 #   task_epoch   --sample 5/10ms: no 10 ms epoch of the trace's Q times
 #                holds more than 5 I/Os, some hold 5 (fio's psync I/Os
 #                come faster than that), fewer than fio's total are kept,
-#                every kept I/O has its Q, D and C
+#                every kept I/O has its Q, D and C; the kernel's kept ==
+#                the trace's I/Os, kept + skipped == fio's total, and the
+#                report's epochs == those of the trace's Q times
 #   task_window  --start 2 s ahead, --stop 2 s later, beside a fio at 200
 #                IOPS: no I/O recorded before the start or after the stop
 #                (+0.2 s), at most 400 (+5%) in the 2 s, the report says
@@ -75,8 +82,17 @@ size>= 32k
 [report]
 group-by = op,size
 TASK
-# with the syscall layer, whose calls the filter does not reach: the report
-# must say so (the sample's recording, block only, must not)
+# the calls and the I/Os of a recording with both layers: "I/Os calls
+# owning-calls owned-I/Os unowned-I/Os pwrites", from its JSON report
+calls_of() {
+	jq -r '[([.groups[].count] | add // 0),
+		([.syscalls[] | select(.name == "pread64" or .name == "pwrite64") | .count] | add // 0),
+		([.syscalls[].block.calls] | add // 0), ([.syscalls[].block.ios] | add // 0),
+		.syscall_block.background_ios,
+		([.syscalls[] | select(.name == "pwrite64") | .count] | add // 0)] | @tsv' "$1"
+}
+
+# with the syscall layer: only the calls that queued a kept I/O
 if ! LAYERS=block,syscall record filter --task "$TMP/big-reads.task"; then
 	fail task_filter "record failed: $(tail -1 "$TMP/filter.out")"
 elif [ "$(fio_total)" != $((N1 + N2 + N3)) ]; then
@@ -88,23 +104,30 @@ else
 	others=$(jq '[.groups[] | select(.key.op != "read" or .key.size != 65536) | .count] | add // 0' \
 		"$TMP/filter.json")
 	keys=$(jq -c '.group_by' "$TMP/filter.json")
-	line=$(grep -A1 '^task ' "$TMP/filter.txt" | tr -s ' \n' ' ')
-	calls=$(jq '.task.syscalls_unfiltered' "$TMP/filter.json")
+	line=$(grep -A3 '^task ' "$TMP/filter.txt" | grep -v '^[a-z]' | tr -s ' \n' ' ')
+	line="$(grep '^task ' "$TMP/filter.txt" | tr -s ' ' ' ')$line"
+	read -r ios calls owners owned unowned pwrites < <(calls_of "$TMP/filter.json")
+	counts=$(jq -r '.task | "\(.ios_passed) \(.ios_filtered_out) \(.calls_kept) \(.syscalls_unfiltered)"' \
+		"$TMP/filter.json")
 	if [ "$total" != "$N2" ] || [ "$others" != 0 ]; then
 		fail task_filter "recorded $total I/Os ($others not 64K reads); fio did $N2 64K reads"
 	elif [ "$keys" != '["op","size"]' ]; then
 		fail task_filter "the report grouped by $keys, the task file says op,size"
-	elif [[ "$line" != *"only I/Os with op=read && size>=32k"* ]]; then
+	elif [[ "$line" != *"only I/Os with op=read && size>=32k: $N2 of $((N1 + N2 + N3)), $((N1 + N3)) filtered out"* ]]; then
 		fail task_filter "the report's task line is '$line'"
-	elif [[ "$line" != *"system calls are not filtered or sampled"* ]] || [ "$calls" != true ]; then
-		fail task_filter "the syscall layer was recorded, the report does not say its calls are unfiltered: '$line', syscalls_unfiltered $calls"
+	elif [ "$calls" != "$N2" ] || [ "$owners" != "$N2" ] || [ "$owned" != "$N2" ] ||
+	     [ "$unowned" != 0 ] || [ "$pwrites" != 0 ]; then
+		fail task_filter "$calls pread64/pwrite64 calls ($pwrites pwrite64), $owners owning $owned I/Os, $unowned I/Os no call owns; fio did $N2 64K reads"
+	elif [ "$counts" != "$N2 $((N1 + N3)) $N2 false" ] ||
+	     [[ "$line" != *"system calls: only those that queued a kept I/O, $N2;"* ]]; then
+		fail task_filter "the kernel's counts (passed, filtered out, calls kept, unfiltered) are '$counts', want '$N2 $((N1 + N3)) $N2 false'; task line '$line'"
 	else
-		pass "task_filter ($total I/Os == fio's $N2 64K reads, none of its $N1 4K reads and $N3 8K writes; $line)"
+		pass "task_filter ($total I/Os == fio's $N2 64K reads, none of its $N1 4K reads and $N3 8K writes; $calls calls, each owning its I/O; $line)"
 	fi
 fi
 
 # ---- 1 in 10 ----
-if ! record sample --sample 1/10; then
+if ! LAYERS=block,syscall record sample --sample 1/10; then
 	fail task_sample "record failed: $(tail -1 "$TMP/sample.out")"
 else
 	n=$(fio_total)
@@ -118,16 +141,21 @@ else
 	short=$(jq '[.groups[] | .count as $c | .stages[] | select(.count != $c)] | length' \
 		"$TMP/sample.json")
 	noq=$(jq '.stitch.no_q + .stitch.incomplete.queued + .stitch.incomplete.issued' "$TMP/sample.json")
+	read -r ios calls owners owned unowned pwrites < <(calls_of "$TMP/sample.json")
+	counts=$(jq -r '.task | "\(.ios_passed) \(.ios_kept) \(.ios_skipped)"' "$TMP/sample.json")
 	if [ "$got" -lt "$lo" ] || [ "$got" -gt "$hi" ]; then
 		fail task_sample "$got I/Os of $n sampled 1 in 10: outside [$lo, $hi]"
 	elif [ "$short" != 0 ] || [ "$noq" != 0 ]; then
 		fail task_sample "$short stages short of their group's count, $noq I/Os without Q or unfinished"
-	elif ! "$IOTRAIL" report "$TMP/sample.trail" | grep -q '^task      sampled 1 in 10: counts are of sampled I/Os$'; then
-		fail task_sample "the report does not say the counts are of sampled I/Os (or speaks of system calls it has none of)"
-	elif [ "$(jq '.task.syscalls_unfiltered' "$TMP/sample.json")" != false ]; then
-		fail task_sample "syscalls_unfiltered is not false in a block-only recording"
+	elif [ "$calls" != "$got" ] || [ "$owners" != "$got" ] || [ "$owned" != "$got" ] ||
+	     [ "$unowned" != 0 ]; then
+		fail task_sample "$got sampled I/Os, $calls pread64/pwrite64 calls, $owners owning $owned I/Os, $unowned no call owns: want each sampled I/O with its call"
+	elif [ "$counts" != "$n $got $((n - got))" ]; then
+		fail task_sample "the kernel's counts (passed, kept, skipped) are '$counts', want '$n $got $((n - got))'"
+	elif ! "$IOTRAIL" report "$TMP/sample.trail" | grep -q "^task      sampled 1 in 10: $got kept of $n, $((n - got)) skipped: counts are of"; then
+		fail task_sample "the report does not say the counts are of sampled I/Os, with the totals"
 	else
-		pass "task_sample ($got of $n I/Os, within the 99.9% bounds [$lo, $hi]; every one with Q, D and C)"
+		pass "task_sample ($got of $n I/Os, within the 99.9% bounds [$lo, $hi]; every one with Q, D, C and its call; kept + skipped == fio's total)"
 	fi
 fi
 
@@ -145,17 +173,20 @@ else
 		awk -F, 'NR > 1 { c[int($9 / 10000000)]++ }
 			END { for (e in c) { n++; if (c[e] == 5) f++; if (c[e] > m) m = c[e] }
 			      print n + 0, f + 0, m + 0 }')
-	line=$("$IOTRAIL" report "$TMP/epoch.trail" | grep '^task ')
-	if [ "$most" -gt 5 ] || [ "$full" -lt 1 ]; then
+	line=$("$IOTRAIL" report "$TMP/epoch.trail" | grep -A1 '^task ' | tr -s ' \n' ' ')
+	counts=$(jq -r '.task | "\(.ios_passed) \(.ios_kept) \(.ios_skipped) \(.epochs)"' "$TMP/epoch.json")
+	if [ "$counts" != "$n $got $((n - got)) $epochs" ]; then
+		fail task_epoch "the kernel's counts (passed, kept, skipped) and the report's epochs are '$counts', want '$n $got $((n - got)) $epochs' (fio's total, the trace's I/Os, its epochs)"
+	elif [ "$most" -gt 5 ] || [ "$full" -lt 1 ]; then
 		fail task_epoch "the busiest of $epochs epochs kept $most I/Os, $full kept 5: want at most 5, and some at 5"
 	elif [ "$got" -ge "$n" ] || [ "$got" -gt $((epochs * 5)) ]; then
 		fail task_epoch "kept $got of fio's $n I/Os in $epochs epochs of at most 5"
 	elif [ "$short" != 0 ]; then
 		fail task_epoch "$short stages short of their group's count"
-	elif [[ "$line" != *"sampled the first 5 I/Os of every 10ms epoch"* ]]; then
+	elif [[ "$line" != *"sampled the first 5 I/Os of every 10ms epoch, none after them: $got kept of $n, $((n - got)) skipped"* ]]; then
 		fail task_epoch "the report's task line is '$line'"
 	else
-		pass "task_epoch ($got of fio's $n I/Os in $epochs epochs: at most $most each, $full at 5)"
+		pass "task_epoch ($got of fio's $n I/Os in $epochs epochs: at most $most each, $full at 5; $((n - got)) skipped, as the kernel counted)"
 	fi
 fi
 

@@ -508,7 +508,7 @@ TEST(report_stats_columns)
 }
 
 /* distinct(pid): how many processes submitted a group's I/Os, counted
- * only when a column asks for it (the analyzer's distinct_pids). */
+ * only when a column asks for it (the analyzer's opts.distinct). */
 TEST(report_stats_distinct_pids)
 {
 	static const uint32_t pids[] = { 100, 100, 200, 300 };
@@ -525,7 +525,7 @@ TEST(report_stats_distinct_pids)
 		evs[n++] = C(t0 + 1000, 0x70 + i, DEV_A, K4);
 	}
 	struct it_analyzer_opts o = IT_ANALYZER_OPTS_DEFAULT;
-	o.distinct_pids = true;
+	o.distinct = 1u << IT_DISTINCT_PID;
 	struct it_analyzer *a = run_opts(evs, n, o, NULL, 0);
 	const struct it_results *r = it_analyzer_results(a);
 	struct it_task task = { .stats = "distinct(pid),max" };
@@ -534,8 +534,9 @@ TEST(report_stats_distinct_pids)
 	char *out;
 
 	ASSERT_EQ(r->ngroups, 2, "read and write groups");
-	ASSERT_U64_EQ(r->groups[0].pids, 2, "reads: pids 100 and 200");
-	ASSERT_U64_EQ(r->groups[1].pids, 1, "the write: pid 300");
+	ASSERT_U64_EQ(r->groups[0].distinct[IT_DISTINCT_PID], 2, "reads: pids 100 and 200");
+	ASSERT_U64_EQ(r->groups[1].distinct[IT_DISTINCT_PID], 1, "the write: pid 300");
+	ASSERT_U64_EQ(r->groups[0].distinct[IT_DISTINCT_TID], 0, "tids: not asked, not counted");
 	it_report_text(cap_open(&c), &in);
 	out = cap_close(&c);
 	ASSERT_TRUE(strstr(out, "MiB/s   pids    max\n") != NULL, "the pids column's title");
@@ -544,6 +545,161 @@ TEST(report_stats_distinct_pids)
 	it_report_json(cap_open(&c), &in, false);
 	out = cap_close(&c);
 	ASSERT_TRUE(valid_json(out) && strstr(out, "\"distinct_pids\":2") != NULL, "JSON");
+	free(out);
+	it_analyzer_free(a);
+}
+
+/* The kernel's counts of what a task left out (IT_EV_TASK_COUNTS) reach
+ * the report's task line and its JSON as totals: a filter's 1 of 5, a
+ * sample's skipped, and the calls the syscall layer left out. */
+static struct it_event task_counts_ev(uint8_t flags, uint64_t a, uint64_t b, uint64_t c)
+{
+	struct it_event e = ev_base(IT_EV_TASK_COUNTS, 9000, a, 0);
+
+	e.flags = flags;
+	e.sector = b;
+	e.aux = c;
+	return e;
+}
+
+TEST(report_task_counts)
+{
+	struct it_event evs[] = {
+		Q(1000, 0xb1, DEV_A, 0, K4, IT_OP_READ),
+		D(1100, 0x71, 0xb1, DEV_A, 0, K4, IT_OP_READ),
+		C(1600, 0x71, DEV_A, K4),
+		task_counts_ev(0, 10, 9, 40),
+		task_counts_ev(IT_TCF_CALLS, 1, 9, 300),
+	};
+	struct it_host_rec h = { .layers = "block,syscall" };
+	struct it_task t;
+	char err[256];
+	struct capture c;
+	struct it_analyzer *a = run(evs, N(evs), NULL);
+	struct it_report_input in = { .a = a, .r = it_analyzer_results(a), .host = &h, .task = &t };
+
+	ASSERT_EQ(it_task_parse("[workload]\nop = read\n[profiler]\nsample = 1/10\n", &t, err,
+				sizeof(err)), 0, err);
+	ASSERT_EQ(in.r->stats.ios, 1, "the counts are not I/Os");
+	it_report_text(cap_open(&c), &in);
+	char *out = cap_close(&c);
+	ASSERT_TRUE(strstr(out, "only I/Os with op=read: 10 of 50, 40 filtered out; sampled 1 in 10: "
+			   "1 kept of 10,") != NULL, "the I/O totals said");
+	ASSERT_TRUE(strstr(out, "system calls: only") != NULL, "the calls said (wrapped)");
+	free(out);
+	it_report_json(cap_open(&c), &in, false);
+	out = cap_close(&c);
+	ASSERT_TRUE(valid_json(out), "valid JSON");
+	ASSERT_TRUE(strstr(out, "I/O, 1; not recorded: 9 whose I/Os were all left out, 300 that "
+			   "queued none") != NULL, "the calls' totals said");
+	ASSERT_TRUE(strstr(out, "\"syscalls_unfiltered\":false,\"ios_passed\":10,\"ios_kept\":1,"
+			   "\"ios_skipped\":9,\"ios_filtered_out\":40,\"calls_kept\":1,"
+			   "\"calls_not_kept\":9,\"calls_no_io\":300") != NULL, "JSON totals");
+	free(out);
+	it_analyzer_free(a);
+}
+
+/* distinct(tid|comm|dev|file): the other keys a group's I/Os have, by op
+ * over two devices: reads of 3 threads of 2 processes (fio, dd) on 2
+ * devices and 2 files (one read of no file: direct I/O), one write. */
+TEST(report_stats_distinct_keys)
+{
+	static const struct { uint32_t pid, tid, dev; uint64_t ino; uint8_t op; } io[] = {
+		{ 100, 100, DEV_A, 11, IT_OP_READ }, { 100, 101, DEV_A, 11, IT_OP_READ },
+		{ 200, 200, DEV_B, 12, IT_OP_READ }, { 200, 200, DEV_B, 0, IT_OP_READ },
+		{ 300, 300, DEV_A, 13, IT_OP_WRITE },
+	};
+	struct it_event evs[24];
+	size_t n = 0;
+	const uint64_t s = 1000000000ull;
+
+	evs[n++] = TASK(s - 10, 100, 100, "fio");
+	evs[n++] = TASK(s - 9, 100, 101, "fio");
+	evs[n++] = TASK(s - 8, 200, 200, "dd");
+	evs[n++] = TASK(s - 7, 300, 300, "dd");
+	for (size_t i = 0; i < N(io); i++) {
+		uint64_t t0 = s + 1000000 * i;
+		struct it_event q = ev_tid(Q(t0, 0xb0 + i, io[i].dev, 8 * i, K4, io[i].op),
+					   io[i].pid, io[i].tid);
+
+		q.aux = io[i].ino; /* the file whose page cache it carries */
+		q.tag = 0x801;     /* on file system dev 0:0x801 */
+		evs[n++] = q;
+		evs[n++] = D(t0 + 10, 0x70 + i, 0xb0 + i, io[i].dev, 8 * i, K4, io[i].op);
+		evs[n++] = C(t0 + 1000, 0x70 + i, io[i].dev, K4);
+	}
+	struct it_analyzer_opts o = { .keys = { IT_KEY_OP }, .nkeys = 1 };
+	struct it_task task = { .stats = "distinct(tid),distinct(comm),distinct(dev),distinct(file)" };
+	struct it_stats st;
+	char err[256];
+
+	ASSERT_EQ(it_stats_parse(task.stats, &st, err, sizeof(err)), 0, err);
+	o.distinct = it_report_stats_distinct(&st);
+	ASSERT_EQ(o.distinct, (1u << IT_DISTINCT_TID) | (1u << IT_DISTINCT_COMM) |
+		  (1u << IT_DISTINCT_DEV) | (1u << IT_DISTINCT_FILE), "the keys asked for");
+	struct it_analyzer *a = run_opts(evs, n, o, NULL, 0);
+	const struct it_results *r = it_analyzer_results(a);
+	struct it_report_input in = { .devs = &loop0, .ndevs = 1, .a = a, .r = r, .task = &task };
+	struct capture c;
+	char *out;
+
+	ASSERT_EQ(r->ngroups, 2, "read and write groups");
+	ASSERT_U64_EQ(r->groups[0].distinct[IT_DISTINCT_TID], 3, "reads: tids 100, 101, 200");
+	ASSERT_U64_EQ(r->groups[0].distinct[IT_DISTINCT_COMM], 2, "reads: fio and dd");
+	ASSERT_U64_EQ(r->groups[0].distinct[IT_DISTINCT_DEV], 2, "reads: on two devices");
+	ASSERT_U64_EQ(r->groups[0].distinct[IT_DISTINCT_FILE], 2,
+		      "reads: inodes 11 and 12 (the direct read carries none)");
+	ASSERT_U64_EQ(r->groups[0].distinct[IT_DISTINCT_PID], 0, "pids: not asked, not counted");
+	ASSERT_U64_EQ(r->groups[1].distinct[IT_DISTINCT_FILE], 1, "the write: inode 13");
+	ASSERT_U64_EQ(r->groups[1].distinct[IT_DISTINCT_COMM], 1, "the write: dd");
+	it_report_text(cap_open(&c), &in);
+	out = cap_close(&c);
+	ASSERT_TRUE(strstr(out, "MiB/s   tids  comms   devs  files\n") != NULL, "the columns' titles");
+	ASSERT_TRUE(strstr(out, "      3      2      2      2\n") != NULL, "reads' counts");
+	free(out);
+	it_report_json(cap_open(&c), &in, false);
+	out = cap_close(&c);
+	ASSERT_TRUE(valid_json(out) && strstr(out, "\"distinct_tids\":3,\"distinct_comms\":2,"
+						 "\"distinct_devs\":2,\"distinct_files\":2") != NULL,
+		    "JSON");
+	free(out);
+	it_analyzer_free(a);
+	ASSERT_EQ(it_stats_parse("distinct(zone)", &st, err, sizeof(err)), -1, "distinct(zone)");
+	ASSERT_TRUE(strstr(err, "distinct(KEY) (KEY: pid, tid, comm, dev or file)") != NULL,
+		    "the keys told");
+}
+
+/* --sample N/EPOCH: the analyzer counts the epochs of the kept I/Os' Q
+ * times (opts.epoch_ns), and the report gives the per-epoch averages. */
+TEST(report_task_epochs)
+{
+	static const uint64_t qs[] = { 1000000, 5000000, 12000000, 35000000, 39000000 };
+	struct it_event evs[3 * 5 + 1];
+	size_t n = 0;
+
+	for (size_t i = 0; i < N(qs); i++) {
+		evs[n++] = Q(qs[i], 0xb0 + i, DEV_A, 8 * i, K4, IT_OP_READ);
+		evs[n++] = D(qs[i] + 10, 0x70 + i, 0xb0 + i, DEV_A, 8 * i, K4, IT_OP_READ);
+		evs[n++] = C(qs[i] + 1000, 0x70 + i, DEV_A, K4);
+	}
+	evs[n++] = task_counts_ev(0, 20, 15, 0);
+	struct it_analyzer_opts o = IT_ANALYZER_OPTS_DEFAULT;
+	o.epoch_ns = 10000000;
+	struct it_analyzer *a = run_opts(evs, n, o, NULL, 0);
+	struct it_host_rec h = { .layers = "block" };
+	struct it_task t = { .sample = "2/10ms" };
+	struct it_report_input in = { .a = a, .r = it_analyzer_results(a), .host = &h, .task = &t };
+	struct capture c;
+	char *out;
+
+	ASSERT_U64_EQ(in.r->task.epochs, 3, "Q times in epochs 0, 1 and 3");
+	it_report_json(cap_open(&c), &in, false);
+	out = cap_close(&c);
+	ASSERT_TRUE(valid_json(out), "valid JSON");
+	ASSERT_TRUE(strstr(out, "\"ios_passed\":20,\"ios_kept\":5,\"ios_skipped\":15,"
+			   "\"ios_filtered_out\":0,\"epochs\":3") != NULL, "JSON epochs");
+	ASSERT_TRUE(strstr(out, "5 kept of 20, 15 skipped, in 3 epochs: 1.7 kept of 6.7 per epoch "
+			   "on average") != NULL, "the averages");
 	free(out);
 	it_analyzer_free(a);
 }

@@ -178,8 +178,9 @@ TEST(task_file_errors)
 	}
 }
 
-/* The syscall layer does not follow a filter or a sample: the report says
- * so when the trace has it, and only then. */
+/* What the syscall layer kept: when the trace does not say (an older
+ * recording, no block layer), the report says its calls were not
+ * filtered, and only when the trace has them. */
 TEST(task_describe_calls)
 {
 	struct it_task t;
@@ -187,16 +188,41 @@ TEST(task_describe_calls)
 
 	ASSERT_EQ(it_task_parse("[workload]\nop = read\n[profiler]\nsample = 1/10\n", &t, err,
 				sizeof(err)), 0, err);
-	it_task_describe(&t, false, line, sizeof(line));
+	it_task_describe(&t, false, false, line, sizeof(line));
 	ASSERT_STREQ(line, "only I/Os with op=read; sampled 1 in 10: counts are of sampled I/Os",
 		     "without system calls");
-	it_task_describe(&t, true, line, sizeof(line));
+	it_task_describe(&t, true, false, line, sizeof(line));
 	ASSERT_STREQ(line, "only I/Os with op=read; sampled 1 in 10: counts are of sampled I/Os; "
 		     "system calls are not filtered or sampled: every call of the scope is recorded",
 		     "with system calls");
+	/* the kernel's counts (IT_EV_TASK_COUNTS): exact totals, and which
+	 * calls the syscall layer kept */
+	t.counted = (struct it_task_counted){ .ios_known = true, .passed = 100, .skipped = 90,
+					      .rejected = 7 };
+	it_task_describe(&t, false, false, line, sizeof(line));
+	ASSERT_STREQ(line, "only I/Os with op=read: 100 of 107, 7 filtered out; sampled 1 in 10: "
+		     "10 kept of 100, 90 skipped: counts are of sampled I/Os", "the totals");
+	t.counted.calls_known = true;
+	t.counted.calls_kept = 10;
+	t.counted.calls_not_kept = 85;
+	t.counted.calls_no_io = 3;
+	it_task_describe(&t, true, false, line, sizeof(line));
+	ASSERT_STREQ(line, "only I/Os with op=read: 100 of 107, 7 filtered out; sampled 1 in 10: "
+		     "10 kept of 100, 90 skipped: counts are of sampled I/Os; system calls: only "
+		     "those that queued a kept I/O, 10; not recorded: 85 whose I/Os were all left "
+		     "out, 3 that queued none (io_uring requests are all recorded)",
+		     "the calls followed the I/Os");
+	/* per epoch: the averages over the epochs the trace's I/Os are in */
+	ASSERT_EQ(it_task_parse("[profiler]\nsample = 5/10ms\n", &t, err, sizeof(err)), 0, err);
+	t.counted = (struct it_task_counted){ .ios_known = true, .passed = 1800, .skipped = 1755,
+					      .epochs = 9 };
+	it_task_describe(&t, false, false, line, sizeof(line));
+	ASSERT_STREQ(line, "sampled the first 5 I/Os of every 10ms epoch, none after them: 45 kept "
+		     "of 1800, 1755 skipped, in 9 epochs: 5.0 kept of 200.0 per epoch on average: "
+		     "counts are of sampled I/Os", "per epoch");
 	/* nothing filtered: nothing to say */
 	ASSERT_EQ(it_task_parse("[report]\nformat = text\n", &t, err, sizeof(err)), 0, err);
-	it_task_describe(&t, true, line, sizeof(line));
+	it_task_describe(&t, true, false, line, sizeof(line));
 	ASSERT_STREQ(line, "", "every I/O kept");
 	ASSERT_TRUE(it_task_layers_have_calls("block,syscall", 14), "block,syscall");
 	ASSERT_TRUE(it_task_layers_have_calls("syscall", 8), "syscall");
@@ -204,6 +230,14 @@ TEST(task_describe_calls)
 	ASSERT_TRUE(!it_task_layers_have_calls("syscalls", 9), "syscalls");
 	/* not NUL-terminated within its field */
 	ASSERT_TRUE(!it_task_layers_have_calls("block,syscall", 9), "block,sys");
+	ASSERT_TRUE(it_task_layers_have_tcp("block,nvme,nvme-tcp", 20), "nvme-tcp");
+	ASSERT_TRUE(it_task_layers_have_tcp("block,nvmet-tcp", 16), "nvmet-tcp");
+	ASSERT_TRUE(!it_task_layers_have_tcp("block,nvme,nvmet", 17), "no TCP layer");
+	/* NVMe/TCP's own events: said, as the calls are */
+	ASSERT_EQ(it_task_parse("[workload]\nop = read\n", &t, err, sizeof(err)), 0, err);
+	it_task_describe(&t, false, true, line, sizeof(line));
+	ASSERT_STREQ(line, "only I/Os with op=read; NVMe/TCP's own events are not filtered or "
+		     "sampled", "NVMe/TCP said");
 }
 
 /* --sample N/EPOCH: the syntax, and the bounds a bad value is told. */
@@ -277,7 +311,7 @@ TEST(task_window_dates)
 				"20:05:00\nsample = 100/1s\n", &t, err, sizeof(err)), 0, err);
 	ASSERT_STREQ(t.start, "2026-11-23 20:00:00", "start");
 	ASSERT_STREQ(t.stop, "2026-11-23 20:05:00", "stop");
-	it_task_describe(&t, false, line, sizeof(line));
+	it_task_describe(&t, false, false, line, sizeof(line));
 	ASSERT_STREQ(line, "window 2026-11-23 20:00:00 to 2026-11-23 20:05:00 (local time); "
 		     "sampled the first 100 I/Os of every 1s epoch, none after them: counts are "
 		     "of sampled I/Os", "the window and the epochs said");
@@ -302,9 +336,14 @@ TEST(task_report_stats)
 		    s.kind[4] == IT_STAT_MAX, "kinds in order");
 	ASSERT_STREQ(s.name[3], "p99.9", "title");
 	ASSERT_EQ(it_stats_parse("distinct(pid),p99", &s, err, sizeof(err)), 0, err);
-	ASSERT_TRUE(s.n == 2 && s.kind[0] == IT_STAT_PIDS && !strcmp(s.name[0], "pids"),
+	ASSERT_TRUE(s.n == 2 && s.kind[0] == IT_STAT_DISTINCT && s.distinct[0] == IT_DISTINCT_PID &&
+		    !strcmp(s.name[0], "pids"),
 		    "distinct(pid), titled pids");
-	ASSERT_EQ(it_stats_parse("distinct(tid)", &s, err, sizeof(err)), -1, "distinct(tid)");
+	ASSERT_EQ(it_stats_parse("distinct(comm),distinct(file)", &s, err, sizeof(err)), 0, err);
+	ASSERT_TRUE(s.n == 2 && s.distinct[0] == IT_DISTINCT_COMM && !strcmp(s.name[0], "comms") &&
+		    s.distinct[1] == IT_DISTINCT_FILE && !strcmp(s.name[1], "files"), "comm, file");
+	ASSERT_EQ(it_stats_parse("distinct(tid", &s, err, sizeof(err)), -1, "distinct(tid");
+	ASSERT_EQ(it_stats_parse("distinct(pids)", &s, err, sizeof(err)), -1, "distinct(pids)");
 	ASSERT_EQ(it_stats_parse("p101", &s, err, sizeof(err)), -1, "p101");
 	ASSERT_EQ(it_stats_parse("min,", &s, err, sizeof(err)), -1, "trailing comma");
 	ASSERT_EQ(it_stats_parse("", &s, err, sizeof(err)), -1, "empty");
@@ -330,11 +369,11 @@ TEST(task_describe_overwritten)
 
 	ASSERT_EQ(it_task_parse("[profiler]\nmemory = 64k\non-full = overwrite\n", &t, err,
 				sizeof(err)), 0, err);
-	it_task_describe(&t, true, line, sizeof(line));
+	it_task_describe(&t, true, false, line, sizeof(line));
 	ASSERT_STREQ(line, "", "nothing overwritten is known before the file is written");
 	t.overwritten_known = true;
 	t.overwritten = 4379;
-	it_task_describe(&t, true, line, sizeof(line));
+	it_task_describe(&t, true, false, line, sizeof(line));
 	ASSERT_STREQ(line, "4379 events overwritten before this file was written (memory 64k, "
 		     "on-full overwrite)", "the count and the bound, no word of system calls");
 }

@@ -213,15 +213,16 @@ fi
 F=$out/filter.json
 n4=$(jq -r '.jobs[0].read.total_ios' "$out/f4.json" 2>/dev/null)
 n64=$(jq -r '.jobs[0].read.total_ios' "$out/f64.json" 2>/dev/null)
-read -r kept cmds linked unlinked <<< "$(jq -r '[([.groups[].count] | add // 0),
-	(.nvme.by_opcode.read.count // 0), (.nvme.linked // 0), (.nvme.unlinked // 0)] | @tsv' "$F" 2>/dev/null)"
+read -r kept cmds linked unlinked passed fout <<< "$(jq -r '[([.groups[].count] | add // 0),
+	(.nvme.by_opcode.read.count // 0), (.nvme.linked // 0), (.nvme.unlinked // 0),
+	.task.ios_passed, .task.ios_filtered_out] | @tsv' "$F" 2>/dev/null)"
 if [ ! -s "$F" ]; then
 	fail vm_nvme_layer_filter "no report of the filtered recording"
 elif [ "$n4" = 100 ] && [ "$n64" = 50 ] && [ "$kept" = "$n64" ] && [ "$cmds" = "$n64" ] &&
-     [ "$linked" = "$n64" ] && [ "$unlinked" = 0 ]; then
-	pass "vm_nvme_layer_filter ($kept block reads and $cmds NVMe read commands, all linked == fio's $n64 64K reads; its $n4 4K reads left out)"
+     [ "$linked" = "$n64" ] && [ "$unlinked" = 0 ] && [ "$passed" = "$n64" ] && [ "$fout" = "$n4" ]; then
+	pass "vm_nvme_layer_filter ($kept block reads and $cmds NVMe read commands, all linked == fio's $n64 64K reads; its $n4 4K reads left out, as the kernel counted: $passed passed, $fout filtered out)"
 else
-	fail vm_nvme_layer_filter "fio 4K $n4, 64K $n64; kept $kept block I/Os, $cmds NVMe read commands ($linked linked, $unlinked unlinked)"
+	fail vm_nvme_layer_filter "fio 4K $n4, 64K $n64; kept $kept block I/Os, $cmds NVMe read commands ($linked linked, $unlinked unlinked); the kernel counted $passed passed, $fout filtered out"
 fi
 
 exit $FAILED

@@ -362,6 +362,7 @@ static __always_inline int on_bio(struct bio *bio, __u8 type, __s16 error, bool 
 	__u64 decided_ns = 0;
 	__u32 opf;
 	struct it_event *e;
+	bool kept;
 
 	if (!dev_wanted(dev))
 		return 0;
@@ -371,8 +372,10 @@ static __always_inline int on_bio(struct bio *bio, __u8 type, __s16 error, bool 
 				return 0;
 			opf = KREAD(btf, bio, bi_opf);
 			decided_ns = bpf_ktime_get_ns();
-			if (!scope_pred_wanted(norm_op(opf), KREAD(btf, bio, bi_iter.bi_size), dev,
-					       decided_ns))
+			kept = scope_pred_wanted(norm_op(opf), KREAD(btf, bio, bi_iter.bi_size), dev,
+						 decided_ns);
+			scope_mark_io(kept, decided_ns); /* for the syscall that queued it */
+			if (!kept)
 				return 0;
 			track(bio);
 		} else if (!is_tracked(bio)) {

@@ -16,6 +16,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "iotrail/task_counts.h" /* before the skeleton: its .bss has struct it_count_slot */
 #include "block.skel.h"
 #include "cli.h"
 #include "flight.h"
@@ -117,6 +118,7 @@ static int configure(void *skel, enum it_hook_kind *kinds, void *ctx)
 	IT_SCOPE_RODATA(k->rodata, s->scope);
 	IT_SCOPE_PRED_RODATA(k->rodata, s->scope);
 	it_scope_size_maps(s->scope, k->maps.scope_pid_bits, k->maps.scope_comm_bits);
+	k->rodata->scope_mark_calls = s->io_marks && it_task_decides(s->scope);
 	/* wake the consumer early only when a quarter of the ring is used */
 	k->rodata->wakeup_bytes = ((__u64)s->ringbuf_mb << 20) / 4;
 	bpf_map__set_max_entries(k->maps.events, s->ringbuf_mb << 20);
@@ -186,6 +188,10 @@ static int start(struct it_session *s, char *hooks, size_t hlen, char *why, size
 	s->ev.drops = b.skel->maps.drops;
 	s->ev.tracked = b.skel->maps.tracked;
 	s->ev.wakeup_bytes = b.skel->rodata->wakeup_bytes;
+	if (b.skel->rodata->scope_mark_calls) {
+		s->marks = b.skel->maps.scope_io_marks;
+		s->call_counts = b.skel->maps.scope_call_counts;
+	}
 	if (s->rb)
 		err = ring_buffer__add(s->rb, bpf_map__fd(b.skel->maps.events), on_event, s);
 	else if (!(s->rb = ring_buffer__new(bpf_map__fd(b.skel->maps.events), on_event, s, NULL)))
@@ -260,11 +266,61 @@ static int write_diskstats(struct it_session *s)
 	return err;
 }
 
+/* A per-CPU struct it_task_counts summed over the CPUs. 0 or -errno. */
+static int sum_counts(struct bpf_map *map, uint64_t out[4])
+{
+	int n = libbpf_num_possible_cpus(), err;
+	struct it_task_counts *v;
+	__u32 key = 0;
+
+	memset(out, 0, 4 * sizeof(*out));
+	if (n <= 0 || !(v = calloc(n, sizeof(*v))))
+		return -ENOMEM;
+	err = bpf_map__lookup_elem(map, &key, sizeof(key), v, n * sizeof(*v), 0);
+	for (int i = 0; !err && i < n; i++)
+		for (int k = 0; k < 4; k++)
+			out[k] += v[i].n[k];
+	free(v);
+	return err;
+}
+
+static int add_counts_event(struct it_session *s, uint8_t flags, const uint64_t c[4])
+{
+	struct it_event e = { .ts_ns = it_clock_ns(CLOCK_MONOTONIC), .type = IT_EV_TASK_COUNTS,
+			      .layer = IT_LAYER_BLOCK, .flags = flags, .id = c[0], .sector = c[1],
+			      .aux = c[2], .tag = 0xffff, .hwq = 0xffff, .op = IT_OP_OTHER };
+
+	return it_writer_add_record(s->w, 0, IT_LAYER_BLOCK, IT_CHUNK_EVENTS, &e, sizeof(e));
+}
+
+/* What the task's predicate and sampling left out (task_counts.h: the
+ * enums' order is the event's id, sector, aux), after the probes
+ * detached: exact totals for the report. */
+static int write_task_counts(struct it_session *s)
+{
+	/* scope.bpf.h's I/O counts: a cache line per CPU in the mapped .bss */
+	size_t nslots = sizeof(b.skel->bss->scope_io_slots) / sizeof(b.skel->bss->scope_io_slots[0]);
+	uint64_t c[4] = { 0 };
+	int err;
+
+	if (s->flight || !it_task_decides(s->scope))
+		return 0;
+	for (size_t cpu = 0; cpu < nslots; cpu++)
+		for (int k = 0; k < 4; k++)
+			c[k] += b.skel->bss->scope_io_slots[cpu].c.n[k];
+	err = add_counts_event(s, 0, c);
+	if (!err && s->marks_followed)
+		err = sum_counts(b.skel->maps.scope_call_counts, c) ?:
+		      add_counts_event(s, IT_TCF_CALLS, c);
+	return err;
+}
+
 static int finish(struct it_session *s)
 {
 	b.dropped = it_percpu_counter(b.skel->maps.drops, b.drops, b.s->ncpu);
 	b.missed = it_prog_misses(b.skel->obj);
-	return it_writer_set_missed(s->w, 0, IT_LAYER_BLOCK, b.missed) ?:
+	return write_task_counts(s) ?:
+	       it_writer_set_missed(s->w, 0, IT_LAYER_BLOCK, b.missed) ?:
 	       it_writer_set_drops(s->w, 0, IT_LAYER_BLOCK, b.drops, s->ncpu);
 }
 

@@ -527,10 +527,13 @@ static int start(struct it_session *s, char *hooks, size_t hlen, char *why, size
 
 	sys.o.verbose = s->verbose;
 	sys.o.ringbuf_bytes = (size_t)s->ringbuf_mb << 20; /* --ringbuf-mb: every ring alike */
+	sys.o.marks = s->marks; /* the block layer's decisions, when a task makes them */
+	sys.o.call_counts = s->call_counts;
 	sys.l = it_syscall_open(&sys.o, sink, s, why, wlen);
 	if (!sys.l)
 		return 0;
 	snprintf(hooks, hlen, "%s", it_syscall_hooks_desc(sys.l));
+	s->marks_followed = s->marks != NULL;
 	/* one poll for every layer */
 	if (s->rb) {
 		err = it_syscall_share_ring(sys.l, s->rb);
@@ -602,6 +605,7 @@ extern const struct it_layer_rec it_syscall_records; /* records.c */
 
 const struct it_layer_ops it_syscall_layer = {
 	.name = "syscall",
+	.follows_io = true,
 	.id = IT_LAYER_SYSCALL,
 	.records = &it_syscall_records,
 	.what = "storage system calls: arguments, file, result, latency; io_uring requests",

@@ -22,6 +22,7 @@
 #include <bpf/libbpf.h>
 
 #include "iotrail/event.h"
+#include "iotrail/task_counts.h" /* before the skeleton: its .bss has struct it_count_slot */
 #include "syscall.skel.h"
 #include "hooks.h"
 #include "layers/syscall/record_loader.h"
@@ -401,6 +402,18 @@ static int configure(struct it_syscall_layer *l, const struct it_syscall_opts *o
 	s->rodata->filter_tids = o->ntids > 0;
 	IT_SCOPE_RODATA(s->rodata, o->scope);
 	it_scope_size_maps(o->scope, s->maps.scope_pid_bits, s->maps.scope_comm_bits);
+	if (o->marks && o->call_counts) { /* the block object's: one set of marks */
+		int e = bpf_map__reuse_fd(s->maps.scope_io_marks, bpf_map__fd(o->marks));
+
+		if (!e)
+			e = bpf_map__reuse_fd(s->maps.scope_call_counts, bpf_map__fd(o->call_counts));
+		if (e) {
+			snprintf(err, errlen, "failed to share the block layer's I/O decisions with "
+				 "the syscall layer: %s", strerror(-e));
+			return -1;
+		}
+		s->rodata->scope_mark_calls = 1;
+	}
 	if (!o->ntids)
 		bpf_map__set_max_entries(s->maps.sys_tid_bits, 1);
 	if (o->npaths > IT_SYS_MAX_PREFIX) {

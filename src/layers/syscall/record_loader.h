@@ -39,6 +39,10 @@ struct it_syscall_opts {
 	const char *paths[IT_SYS_MAX_PREFIX]; /* path prefixes, existing */
 	size_t npaths;
 	size_t ringbuf_bytes;       /* 0 = 4 MiB */
+	/* a task's predicate or sampling, decided by the block layer: its
+	 * maps of the I/O marks and the calls' counts (scope.bpf.h), reused;
+	 * then only calls that queued a kept I/O are recorded. NULL: every call */
+	struct bpf_map *marks, *call_counts;
 };
 
 /* Receives each record (struct it_sys_event, it_sys_path + comps,

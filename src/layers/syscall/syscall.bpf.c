@@ -22,6 +22,10 @@
  * (exec, prctl) recomputes it. A thread the pid filter keeps out never
  * gets a slot, so its sys_exit costs one load (task->bpf_storage). The
  * path filter runs per file tag (at the tag's first sight) and on names.
+ * With a task's predicate or sampling (--filter, --sample) and the block
+ * layer deciding, a call is kept at its exit only when its thread queued a
+ * kept I/O since its entry (scope.bpf.h: scope_call_kept), before its
+ * names and tags cost anything; io_uring requests are not followed.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
@@ -770,6 +774,10 @@ static __always_inline int on_exit(long nr, long ret)
 	barrier_var(call);
 	d = &decode[call & (DECODE_SIZE - 1)];
 	tid = task->pid;
+	/* a task's predicate or sampling: only calls that queued a kept I/O
+	 * (scope.bpf.h), decided before the call's names cost anything */
+	if (scope_mark_calls && !scope_call_kept(task, st->ts_enter))
+		return 0;
 
 	if ((d->kind & IT_SK_RETFD) && ret >= 0) {
 		if (!tag_file(st, fd_file(task, ret)))
