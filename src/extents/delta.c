@@ -190,6 +190,12 @@ static int compare_file(struct it_fs_file_delta *f, const struct it_ext_file *a,
 		a = &none;
 	if (!b)
 		b = &none;
+	for (uint32_t i = 0; i < a->next; i++)
+		if (a->ext[i].placed && a->ext[i].f2fs_seg < IT_EXT_F2FS_SEGS)
+			f->seg_start[a->ext[i].f2fs_seg] += a->ext[i].length;
+	for (uint32_t i = 0; i < b->next; i++)
+		if (b->ext[i].placed && b->ext[i].f2fs_seg < IT_EXT_F2FS_SEGS)
+			f->seg_end[b->ext[i].f2fs_seg] += b->ext[i].length;
 	f->extents_added = not_in(b, a);
 	f->extents_removed = not_in(a, b);
 	for (uint32_t i = 0; i < b->next; i++) {

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyze/layer.h"
 #include "extents/snapshot.h"
 #include "harness.h"
 
@@ -269,6 +270,118 @@ TEST(extents_snapshot_delta_regions)
 	ASSERT_U64_EQ(zone_bytes(f, 4), 4 * K, "x: 4K in region 4");
 	ASSERT_U64_EQ(zone_bytes(f, 5), 4 * K, "x: 4K in region 5");
 	ASSERT_U64_EQ(f->zones[1].zone_start + f->zones[0].zone_start, 9 * M, "regions' starts");
+	it_fs_delta_free(&d);
+	it_fs_snapshots_free(&ss);
+	it_ext_set_free(&a);
+	it_ext_set_free(&b);
+	free(p.p);
+}
+
+/* the fs layer's text report over payload p: into a string (freed by the caller) */
+static char *fs_report_text(const struct payload *p)
+{
+	const struct it_analysis_layer *l = &it_layer_fs;
+	struct it_span span = { 0 };
+	struct it_report_ctx ctx = { 0 };
+	char *buf = NULL;
+	size_t len = 0;
+	void *self = l->new(NULL);
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!self || !f)
+		return NULL;
+	l->feed(self, IT_CHUNK_FS_EXTENTS, p->p, p->len, p->count);
+	l->finish(self, &span);
+	l->report_text(self, f, &ctx);
+	fclose(f);
+	l->free(self);
+	return buf;
+}
+
+static size_t widest_line(const char *s)
+{
+	size_t w = 0;
+	for (const char *e; *s; s = *e ? e + 1 : e) {
+		e = strchrnul(s, '\n');
+		w = (size_t)(e - s) > w ? (size_t)(e - s) : w;
+	}
+	return w;
+}
+
+static void add_seg(struct it_ext_set *s, const char *path, uint32_t dev, const uint64_t (*v)[4],
+		    uint32_t n)
+{
+	struct it_extent *e = calloc(n, sizeof(*e));
+	uint64_t size = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		e[i] = (struct it_extent){ .logical = v[i][0], .physical = v[i][1],
+					   .length = v[i][2], .placed = true,
+					   .f2fs_seg = (uint8_t)v[i][3] };
+		size = v[i][0] + v[i][2];
+	}
+	it_ext_add_file(s, path, size, dev, 4096, e, n);
+}
+
+/* F2FS: per file the bytes by segment type at both ends (a GC moving warm
+ * data into a cold segment, an append into a hot one), in the text report
+ * on one line under the file; every line fits 100 columns (the one of a
+ * file on every type: two lines at the left margin) */
+TEST(extents_snapshot_f2fs_segments)
+{
+	struct it_ext_set a = { 0 }, b = { 0 };
+	struct it_fs_snapshots ss = { 0 };
+	struct it_fs_delta d;
+	struct payload p = { 0 };
+
+	four_zones(&a, 7);
+	four_zones(&b, 7);
+	static const uint64_t gc0[][4] = { { 0, M, 512 * K, IT_EXT_F2FS_WARM_DATA } };
+	static const uint64_t gc1[][4] = { { 0, 3 * M, 512 * K, IT_EXT_F2FS_COLD_DATA } };
+	add_seg(&a, "/f2fs/f2", 7, gc0, 1);
+	add_seg(&b, "/f2fs/f2", 7, gc1, 1);
+	static const uint64_t ap0[][4] = { { 0, 8 * K, 64 * K, IT_EXT_F2FS_WARM_DATA } };
+	static const uint64_t ap1[][4] = { { 0, 8 * K, 64 * K, IT_EXT_F2FS_WARM_DATA },
+					   { 64 * K, 2 * M, 4 * K, IT_EXT_F2FS_HOT_DATA } };
+	add_seg(&a, "/f2fs/app", 7, ap0, 1);
+	add_seg(&b, "/f2fs/app", 7, ap1, 2);
+	uint64_t all[7][4];
+	for (uint64_t i = 0; i < 7; i++) { /* every type, and one unknown */
+		all[i][0] = i * 16 * K;
+		all[i][1] = 2 * M + 512 * K + i * 16 * K;
+		all[i][2] = (i + 1) * 1536; /* sizes with a decimal: the longest text */
+		all[i][3] = (i + 1) % 7;
+	}
+	add_seg(&a, "/f2fs/every-type-of-segment", 7, (const uint64_t (*)[4])all, 7);
+	all[0][1] += 256 * K; /* one extent moved: the file changed */
+	add_seg(&b, "/f2fs/every-type-of-segment", 7, (const uint64_t (*)[4])all, 7);
+
+	write_both(&a, &b, &p);
+	ASSERT_EQ(it_fs_snapshots_feed(&ss, p.p, p.len, p.count), 0, "read back");
+	ASSERT_EQ(it_fs_snapshots_finish(&ss), 0, "finish");
+	ASSERT_EQ(it_fs_delta_compute(&ss, &d), 0, "compare");
+	const struct it_fs_file_delta *f = find(&d, "/f2fs/f2");
+	ASSERT_U64_EQ(f->seg_start[IT_EXT_F2FS_WARM_DATA], 512 * K, "f2: warm at the start");
+	ASSERT_U64_EQ(f->seg_end[IT_EXT_F2FS_COLD_DATA], 512 * K, "f2: cold at the end");
+	ASSERT_U64_EQ(f->seg_end[IT_EXT_F2FS_WARM_DATA], 0, "f2: no warm at the end");
+	f = find(&d, "/f2fs/app");
+	ASSERT_U64_EQ(f->seg_end[IT_EXT_F2FS_HOT_DATA], 4 * K, "app: its append hot");
+	ASSERT_U64_EQ(f->seg_end[IT_EXT_F2FS_WARM_DATA], 64 * K, "app: the rest warm");
+
+	char *text = fs_report_text(&p);
+	ASSERT_NOT_NULL(text, "text report");
+	if (text) {
+		ASSERT_NOT_NULL(strstr(text, "\n" "                                                 "
+					     "segments warm 512K -> cold 512K\n"), "f2's line");
+		ASSERT_NOT_NULL(strstr(text, " segments warm 64K -> hot 4K, warm 64K\n"), "app's");
+		static const char every[] = "hot 1.5K, warm 3K, cold 4.5K, hot-node 6K, "
+					    "warm-node 7.5K, cold-node 9K, unknown 10K";
+		char want[256];
+		snprintf(want, sizeof(want), "\n     segments %s\n           -> %s\n", every, every);
+		ASSERT_NOT_NULL(strstr(text, want), "every type's, on two lines at the left margin");
+		ASSERT_NOT_NULL(strstr(text, "segments: the F2FS segments"), "explained");
+		ASSERT_LE(widest_line(text), 100, "every line fits 100 columns");
+	}
+	free(text);
 	it_fs_delta_free(&d);
 	it_fs_snapshots_free(&ss);
 	it_ext_set_free(&a);

@@ -150,6 +150,51 @@ static void where_text(const struct fs_state *st, const struct it_fs_file_delta 
 		snprintf(out, len, "-");
 }
 
+static bool has_segs(const struct it_fs_file_delta *f)
+{
+	for (int k = 1; k < IT_EXT_F2FS_SEGS; k++)
+		if (f->seg_start[k] || f->seg_end[k])
+			return true;
+	return false;
+}
+
+/* "warm 1M, cold 64K" (data segments by temperature alone, node segments
+ * as "warm-node"; "unknown": placed on no segment segment_info typed), or
+ * "-" without placed data */
+static void segs_text(const uint64_t *seg, char *out, size_t len)
+{
+	static const char *const names[IT_EXT_F2FS_SEGS] = {
+		"unknown", "hot", "warm", "cold", "hot-node", "warm-node", "cold-node" };
+	static const int order[] = { 1, 2, 3, 4, 5, 6, 0 };
+	size_t off = 0;
+	char b[16];
+
+	*out = 0;
+	for (size_t i = 0; i < sizeof(order) / sizeof(*order) && off < len; i++)
+		if (seg[order[i]])
+			off += snprintf(out + off, len - off, "%s%s %s", off ? ", " : "",
+					names[order[i]], it_ext_human(seg[order[i]], b, sizeof(b)));
+	if (!off)
+		snprintf(out, len, "-");
+}
+
+/* The F2FS segment types of a file's data at the start and at the end,
+ * under its row: at the where-column when that fits 100 columns, else at
+ * the left margin, else on two lines there (the longest side, every type
+ * with a size, is 83 columns). */
+static void segs_line(FILE *f, const struct it_fs_file_delta *x)
+{
+	char a[128], e[128];
+
+	segs_text(x->seg_start, a, sizeof(a));
+	segs_text(x->seg_end, e, sizeof(e));
+	int n = (int)(strlen(" segments ") + strlen(a) + strlen(" -> ") + strlen(e));
+	if (48 + n <= 100 || 4 + n <= 100)
+		fprintf(f, "%*s segments %s -> %s\n", 48 + n <= 100 ? 48 : 4, "", a, e);
+	else
+		fprintf(f, "%4s segments %s\n%10s -> %s\n", "", a, "", e);
+}
+
 static void fs_text(void *self, FILE *f, const struct it_report_ctx *ctx)
 {
 	struct fs_state *st = self;
@@ -189,10 +234,15 @@ static void fs_text(void *self, FILE *f, const struct it_report_ctx *ctx)
 	if (n) {
 		sort_files = d->files;
 		qsort(idx, n, sizeof(*idx), cmp_changed);
+		bool segs = false;
+		for (uint32_t i = 0; i < n && !segs; i++)
+			segs = has_segs(&d->files[idx[i]]);
 		fprintf(f, "\nFiles whose extents changed (new: data at offsets without a block at "
 			"the start;\nmoved: on other blocks than at the start; freed: without a block "
 			"at the end;\n+ext/-ext: extents not at the start/end; moved-ext: extents with "
-			"moved data;\nunder a file: where its new and moved data went)\n");
+			"moved data;\nunder a file: where its new and moved data went%s)\n",
+			segs ? ";\nsegments: the F2FS segments (temperature) of its data, at the start -> "
+			       "at the end" : "");
 		fprintf(f, "  %8s %8s %8s %5s %5s %9s  %-8s %s\n", "new", "moved", "freed",
 			"+ext", "-ext", "moved-ext", "state", "path");
 		for (uint32_t i = 0; i < n && i < TEXT_FILES; i++) {
@@ -205,6 +255,8 @@ static void fs_text(void *self, FILE *f, const struct it_report_ctx *ctx)
 				x->extents_removed, x->extents_moved, state_name(x->state), x->path);
 			if (strcmp(where, "-"))
 				fprintf(f, "%48s went to %s\n", "", where);
+			if (has_segs(x))
+				segs_line(f, x);
 		}
 		if (n > TEXT_FILES)
 			fprintf(f, "  ... %u more (all of them in --json)\n", n - TEXT_FILES);
@@ -263,6 +315,20 @@ static void extents_json(struct it_json *j, const char *name, const struct it_ex
 		it_json_object_end(j);
 	}
 	it_json_array_end(j);
+}
+
+/* {"warm_data": BYTES, ...}: the types with data; "unknown" for placed
+ * data of no typed segment */
+static void segs_json(struct it_json *j, const char *name, const uint64_t *seg)
+{
+	it_json_name(j, name);
+	it_json_object_start(j);
+	for (int k = 1; k < IT_EXT_F2FS_SEGS; k++)
+		if (seg[k])
+			it_json_kv_uint(j, it_ext_f2fs_seg_name((uint8_t)k), seg[k]);
+	if (seg[0])
+		it_json_kv_uint(j, "unknown", seg[0]);
+	it_json_object_end(j);
 }
 
 static void snapshot_json(struct it_json *j, const char *name, const struct it_fs_snapshots *ss,
@@ -339,6 +405,10 @@ static void fs_json(void *self, struct it_json *j, const struct it_report_ctx *c
 			it_json_object_end(j);
 		}
 		it_json_array_end(j);
+		if (has_segs(x)) {
+			segs_json(j, "segment_bytes_start", x->seg_start);
+			segs_json(j, "segment_bytes_end", x->seg_end);
+		}
 		extents_json(j, "extents_start", x->start >= 0 ? &ss->set[0].files[x->start] : NULL);
 		extents_json(j, "extents_end", x->end >= 0 ? &ss->set[1].files[x->end] : NULL);
 		it_json_object_end(j);
