@@ -42,9 +42,7 @@ static const struct it_ext_dev *dev_of(const struct it_ext_set *s, uint32_t dev)
 	return NULL;
 }
 
-/* The zone (or region) holding byte a: its number and start; false beyond
- * a zoned device's table. */
-static bool zone_at(const struct it_ext_dev *d, uint64_t a, uint32_t *number, uint64_t *start,
+bool it_fs_zone_at(const struct it_ext_dev *d, uint64_t a, uint32_t *number, uint64_t *start,
 		    uint64_t *len)
 {
 	if (!d->zoned) {
@@ -96,7 +94,7 @@ static int place(struct it_fs_file_delta *f, const struct it_ext_set *end, uint3
 	while (d && n) {
 		uint32_t number;
 		uint64_t zstart, zlen;
-		if (!zone_at(d, p, &number, &zstart, &zlen))
+		if (!it_fs_zone_at(d, p, &number, &zstart, &zlen))
 			return add_zone_bytes(f, dev, IT_EXT_NO_ZONE, 0, n);
 		uint64_t k = zstart + zlen - p < n ? zstart + zlen - p : n;
 		if (add_zone_bytes(f, dev, number, zstart, k))

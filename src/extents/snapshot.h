@@ -152,5 +152,9 @@ struct it_fs_delta {
  * out of memory. */
 int it_fs_delta_compute(const struct it_fs_snapshots *ss, struct it_fs_delta *d);
 void it_fs_delta_free(struct it_fs_delta *d);
+/* The zone (or region) of device d holding byte a: its number, start and
+ * length; false beyond a zoned device's table. */
+bool it_fs_zone_at(const struct it_ext_dev *d, uint64_t a, uint32_t *number, uint64_t *start,
+		   uint64_t *len);
 
 #endif
