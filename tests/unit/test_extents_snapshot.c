@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyze/json_writer.h"
 #include "analyze/layer.h"
+#include "layers/fs/f2fs.h"
 #include "extents/snapshot.h"
 #include "harness.h"
 
@@ -277,8 +279,11 @@ TEST(extents_snapshot_delta_regions)
 	free(p.p);
 }
 
-/* the fs layer's text report over payload p: into a string (freed by the caller) */
-static char *fs_report_text(const struct payload *p)
+/* the fs layer's report over payload p (FS_EXTENTS) and the F2FS events
+ * ev (FS_F2FS): text, JSON or --log into a string (freed by the caller) */
+enum fs_out { FS_TEXT, FS_JSON, FS_LOG };
+static char *fs_report(const struct payload *p, const struct it_f2fs_event *ev, uint32_t nev,
+		       enum fs_out out)
 {
 	const struct it_analysis_layer *l = &it_layer_fs;
 	struct it_span span = { 0 };
@@ -288,11 +293,24 @@ static char *fs_report_text(const struct payload *p)
 	void *self = l->new(NULL);
 	FILE *f = open_memstream(&buf, &len);
 
+	struct it_json j;
 	if (!self || !f)
 		return NULL;
-	l->feed(self, IT_CHUNK_FS_EXTENTS, p->p, p->len, p->count);
+	if (p)
+		l->feed(self, IT_CHUNK_FS_EXTENTS, p->p, p->len, p->count);
+	if (nev)
+		l->feed(self, IT_CHUNK_FS_F2FS, ev, nev * sizeof(*ev), nev);
 	l->finish(self, &span);
-	l->report_text(self, f, &ctx);
+	if (out == FS_TEXT)
+		l->report_text(self, f, &ctx);
+	else if (out == FS_LOG)
+		l->report_log(self, f, &ctx);
+	else {
+		it_json_init(&j, f, false);
+		it_json_object_start(&j);
+		l->report_json(self, &j, &ctx);
+		it_json_object_end(&j);
+	}
 	fclose(f);
 	l->free(self);
 	return buf;
@@ -367,7 +385,7 @@ TEST(extents_snapshot_f2fs_segments)
 	ASSERT_U64_EQ(f->seg_end[IT_EXT_F2FS_HOT_DATA], 4 * K, "app: its append hot");
 	ASSERT_U64_EQ(f->seg_end[IT_EXT_F2FS_WARM_DATA], 64 * K, "app: the rest warm");
 
-	char *text = fs_report_text(&p);
+	char *text = fs_report(&p, NULL, 0, FS_TEXT);
 	ASSERT_NOT_NULL(text, "text report");
 	if (text) {
 		ASSERT_NOT_NULL(strstr(text, "\n" "                                                 "
@@ -384,6 +402,122 @@ TEST(extents_snapshot_f2fs_segments)
 	free(text);
 	it_fs_delta_free(&d);
 	it_fs_snapshots_free(&ss);
+	it_ext_set_free(&a);
+	it_ext_set_free(&b);
+	free(p.p);
+}
+
+static struct it_f2fs_event f2ev(uint64_t ts, uint16_t kind, uint32_t tid, uint64_t a, uint64_t b,
+				 uint64_t c, uint64_t d)
+{
+	return (struct it_f2fs_event){ .ts_ns = ts, .dev = 7, .kind = kind, .pid = tid, .tid = tid,
+				       .a = a, .b = b, .c = c, .d = d };
+}
+
+static uint64_t text16(const char *s, int half)
+{
+	char b[16] = { 0 };
+	uint64_t v;
+	memcpy(b, s, strlen(s) < 16 ? strlen(s) : 16);
+	memcpy(&v, b + 8 * half, 8);
+	return v;
+}
+
+/* F2FS's events with the extents snapshots: a foreground GC round on
+ * thread 7 writing f2's 128 data blocks from zone 1 to zone 3 (and two
+ * node blocks), a page write of thread 9 outside any round (not the
+ * GC's), a round without a victim (ret -61), a checkpoint's three phases,
+ * a background GC wake-up and the page counters; events out of time
+ * order (as per-CPU rings deliver them): the rounds, their durations,
+ * the moved data by file and zone, the checkpoint's duration, in text,
+ * JSON and the log */
+TEST(fs_f2fs_events)
+{
+	struct it_ext_set a = { 0 }, b = { 0 };
+	struct payload p = { 0 };
+	struct it_f2fs_event ev[200];
+	uint32_t n = 0;
+	const uint64_t ms = 1000000;
+
+	four_zones(&a, 7);
+	four_zones(&b, 7);
+	static const uint64_t f2a[][4] = { { 0, M, 512 * K, IT_EXT_F2FS_WARM_DATA } };
+	static const uint64_t f2b[][4] = { { 0, 3 * M, 512 * K, IT_EXT_F2FS_COLD_DATA } };
+	add_seg(&a, "/f2fs/f2", 7, f2a, 1);
+	add_seg(&b, "/f2fs/f2", 7, f2b, 1);
+	write_both(&a, &b, &p);
+
+	ev[n++] = f2ev(40 * ms, IT_F2FS_CHECKPOINT, 9, 4, 0, text16("finish checkpoint", 0),
+		       text16("finish checkpoint", 1));
+	ev[n++] = f2ev(10 * ms, IT_F2FS_GC_BEGIN, 7, 1, 20, 300, 2);
+	for (uint64_t i = 0; i < 128; i++)
+		ev[n++] = f2ev(11 * ms + i, IT_F2FS_GC_WRITE, 7, 5, i,
+			       (M / 4096 + i) | (3 * M / 4096 + i) << 32, 0 | 2 << 8);
+	ev[n++] = f2ev(12 * ms, IT_F2FS_GC_WRITE, 7, 5, 0, 100 | 200ull << 32, 1 | 2 << 8);
+	ev[n++] = f2ev(12 * ms + 1, IT_F2FS_GC_WRITE, 7, 5, 0, 101 | 201ull << 32, 1 | 2 << 8);
+	ev[n++] = f2ev(12 * ms + 2, IT_F2FS_GC_WRITE, 9, 6, 0, 50 | 60ull << 32, 0 | 1 << 8);
+	ev[n++] = f2ev(15 * ms, IT_F2FS_GC_END, 7, 0, 1, 1, 21);
+	ev[n++] = f2ev(20 * ms, IT_F2FS_GC_BEGIN, 7, 1, 21, 302, 0);
+	ev[n++] = f2ev(21 * ms, IT_F2FS_GC_END, 7, (uint64_t)-61, 0, 0, 21);
+	ev[n++] = f2ev(30 * ms, IT_F2FS_CHECKPOINT, 9, 4, 0, text16("start block_ops", 0),
+		       text16("start block_ops", 1));
+	ev[n++] = f2ev(32 * ms, IT_F2FS_CHECKPOINT, 9, 4, 0, text16("finish block_ops", 0),
+		       text16("finish block_ops", 1));
+	ev[n++] = f2ev(33 * ms, IT_F2FS_BG_GC, 4, 30000, 0, 290, 0);
+	ev[n++] = f2ev(0, IT_F2FS_PAGES, 0, 131, 0, 1, 0);  /* data warm */
+	ev[n++] = f2ev(0, IT_F2FS_PAGES, 0, 128, 0, 2, 0);  /* data cold */
+	ev[n++] = f2ev(0, IT_F2FS_PAGES, 0, 3, 2, 0, 0);    /* meta */
+
+	char *text = fs_report(&p, ev, n, FS_TEXT);
+	ASSERT_NOT_NULL(text, "text");
+	if (text) {
+		ASSERT_NOT_NULL(strstr(text, "F2FS (its tracepoints): 2 GC rounds (2 foreground), "
+					     "1 checkpoints, 1 background GC wake-ups"), "the head line");
+		ASSERT_NOT_NULL(strstr(text, "data hot 0, warm 131, cold 128;"), "page counts");
+		ASSERT_NOT_NULL(strstr(text, "  0.010000      5.000  fg       0     1     1     128"
+					     "       2  20 -> 21\n"), "round 1: 5 ms, 128 data blocks");
+		ASSERT_NOT_NULL(strstr(text, "      moved /f2fs/f2 512K: zone 1 -> zone 3\n"),
+				"f2's 512K from zone 1 to 3");
+		ASSERT_NOT_NULL(strstr(text, "  0.020000      1.000  fg     -61     0     0       0"),
+				"round 2: no victim");
+		ASSERT_TRUE(!strstr(text, "inode 6"), "thread 9's write is not the GC's");
+		ASSERT_NOT_NULL(strstr(text, "  0.030000     10.000  sync\n"), "the checkpoint: 10 ms");
+		ASSERT_NOT_NULL(strstr(text, "File extents (--extents)"), "the extents part too");
+		ASSERT_LE(widest_line(text), 100, "every line fits 100 columns");
+	}
+	free(text);
+	char *json = fs_report(&p, ev, n, FS_JSON);
+	ASSERT_NOT_NULL(json, "json");
+	if (json) {
+		ASSERT_NOT_NULL(strstr(json, "\"moved\":[{\"path\":\"/f2fs/f2\",\"bytes\":524288,"
+					     "\"from_zone\":1,\"to_zone\":3}]"), "JSON: f2 moved");
+		ASSERT_NOT_NULL(strstr(json, "\"duration_ns\":5000000,\"foreground\":true"), "JSON: 5 ms");
+		ASSERT_NOT_NULL(strstr(json, "\"extents\":{"), "JSON: the extents too");
+	}
+	free(json);
+	char *log = fs_report(&p, ev, n, FS_LOG);
+	ASSERT_NOT_NULL(log, "log");
+	if (log) {
+		size_t lines = 0;
+		for (const char *c = log; *c; c++)
+			lines += *c == '\n';
+		ASSERT_EQ(lines, 2 + n - 3, "log: the 2 snapshots and every event but the counters");
+		ASSERT_NOT_NULL(strstr(log, "0.010000 7/7 f2fs gc_begin dev 0:7 foreground free_secs 20"),
+				"log: the round's begin");
+		ASSERT_NOT_NULL(strstr(log, "f2fs checkpoint dev 0:7 reason sync phase 'finish block_ops'"),
+				"log: a checkpoint phase");
+		ASSERT_NOT_NULL(strstr(log, "f2fs gc_write dev 0:7 ino 5 page 3 data cold block 259 -> 771"),
+				"log: a moved block");
+	}
+	free(log);
+	/* --f2fs alone (no snapshots): moved data by inode, no zones; no extents part */
+	text = fs_report(NULL, ev, n, FS_TEXT);
+	ASSERT_NOT_NULL(text, "text without snapshots");
+	if (text) {
+		ASSERT_NOT_NULL(strstr(text, "      moved inode 5 512K: zone ? -> zone ?\n"), "by inode");
+		ASSERT_TRUE(!strstr(text, "File extents"), "no extents part");
+	}
+	free(text);
 	it_ext_set_free(&a);
 	it_ext_set_free(&b);
 	free(p.p);

@@ -435,23 +435,25 @@ static void fs_json(void *self, struct it_json *j, const struct it_report_ctx *c
 	it_json_object_end(j);
 }
 
-/* the snapshots' moments, then F2FS's events */
+/* the snapshots' moments and F2FS's events, in time order */
 static void fs_log(void *self, FILE *f, const struct it_report_ctx *ctx)
 {
 	struct fs_state *st = self;
-	uint64_t t0 = ctx && ctx->host ? ctx->host->start_monotonic_ns : 0;
+	uint64_t t0 = ctx && ctx->host ? ctx->host->start_monotonic_ns : 0, from = 0;
 
 	for (int k = IT_FS_START; k <= IT_FS_END; k++) {
 		const struct it_fs_snapshot_rec *r = &st->ss.snap[k];
 		if (!st->ss.have[k])
 			continue;
+		it_f2fs_an_log(st->f2fs, f, t0, from, r->at_ns);
+		from = r->at_ns;
 		/* the start's walk runs before the trace (and its clock's t0) opens */
 		fprintf(f, "%.6f extents snapshot %s: %llu files, %llu extents (walked in %.3f ms)\n",
 			t0 ? (double)(int64_t)(r->at_ns - t0) / 1e9 : (double)r->at_ns / 1e9,
 			k == IT_FS_START ? "start" : "end", (unsigned long long)r->files,
 			(unsigned long long)r->extents, (double)r->walk_ns / 1e6);
 	}
-	it_f2fs_an_log(st->f2fs, f, t0);
+	it_f2fs_an_log(st->f2fs, f, t0, from, UINT64_MAX);
 }
 
 static void fs_free(void *self)

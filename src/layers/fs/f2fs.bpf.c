@@ -48,11 +48,13 @@ struct {
 } in_gc SEC(".maps");
 
 /* F2FS's own types, as far as read here (CO-RE against its module BTF) */
-enum it_f2fs_enum { IT_F2FS_ENUM_0 };
+/* (libbpf matches an enum field by the enum's name, flavour dropped) */
+enum page_type___it { IT_F2FS_DATA___it };
+enum temp_type___it { IT_F2FS_HOT___it };
 struct f2fs_io_info___it {
 	unsigned int ino;
-	enum it_f2fs_enum type;
-	enum it_f2fs_enum temp;
+	enum page_type___it type;
+	enum temp_type___it temp;
 	unsigned int new_blkaddr;
 	unsigned int old_blkaddr;
 } __attribute__((preserve_access_index));
@@ -141,12 +143,13 @@ SEC("raw_tp/f2fs_write_checkpoint")
 int f2fs_write_checkpoint(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct it_f2fs_event *e = event(IT_F2FS_CHECKPOINT, sb_dev(ctx->args[0]));
-	char msg[16] = {};
+	char msg[17] = {}; /* 16 bytes and the NUL bpf_probe_read_kernel_str adds */
 
 	if (!e)
 		return 0;
 	e->a = (__u32)ctx->args[1];
 	bpf_probe_read_kernel_str(msg, sizeof(msg), (const void *)ctx->args[2]);
+	/* "finish checkpoint" is 17 characters: its first 16 are kept */
 	__builtin_memcpy(&e->c, msg, 8);
 	__builtin_memcpy(&e->d, msg + 8, 8);
 	bpf_ringbuf_submit(e, 0);

@@ -219,13 +219,25 @@ static void *grow(void *p, size_t n, size_t size)
 	return realloc(p, (n + 1) * size);
 }
 
+/* A checkpoint event's phase: its text's first 16 bytes were recorded;
+ * F2FS's own phases are named whole. */
+static const char *phase(const struct it_f2fs_event *e, char *buf)
+{
+	static const char *const known[] = { "start block_ops", "finish block_ops",
+					     "finish checkpoint" };
+	memcpy(buf, &e->c, 8);
+	memcpy(buf + 8, &e->d, 8);
+	buf[16] = 0;
+	for (size_t i = 0; i < sizeof(known) / sizeof(*known); i++)
+		if (!strncmp(buf, known[i], 16))
+			return known[i];
+	return buf;
+}
+
 static bool phase_is(const struct it_f2fs_event *e, const char *text)
 {
-	char msg[17];
-	memcpy(msg, &e->c, 8);
-	memcpy(msg + 8, &e->d, 8);
-	msg[16] = 0;
-	return !strcmp(msg, text);
+	char buf[17];
+	return !strcmp(phase(e, buf), text);
 }
 
 int it_f2fs_an_finish(struct it_f2fs_an *an, const struct it_fs_snapshots *ss, uint64_t lost)
@@ -495,7 +507,8 @@ void it_f2fs_an_json(const struct it_f2fs_an *an, struct it_json *j, uint64_t t0
 	it_json_object_end(j);
 }
 
-void it_f2fs_an_log(const struct it_f2fs_an *an, FILE *f, uint64_t t0)
+void it_f2fs_an_log(const struct it_f2fs_an *an, FILE *f, uint64_t t0, uint64_t from,
+		    uint64_t to)
 {
 	static const char *const temps[] = { "hot", "warm", "cold" };
 	static const char *const types[] = { "data", "node", "meta" };
@@ -503,6 +516,8 @@ void it_f2fs_an_log(const struct it_f2fs_an *an, FILE *f, uint64_t t0)
 
 	for (size_t i = 0; an && i < an->n; i++) {
 		const struct it_f2fs_event *e = &an->ev[i];
+		if (e->ts_ns < from || e->ts_ns >= to)
+			continue;
 		unsigned long long a = e->a, b = e->b, c = e->c;
 		fprintf(f, "%.6f %u/%u f2fs %s dev %u:%u", secs_after(e->ts_ns, t0), e->pid, e->tid,
 			e->kind < 7 ? kind_names[e->kind] : "?", e->dev >> 20, e->dev & 0xfffff);
@@ -519,11 +534,8 @@ void it_f2fs_an_log(const struct it_f2fs_an *an, FILE *f, uint64_t t0)
 			fprintf(f, " wait_ms %llu prefree %llu free %llu\n", a, b, c);
 			break;
 		case IT_F2FS_CHECKPOINT:
-			memcpy(msg, &e->c, 8);
-			memcpy(msg + 8, &e->d, 8);
-			msg[16] = 0;
 			reason_text((uint32_t)e->a, reason, sizeof(reason));
-			fprintf(f, " reason %s phase '%s'\n", reason, msg);
+			fprintf(f, " reason %s phase '%s'\n", reason, phase(e, msg));
 			break;
 		case IT_F2FS_GC_WRITE:
 			fprintf(f, " ino %llu page %llu %s %s block %u -> %u\n", a, b,

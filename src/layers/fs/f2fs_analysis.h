@@ -31,7 +31,9 @@ bool it_f2fs_an_any(const struct it_f2fs_an *an);
 /* t0: the recording's start (monotonic ns), times are printed after it */
 void it_f2fs_an_text(const struct it_f2fs_an *an, FILE *f, uint64_t t0);
 void it_f2fs_an_json(const struct it_f2fs_an *an, struct it_json *j, uint64_t t0, bool events);
-void it_f2fs_an_log(const struct it_f2fs_an *an, FILE *f, uint64_t t0);
+/* the events of [from, to) (monotonic ns), one line each */
+void it_f2fs_an_log(const struct it_f2fs_an *an, FILE *f, uint64_t t0, uint64_t from,
+		    uint64_t to);
 void it_f2fs_an_free(struct it_f2fs_an *an);
 
 #endif

@@ -184,8 +184,15 @@ static int start(struct it_session *s, char *hooks, size_t hlen, char *why, size
 	fs.f2fs_on = fs.f2fs;
 	for (size_t i = 0; i < fs.npaths && !fs.f2fs_on; i++)
 		fs.f2fs_on = it_fs_f2fs_path(fs.paths[i]);
-	if (fs.f2fs_on && it_fs_f2fs_load(s))
-		return -1;
+	if (fs.f2fs_on && it_fs_f2fs_load(s)) {
+		if (fs.f2fs)
+			return -1;
+		/* asked for by --extents on F2FS, not by --f2fs: the extents alone */
+		fprintf(stderr, "iotrail record: note: F2FS's tracepoints are not recorded (the "
+			"line above says why); the extents are\n");
+		it_fs_f2fs_free();
+		fs.f2fs_on = false;
+	}
 	if ((err = idle_ring(s)))
 		return it_failf(-1, "failed to record the fs layer alone: cannot make a ring buffer "
 				"(%s); record it with another layer", strerror(-err));
