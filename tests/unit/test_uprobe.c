@@ -281,6 +281,13 @@ TEST(uprobe_span_sync_calls)
 	const char *b = strstr(buf, "    0.000003      10* fsync   ");
 	const char *w = strstr(buf, "    0.000002      20  fdatasync");
 	ASSERT_TRUE(a && b && w && w < a && a < b, "the three calls, in time order, * on its thread");
+	size_t widest = 0;
+	for (const char *l = buf; *l;) {
+		const char *e = strchrnul(l, '\n');
+		widest = (size_t)(e - l) > widest ? (size_t)(e - l) : widest;
+		l = *e ? e + 1 : e;
+	}
+	ASSERT_LE(widest, 100, "every line fits 100 columns");
 	free(buf);
 	char *s = report_and_free(l, self, &ctx);
 	ASSERT_TRUE(strstr(s, "\"instances\":[{\"start_ns\":1000,\"duration_ns\":4000,\"pid\":10,"

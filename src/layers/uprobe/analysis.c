@@ -499,7 +499,7 @@ static void syncs_text(const struct uprobes *u, FILE *f, uint64_t t0)
 		return;
 	fprintf(f, "\nSync calls inside spans (fsync, fdatasync, sync_file_range of any thread, "
 		"entered and\nreturned inside; I/Os: the block I/Os the call submitted; the first %d "
-		"spans of each; *: the span's thread)\n", SPAN_KEEP);
+		"spans of each;\n*: the span's thread)\n", SPAN_KEEP);
 	for (size_t i = 0; i < u->nspans; i++) {
 		const struct span_stat *s = &u->spans[i];
 
