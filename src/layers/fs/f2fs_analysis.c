@@ -246,7 +246,8 @@ int it_f2fs_an_finish(struct it_f2fs_an *an, const struct it_fs_snapshots *ss, u
 	an->lost = lost;
 	if (ss && ss->have[IT_FS_START] && index_extents(an))
 		return -1;
-	qsort(an->ev, an->n, sizeof(*an->ev), cmp_event);
+	if (an->n > 1) /* ev is NULL without events */
+		qsort(an->ev, an->n, sizeof(*an->ev), cmp_event);
 	for (size_t i = 0; i < an->n; i++) {
 		const struct it_f2fs_event *e = &an->ev[i];
 		struct round *open = NULL;
