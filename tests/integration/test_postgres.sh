@@ -295,9 +295,10 @@ else
 	# the checkpointer reports its counts at the end of each checkpoint
 	ck1=$(ckpts)
 	for i in 1 2 3; do [ $((ck1 - ck0)) -ge 3 ] && break; sleep 1; ck1=$(ckpts); done
-	got=$("$IOTRAIL" report --json "$TMP/ck.trail" 2> "$TMP/ck.err" | jq -r '
+	"$IOTRAIL" report --json "$TMP/ck.trail" > "$TMP/ck.json" 2> "$TMP/ck.err"
+	got=$(jq -r '
 		([.uprobes.probes[] | .hits] | join(" ")) + " " +
-		([.uprobes.spans[] | select(.name == "checkpoint") | "\(.count) \(.open) \(.unmatched) \(.block_ios) \(.p50_ns)"] | join(" "))')
+		([.uprobes.spans[] | select(.name == "checkpoint") | "\(.count) \(.open) \(.unmatched) \(.block_ios) \(.p50_ns)"] | join(" "))' "$TMP/ck.json")
 	read -r h_start h_done spans open unmatched ios p50 <<< "$got"
 	want=$((ck1 - ck0)) ck_ms=$((($(date +%s%N) - ck_t0) / 1000000))
 	if [ "$want" -ge 3 ] && [ "$h_start" = "$want" ] && [ "$h_done" = "$want" ] && [ "$spans" = "$want" ] &&
@@ -309,9 +310,9 @@ else
 	# at least the files its log line says it synced, and its WAL flush
 	# (an fdatasync) linked to the block writes it submitted
 	sync_files=$(grep -o 'sync files=[0-9]*' "$MNT/pg.log" | tail -n "$want" | sed 's/.*=//' | tr '\n' ' ')
-	calls=$("$IOTRAIL" report --json "$TMP/ck.trail" 2> /dev/null | jq -r '[.uprobes.spans[] |
+	calls=$(jq -r '[.uprobes.spans[] |
 		select(.name == "checkpoint") | .instances[] | .tid as $t | [.sync_calls[] | select(.tid == $t)] |
-		"\([.[] | select(.call == "fsync")] | length):\([.[] | select(.call == "fdatasync" and .block_ios > 0)] | length):\([.[].block_ios] | add // 0)"] | join(" ")')
+		"\([.[] | select(.call == "fsync")] | length):\([.[] | select(.call == "fdatasync" and .block_ios > 0)] | length):\([.[].block_ios] | add // 0)"] | join(" ")' "$TMP/ck.json")
 	read -r -a sf <<< "$sync_files"
 	read -r -a ca <<< "$calls"
 	bad=""
