@@ -273,8 +273,8 @@ const struct it_layer_ops it_fs_layer = {
 	.name = "fs",
 	.id = IT_LAYER_FS,
 	.records = &it_fs_records,
-	.what = "file systems (--extents, --f2fs): files' extents at the start and the end, "
-		"F2FS's GC and checkpoints",
+	.what = "file systems (--extents, --f2fs): files' extents at both ends, F2FS's GC, "
+		"checkpoints",
 	.options = options,
 	.usage = usage,
 	.parse = parse,
