@@ -5,7 +5,7 @@
  * extents`) when the recording starts and again right before the probes
  * detach, and writes both snapshots into the trace (snapshot.h), so the
  * report can tell where the recording's writes went and which files'
- * blocks moved. No BPF: the walk runs in user space, twice. The first walk
+ * blocks moved. The walks need no BPF: user space, twice. The first walk
  * runs in start(), before the trace file is open, so that a PATH that
  * cannot be read fails the recording at once, in one line.
  * No sync is done: data the file system has not allocated yet (delayed
