@@ -58,6 +58,7 @@ enum it_chunk_type {
 	IT_CHUNK_UPROBE_HITS = 17, /* array of struct it_uprobe_hit: one per probe hit */
 	/* fs layer (src/extents/snapshot.h) */
 	IT_CHUNK_FS_EXTENTS = 18, /* variable records: extents snapshots (record --extents) */
+	IT_CHUNK_FS_F2FS = 19,    /* array of struct it_f2fs_event (src/layers/fs/f2fs.h) */
 };
 
 enum it_compression {

@@ -42,9 +42,7 @@ static const struct it_ext_dev *dev_of(const struct it_ext_set *s, uint32_t dev)
 	return NULL;
 }
 
-/* The zone (or region) holding byte a: its number and start; false beyond
- * a zoned device's table. */
-static bool zone_at(const struct it_ext_dev *d, uint64_t a, uint32_t *number, uint64_t *start,
+bool it_fs_zone_at(const struct it_ext_dev *d, uint64_t a, uint32_t *number, uint64_t *start,
 		    uint64_t *len)
 {
 	if (!d->zoned) {
@@ -96,7 +94,7 @@ static int place(struct it_fs_file_delta *f, const struct it_ext_set *end, uint3
 	while (d && n) {
 		uint32_t number;
 		uint64_t zstart, zlen;
-		if (!zone_at(d, p, &number, &zstart, &zlen))
+		if (!it_fs_zone_at(d, p, &number, &zstart, &zlen))
 			return add_zone_bytes(f, dev, IT_EXT_NO_ZONE, 0, n);
 		uint64_t k = zstart + zlen - p < n ? zstart + zlen - p : n;
 		if (add_zone_bytes(f, dev, number, zstart, k))
@@ -190,6 +188,12 @@ static int compare_file(struct it_fs_file_delta *f, const struct it_ext_file *a,
 		a = &none;
 	if (!b)
 		b = &none;
+	for (uint32_t i = 0; i < a->next; i++)
+		if (a->ext[i].placed && a->ext[i].f2fs_seg < IT_EXT_F2FS_SEGS)
+			f->seg_start[a->ext[i].f2fs_seg] += a->ext[i].length;
+	for (uint32_t i = 0; i < b->next; i++)
+		if (b->ext[i].placed && b->ext[i].f2fs_seg < IT_EXT_F2FS_SEGS)
+			f->seg_end[b->ext[i].f2fs_seg] += b->ext[i].length;
 	f->extents_added = not_in(b, a);
 	f->extents_removed = not_in(a, b);
 	for (uint32_t i = 0; i < b->next; i++) {

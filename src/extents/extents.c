@@ -266,7 +266,8 @@ static int zone_stats(struct it_ext_set *s, struct it_ext_zone *z, uint64_t *see
 
 	if (!len)
 		return -1;
-	qsort(z->pieces, z->npieces, sizeof(*z->pieces), cmp_piece);
+	if (z->npieces > 1) /* pieces is NULL in a zone without data */
+		qsort(z->pieces, z->npieces, sizeof(*z->pieces), cmp_piece);
 	for (uint32_t i = 0; i < z->npieces; i++) {
 		const struct it_ext_piece *p = &z->pieces[i];
 		len[i] = p->length;

@@ -38,7 +38,8 @@ struct it_extent {
 
 /* F2FS's segment types (its CURSEG_* numbers + 1), from segment_info */
 enum { IT_EXT_F2FS_HOT_DATA = 1, IT_EXT_F2FS_WARM_DATA, IT_EXT_F2FS_COLD_DATA,
-       IT_EXT_F2FS_HOT_NODE, IT_EXT_F2FS_WARM_NODE, IT_EXT_F2FS_COLD_NODE };
+       IT_EXT_F2FS_HOT_NODE, IT_EXT_F2FS_WARM_NODE, IT_EXT_F2FS_COLD_NODE,
+       IT_EXT_F2FS_SEGS /* the types above and 0 (unknown) */ };
 /* "warm_data", or NULL for 0 and unknown values */
 const char *it_ext_f2fs_seg_name(uint8_t seg);
 

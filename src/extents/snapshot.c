@@ -12,6 +12,7 @@
 
 #include "iotrail/event.h"
 #include "extents/snapshot.h"
+#include "layers/fs/f2fs.h"
 
 _Static_assert(sizeof(struct it_fs_rec_head) == 8, "fs record head layout");
 _Static_assert(sizeof(struct it_fs_snapshot_rec) == 96, "fs snapshot record layout");
@@ -19,10 +20,14 @@ _Static_assert(sizeof(struct it_fs_zone_rec) == 40, "fs zone record layout");
 _Static_assert(sizeof(struct it_fs_device_rec) == 200, "fs device record layout");
 _Static_assert(sizeof(struct it_fs_extent_rec) == 32, "fs extent record layout");
 _Static_assert(sizeof(struct it_fs_file_rec) == 40, "fs file record layout");
+_Static_assert(sizeof(struct it_f2fs_event) == 56, "f2fs event layout");
 
+/* version 2: F2FS's tracepoints (FS_F2FS) */
 const struct it_layer_rec it_fs_records = {
-	.id = IT_LAYER_FS, .version = 1, .name = "fs", .nrecords = 1,
-	.records = { { IT_CHUNK_FS_EXTENTS, IT_COMP_ZSTD, 0, "it_fs_rec" } },
+	.id = IT_LAYER_FS, .version = 2, .name = "fs", .nrecords = 2,
+	.records = { { IT_CHUNK_FS_EXTENTS, IT_COMP_ZSTD, 0, "it_fs_rec" },
+		     { IT_CHUNK_FS_F2FS, IT_COMP_ZSTD, sizeof(struct it_f2fs_event),
+		       "it_f2fs_event" } },
 };
 
 static void *grow(void **buf, size_t *cap, size_t len)

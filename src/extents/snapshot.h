@@ -137,6 +137,10 @@ struct it_fs_file_delta {
 	uint64_t unplaced_bytes;      /*   their bytes (in neither new nor moved) */
 	struct it_fs_zone_bytes *zones; /* where new and moved data lie, by (dev, zone) */
 	uint32_t nzones;
+	/* on F2FS: the bytes of its placed extents by the type of the segment
+	 * of each extent's first block (index: IT_EXT_F2FS_*; 0 unknown), at
+	 * the start and at the end */
+	uint64_t seg_start[IT_EXT_F2FS_SEGS], seg_end[IT_EXT_F2FS_SEGS];
 };
 struct it_fs_delta {
 	struct it_fs_file_delta *files; /* sorted by path */
@@ -148,5 +152,9 @@ struct it_fs_delta {
  * out of memory. */
 int it_fs_delta_compute(const struct it_fs_snapshots *ss, struct it_fs_delta *d);
 void it_fs_delta_free(struct it_fs_delta *d);
+/* The zone (or region) of device d holding byte a: its number, start and
+ * length; false beyond a zoned device's table. */
+bool it_fs_zone_at(const struct it_ext_dev *d, uint64_t a, uint32_t *number, uint64_t *start,
+		   uint64_t *len);
 
 #endif

@@ -178,8 +178,13 @@ record_bad() { # WANT_RC GREP ARGS...
 }
 if out=$(record_bad 1 "failed to read --extents $TMP/missing" --layers fs --extents "$TMP/missing" &&
 	 record_bad 2 "failed to use --extents-region 12X" --layers fs --extents "$MNT/r" --extents-region 12X &&
-	 record_bad 2 "needs the fs layer" --layers block --extents "$MNT/r"); then
-	pass "extents_record_bad_input (missing PATH: exit 1; bad --extents-region, no fs layer: exit 2; one line each)"
+	 record_bad 2 "needs the fs layer" --layers block --extents "$MNT/r" &&
+	 record_bad 2 "--f2fs needs the fs layer" --layers block --f2fs &&
+	 { grep -qw f2fs /proc/filesystems ||
+	   record_bad 1 "this kernel has no F2FS" --layers fs --f2fs; }); then
+	nof2fs="--f2fs on this kernel without F2FS: exit 1; "
+	grep -qw f2fs /proc/filesystems && nof2fs="(this kernel has F2FS: --f2fs not refused); "
+	pass "extents_record_bad_input (missing PATH: exit 1; bad --extents-region, no fs layer (--extents, --f2fs): exit 2; $nof2fs""one line each)"
 else
 	fail extents_record_bad_input "$out"
 fi

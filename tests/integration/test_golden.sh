@@ -20,7 +20,11 @@
 # titles, a shell running two dd with fdatasync and fsync under the
 # default layers and --comm sh; fs-extents': the build that added record
 # --extents, --layers fs alone on ext4 over a loop device, a file appended,
-# one written and one removed, as in README): a change to the analysis
+# one written and one removed, as in README; f2fs-gc's: the build that
+# added F2FS's tracepoints, `record -v --layers fs --extents /tmp/f2fs --
+# build/tests/f2fs_gc /tmp/f2fs 4` in the test VM on F2FS over a zoned
+# null_blk after two of six 1 MiB files were removed, as test_zones.sh
+# does: two GC rounds, f2 and f4 moved, two checkpoints): a change to the analysis
 # side that is meant to keep the output proves it here.
 #
 #   tests/integration/test_golden.sh                  compare (PASS/FAIL lines)
@@ -39,7 +43,7 @@ cd "$(dirname "$0")/../.."
 . tests/integration/lib.sh
 
 GOLDEN=tests/data/golden
-TRACES="syscall-mixed syscall-chunks syscall-chunks-cut syscall-only syscall-titles v1-events nvme-tcp-loop nvme-tcp-r2t nvme-tcp-r2t-split nvme-tcp-qd16 fs-extents"
+TRACES="syscall-mixed syscall-chunks syscall-chunks-cut syscall-only syscall-titles v1-events nvme-tcp-loop nvme-tcp-r2t nvme-tcp-r2t-split nvme-tcp-qd16 fs-extents f2fs-gc"
 # name|arguments (the trace path goes last)
 CASES="report|report
 json|report --json

@@ -28,7 +28,10 @@
 #    few seconds): each probe's hits and the "checkpoint" spans ==
 #    pg_stat_bgwriter's checkpoints_req + checkpoints_timed delta, and the
 #    checkpointer's block I/Os inside the spans > 0 (the first one writes
-#    what pgbench dirtied).
+#    what pgbench dirtied); with the syscall layer, per checkpoint span,
+#    the checkpointer's fsyncs at least the "sync files=N" of the server's
+#    own log line for it, and its WAL flush, an fdatasync with block I/O
+#    of its own.
 # pgbench runs at 400 transactions a second (-R 400): the same load on
 # any machine, about 10,000 I/Os.
 # Runtime: 40-80 s here (12 s of pgbench, initdb, pgbench -i, the
@@ -39,7 +42,7 @@ cd "$(dirname "$0")/../.."
 . tests/integration/lib_syscall.sh
 
 NAMES="postgres_wal_calls postgres_diskstats postgres_roles postgres_role_groups postgres_report_width
-	postgres_checkpoint_probes"
+	postgres_checkpoint_probes postgres_checkpoint_sync_calls"
 skip_all() { local n; for n in $NAMES; do skip "$n" "$1"; done; exit 0; }
 
 PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
@@ -79,9 +82,11 @@ if ! as_pg "$PGBIN/initdb -D $PGDATA -U postgres -A trust --no-sync" > "$TMP/ini
 fi
 # no autovacuum, no timed or size-triggered checkpoint: the one CHECKPOINT
 # below is the checkpointer's work, and nothing runs outside the window
-if ! as_pg "$PGBIN/pg_ctl -D $PGDATA -l $TMP/pg.log -w -o \"-k $SOCK -p $PORT -c listen_addresses=''
-	-c autovacuum=off -c max_wal_size=4GB -c checkpoint_timeout=1h\" start" > "$TMP/start.out" 2>&1; then
-	fail postgres_wal_calls "PostgreSQL did not start: $(tail -1 "$TMP/pg.log" 2>/dev/null)"
+# (the options on one line: pg_ctl puts them into a shell command line,
+# where a newline ended it before its -l redirection and these -c's)
+pg_opts="-k $SOCK -p $PORT -c listen_addresses='' -c autovacuum=off -c max_wal_size=4GB -c checkpoint_timeout=1h"
+if ! as_pg "$PGBIN/pg_ctl -D $PGDATA -l $MNT/pg.log -w -o \"$pg_opts\" start" > "$TMP/start.out" 2>&1; then
+	fail postgres_wal_calls "PostgreSQL did not start: $(tail -1 "$MNT/pg.log" 2>/dev/null)"
 	exit 1
 fi
 if ! as_pg "$PGBIN/pgbench -i -q -s 4 -h $SOCK -p $PORT postgres" > "$TMP/init.out" 2>&1; then
@@ -280,7 +285,7 @@ fi
 ckpts() { psql_q "SELECT checkpoints_req + checkpoints_timed FROM pg_stat_bgwriter"; }
 ck0=$(ckpts)
 ck_t0=$(date +%s%N)
-if ! "$IOTRAIL" record --layers block,uprobe --dev "$LOOPNAME" -o "$TMP/ck.trail" \
+if ! "$IOTRAIL" record --layers block,syscall,uprobe --dev "$LOOPNAME" -o "$TMP/ck.trail" \
 	--usdt "$PGBIN/postgres:postgresql:checkpoint__start" \
 	--usdt "$PGBIN/postgres:postgresql:checkpoint__done" -- \
 	su postgres -s /bin/sh -c "for i in 1 2 3; do $PGBIN/psql -X -q -h $SOCK -p $PORT -d postgres -c CHECKPOINT || exit 1; done" \
@@ -290,9 +295,10 @@ else
 	# the checkpointer reports its counts at the end of each checkpoint
 	ck1=$(ckpts)
 	for i in 1 2 3; do [ $((ck1 - ck0)) -ge 3 ] && break; sleep 1; ck1=$(ckpts); done
-	got=$("$IOTRAIL" report --json "$TMP/ck.trail" 2> "$TMP/ck.err" | jq -r '
+	"$IOTRAIL" report --json "$TMP/ck.trail" > "$TMP/ck.json" 2> "$TMP/ck.err"
+	got=$(jq -r '
 		([.uprobes.probes[] | .hits] | join(" ")) + " " +
-		([.uprobes.spans[] | select(.name == "checkpoint") | "\(.count) \(.open) \(.unmatched) \(.block_ios) \(.p50_ns)"] | join(" "))')
+		([.uprobes.spans[] | select(.name == "checkpoint") | "\(.count) \(.open) \(.unmatched) \(.block_ios) \(.p50_ns)"] | join(" "))' "$TMP/ck.json")
 	read -r h_start h_done spans open unmatched ios p50 <<< "$got"
 	want=$((ck1 - ck0)) ck_ms=$((($(date +%s%N) - ck_t0) / 1000000))
 	if [ "$want" -ge 3 ] && [ "$h_start" = "$want" ] && [ "$h_done" = "$want" ] && [ "$spans" = "$want" ] &&
@@ -300,6 +306,25 @@ else
 		pass "postgres_checkpoint_probes (checkpoint__start $h_start, __done $h_done, spans $spans == pg_stat_bgwriter's $want checkpoints; $ios block I/Os of the checkpointer inside them, p50 $((p50 / 1000)) us; check took $ck_ms ms)"
 	else
 		fail postgres_checkpoint_probes "start, done hits, spans, open, unmatched, block I/Os inside, p50: '$got'; pg_stat_bgwriter: $want checkpoints (want >= 3, every count equal, I/Os > 0) $(tail -1 "$TMP/ck.err" 2>/dev/null)"
+	fi	# the sync calls inside each checkpoint span: the checkpointer's fsyncs
+	# at least the files its log line says it synced, and its WAL flush
+	# (an fdatasync) linked to the block writes it submitted
+	sync_files=$(grep -o 'sync files=[0-9]*' "$MNT/pg.log" | tail -n "$want" | sed 's/.*=//' | tr '\n' ' ')
+	calls=$(jq -r '[.uprobes.spans[] |
+		select(.name == "checkpoint") | .instances[] | .tid as $t | [.sync_calls[] | select(.tid == $t)] |
+		"\([.[] | select(.call == "fsync")] | length):\([.[] | select(.call == "fdatasync" and .block_ios > 0)] | length):\([.[].block_ios] | add // 0)"] | join(" ")' "$TMP/ck.json")
+	read -r -a sf <<< "$sync_files"
+	read -r -a ca <<< "$calls"
+	bad=""
+	[ "${#ca[@]}" = "$want" ] && [ "${#sf[@]}" = "$want" ] || bad="$want checkpoints, ${#ca[@]} span instances, ${#sf[@]} log lines"
+	for ((k = 0; k < ${#ca[@]} && k < ${#sf[@]}; k++)); do
+		IFS=: read -r nf nd nb <<< "${ca[$k]}"
+		[ "$nf" -ge "${sf[$k]}" ] && [ "$nd" -ge 1 ] || bad="$bad checkpoint $((k + 1)): $nf fsyncs (log: sync files=${sf[$k]}), $nd fdatasyncs with block I/O;"
+	done
+	if [ -z "$bad" ]; then
+		pass "postgres_checkpoint_sync_calls (per checkpoint span, the checkpointer's fsyncs:fdatasyncs with block I/O:their block I/Os ${calls}; the server log's sync files=${sync_files% })"
+	else
+		fail postgres_checkpoint_sync_calls "$bad (calls '$calls', log sync files '$sync_files')"
 	fi
 fi
 exit ${FAILED:-0}

@@ -24,9 +24,9 @@ TEST(layer_registry)
 		ASSERT_TRUE(l->new && l->feed && l->finish && l->report_text && l->report_json &&
 			    l->free, "every layer has the mandatory ops");
 	}
-	/* EVENTS, SYSSIDE, SYSCALLS, UPROBE_DEFS, UPROBE_HITS, FS_EXTENTS, once each
-	 * (losses: the reader's DROPS) */
-	ASSERT_EQ(n, 6, "chunk types without repeats");
+	/* EVENTS, SYSSIDE, SYSCALLS, UPROBE_DEFS, UPROBE_HITS, FS_EXTENTS, FS_F2FS,
+	 * once each (losses: the reader's DROPS) */
+	ASSERT_EQ(n, 7, "chunk types without repeats");
 	ASSERT_EQ(types[0], IT_CHUNK_EVENTS, "block's");
 }
 

@@ -9,6 +9,7 @@
 #include "analyze/json_writer.h"
 #include "analyze/layer.h"
 #include "harness.h"
+#include "iotrail/syscall.h"
 #include "layers/uprobe/uprobe.h"
 
 static struct it_uprobe_def def(uint32_t id, const char *label)
@@ -230,4 +231,70 @@ TEST(uprobe_streamed_bounded)
 	free(hits);
 	free(dur);
 	free(trails);
+}
+
+static void call(struct it_bus *b, uint32_t tid, uint16_t c, uint64_t enter, uint64_t exit,
+		 uint32_t ios, uint64_t block_ns)
+{
+	struct it_bus_call m = { .tid = tid, .call = c, .ts_enter = enter, .ts_exit = exit,
+				 .block_ns = block_ns, .block_ios = ios };
+	it_bus_publish(b, IT_BUS_CALL_DONE, &m);
+}
+
+/* With the syscall layer: per span instance (a checkpoint on thread 10,
+ * 1000-5000 ns), the sync calls of any thread entered and returned inside
+ * it, each with its block I/Os: its own fsyncs, another thread's
+ * fdatasync (the WAL writer's), not a read, not a call that returns after
+ * the span's end, not one entered before it; published out of time order */
+TEST(uprobe_span_sync_calls)
+{
+	const struct it_analysis_layer *l = &it_layer_uprobe;
+	struct it_layer_opts opts = { 0 };
+	struct it_bus bus = { 0 };
+	struct it_pass_info info = { .layers = (1u << IT_LAYER_UPROBE) | (1u << IT_LAYER_SYSCALL),
+				     .opts = &opts, .bus = &bus };
+	struct it_host_rec host = { .start_monotonic_ns = 0 };
+	struct it_report_ctx ctx = { .opts = &opts, .host = &host };
+	struct it_uprobe_def defs[] = { def(0, "checkpoint__start"), def(1, "checkpoint__done") };
+	struct it_uprobe_hit hits[] = { hit(1000, 10, 10, 0), hit(5000, 10, 10, 1) };
+	struct it_span span = { 0 };
+	void *self = l->new(&info);
+	char *buf = NULL;
+	size_t len = 0;
+
+	ASSERT_TRUE(self != NULL, "new");
+	ASSERT_EQ(l->feed(self, IT_CHUNK_UPROBE_DEFS, defs, sizeof(defs), 2), 0, "defs");
+	ASSERT_EQ(l->feed(self, IT_CHUNK_UPROBE_HITS, hits, sizeof(hits), 2), 0, "hits");
+	call(&bus, 10, IT_SYS_FSYNC, 3000, 4000, 7, 900);      /* the checkpointer's */
+	call(&bus, 20, IT_SYS_FDATASYNC, 1500, 1800, 1, 200);  /* the WAL writer's */
+	call(&bus, 10, IT_SYS_FSYNC, 2000, 2500, 3, 400);
+	call(&bus, 10, IT_SYS_PREAD64, 2600, 2700, 1, 50);     /* not a sync call */
+	call(&bus, 20, IT_SYS_FDATASYNC, 4900, 5100, 1, 100);  /* returns after the span */
+	call(&bus, 20, IT_SYS_FDATASYNC, 900, 1100, 1, 100);   /* entered before it */
+	ASSERT_EQ(l->finish(self, &span), 0, "finish");
+	FILE *f = open_memstream(&buf, &len);
+	l->report_text(self, f, &ctx);
+	fclose(f);
+	ASSERT_TRUE(strstr(buf, "  checkpoint #1 at 0.000001 s, 0.004 ms (thread 10): 3 calls, 11 I/Os\n")
+		    != NULL, buf);
+	const char *a = strstr(buf, "    0.000002      10* fsync   ");
+	const char *b = strstr(buf, "    0.000003      10* fsync   ");
+	const char *w = strstr(buf, "    0.000002      20  fdatasync");
+	ASSERT_TRUE(a && b && w && w < a && a < b, "the three calls, in time order, * on its thread");
+	size_t widest = 0;
+	for (const char *l = buf; *l;) {
+		const char *e = strchrnul(l, '\n');
+		widest = (size_t)(e - l) > widest ? (size_t)(e - l) : widest;
+		l = *e ? e + 1 : e;
+	}
+	ASSERT_LE(widest, 100, "every line fits 100 columns");
+	free(buf);
+	char *s = report_and_free(l, self, &ctx);
+	ASSERT_TRUE(strstr(s, "\"instances\":[{\"start_ns\":1000,\"duration_ns\":4000,\"pid\":10,"
+			      "\"tid\":10,\"sync_calls\":[{\"ts_ns\":1500,\"duration_ns\":300,\"tid\":20,"
+			      "\"call\":\"fdatasync\",\"block_ios\":1,\"block_ns\":200},{\"ts_ns\":2000,"
+			      "\"duration_ns\":500,\"tid\":10,\"call\":\"fsync\",\"block_ios\":3,"
+			      "\"block_ns\":400},{\"ts_ns\":3000,\"duration_ns\":1000,\"tid\":10,"
+			      "\"call\":\"fsync\",\"block_ios\":7,\"block_ns\":900}]}]") != NULL, s);
+	free(s);
 }

@@ -17,6 +17,13 @@
 # record --layers fs --extents`: its report says f2 and f4 moved whole
 # (1 MiB each, nothing new), from the zones `iotrail extents` saw them in
 # before to those it sees after, sequential zones of the table.
+# The same recording has F2FS's tracepoints (--extents on an F2FS mount):
+# one foreground GC round per F2FS_IOC_GARBAGE_COLLECT f2fs_gc made (ret
+# 0 for those that collected, as f2fs_gc counted them), and the page
+# writes of those rounds name f2 and f4, 1 MiB each, moved from the zone
+# `iotrail extents` saw them in before to the one it sees after; the
+# checkpoints the syncs and the GC wrote, each closed; the text report's
+# lines fit 100 columns.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/vm/lib.sh
 
@@ -49,7 +56,8 @@ build/iotrail record --layers block -o $out/zns.trail --dev nvme0n1 -- sh $out/w
 build/iotrail report --zones --json $out/zns.trail > $out/zns.json
 build/iotrail report --zones $out/zns.trail > $out/zns.txt
 GUEST
-f2fs_names="vm_extents_f2fs_zones vm_extents_f2fs_gc vm_record_extents_f2fs_gc vm_extents_f2fs_segment_types"
+f2fs_names="vm_extents_f2fs_zones vm_extents_f2fs_gc vm_record_extents_f2fs_gc vm_extents_f2fs_segment_types
+	    vm_record_f2fs_gc_rounds vm_record_f2fs_gc_moves vm_record_f2fs_checkpoints"
 f2fs_why=""
 command -v mkfs.f2fs > /dev/null || f2fs_why="mkfs.f2fs is not installed (f2fs-tools; scripts/install-deps.sh)"
 [ -x build/tests/f2fs_gc ] || f2fs_why=${f2fs_why:-"build/tests/f2fs_gc is not built (make)"}
@@ -194,7 +202,9 @@ f2fs_checks() {
 	# record --extents around the GC: the same move, from the trace alone
 	local R=$TMP/f2fs.report.json ok=0 why="" line
 	if ! build/iotrail report --json "$out/f2fs.trail" > "$R" 2> "$TMP/f2fs.report.err"; then
-		fail vm_record_extents_f2fs_gc "no report of the guest's trace: $(head -c 300 "$TMP/f2fs.report.err")"
+		for n in vm_record_extents_f2fs_gc vm_record_f2fs_gc_rounds vm_record_f2fs_gc_moves vm_record_f2fs_checkpoints; do
+			fail $n "no report of the guest's trace: $(head -c 300 "$TMP/f2fs.report.err")"
+		done
 		return
 	fi
 	for f in f2 f4; do
@@ -210,8 +220,49 @@ f2fs_checks() {
 			why="$why $f: '$line' (want 'changed 1048576 0 $zb $za', sequential: $seq);"
 		fi
 	done
+	f2fs_event_checks "$R"
 	[ "$ok" = 2 ] && pass "vm_record_extents_f2fs_gc (f2 and f4 moved whole, 1 MiB each, from zone $zb to zone $za: the trace's snapshots agree with iotrail extents before and after; the recorded GC took $(awk '{ printf "%.1f", $2 - $1 }' "$out/f2fs.rectime") s in the guest)" \
 		|| fail vm_record_extents_f2fs_gc "$why"
+}
+# F2FS's tracepoints in the recorded GC's trace (report JSON R): rounds,
+# the blocks they moved by file and zone, checkpoints
+f2fs_event_checks() {
+	local R=$1 B=$out/f2fs.before.json A=$out/f2fs.after.json
+	local done tried fg ok0 got want why="" f zb za
+	done=$(cat "$out/f2fs.gc")
+	tried=$(( done < 4 ? done + 1 : 4 )) # f2fs_gc stops at the first round without a victim
+	fg=$(jq '[.f2fs.gc_rounds[]? | select(.foreground)] | length' "$R")
+	ok0=$(jq '[.f2fs.gc_rounds[]? | select(.foreground and .ret == 0 and .duration_ns > 0)] | length' "$R")
+	if [ "$fg" = "$tried" ] && [ "$ok0" = "$done" ]; then
+		pass "vm_record_f2fs_gc_rounds ($fg foreground GC rounds for $tried ioctls, $ok0 collected as f2fs_gc counted; took $(jq -r '[.f2fs.gc_rounds[] | select(.foreground) | "\(.duration_ns / 1e6 | floor) ms"] | join(", ")' "$R"))"
+	else
+		fail vm_record_f2fs_gc_rounds "$fg foreground rounds (want $tried, one per ioctl), $ok0 with ret 0 and a duration (want $done): $(jq -c '[.f2fs.gc_rounds[]? | {foreground, ret, duration_ns}]' "$R" | head -c 400)"
+	fi
+	for f in f2 f4; do
+		zb=$(jq -r --arg p "/tmp/f2fs/$f" '[.files[] | select(.path == $p) | .extents[].zone] | unique | join(",")' "$B")
+		za=$(jq -r --arg p "/tmp/f2fs/$f" '[.files[] | select(.path == $p) | .extents[].zone] | unique | join(",")' "$A")
+		got=$(jq -r --arg p "/tmp/f2fs/$f" '[.f2fs.gc_rounds[]? | .moved[] | select(.path == $p)] |
+			"\([.[].bytes] | add) \([.[].from_zone] | unique | join(",")) \([.[].to_zone] | unique | join(","))"' "$R")
+		want="1048576 $zb $za"
+		[ "$got" = "$want" ] || why="$why $f: '$got' (want '$want');"
+	done
+	local width
+	width=$(build/iotrail report "$out/f2fs.trail" 2>/dev/null | awk '{ if (length > w) w = length } END { print w + 0 }')
+	if [ -z "$why" ] && build/iotrail report "$out/f2fs.trail" 2>/dev/null | grep -q "moved /tmp/f2fs/f2 1M: zone $zb -> zone $za" \
+		&& [ "$width" -le 100 ]; then
+		pass "vm_record_f2fs_gc_moves (the GC rounds' page writes: f2 and f4 moved 1 MiB each from zone $zb to zone $za, as iotrail extents saw them before and after; the text report's widest line $width columns)"
+	else
+		fail vm_record_f2fs_gc_moves "${why:-the text report lacks 'moved /tmp/f2fs/f2 1M: zone $zb -> zone $za' or is $width columns wide}"
+	fi
+	local ncp open lost
+	ncp=$(jq '.f2fs.checkpoints | length' "$R")
+	open=$(jq '[.f2fs.checkpoints[] | select(.duration_ns == null)] | length' "$R")
+	lost=$(jq '.f2fs.lost' "$R")
+	if [ "${ncp:-0}" -ge 1 ] && [ "$open" = 0 ] && [ "$lost" = 0 ]; then
+		pass "vm_record_f2fs_checkpoints ($ncp checkpoints, each from start block_ops to finish checkpoint ($(jq -r '[.f2fs.checkpoints[] | "\(.reason) \(.duration_ns / 1e6 | floor) ms"] | join(", ")' "$R")); 0 events lost)"
+	else
+		fail vm_record_f2fs_checkpoints "$ncp checkpoints (want >= 1), $open without their end, $lost events lost"
+	fi
 }
 if [ -n "$f2fs_why" ]; then
 	for n in $f2fs_names; do skip "$n" "$f2fs_why"; done

@@ -4,7 +4,9 @@
  * --extents` read back (src/extents/snapshot.c) and compared
  * (src/extents/delta.c): per file, the data new, moved and freed during
  * the recording and the zones (or regions) the new and moved data went
- * to; per zone, the files that wrote into it. Pure C.
+ * to; per zone, the files that wrote into it. With F2FS's tracepoints
+ * (FS_F2FS chunks): its GC rounds, checkpoints and page writes
+ * (f2fs_analysis.c), the GC's moved blocks named by the snapshots. Pure C.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +16,7 @@
 #include "analyze/json_writer.h"
 #include "analyze/layer.h"
 #include "extents/snapshot.h"
+#include "layers/fs/f2fs_analysis.h"
 
 #define TEXT_FILES 20      /* files listed in the text view; JSON lists them all */
 #define TEXT_ZONE_FILES 4  /* files listed per zone in the text view */
@@ -22,18 +25,26 @@ struct fs_state {
 	struct it_fs_snapshots ss;
 	struct it_fs_delta delta;
 	bool complete;               /* both snapshots read and compared */
+	struct it_f2fs_an *f2fs;     /* F2FS's tracepoint events */
 };
 
 static void *fs_new(const struct it_pass_info *info)
 {
+	struct fs_state *st = calloc(1, sizeof(struct fs_state));
+
 	(void)info;
-	return calloc(1, sizeof(struct fs_state));
+	if (st && !(st->f2fs = it_f2fs_an_new())) {
+		free(st);
+		return NULL;
+	}
+	return st;
 }
 
 static int fs_feed(void *self, uint16_t type, const void *payload, size_t len, uint32_t count)
 {
 	struct fs_state *st = self;
-	(void)type;
+	if (type == IT_CHUNK_FS_F2FS)
+		return it_f2fs_an_feed(st->f2fs, payload, len, count);
 	return it_fs_snapshots_feed(&st->ss, payload, len, count);
 }
 
@@ -82,8 +93,7 @@ static int zone_refs(const struct it_fs_delta *d, struct fs_zones *z)
 static int fs_finish(void *self, const struct it_span *span)
 {
 	struct fs_state *st = self;
-	(void)span;
-	if (it_fs_snapshots_finish(&st->ss))
+	if (it_fs_snapshots_finish(&st->ss) || it_f2fs_an_finish(st->f2fs, &st->ss, span->lost))
 		return -1;
 	if (!st->ss.have[IT_FS_START] || !st->ss.have[IT_FS_END])
 		return 0;
@@ -150,6 +160,51 @@ static void where_text(const struct fs_state *st, const struct it_fs_file_delta 
 		snprintf(out, len, "-");
 }
 
+static bool has_segs(const struct it_fs_file_delta *f)
+{
+	for (int k = 1; k < IT_EXT_F2FS_SEGS; k++)
+		if (f->seg_start[k] || f->seg_end[k])
+			return true;
+	return false;
+}
+
+/* "warm 1M, cold 64K" (data segments by temperature alone, node segments
+ * as "warm-node"; "unknown": placed on no segment segment_info typed), or
+ * "-" without placed data */
+static void segs_text(const uint64_t *seg, char *out, size_t len)
+{
+	static const char *const names[IT_EXT_F2FS_SEGS] = {
+		"unknown", "hot", "warm", "cold", "hot-node", "warm-node", "cold-node" };
+	static const int order[] = { 1, 2, 3, 4, 5, 6, 0 };
+	size_t off = 0;
+	char b[16];
+
+	*out = 0;
+	for (size_t i = 0; i < sizeof(order) / sizeof(*order) && off < len; i++)
+		if (seg[order[i]])
+			off += snprintf(out + off, len - off, "%s%s %s", off ? ", " : "",
+					names[order[i]], it_ext_human(seg[order[i]], b, sizeof(b)));
+	if (!off)
+		snprintf(out, len, "-");
+}
+
+/* The F2FS segment types of a file's data at the start and at the end,
+ * under its row: at the where-column when that fits 100 columns, else at
+ * the left margin, else on two lines there (the longest side, every type
+ * with a size, is 83 columns). */
+static void segs_line(FILE *f, const struct it_fs_file_delta *x)
+{
+	char a[128], e[128];
+
+	segs_text(x->seg_start, a, sizeof(a));
+	segs_text(x->seg_end, e, sizeof(e));
+	int n = (int)(strlen(" segments ") + strlen(a) + strlen(" -> ") + strlen(e));
+	if (48 + n <= 100 || 4 + n <= 100)
+		fprintf(f, "%*s segments %s -> %s\n", 48 + n <= 100 ? 48 : 4, "", a, e);
+	else
+		fprintf(f, "%4s segments %s\n%10s -> %s\n", "", a, "", e);
+}
+
 static void fs_text(void *self, FILE *f, const struct it_report_ctx *ctx)
 {
 	struct fs_state *st = self;
@@ -158,7 +213,12 @@ static void fs_text(void *self, FILE *f, const struct it_report_ctx *ctx)
 	const struct it_ext_set *a = &ss->set[IT_FS_START], *e = &ss->set[IT_FS_END];
 	char b1[16], b2[16], b3[16], where[256];
 
-	(void)ctx;
+	uint64_t t0 = ctx && ctx->host ? ctx->host->start_monotonic_ns : 0;
+	bool snapshots = ss->have[IT_FS_START] || ss->have[IT_FS_END] || ss->bad;
+
+	it_f2fs_an_text(st->f2fs, f, t0);
+	if (!snapshots && it_f2fs_an_any(st->f2fs))
+		return; /* --f2fs without --extents */
 	if (!st->complete) {
 		fprintf(f, "\nFile extents (--extents): %s snapshot is missing: the recording was "
 			"cut short\n", ss->have[IT_FS_START] ? "the end" : "the start");
@@ -189,10 +249,15 @@ static void fs_text(void *self, FILE *f, const struct it_report_ctx *ctx)
 	if (n) {
 		sort_files = d->files;
 		qsort(idx, n, sizeof(*idx), cmp_changed);
+		bool segs = false;
+		for (uint32_t i = 0; i < n && !segs; i++)
+			segs = has_segs(&d->files[idx[i]]);
 		fprintf(f, "\nFiles whose extents changed (new: data at offsets without a block at "
 			"the start;\nmoved: on other blocks than at the start; freed: without a block "
 			"at the end;\n+ext/-ext: extents not at the start/end; moved-ext: extents with "
-			"moved data;\nunder a file: where its new and moved data went)\n");
+			"moved data;\nunder a file: where its new and moved data went%s)\n",
+			segs ? ";\nsegments: the F2FS segments (temperature) of its data, at the start -> "
+			       "at the end" : "");
 		fprintf(f, "  %8s %8s %8s %5s %5s %9s  %-8s %s\n", "new", "moved", "freed",
 			"+ext", "-ext", "moved-ext", "state", "path");
 		for (uint32_t i = 0; i < n && i < TEXT_FILES; i++) {
@@ -205,6 +270,8 @@ static void fs_text(void *self, FILE *f, const struct it_report_ctx *ctx)
 				x->extents_removed, x->extents_moved, state_name(x->state), x->path);
 			if (strcmp(where, "-"))
 				fprintf(f, "%48s went to %s\n", "", where);
+			if (has_segs(x))
+				segs_line(f, x);
 		}
 		if (n > TEXT_FILES)
 			fprintf(f, "  ... %u more (all of them in --json)\n", n - TEXT_FILES);
@@ -265,6 +332,20 @@ static void extents_json(struct it_json *j, const char *name, const struct it_ex
 	it_json_array_end(j);
 }
 
+/* {"warm_data": BYTES, ...}: the types with data; "unknown" for placed
+ * data of no typed segment */
+static void segs_json(struct it_json *j, const char *name, const uint64_t *seg)
+{
+	it_json_name(j, name);
+	it_json_object_start(j);
+	for (int k = 1; k < IT_EXT_F2FS_SEGS; k++)
+		if (seg[k])
+			it_json_kv_uint(j, it_ext_f2fs_seg_name((uint8_t)k), seg[k]);
+	if (seg[0])
+		it_json_kv_uint(j, "unknown", seg[0]);
+	it_json_object_end(j);
+}
+
 static void snapshot_json(struct it_json *j, const char *name, const struct it_fs_snapshots *ss,
 			  int k)
 {
@@ -286,8 +367,11 @@ static void fs_json(void *self, struct it_json *j, const struct it_report_ctx *c
 	const struct it_fs_snapshots *ss = &st->ss;
 	const struct it_fs_delta *d = &st->delta;
 	char dn[64];
+	uint64_t t0 = ctx && ctx->host ? ctx->host->start_monotonic_ns : 0;
 
-	(void)ctx;
+	it_f2fs_an_json(st->f2fs, j, t0, ctx && ctx->opts && ctx->opts->events);
+	if (!ss->have[IT_FS_START] && !ss->have[IT_FS_END] && !ss->bad && it_f2fs_an_any(st->f2fs))
+		return; /* --f2fs without --extents */
 	it_json_name(j, "extents");
 	it_json_object_start(j);
 	it_json_kv_bool(j, "complete", st->complete);
@@ -339,6 +423,10 @@ static void fs_json(void *self, struct it_json *j, const struct it_report_ctx *c
 			it_json_object_end(j);
 		}
 		it_json_array_end(j);
+		if (has_segs(x)) {
+			segs_json(j, "segment_bytes_start", x->seg_start);
+			segs_json(j, "segment_bytes_end", x->seg_end);
+		}
 		extents_json(j, "extents_start", x->start >= 0 ? &ss->set[0].files[x->start] : NULL);
 		extents_json(j, "extents_end", x->end >= 0 ? &ss->set[1].files[x->end] : NULL);
 		it_json_object_end(j);
@@ -347,27 +435,51 @@ static void fs_json(void *self, struct it_json *j, const struct it_report_ctx *c
 	it_json_object_end(j);
 }
 
+/* the snapshots' moments and F2FS's events, in time order */
+static void fs_log(void *self, FILE *f, const struct it_report_ctx *ctx)
+{
+	struct fs_state *st = self;
+	uint64_t t0 = ctx && ctx->host ? ctx->host->start_monotonic_ns : 0, from = 0;
+
+	for (int k = IT_FS_START; k <= IT_FS_END; k++) {
+		const struct it_fs_snapshot_rec *r = &st->ss.snap[k];
+		if (!st->ss.have[k])
+			continue;
+		it_f2fs_an_log(st->f2fs, f, t0, from, r->at_ns);
+		from = r->at_ns;
+		/* the start's walk runs before the trace (and its clock's t0) opens */
+		fprintf(f, "%.6f extents snapshot %s: %llu files, %llu extents (walked in %.3f ms)\n",
+			t0 ? (double)(int64_t)(r->at_ns - t0) / 1e9 : (double)r->at_ns / 1e9,
+			k == IT_FS_START ? "start" : "end", (unsigned long long)r->files,
+			(unsigned long long)r->extents, (double)r->walk_ns / 1e6);
+	}
+	it_f2fs_an_log(st->f2fs, f, t0, from, UINT64_MAX);
+}
+
 static void fs_free(void *self)
 {
 	struct fs_state *st = self;
 	if (!st)
 		return;
+	it_f2fs_an_free(st->f2fs);
 	it_fs_delta_free(&st->delta);
 	it_fs_snapshots_free(&st->ss);
 	free(st);
 }
 
-static const uint16_t fs_chunks[] = { IT_CHUNK_FS_EXTENTS };
+static const uint16_t fs_chunks[] = { IT_CHUNK_FS_EXTENTS, IT_CHUNK_FS_F2FS };
 
 const struct it_analysis_layer it_layer_fs = {
 	.name = "fs",
 	.layer = IT_LAYER_FS,
 	.chunks = fs_chunks,
-	.nchunks = 1,
+	.nchunks = 2,
+	.event_list = "file system events",
 	.new = fs_new,
 	.feed = fs_feed,
 	.finish = fs_finish,
 	.report_text = fs_text,
 	.report_json = fs_json,
+	.report_log = fs_log,
 	.free = fs_free,
 };

@@ -5,11 +5,13 @@
  * extents`) when the recording starts and again right before the probes
  * detach, and writes both snapshots into the trace (snapshot.h), so the
  * report can tell where the recording's writes went and which files'
- * blocks moved. No BPF: the walk runs in user space, twice. The first walk
+ * blocks moved. The walks need no BPF: user space, twice. The first walk
  * runs in start(), before the trace file is open, so that a PATH that
  * cannot be read fails the recording at once, in one line.
  * No sync is done: data the file system has not allocated yet (delayed
  * allocation) is counted as extents without an address.
+ * `--f2fs`, or --extents on an F2FS mount: F2FS's own tracepoints too
+ * (GC rounds, checkpoints, the GC's page writes: record_f2fs.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -26,14 +28,17 @@
 #include "layer.h"
 #include "tracefile.h"
 #include "extents/snapshot.h"
+#include "layers/fs/record_f2fs.h"
 
 #define OPT_EXTENTS IT_LAYER_OPT(IT_LAYER_FS, 0)
 #define OPT_EXTENTS_REGION IT_LAYER_OPT(IT_LAYER_FS, 1)
+#define OPT_F2FS IT_LAYER_OPT(IT_LAYER_FS, 2)
 #define FS_MAX_PATHS 64
 
 static const struct option options[] = {
 	{ "extents", required_argument, NULL, OPT_EXTENTS },
 	{ "extents-region", required_argument, NULL, OPT_EXTENTS_REGION },
+	{ "f2fs", no_argument, NULL, OPT_F2FS },
 	{ 0 },
 };
 
@@ -45,6 +50,8 @@ static struct {
 	uint64_t start_ns, start_walk_ns;
 	uint64_t files[2], extents[2];
 	int idle_ring;                 /* the empty ring of a recording of this layer alone */
+	bool f2fs;                     /* --f2fs: F2FS's tracepoints */
+	bool f2fs_on;                  /* recorded (--f2fs, or --extents on F2FS) */
 } fs = { .idle_ring = -1 };
 
 static void usage(FILE *f)
@@ -53,11 +60,17 @@ static void usage(FILE *f)
 		"      --extents PATH   the extents (FIEMAP) of the files under PATH at the start\n"
 		"                       and at the end of the recording (repeatable; see\n"
 		"                       iotrail extents): the report tells where writes went\n"
-		"      --extents-region SIZE  region size of unzoned devices (default 256M)\n");
+		"      --extents-region SIZE  region size of unzoned devices (default 256M)\n"
+		"      --f2fs           F2FS's tracepoints: GC rounds and the blocks they move,\n"
+		"                       checkpoints (also with --extents on an F2FS mount)\n");
 }
 
 static int parse(int code, const char *arg)
 {
+	if (code == OPT_F2FS) {
+		fs.f2fs = true;
+		return 0;
+	}
 	if (code == OPT_EXTENTS_REGION) {
 		fs.region = it_ext_parse_size(arg);
 		if (fs.region < 4096)
@@ -74,17 +87,18 @@ static int parse(int code, const char *arg)
 
 static int available(char *why, size_t len)
 {
-	if (fs.npaths)
+	if (fs.npaths || fs.f2fs)
 		return 1;
-	snprintf(why, len, "no --extents given");
+	snprintf(why, len, "no --extents or --f2fs given");
 	return 0;
 }
 
 static int settle(const struct it_session *s, bool recorded)
 {
 	(void)s;
-	if (fs.npaths && !recorded)
-		return it_failf(-1, "--extents needs the fs layer: add fs to --layers");
+	if ((fs.npaths || fs.f2fs) && !recorded)
+		return it_failf(-1, "--%s needs the fs layer: add fs to --layers",
+				fs.npaths ? "extents" : "f2fs");
 	return 0;
 }
 
@@ -162,15 +176,36 @@ static int start(struct it_session *s, char *hooks, size_t hlen, char *why, size
 	(void)why;
 	(void)wlen;
 	fs.start_ns = now_ns();
-	if (walk(&fs.start, true)) {
+	if (fs.npaths && walk(&fs.start, true)) {
 		it_ext_set_free(&fs.start);
 		return -1;
 	}
 	fs.start_walk_ns = now_ns() - fs.start_ns;
+	fs.f2fs_on = fs.f2fs;
+	for (size_t i = 0; i < fs.npaths && !fs.f2fs_on; i++)
+		fs.f2fs_on = it_fs_f2fs_path(fs.paths[i]);
+	if (fs.f2fs_on && it_fs_f2fs_load(s)) {
+		if (fs.f2fs)
+			return -1;
+		/* asked for by --extents on F2FS, not by --f2fs: the extents alone */
+		fprintf(stderr, "iotrail record: note: F2FS's tracepoints are not recorded (the "
+			"line above says why); the extents are\n");
+		it_fs_f2fs_free();
+		fs.f2fs_on = false;
+	}
 	if ((err = idle_ring(s)))
 		return it_failf(-1, "failed to record the fs layer alone: cannot make a ring buffer "
 				"(%s); record it with another layer", strerror(-err));
-	snprintf(hooks, hlen, "fs=fiemap");
+	snprintf(hooks, hlen, "fs=%s%s", fs.npaths ? "fiemap" : "",
+		 fs.f2fs_on ? (fs.npaths ? "+f2fs_raw_tp" : "f2fs_raw_tp") : "");
+	return 1;
+}
+
+static int attach(struct it_session *s, char *why, size_t wlen)
+{
+	(void)s;
+	if (fs.f2fs_on && it_fs_f2fs_attach(why, wlen))
+		return it_failf(-1, "%s", why);
 	return 1;
 }
 
@@ -188,7 +223,8 @@ static void write_snapshot(struct it_session *s, struct it_ext_set *set, unsigne
 
 static void begin(struct it_session *s)
 {
-	write_snapshot(s, &fs.start, IT_FS_START, fs.start_ns, fs.start_walk_ns);
+	if (fs.npaths)
+		write_snapshot(s, &fs.start, IT_FS_START, fs.start_ns, fs.start_walk_ns);
 }
 
 static int before_detach(struct it_session *s)
@@ -196,6 +232,8 @@ static int before_detach(struct it_session *s)
 	struct it_ext_set end;
 	uint64_t at = now_ns();
 
+	if (!fs.npaths)
+		return 0;
 	if (walk(&end, false)) {
 		it_ext_set_free(&end);
 		return -ENOMEM;
@@ -206,12 +244,25 @@ static int before_detach(struct it_session *s)
 
 static void summary(char *out, size_t len)
 {
-	snprintf(out, len, "extents of %llu files at the start, %llu at the end",
-		 (unsigned long long)fs.files[IT_FS_START], (unsigned long long)fs.files[IT_FS_END]);
+	char f2fs[96];
+
+	it_fs_f2fs_summary(f2fs, sizeof(f2fs));
+	if (fs.npaths)
+		snprintf(out, len, "extents of %llu files at the start, %llu at the end%s",
+			 (unsigned long long)fs.files[IT_FS_START],
+			 (unsigned long long)fs.files[IT_FS_END], f2fs);
+	else
+		snprintf(out, len, "%s", f2fs[0] ? f2fs + 2 : "");
+}
+
+static int finish(struct it_session *s)
+{
+	return it_fs_f2fs_finish(s);
 }
 
 static void fs_free(void)
 {
+	it_fs_f2fs_free();
 	it_ext_set_free(&fs.start);
 	if (fs.idle_ring >= 0)
 		close(fs.idle_ring);
@@ -222,15 +273,19 @@ const struct it_layer_ops it_fs_layer = {
 	.name = "fs",
 	.id = IT_LAYER_FS,
 	.records = &it_fs_records,
-	.what = "file systems (--extents): files' extents at the start and the end",
+	.what = "file systems (--extents, --f2fs): files' extents at both ends, F2FS's GC, "
+		"checkpoints",
 	.options = options,
 	.usage = usage,
 	.parse = parse,
 	.available = available,
 	.settle = settle,
 	.start = start,
+	.attach = attach,
 	.begin = begin,
 	.before_detach = before_detach,
+	.detach = it_fs_f2fs_detach,
+	.finish = finish,
 	.summary = summary,
 	.free = fs_free,
 };

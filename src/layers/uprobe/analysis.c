@@ -17,6 +17,11 @@
  * - a completed I/O is kept only while a span could still need it: one of
  *   its process open or waiting, or hits not yet read up to its time.
  * Every hit is kept only when the report lists them (--events, --log).
+ * With the syscall layer, the sync calls (fsync, fdatasync,
+ * sync_file_range) of every thread are kept (they are few: one per
+ * commit at most) and listed per span instance for the first SPAN_KEEP
+ * instances of each span: a PostgreSQL checkpoint's fsyncs and the WAL
+ * fdatasyncs around them, each with the block I/Os its call submitted.
  * it_layer_uprobe_live() counts the entries held (the unit test's bound).
  */
 #include <stdio.h>
@@ -26,7 +31,23 @@
 #include "analyze/hist.h"
 #include "analyze/json_writer.h"
 #include "analyze/layer.h"
+#include "iotrail/syscall.h"
 #include "layers/uprobe/uprobe.h"
+
+/* span instances per span whose sync calls are listed */
+#define SPAN_KEEP 16
+#define TEXT_SPAN_CALLS 10
+
+struct span_inst {
+	uint64_t from, to;
+	uint32_t pid, tid;
+};
+
+struct sync_call {                 /* from the syscall layer (bus) */
+	uint64_t enter, exit, block_ns;
+	uint32_t tid, block_ios;
+	uint16_t call;
+};
 
 /* hits older than the newest read by this much are taken as in order */
 #define REORDER_NS 10000000ull
@@ -55,6 +76,8 @@ struct span_stat {
 	struct it_hist dur;
 	struct open_start *opens;  /* started, not done: a stack (innermost last) */
 	size_t nopen, capopen;
+	struct span_inst kept[SPAN_KEEP]; /* the first instances */
+	uint32_t nkept;
 };
 
 /* Room for need elements in *arr (capacity *cap, doubling from first). */
@@ -98,6 +121,9 @@ struct uprobes {
 	uint64_t lost, bad_probe, bad_chunks, late;
 	uint64_t live_peak;        /* most entries held at once */
 	int err;                   /* out of memory in a bus callback */
+	bool calls;                /* the trace has the syscall layer */
+	struct sync_call *syncs;   /* every sync call, in the order they were summed up */
+	size_t nsyncs, capsyncs;
 };
 
 static uint64_t live(const struct uprobes *u)
@@ -220,12 +246,33 @@ static void on_watermark(const void *msg, void *ctx)
 		settle_spans(u, u->watermark);
 }
 
+static void on_call(const void *msg, void *ctx)
+{
+	const struct it_bus_call *c = msg;
+	struct uprobes *u = ctx;
+
+	if (c->call != IT_SYS_FSYNC && c->call != IT_SYS_FDATASYNC &&
+	    c->call != IT_SYS_SYNC_FILE_RANGE)
+		return;
+	if (reserve(&u->syncs, &u->capsyncs, u->nsyncs + 1, sizeof(*u->syncs), 256)) {
+		u->err = -1;
+		return;
+	}
+	u->syncs[u->nsyncs++] = (struct sync_call){ c->ts_enter, c->ts_exit, c->block_ns, c->tid,
+						    c->block_ios, c->call };
+}
+
 static void *up_new(const struct it_pass_info *info)
 {
 	struct uprobes *u = calloc(1, sizeof(*u));
 
 	if (!u)
 		return NULL;
+	u->calls = info->layers & (1u << IT_LAYER_SYSCALL);
+	if (u->calls && info->bus && it_bus_subscribe(info->bus, IT_BUS_CALL_DONE, on_call, u)) {
+		free(u);
+		return NULL;
+	}
 	u->block = info->layers & (1u << IT_LAYER_BLOCK);
 	u->list = info->opts && (info->opts->events || info->opts->log);
 	if (u->block && info->bus &&
@@ -311,6 +358,8 @@ static int take_hit(struct uprobes *u, const struct it_uprobe_hit *h)
 			if (it_hist_add(&s->dur, h->ts_ns - b.ts))
 				return -1;
 			s->count++;
+			if (s->nkept < SPAN_KEEP)
+				s->kept[s->nkept++] = (struct span_inst){ b.ts, h->ts_ns, b.pid, b.tid };
 			if (!u->block)
 				continue;
 			if (reserve(&u->wait, &u->capwait, u->nwait + 1, sizeof(*u->wait), 64))
@@ -406,6 +455,123 @@ static int up_feed(void *self, uint16_t type, const void *payload, size_t len, u
 	return add_hits(u, payload, count);
 }
 
+static int cmp_sync(const void *a, const void *b)
+{
+	const struct sync_call *x = a, *y = b;
+
+	return x->enter < y->enter ? -1 : x->enter > y->enter;
+}
+
+/* The sync calls entered and returned inside [from, to]: *first and the
+ * count (syncs sorted by entry). */
+static size_t syncs_inside(const struct uprobes *u, uint64_t from, uint64_t to, size_t *first)
+{
+	size_t lo = 0, hi = u->nsyncs, n = 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (u->syncs[mid].enter < from)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*first = lo;
+	for (; lo < u->nsyncs && u->syncs[lo].enter <= to; lo++)
+		n += u->syncs[lo].exit <= to;
+	return n;
+}
+
+static const char *sync_name(uint16_t call)
+{
+	return call == IT_SYS_FSYNC ? "fsync" : call == IT_SYS_FDATASYNC ? "fdatasync"
+									 : "sync_file_range";
+}
+
+/* Per kept span instance, the sync calls of any thread inside it. */
+static void syncs_text(const struct uprobes *u, FILE *f, uint64_t t0)
+{
+	bool any = false;
+
+	for (size_t i = 0; i < u->nspans && !any; i++)
+		any = u->spans[i].nkept > 0;
+	if (!u->calls || !any)
+		return;
+	fprintf(f, "\nSync calls inside spans (fsync, fdatasync, sync_file_range of any thread, "
+		"entered and\nreturned inside; I/Os: the block I/Os the call submitted; the first %d "
+		"spans of each;\n*: the span's thread)\n", SPAN_KEEP);
+	for (size_t i = 0; i < u->nspans; i++) {
+		const struct span_stat *s = &u->spans[i];
+
+		for (uint32_t k = 0; k < s->nkept; k++) {
+			const struct span_inst *in = &s->kept[k];
+			size_t first, n = syncs_inside(u, in->from, in->to, &first), shown = 0;
+			uint64_t ios = 0;
+
+			for (size_t c = first; c < u->nsyncs && u->syncs[c].enter <= in->to; c++)
+				ios += u->syncs[c].exit <= in->to ? u->syncs[c].block_ios : 0;
+			fprintf(f, "  %s #%u at %.6f s, %.3f ms (thread %u): %zu calls, %llu I/Os\n",
+				s->name, k + 1, (double)(in->from - (in->from >= t0 ? t0 : 0)) / 1e9,
+				(double)(in->to - in->from) / 1e6, in->tid, n, (unsigned long long)ios);
+			if (n)
+				fprintf(f, "    %12s %8s %-16s %10s %7s %10s\n", "at(s)", "tid", "call",
+					"took(ms)", "I/Os", "block(ms)");
+			for (size_t c = first; c < u->nsyncs && u->syncs[c].enter <= in->to; c++) {
+				const struct sync_call *y = &u->syncs[c];
+
+				if (y->exit > in->to)
+					continue;
+				if (shown++ == TEXT_SPAN_CALLS) {
+					fprintf(f, "    ... %zu more (all of them in --json)\n",
+						n - TEXT_SPAN_CALLS);
+					break;
+				}
+				fprintf(f, "    %12.6f %7u%s %-16s %10.3f %7u %10.3f\n",
+					(double)(y->enter - (y->enter >= t0 ? t0 : 0)) / 1e9, y->tid,
+					y->tid == in->tid ? "*" : " ", sync_name(y->call),
+					(double)(y->exit - y->enter) / 1e6, y->block_ios,
+					(double)y->block_ns / 1e6);
+			}
+		}
+	}
+}
+
+static void syncs_json(const struct uprobes *u, const struct span_stat *s, struct it_json *j)
+{
+	it_json_name(j, "instances");
+	it_json_array_start(j);
+	for (uint32_t k = 0; k < s->nkept; k++) {
+		const struct span_inst *in = &s->kept[k];
+		size_t first;
+
+		syncs_inside(u, in->from, in->to, &first);
+		it_json_object_start(j);
+		it_json_kv_uint(j, "start_ns", in->from);
+		it_json_kv_uint(j, "duration_ns", in->to - in->from);
+		it_json_kv_uint(j, "pid", in->pid);
+		it_json_kv_uint(j, "tid", in->tid);
+		it_json_name(j, "sync_calls");
+		it_json_array_start(j);
+		for (size_t c = first; c < u->nsyncs && u->syncs[c].enter <= in->to; c++) {
+			const struct sync_call *y = &u->syncs[c];
+
+			if (y->exit > in->to)
+				continue;
+			it_json_object_start(j);
+			it_json_kv_uint(j, "ts_ns", y->enter);
+			it_json_kv_uint(j, "duration_ns", y->exit - y->enter);
+			it_json_kv_uint(j, "tid", y->tid);
+			it_json_kv_string(j, "call", sync_name(y->call));
+			it_json_kv_uint(j, "block_ios", y->block_ios);
+			it_json_kv_uint(j, "block_ns", y->block_ns);
+			it_json_object_end(j);
+		}
+		it_json_array_end(j);
+		it_json_object_end(j);
+	}
+	it_json_array_end(j);
+}
+
 static int up_finish(void *self, const struct it_span *span)
 {
 	struct uprobes *u = self;
@@ -422,6 +588,8 @@ static int up_finish(void *self, const struct it_span *span)
 	settle_spans(u, UINT64_MAX);
 	if (u->nlist)
 		qsort(u->hits, u->nlist, sizeof(*u->hits), cmp_hit);
+	if (u->nsyncs)
+		qsort(u->syncs, u->nsyncs, sizeof(*u->syncs), cmp_sync);
 	for (size_t i = 0; i < u->nspans; i++) {
 		struct span_stat *s = &u->spans[i];
 
@@ -461,7 +629,6 @@ static void up_text(void *self, FILE *f, const struct it_report_ctx *ctx)
 	struct uprobes *u = self;
 	char buf[320];
 
-	(void)ctx;
 	fprintf(f, "\nUser-space probes: %llu hits, %llu lost\n", (unsigned long long)u->nhits,
 		(unsigned long long)u->lost);
 	fprintf(f, "  %-24s %-6s %10s  %s\n", "probe", "kind", "hits", "where");
@@ -497,6 +664,7 @@ static void up_text(void *self, FILE *f, const struct it_report_ctx *ctx)
 			s->p99_ns / 1e6, s->max_ns / 1e6, (unsigned long long)s->ios,
 			(unsigned long long)s->with_io);
 	}
+	syncs_text(u, f, ctx && ctx->host ? ctx->host->start_monotonic_ns : 0);
 }
 
 static void up_json(void *self, struct it_json *j, const struct it_report_ctx *ctx)
@@ -550,6 +718,8 @@ static void up_json(void *self, struct it_json *j, const struct it_report_ctx *c
 			it_json_kv_uint(j, "block_ios", s->ios);
 			it_json_kv_uint(j, "spans_with_io", s->with_io);
 		}
+		if (u->calls)
+			syncs_json(u, s, j);
 		it_json_object_end(j);
 	}
 	it_json_array_end(j);
@@ -605,6 +775,7 @@ static void up_free(void *self)
 		it_hist_free(&u->spans[i].dur);
 		free(u->spans[i].opens);
 	}
+	free(u->syncs);
 	free(u->hits);
 	free(u->win);
 	free(u->wait);
