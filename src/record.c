@@ -1123,7 +1123,7 @@ static int finish(struct session *ss)
 	FOR_STARTED(ss, i, l)
 		if (l->detach)
 			l->detach();
-	while (ring_buffer__consume(s->rb) > 0)
+	while (s->rb && ring_buffer__consume(s->rb) > 0)
 		;
 	FOR_STARTED(ss, i, l)
 		if (l->finish && !err)

@@ -17,8 +17,10 @@
 #     pages twice (user space maps their data twice): 16 MiB of it here.
 #     It was ~38.6 MB while libbpf parsed the kernel's BTF beside our own
 #     parsed copy and the syscall ring was mapped twice over (a ring_buffer
-#     of its own, then the shared one); ~28.5 MB now (src/hooks.c,
-#     src/layers/syscall/record_loader.c).
+#     of its own, then the shared one); ~28.5 MB after that (src/hooks.c,
+#     src/layers/syscall/record_loader.c); 30.8-31.4 MB with this
+#     session's threads and layers (over the bound in CI), 28.4-29.0 MB
+#     with the rings mapped at attach, after every layer's load.
 # bench/memory.sh measures the same at full speed against an older build.
 cd "$(dirname "$0")/../.."
 . tests/integration/lib.sh

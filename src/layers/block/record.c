@@ -192,18 +192,25 @@ static int start(struct it_session *s, char *hooks, size_t hlen, char *why, size
 		s->marks = b.skel->maps.scope_io_marks;
 		s->call_counts = b.skel->maps.scope_call_counts;
 	}
+	return 1;
+}
+
+static int attach(struct it_session *s, char *why, size_t wlen)
+{
+	int err = 0;
+
+	/* The ring is mapped here, not at load: mapped, its pages count in
+	 * the recorder's memory twice (user space maps them twice), and the
+	 * next layers' loads parse the kernel's BTF beside them: the
+	 * start-up peak of test_record_memory.sh. Nothing is lost meanwhile:
+	 * no probe is attached yet, and the ring keeps what comes. */
 	if (s->rb)
 		err = ring_buffer__add(s->rb, bpf_map__fd(b.skel->maps.events), on_event, s);
 	else if (!(s->rb = ring_buffer__new(bpf_map__fd(b.skel->maps.events), on_event, s, NULL)))
 		err = -errno;
 	if (err)
 		return it_fail(-1, "open the ring buffer", strerror(-err), NULL);
-	return 1;
-}
-
-static int attach(struct it_session *s, char *why, size_t wlen)
-{
-	int err = block_bpf__attach(b.skel);
+	err = block_bpf__attach(b.skel);
 
 	if (err)
 		return it_fail(-1, "attach the block probes", strerror(-err),

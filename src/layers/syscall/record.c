@@ -523,8 +523,6 @@ static int sink(void *ctx, const void *rec, size_t size)
 
 static int start(struct it_session *s, char *hooks, size_t hlen, char *why, size_t wlen)
 {
-	int err;
-
 	sys.o.verbose = s->verbose;
 	sys.o.ringbuf_bytes = (size_t)s->ringbuf_mb << 20; /* --ringbuf-mb: every ring alike */
 	sys.o.marks = s->marks; /* the block layer's decisions, when a task makes them */
@@ -534,7 +532,14 @@ static int start(struct it_session *s, char *hooks, size_t hlen, char *why, size
 		return 0;
 	snprintf(hooks, hlen, "%s", it_syscall_hooks_desc(sys.l));
 	s->marks_followed = s->marks != NULL;
-	/* one poll for every layer */
+	return 1;
+}
+
+static int attach(struct it_session *s, char *why, size_t wlen)
+{
+	int err;
+
+	/* one poll for every layer; mapped at attach, as the block layer's */
 	if (s->rb) {
 		err = it_syscall_share_ring(sys.l, s->rb);
 		if (err)
@@ -542,12 +547,6 @@ static int start(struct it_session *s, char *hooks, size_t hlen, char *why, size
 	} else if (!(s->rb = it_syscall_take_ring(sys.l))) {
 		return it_fail(-1, "open the syscall ring buffer", strerror(errno), NULL);
 	}
-	return 1;
-}
-
-static int attach(struct it_session *s, char *why, size_t wlen)
-{
-	(void)s;
 	return !it_syscall_attach(sys.l, &sys.o, why, wlen);
 }
 
