@@ -9,6 +9,7 @@
 #include "harness.h"
 #include "layer_table.h"
 #include "tracefile.h"
+#include "layers/syscall/report.h"
 #include "layers/syscall/sysan.h"
 #include "analyze/report.h"
 
@@ -927,5 +928,55 @@ TEST(syscall_block_by_file)
 	if (f)
 		ASSERT_TRUE(f->path == NULL, "no call named inode 77: no path");
 	it_analyzer_free(an);
+	it_sysan_free(s);
+}
+
+/* Calls the recorder lost are said in the text report, with or without
+ * calls that made it (JSON has syscall_dropped): never a silent lower
+ * bound. */
+TEST(syscall_report_says_lost)
+{
+	struct it_sysan_opts o = { .start_ns = 1000 };
+	struct it_sysan *s = it_sysan_new(&o);
+	struct it_sys_event e = call(IT_SYS_PREAD64, 7, 1000, 1100, 4096, 0);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	ASSERT_NOT_NULL(s, "new");
+	if (!s)
+		return;
+	tag(&e, 5, 50);
+	ASSERT_EQ(it_sysan_calls(s, &e, 1), 0, "call");
+	it_sysan_finish(s, 5000);
+	for (uint64_t lost = 0; lost <= 7; lost += 7) {
+		f = open_memstream(&text, &len);
+		ASSERT_NOT_NULL(f, "memstream");
+		if (!f)
+			break;
+		it_report_sys_text(f, it_sysan_results(s), NULL, lost);
+		fclose(f);
+		ASSERT_NOT_NULL(strstr(text, "System calls: 1 calls"), "the calls' line");
+		ASSERT_EQ(strstr(text, "*** WARNING: 7 records lost to a full ring: the counts below "
+				"are lower bounds") != NULL, lost == 7, "the warning exactly when lost");
+		free(text);
+		text = NULL;
+	}
+	it_sysan_free(s);
+
+	/* every call lost: the warning still stands, with no table */
+	s = it_sysan_new(&o);
+	ASSERT_NOT_NULL(s, "new");
+	if (!s)
+		return;
+	it_sysan_finish(s, 5000);
+	f = open_memstream(&text, &len);
+	ASSERT_NOT_NULL(f, "memstream");
+	if (!f)
+		return;
+	it_report_sys_text(f, it_sysan_results(s), NULL, 3);
+	fclose(f);
+	ASSERT_NOT_NULL(strstr(text, "*** WARNING: 3 records lost"), "all lost: said");
+	free(text);
 	it_sysan_free(s);
 }

@@ -176,7 +176,7 @@ static void syscall_text(void *self, FILE *f, const struct it_report_ctx *ctx)
 	struct syscall *y = self;
 
 	(void)ctx;
-	it_report_sys_text(f, it_sysan_results(y->s), y->names);
+	it_report_sys_text(f, it_sysan_results(y->s), y->names, y->dropped);
 }
 
 static void syscall_json(void *self, struct it_json *j, const struct it_report_ctx *ctx)

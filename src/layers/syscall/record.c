@@ -550,6 +550,15 @@ static int attach(struct it_session *s, char *why, size_t wlen)
 	return !it_syscall_attach(sys.l, &sys.o, why, wlen);
 }
 
+/* The calls lost so far, in the next chunks' headers (as the block layer
+ * does): where in the file they were lost, when a long recording loses
+ * some (the report takes the total from the end's DROPS chunk). */
+static void tick(struct it_session *s)
+{
+	if (sys.l && s->w)
+		it_writer_set_lost(s->w, 0, IT_LAYER_SYSCALL, it_syscall_drops(sys.l, NULL, 0));
+}
+
 static void detach(void)
 {
 	it_syscall_detach(sys.l);
@@ -618,6 +627,7 @@ const struct it_layer_ops it_syscall_layer = {
 	.settle = settle,
 	.start = start,
 	.attach = attach,
+	.tick = tick,
 	.detach = detach,
 	.finish = finish,
 	.summary = summary,

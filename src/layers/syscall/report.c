@@ -348,12 +348,19 @@ static void block_time_rows(FILE *f, const struct it_sysan_results *r, const str
 	}
 }
 
-void it_report_sys_text(FILE *f, const struct it_sysan_results *r, const struct it_analyzer *a)
+void it_report_sys_text(FILE *f, const struct it_sysan_results *r, const struct it_analyzer *a,
+			uint64_t lost)
 {
-	if (!r || !r->calls)
+	if (!r || (!r->calls && !lost))
 		return;
 	fprintf(f, "\nSystem calls: %" PRIu64 " calls, %" PRIu64 " errors, %zu files, %zu threads\n",
 		r->calls, r->errors, r->nfiles, r->nthreads);
+	/* as the recorder's summary said it: never a silent lower bound */
+	if (lost)
+		fprintf(f, "*** WARNING: %" PRIu64 " records lost to a full ring: "
+			"the counts below are lower bounds\n", lost);
+	if (!r->calls)
+		return;
 	call_rows(f, r);
 	if (r->owned_ios || r->background_ios) {
 		fprintf(f, "\nBlock I/O of the calls (a call owns the bios its thread queued during it)\n");

@@ -11,7 +11,9 @@
 
 /* Per call, block ownership, files, threads over time; a: comm names of
  * the block trails (may be NULL). */
-void it_report_sys_text(FILE *f, const struct it_sysan_results *r, const struct it_analyzer *a);
+/* lost: the records the recorder could not take (the trace's count) */
+void it_report_sys_text(FILE *f, const struct it_sysan_results *r, const struct it_analyzer *a,
+			uint64_t lost);
 /* The trace's clock: its start, monotonic and (0: not recorded) wall. */
 struct it_sys_clock {
 	uint64_t start_ns, start_realtime_ns;
