@@ -800,3 +800,14 @@ uint64_t it_prog_misses(struct bpf_object *obj)
 	}
 	return n;
 }
+
+/* ---- the recording's one poll ---- */
+
+int it_ring_join(struct ring_buffer **rb, int map_fd,
+		 int (*fn)(void *ctx, void *data, size_t size), void *ctx)
+{
+	if (*rb)
+		return ring_buffer__add(*rb, map_fd, fn, ctx);
+	*rb = ring_buffer__new(map_fd, fn, ctx, NULL);
+	return *rb ? 0 : -errno;
+}

@@ -125,6 +125,14 @@ struct btf;
 const struct btf *it_vmlinux_btf(void);
 void it_vmlinux_btf_release(void); /* when no more probes are loaded */
 
+/* ---- the recording's one poll ---- */
+struct ring_buffer;
+/* Adds the ring of map_fd to *rb, the one ring_buffer a recording polls
+ * (made here, for the first ring): fn(ctx, data, size) gets its records.
+ * 0, or -errno. */
+int it_ring_join(struct ring_buffer **rb, int map_fd,
+		 int (*fn)(void *ctx, void *data, size_t size), void *ctx);
+
 /* ---- counters every layer reads ---- */
 struct bpf_map;
 /* A per-CPU array's entry 0 (a layer's ring-buffer drop counter): per CPU

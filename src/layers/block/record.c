@@ -204,10 +204,7 @@ static int attach(struct it_session *s, char *why, size_t wlen)
 	 * next layers' loads parse the kernel's BTF beside them: the
 	 * start-up peak of test_record_memory.sh. Nothing is lost meanwhile:
 	 * no probe is attached yet, and the ring keeps what comes. */
-	if (s->rb)
-		err = ring_buffer__add(s->rb, bpf_map__fd(b.skel->maps.events), on_event, s);
-	else if (!(s->rb = ring_buffer__new(bpf_map__fd(b.skel->maps.events), on_event, s, NULL)))
-		err = -errno;
+	err = it_ring_join(&s->rb, bpf_map__fd(b.skel->maps.events), on_event, s);
 	if (err)
 		return it_fail(-1, "open the ring buffer", strerror(-err), NULL);
 	err = block_bpf__attach(b.skel);

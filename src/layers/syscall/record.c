@@ -537,16 +537,11 @@ static int start(struct it_session *s, char *hooks, size_t hlen, char *why, size
 
 static int attach(struct it_session *s, char *why, size_t wlen)
 {
-	int err;
-
 	/* one poll for every layer; mapped at attach, as the block layer's */
-	if (s->rb) {
-		err = it_syscall_share_ring(sys.l, s->rb);
-		if (err)
-			return it_fail(-1, "open the syscall ring buffer", strerror(-err), NULL);
-	} else if (!(s->rb = it_syscall_take_ring(sys.l))) {
-		return it_fail(-1, "open the syscall ring buffer", strerror(errno), NULL);
-	}
+	int err = it_syscall_join_ring(sys.l, &s->rb);
+
+	if (err)
+		return it_fail(-1, "open the syscall ring buffer", strerror(-err), NULL);
 	return !it_syscall_attach(sys.l, &sys.o, why, wlen);
 }
 

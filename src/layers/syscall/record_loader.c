@@ -580,14 +580,9 @@ int it_syscall_attach(struct it_syscall_layer *l, const struct it_syscall_opts *
 	return 0;
 }
 
-int it_syscall_share_ring(struct it_syscall_layer *l, struct ring_buffer *rb)
+int it_syscall_join_ring(struct it_syscall_layer *l, struct ring_buffer **rb)
 {
-	return ring_buffer__add(rb, bpf_map__fd(l->skel->maps.sys_events), on_record, l);
-}
-
-struct ring_buffer *it_syscall_take_ring(struct it_syscall_layer *l)
-{
-	return ring_buffer__new(bpf_map__fd(l->skel->maps.sys_events), on_record, l, NULL);
+	return it_ring_join(rb, bpf_map__fd(l->skel->maps.sys_events), on_record, l);
 }
 
 void it_syscall_detach(struct it_syscall_layer *l)

@@ -69,13 +69,10 @@ struct it_syscall_layer *it_syscall_open(const struct it_syscall_opts *o, it_sys
 int it_syscall_attach(struct it_syscall_layer *l, const struct it_syscall_opts *o, char *err,
 		      size_t errlen);
 
-/* Moves the layer's ring buffer into rb (another layer's ring_buffer, one
- * poll for both): the sink is then called from rb's poll/consume. */
-int it_syscall_share_ring(struct it_syscall_layer *l, struct ring_buffer *rb);
-/* A ring_buffer of the layer's ring for the caller, who polls and frees
- * it (the first ring of a recording, other layers' rings join it); NULL
- * with errno when it cannot be made. */
-struct ring_buffer *it_syscall_take_ring(struct it_syscall_layer *l);
+/* Adds the layer's ring to *rb, the recording's one poll (it_ring_join:
+ * made when it is the first): the sink is then called from its
+ * poll/consume. 0 or -errno. */
+int it_syscall_join_ring(struct it_syscall_layer *l, struct ring_buffer **rb);
 /* Stops the probes; records already in the ring can still be consumed. */
 void it_syscall_detach(struct it_syscall_layer *l);
 

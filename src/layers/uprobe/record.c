@@ -282,10 +282,7 @@ static int start(struct it_session *s, char *hooks, size_t hlen, char *why, size
 	for (size_t i = 0; i < up.ndefs; i++)
 		if (attach_one(&up.defs[i], why, wlen))
 			return it_failf(-1, "%s", why);
-	if (s->rb)
-		err = ring_buffer__add(s->rb, bpf_map__fd(up.skel->maps.hits), on_hit, s);
-	else if (!(s->rb = ring_buffer__new(bpf_map__fd(up.skel->maps.hits), on_hit, s, NULL)))
-		err = -errno;
+	err = it_ring_join(&s->rb, bpf_map__fd(up.skel->maps.hits), on_hit, s);
 	if (err)
 		return it_failf(-1, "failed to open the uprobe ring buffer: %s", strerror(-err));
 	snprintf(hooks, hlen, "uprobe=uprobe");
