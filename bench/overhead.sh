@@ -38,7 +38,7 @@ baseline=${BASELINE:-}
 . bench/lib.sh bench
 
 read -r -a configs <<< "${CONFIGS:-untraced empty floor block default}"
-[ -z "$baseline" ] || configs+=(baseline)
+[ -z "$baseline" ] || [[ " ${configs[*]} " == *" baseline "* ]] || configs+=(baseline)
 
 # one configuration at queue depth $2: its IOPS into $out/NAME.iops, the
 # line it printed (hook_floor's count, iotrail's summary) into $out/NAME.note

@@ -147,8 +147,8 @@ static void usage(FILE *f)
 		"\n"
 		"  -o, --output FILE    trace file (default iotrail.trail)\n"
 		"  -d, --duration SECS  stop after SECS seconds\n"
-		"      --dev DEV        only this device: /dev/sda, sda or 8:0 (a partition\n"
-		"                       means its disk); repeat for up to %d devices\n"
+		"      --dev DEV[,DEV]  only these devices: /dev/sda, sda or 8:0 (a partition\n"
+		"                       means its disk); up to %d, listed or repeated\n"
 		"  -p, --pid PID[,PID]  only these processes and their descendants (repeat -p,\n"
 		"                       or list: -p 12,13 or -p $(pidof postgres)); block\n"
 		"                       I/O: the bios they submit and the requests they become\n"
@@ -331,6 +331,27 @@ static const struct it_layer_ops *option_layer(int code)
 		if (it_layers[i]->id == IT_LAYER_OPT_LAYER(code) && it_layers[i]->parse)
 			return it_layers[i];
 	return NULL;
+}
+
+/* --dev DEV[,DEV...] (repeatable): each resolved to its whole disk. */
+static int add_devs(struct record_opts *o, const char *arg)
+{
+	char copy[1024], err[200], *save = NULL;
+	int added = 0;
+
+	if (strlen(arg) >= sizeof(copy))
+		return it_fail(-1, "parse --dev", "the list is too long", "give at most 16 devices");
+	strcpy(copy, arg);
+	for (char *d = strtok_r(copy, ",", &save); d; d = strtok_r(NULL, ",", &save), added++) {
+		if (o->ndevs == MAX_DEVS)
+			return it_fail(-1, "add --dev", "too many devices", "give at most 16");
+		if (it_dev_resolve(d, &o->devs[o->ndevs], err, sizeof(err)))
+			return it_fail(-1, "resolve --dev", err, "list devices with lsblk");
+		o->ndevs++;
+	}
+	if (!added)
+		return it_fail(-1, "parse --dev", "no device named", "give one, e.g. --dev sda or --dev loop0,loop1");
+	return 0;
 }
 
 /* -p PID[,PID...]; the words after it that are PID lists too (the shell
@@ -519,12 +540,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 					     "give a number of seconds > 0 (at most 1e9)");
 			break;
 		case 'D':
-			if (o->ndevs == MAX_DEVS)
-				rc = it_fail(-1, "add --dev", "too many devices", "give at most 16");
-			else if (it_dev_resolve(optarg, &o->devs[o->ndevs], err, sizeof(err)))
-				rc = it_fail(-1, "resolve --dev", err, "list devices with lsblk");
-			else
-				o->ndevs++;
+			rc = add_devs(o, optarg);
 			break;
 		case 'p':
 			rc = parse_pids(o, argc, argv);

@@ -8,8 +8,10 @@
 #     the device's read count (diskstats), the verdict recomputed from the
 #     runs (any run >= 5% idle or a spread > 10% must be invalid, with that
 #     reason, exit 3; otherwise valid, exit 0), the SVG, and bfq restored;
-#   - SIGTERM in the middle of a run on the built-in loop device: no fio
-#     left, no loop device, no scratch directory left;
+#   - SIGTERM in the middle of --op fs=ext4 on the built-in loop devices
+#     (two per CPU, up to 16, so that no one device's worker holds the
+#     CPUs idle): that many made, then no fio left, no loop device, no
+#     file system mounted, no scratch directory left;
 #   - bad input: one line and exit 2 (no operator, bad size, unknown
 #     operator), and the JSON error object under --json.
 cd "$(dirname "$0")/../.."
@@ -23,7 +25,8 @@ fi
 
 bad_input() {
 	local rc err=$TMP/bad.err args
-	for args in "" "--op scheduler=mq-deadline --sizes 4x" "--op fastest" "--base true"; do
+	for args in "" "--op scheduler=mq-deadline --sizes 4x" "--op fastest" "--base true" \
+		"--op buffered --dev null,/dev/no-such-disk"; do
 		# shellcheck disable=SC2086
 		"$IOTRAIL" cost $args > "$TMP/bad.out" 2> "$err"
 		rc=$?
@@ -77,6 +80,11 @@ short_run() {
 	esac
 	head -c 5 "$TMP/opq.svg" | grep -q '^<svg ' && tail -1 "$TMP/opq.svg" | grep -q '^</svg>$' \
 		|| { fail cost_short_run "no SVG in $TMP/opq.svg"; return; }
+	# an operator that formats its devices refuses a device it did not make
+	"$IOTRAIL" cost --dev "$LOOPNAME" --op fs=ext4 > /dev/null 2> "$TMP/fs.err"
+	rc=$?
+	[ "$rc" -eq 2 ] && grep -q "only the loop devices iotrail cost makes" "$TMP/fs.err" \
+		|| { fail cost_short_run "fs=ext4 on --dev: exit $rc, $(cat "$TMP/fs.err")"; return; }
 	pass "cost_short_run (verdict: $reason)"
 }
 
@@ -88,7 +96,7 @@ interrupted() {
 	before=$(cost_loops)
 	local dirs0
 	dirs0=$(ls -d /tmp/iotrail-cost.* 2>/dev/null)
-	env "$tag" "$IOTRAIL" cost --op buffered --sizes 4k --runs 1 --seconds 5 --ramp 0 > /dev/null 2>&1 &
+	env "$tag" "$IOTRAIL" cost --op fs=ext4 --sizes 4k --runs 1 --seconds 5 --ramp 0 > /dev/null 2>&1 &
 	pid=$!
 	sleep 1.5
 	mine=$(comm -13 <(echo "$before") <(cost_loops))
@@ -96,12 +104,19 @@ interrupted() {
 	wait "$pid"
 	sleep 0.5
 	[ -n "$mine" ] || { fail cost_interrupted "no loop device of its own seen while it ran"; return; }
+	local want ncpu
+	ncpu=$(getconf _NPROCESSORS_ONLN)
+	want=$((ncpu * 2 > 16 ? 16 : ncpu * 2))
+	[ "$(echo "$mine" | wc -l)" -eq "$want" ] \
+		|| { fail cost_interrupted "$(echo "$mine" | wc -l) loop devices made, want $want: $mine"; return; }
 	# live ones: a zombie has ended (and this container's init may not reap)
 	left=$(grep -lzx "$tag" /proc/[0-9]*/environ 2>/dev/null | while read -r e; do
 		awk '$3 != "Z" { print $1, $2 }' "${e%/environ}/stat" 2>/dev/null; done)
 	[ -z "$left" ] || { fail cost_interrupted "processes left: $left"; return; }
 	left=$(comm -12 <(echo "$mine") <(cost_loops))
 	[ -z "$left" ] || { fail cost_interrupted "loop device left: $left"; return; }
+	left=$(awk '$2 ~ /^\/tmp\/iotrail-cost\./ { print $2 }' /proc/mounts)
+	[ -z "$left" ] || { fail cost_interrupted "file system left mounted: $left"; return; }
 	left=$(comm -13 <(echo "$dirs0") <(ls -d /tmp/iotrail-cost.* 2>/dev/null))
 	[ -z "$left" ] || { fail cost_interrupted "scratch directory left: $left"; return; }
 	pass cost_interrupted

@@ -48,6 +48,8 @@ if [ "$(id -u)" -eq 0 ]; then
 	unheld_before=$(bpf_unheld)
 	expect_error record_missing_dev "$IOTRAIL" record -o "$TMP/x.trail" --dev /dev/nonexistent -d 1
 	expect_error record_not_block_dev "$IOTRAIL" record -o "$TMP/x.trail" --dev /dev/null -d 1
+	expect_error record_empty_dev_list "$IOTRAIL" record -o "$TMP/x.trail" --dev , -d 1
+	expect_error record_dev_list_bad "$IOTRAIL" record -o "$TMP/x.trail" --dev loop0,/dev/null -d 1
 	expect_error record_bad_command "$IOTRAIL" record -o "$TMP/x.trail" -- /nonexistent/program
 	expect_error record_unwritable_output "$IOTRAIL" record -o /proc/iotrail.trail -d 1
 	expect_error record_bad_duration "$IOTRAIL" record -o "$TMP/x.trail" -d soon

@@ -70,8 +70,8 @@ reads() {
 		| jq "[.groups[] | select(.key.op == \"read\" and .key.dev == \"$2\") | .count] | add // 0"
 }
 
-# ---- two targets, each its own device, both whole ----
-"$IOTRAIL" record -o "$TMP/m.trail" --layers block --dev "$LOOPNAME" --dev "$LOOP2NAME" \
+# ---- two targets, each its own device, both whole (--dev as a list) ----
+"$IOTRAIL" record -o "$TMP/m.trail" --layers block --dev "$LOOPNAME,$LOOP2NAME" \
 	"${TARGETS[@]}" -- "${FIO[@]}" --output="$TMP/fio.json" --number_ios=3000 "${JOBS[@]}" \
 	2> "$TMP/m.err"; rc=$?
 wa=$(jq '.jobs[] | select(.jobname == "a") | .read.total_ios' "$TMP/fio.json" 2>/dev/null)

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * cost_spin --dev DEV (--ns N | --ns-per-kib N) [--stats FILE]
+ * cost_spin --dev DEV[,DEV...] (--ns N | --ns-per-kib N) [--stats FILE]
  *
- * Loads cost_spin.bpf.c (a known cost per I/O on DEV's requests) with the
+ * Loads cost_spin.bpf.c (a known cost per I/O on the requests of each DEV) with the
  * kernel's BPF run-time statistics on (BPF_ENABLE_STATS), prints "ready"
  * once attached, and at SIGINT/SIGTERM appends to FILE (or stdout) the
  * truth: "run_cnt N run_time_ns N matched N". bench/cost_truth.sh runs it
@@ -56,20 +56,31 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--stats"))
 			stats = argv[i + 1];
 		else
-			return fail("read the options", "usage: cost_spin --dev DEV (--ns N | --ns-per-kib N) [--stats FILE]");
+			return fail("read the options", "usage: cost_spin --dev DEV[,DEV...] (--ns N | --ns-per-kib N) [--stats FILE]");
 	}
-	if (!dev || stat(dev, &st) || !S_ISBLK(st.st_mode))
-		return fail("find the disk", "--dev must name a block device");
+	if (!dev)
+		return fail("find the disk", "--dev must name block devices");
 	if (!ns && !per_kib)
 		return fail("read the options", "give --ns or --ns-per-kib");
-	stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
-	if (stats_fd < 0)
-		return fail("enable BPF run-time statistics", strerror(errno));
 	skel = cost_spin_bpf__open();
 	if (!skel)
 		return fail("open the BPF program", strerror(errno));
-	skel->rodata->disk_major = major(st.st_rdev);
-	skel->rodata->disk_minor = minor(st.st_rdev);
+	char copy[1024], *save = NULL;
+	const int max_disks = sizeof(skel->rodata->disks) / sizeof(skel->rodata->disks[0]);
+
+	snprintf(copy, sizeof(copy), "%s", dev);
+	for (char *d = strtok_r(copy, ",", &save); d; d = strtok_r(NULL, ",", &save)) {
+		if (stat(d, &st) || !S_ISBLK(st.st_mode) || skel->rodata->ndisks == max_disks) {
+			cost_spin_bpf__destroy(skel);
+			return fail("find the disk", "--dev must name up to 16 block devices, comma-separated");
+		}
+		skel->rodata->disks[skel->rodata->ndisks++] = major(st.st_rdev) << 20 | minor(st.st_rdev);
+	}
+	stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	if (stats_fd < 0) {
+		cost_spin_bpf__destroy(skel);
+		return fail("enable BPF run-time statistics", strerror(errno));
+	}
 	skel->rodata->spin_ns = ns;
 	skel->rodata->spin_ns_per_kib = per_kib;
 	if (cost_spin_bpf__load(skel) || cost_spin_bpf__attach(skel)) {
