@@ -14,6 +14,8 @@ build_pkgs="$build_pkgs libcurl4-openssl-dev"
 build_pkgs="$build_pkgs libclang-rt-dev"
 # libinih-dev: the task file's INI parser (record --task, src/task.c)
 build_pkgs="$build_pkgs libinih-dev"
+# libjson-c-dev: `iotrail cost --compare` reads two results written by --json
+build_pkgs="$build_pkgs libjson-c-dev"
 # systemtap-sdt-dev: sys/sdt.h, for tests/progs/usdt_demo.c (a binary with
 # USDT probes built in, the ground truth of `iotrail probe --usdt`)
 build_pkgs="$build_pkgs systemtap-sdt-dev"
@@ -37,6 +39,9 @@ test_pkgs="$test_pkgs man-db groff-base python3"
 # VM tests: a stock kernel runs under QEMU with the host's root shared by 9p
 # (xz-utils: the uncompressed kernel that boots faster; iproute2: ip and tc)
 vm_pkgs="qemu-system-x86 busybox-static kmod cpio xz-utils iproute2"
+# dmsetup: `iotrail cost --op dm-crypt` maps dm-crypt over its devices in the
+# guest (test_modules.sh; the host kernel has no device-mapper)
+vm_pkgs="$vm_pkgs dmsetup"
 # f2fs-tools: mkfs.f2fs, F2FS on a zoned null_blk in the guest (test_zones.sh)
 vm_pkgs="$vm_pkgs f2fs-tools"
 

@@ -17,8 +17,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <glob.h>
 #include <linux/loop.h>
 #include <linux/perf_event.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +33,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <json-c/json.h>
 
 #include "cli.h"
 #include "commands.h"
@@ -46,6 +50,7 @@ struct arm {
 	char *command;         /* runs beside fio; NULL: nothing */
 	bool buffered;         /* fio without O_DIRECT */
 	const char *fs;        /* fio reads a file on this file system, made on the devices */
+	bool dm_crypt;         /* fio reads through a dm-crypt mapping of each device */
 };
 
 struct op_spec {
@@ -60,6 +65,7 @@ struct cost_opts {
 	const char *svg;
 	char devs[MAX_DEVS][64]; /* --dev, or the loop devices made here */
 	int ndevs;
+	const char *compare[2];  /* --compare OLD.json NEW.json: no runs */
 	struct op_spec ops[COST_MAX_OPS];
 	int nops;
 };
@@ -87,8 +93,36 @@ static void unmount_all(void)
 	nmnt = 0;
 }
 
+/* The dm-crypt mappings a dm-crypt operator made, removed at every exit
+ * (from a signal too: fork and execve are async-signal-safe). */
+static char dm_name[MAX_DEVS][48];
+static int ndm;
+static char dmsetup_path[] = "/sbin/dmsetup";
+extern char **environ;
+
+static void remove_mappings(void)
+{
+	for (int i = ndm - 1; i >= 0; i--) {
+		char *argv[] = { dmsetup_path, "--noudevsync", "remove", dm_name[i], NULL };
+		pid_t pid = fork();
+
+		if (pid == 0) {
+			int null = open("/dev/null", O_WRONLY);
+
+			dup2(null, 1);
+			dup2(null, 2);
+			execve(dmsetup_path, argv, environ);
+			_exit(127);
+		}
+		if (pid > 0)
+			waitpid(pid, NULL, 0);
+	}
+	ndm = 0;
+}
+
 static void remove_tmpdir(void)
 {
+	remove_mappings();
 	unmount_all();
 	for (int i = 0; i < 3; i++)
 		if (tmp_paths[i][0])
@@ -138,7 +172,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: iotrail cost [--sizes 4k,16k,...] [--runs N] [--seconds S] [--jobs N] [--json] [--svg FILE]\n"
-		"                    [--dev DEV[,DEV...]] (--op OPERATOR ... | [--base 'CMD'] --with 'CMD' [--name NAME])\n\n"
+		"                    [--dev DEV[,DEV...]] (--op OPERATOR ... | [--base 'CMD'] --with 'CMD' [--name NAME])\n"
+		"       iotrail cost --compare OLD.json NEW.json [--svg FILE]\n\n"
 		"What an operator of the storage stack costs in CPU time per I/O, measured from\n"
 		"outside: fio saturates every CPU with and without it, alternating runs, and\n"
 		"C_op = F_cpu × (1/R_op − 1/R_base) with F_cpu the CPU busy time per second\n"
@@ -152,6 +187,8 @@ static void usage(FILE *f)
 		"  --op fs=ext4                fio reading a file on ext4 made on the devices,\n"
 		"                              against the raw devices (only the loop devices\n"
 		"                              made here: it formats them)\n"
+		"  --op dm-crypt               fio reading through dm-crypt (aes-xts-plain64, a\n"
+		"                              random key) over each device, against the raw ones\n"
 		"  --with 'CMD'                a command running beside fio (started before each\n"
 		"                              run, SIGINT after it); {dev} is the devices\n"
 		"                              (comma-separated), {size}\n"
@@ -164,7 +201,10 @@ static void usage(FILE *f)
 		"  --ramp S                    seconds of each run before the measured ones (default 1)\n"
 		"  --dev DEV[,DEV...]          block devices to read (default: two 256 MiB loop\n"
 		"                              devices over tmpfs per CPU, made and removed here)\n"
-		"  --json                      the result as JSON;  --svg FILE  the quadrant plot\n\n"
+		"  --json                      the result as JSON;  --svg FILE  the quadrant plot\n"
+		"  --compare OLD.json NEW.json two results (--json output: two machines, kernels,\n"
+		"                              versions) side by side, nothing run; with --svg an\n"
+		"                              arrow from each operator's old point to its new one\n\n"
 		"Valid only if every run's CPUs were < 5%% idle and the runs agree within 10%%;\n"
 		"otherwise the result says valid: no, and why. Needs root and fio.\n");
 }
@@ -211,9 +251,11 @@ static int add_named_op(struct cost_opts *o, const char *spec)
 		op->with.buffered = true;
 	} else if (!strcmp(spec, "fs=ext4")) {
 		op->with.fs = "ext4";
+	} else if (!strcmp(spec, "dm-crypt")) {
+		op->with.dm_crypt = true;
 	} else {
 		return it_failf(2, "failed to read --op '%s': not an operator; use scheduler=mq-deadline|bfq|kyber, "
-				"iotrail=block|syscall|nvme|online, buffered or fs=ext4", spec);
+				"iotrail=block|syscall|nvme|online, buffered, fs=ext4 or dm-crypt", spec);
 	}
 	o->nops++;
 	return 0;
@@ -676,15 +718,107 @@ static int make_fs(const char *fs, const struct cost_opts *o, uint64_t dev_bytes
 	return 0;
 }
 
+/* The device node of the mapping NAME: /dev/dm-N, which devtmpfs makes
+ * (/dev/mapper/NAME is udev's, and a guest or container may have none). */
+static int dm_node(const char *name, char *node, size_t len)
+{
+	glob_t g;
+	int rc = -1;
+
+	if (glob("/sys/block/dm-*/dm/name", 0, NULL, &g))
+		return -1;
+	for (size_t i = 0; rc && i < g.gl_pathc; i++) {
+		char buf[64] = "";
+		FILE *f = fopen(g.gl_pathv[i], "r");
+
+		if (!f)
+			continue;
+		if (fgets(buf, sizeof(buf), f) && (buf[strcspn(buf, "\n")] = 0, !strcmp(buf, name))) {
+			const char *dm = g.gl_pathv[i] + strlen("/sys/block/");
+
+			snprintf(node, len, "/dev/%.*s", (int)strcspn(dm, "/"), dm);
+			rc = access(node, R_OK);
+		}
+		fclose(f);
+	}
+	globfree(&g);
+	return rc;
+}
+
+/* A dm-crypt mapping over each device (aes-xts-plain64 with a random
+ * 256-bit key: reads decrypt whatever the device holds); MAPPED, the
+ * mappings in fio's form. */
+static int make_dm_crypt(const struct cost_opts *o, char *mapped, size_t len)
+{
+	unsigned char key[32];
+	char hex[65], out[96];
+	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+
+	if (access("/dev/mapper/control", F_OK))
+		return it_failf(1, "failed to set up dm-crypt: this kernel has no device-mapper (/dev/mapper/control); "
+				"load dm-crypt (modprobe dm-crypt)");
+	if (access(dmsetup_path, X_OK))
+		return it_failf(1, "failed to set up dm-crypt: %s not found; install dmsetup", dmsetup_path);
+	if (fd < 0 || read(fd, key, sizeof(key)) != (ssize_t)sizeof(key)) {
+		if (fd >= 0)
+			close(fd);
+		return it_failf(1, "failed to read a key from /dev/urandom: %s", strerror(errno));
+	}
+	close(fd);
+	for (size_t i = 0; i < sizeof(key); i++)
+		snprintf(hex + 2 * i, 3, "%02x", key[i]);
+	snprintf(out, sizeof(out), "%s/command.out", tmpdir);
+	mapped[0] = 0;
+	for (int i = 0; i < o->ndevs; i++) {
+		char table[256];
+		char *argv[] = { dmsetup_path, "--noudevsync", "create", dm_name[ndm], "--table", table, NULL };
+		uint64_t bytes = 0;
+		int status = -1, dfd = open(o->devs[i], O_RDONLY | O_CLOEXEC);
+		pid_t pid;
+
+		off_t end = dfd < 0 ? -1 : lseek(dfd, 0, SEEK_END);
+
+		if (end <= 0) {
+			int e = errno;
+
+			if (dfd >= 0)
+				close(dfd);
+			return it_failf(1, "failed to read the size of %s: %s", o->devs[i], end ? strerror(e) : "empty");
+		}
+		close(dfd);
+		bytes = (uint64_t)end;
+		snprintf(dm_name[ndm], sizeof(dm_name[0]), "iotrail-cost-%d-%d", (int)getpid(), i);
+		snprintf(table, sizeof(table), "0 %llu crypt aes-xts-plain64 %s 0 %s 0",
+			 (unsigned long long)(bytes >> 9), hex, o->devs[i]);
+		if ((pid = spawn(argv, out)) < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
+		    WEXITSTATUS(status))
+			return it_failf(1, "failed to set up dm-crypt over %s: %s; is dm-crypt in this kernel?",
+					o->devs[i], last_line(out));
+		char node[64];
+		size_t n = strlen(mapped);
+
+		if (dm_node(dm_name[ndm++], node, sizeof(node)))
+			return it_failf(1, "failed to find the dm-crypt mapping over %s in /sys/block", o->devs[i]);
+		snprintf(mapped + n, len - n, "%s%s", i ? ":" : "", node);
+	}
+	memset(key, 0, sizeof(key));
+	memset(hex, 0, sizeof(hex));
+	return 0;
+}
+
 static int measure_op(const struct cost_opts *o, const struct op_spec *spec, const char *dev,
 		      struct cost_op *op)
 {
 	char sz[24];
-	static char fs_files[MAX_DEVS * 128];
+	static char fs_files[MAX_DEVS * 128]; /* the with arm's files: on the fs, or the mappings */
 	int rc;
 
 	if (spec->with.fs && (rc = make_fs(spec->with.fs, o, LOOP_BYTES / o->ndevs, fs_files, sizeof(fs_files))))
 		return rc;
+	if (spec->with.dm_crypt && (rc = make_dm_crypt(o, fs_files, sizeof(fs_files)))) {
+		remove_mappings();
+		return rc;
+	}
 	snprintf(op->name, sizeof(op->name), "%s", spec->name);
 	op->nsizes = o->nsizes;
 	for (int i = 0; i < o->nsizes; i++) {
@@ -697,8 +831,10 @@ static int measure_op(const struct cost_opts *o, const struct op_spec *spec, con
 			for (int side = 0; side < 2; side++) {
 				bool with = (r % 2) ^ side;
 				struct cost_run *run = with ? &s->with[s->nwith] : &s->base[s->nbase];
-				rc = one_run(o, spec, with, with && spec->with.fs ? fs_files : dev, s->bytes, run);
+				rc = one_run(o, spec, with, with && (spec->with.fs || spec->with.dm_crypt) ? fs_files : dev,
+					     s->bytes, run);
 				if (rc) {
+					remove_mappings();
 					unmount_all();
 					return rc;
 				}
@@ -711,6 +847,7 @@ static int measure_op(const struct cost_opts *o, const struct op_spec *spec, con
 		}
 	}
 	restore_scheduler();
+	remove_mappings();
 	unmount_all();
 	cost_op_finish(op);
 	return 0;
@@ -764,10 +901,12 @@ static int parse_args(int argc, char **argv, struct cost_opts *o, const char **b
 		{ "name", required_argument, NULL, 'n' },
 		{ "jobs", required_argument, NULL, 'J' },
 		{ "ramp", required_argument, NULL, 'R' },
+		{ "compare", no_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	const char *bad;
+	bool compare = false;
 	int c, rc;
 
 	optind = 1;
@@ -809,12 +948,24 @@ static int parse_args(int argc, char **argv, struct cost_opts *o, const char **b
 			if ((rc = parse_int("--jobs", optarg, 1, 1024, &o->jobs)))
 				return rc;
 			break;
+		case 'C': compare = true; break;
 		case 'h':
 			usage(stdout);
 			return -1;
 		default:
 			return it_fail_option("cost", "", argv);
 		}
+	}
+	if (compare) {
+		if (argc - optind != 2)
+			return it_failf(2, "failed to read --compare: give two result files (iotrail cost --json "
+					"output), the earlier first");
+		if (o->nops || *with_cmd)
+			return it_failf(2, "failed to read --compare: it compares two results and runs nothing; "
+					"leave out --op and --with");
+		o->compare[0] = argv[optind];
+		o->compare[1] = argv[optind + 1];
+		return 0;
 	}
 	if (optind != argc)
 		return it_failf(2, "failed to read '%s': iotrail cost takes options only; quote --with's command",
@@ -834,6 +985,86 @@ static int parse_args(int argc, char **argv, struct cost_opts *o, const char **b
 	}
 	if (!o->nops)
 		return it_failf(2, "failed to start: no operator; give --op (e.g. --op scheduler=bfq) or --with 'CMD'");
+	return 0;
+}
+
+/* A number of a JSON object, NAN when absent or null. */
+static double json_num(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) || !v ||
+	    !(json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)))
+		return NAN;
+	return json_object_get_double(v);
+}
+
+/* A result written by --json, back: what --compare needs of each operator
+ * (name, validity, base cost, k, quadrant) and the quadrant split. */
+static int read_result(const char *path, struct cost_result *res)
+{
+	struct json_object *root = json_object_from_file(path), *ops, *v;
+	int rc = 0;
+
+	memset(res, 0, sizeof(*res));
+	if (!root) {
+		char why[160];
+		const char *e = json_util_get_last_err();
+
+		/* json-c's message ends in a newline: one line is wanted */
+		snprintf(why, sizeof(why), "%s", e ? e : "not JSON");
+		why[strcspn(why, "\n")] = 0;
+		return it_failf(2, "failed to read %s: %s; give a file written by iotrail cost --json", path, why);
+	}
+	if (!json_object_object_get_ex(root, "operators", &ops) || !json_object_is_type(ops, json_type_array)) {
+		json_object_put(root);
+		return it_failf(2, "failed to read %s: no \"operators\" array; give a file written by iotrail cost --json",
+				path);
+	}
+	res->split_ns = json_num(root, "quadrant_split_ns");
+	for (size_t i = 0; !rc && i < json_object_array_length(ops); i++) {
+		struct json_object *o = json_object_array_get_idx(ops, i);
+		struct cost_op *op = &res->ops[res->nops];
+		double k = json_num(o, "k");
+
+		if (res->nops == COST_MAX_OPS) {
+			rc = it_failf(2, "failed to read %s: more than %d operators", path, COST_MAX_OPS);
+			break;
+		}
+		if (!json_object_object_get_ex(o, "name", &v) || !json_object_is_type(v, json_type_string)) {
+			rc = it_failf(2, "failed to read %s: operator %zu has no name; give a file written by "
+					 "iotrail cost --json", path, i + 1);
+			break;
+		}
+		snprintf(op->name, sizeof(op->name), "%s", json_object_get_string(v));
+		op->valid = json_object_object_get_ex(o, "valid", &v) && json_object_get_boolean(v);
+		op->base_cost_ns = json_num(o, "base_cost_ns");
+		op->fit.npoints = isnan(k) ? 0 : (int)json_num(o, "fit_points");
+		op->fit.k = k;
+		op->fit.k_err = isnan(json_num(o, "k_err")) ? -1 : json_num(o, "k_err");
+		op->quadrant = json_object_object_get_ex(o, "quadrant", &v)
+				       ? cost_quadrant_from_name(json_object_get_string(v)) : COST_Q_UNKNOWN;
+		res->nops++;
+	}
+	json_object_put(root);
+	return rc;
+}
+
+static int compare_results(const struct cost_opts *o)
+{
+	static struct cost_result from, to;
+	int rc;
+
+	if ((rc = read_result(o->compare[0], &from)) || (rc = read_result(o->compare[1], &to)))
+		return rc;
+	cost_print_compare(stdout, &from, o->compare[0], &to, o->compare[1]);
+	if (o->svg) {
+		FILE *f = fopen(o->svg, "w");
+
+		if (!f || cost_write_svg(f, &to, &from) || fclose(f))
+			return it_failf(1, "failed to write the plot to %s: %s; check the path", o->svg,
+					strerror(errno));
+	}
 	return 0;
 }
 
@@ -860,9 +1091,9 @@ int cmd_cost(int argc, char **argv)
 	o.depth = 16;
 	o.nsizes = cost_parse_sizes("4k,16k,64k,256k", o.sizes, COST_MAX_SIZES, &(const char *){ 0 });
 	rc = parse_args(argc, argv, &o, &base_cmd, &with_cmd, &name);
-	if (rc) {
+	if (rc || o.compare[0]) {
 		rmdir(tmpdir);
-		return rc < 0 ? 0 : rc;
+		return rc < 0 ? 0 : rc ? rc : compare_results(&o);
 	}
 	res.ncpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
 	/* A loop device does its reads in one kernel worker (per cgroup), so
@@ -929,7 +1160,7 @@ int cmd_cost(int argc, char **argv)
 	if (o.svg) {
 		FILE *f = fopen(o.svg, "w");
 
-		if (!f || cost_write_svg(f, &res) || fclose(f))
+		if (!f || cost_write_svg(f, &res, NULL) || fclose(f))
 			return it_failf(1, "failed to write the plot to %s: %s; check the path", o.svg,
 					strerror(errno));
 	}

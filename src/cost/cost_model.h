@@ -126,7 +126,17 @@ int cost_parse_fio(FILE *f, double *ios, double *runtime_ns);
 void cost_print_text(FILE *f, const struct cost_result *res);
 void cost_print_json(FILE *f, const struct cost_result *res);
 /* The OPQ plot: base cost (log scale) against k, one point per operator
- * with a fit, the quadrant boundaries drawn. Returns 0 or -1 (write failed). */
-int cost_write_svg(FILE *f, const struct cost_result *res);
+ * with a fit, the quadrant boundaries drawn; with FROM (an earlier result:
+ * another machine or kernel), an arrow from each operator's point there
+ * to its point in RES. Returns 0 or -1 (write failed). */
+int cost_write_svg(FILE *f, const struct cost_result *res, const struct cost_result *from);
+/* FROM and TO side by side, operator by operator (matched by name): base
+ * cost, k and quadrant in each, and the operators only one of them has. */
+void cost_print_compare(FILE *f, const struct cost_result *from, const char *from_name,
+			const struct cost_result *to, const char *to_name);
+/* The operator named NAME in RES, or NULL. */
+const struct cost_op *cost_find_op(const struct cost_result *res, const char *name);
+/* A quadrant from its name (cost_quadrant_name's); COST_Q_UNKNOWN else. */
+enum cost_quadrant cost_quadrant_from_name(const char *name);
 
 #endif

@@ -9,6 +9,7 @@
 #include "cost/cost_model.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "analyze/json_writer.h"
 
@@ -195,27 +196,42 @@ static double py(const struct svg_frame *fr, double ns)
 	return SVG_H - SVG_B - (l - fr->y0) / (fr->y1 - fr->y0) * (SVG_H - SVG_T - SVG_B);
 }
 
-int cost_write_svg(FILE *f, const struct cost_result *res)
+const struct cost_op *cost_find_op(const struct cost_result *res, const char *name)
 {
-	struct svg_frame fr = { -0.5, 2.0, 1, 4 };
-	double lo = INFINITY, hi = -INFINITY;
+	for (int i = 0; res && i < res->nops; i++)
+		if (!strcmp(res->ops[i].name, name))
+			return &res->ops[i];
+	return NULL;
+}
 
-	for (int i = 0; i < res->nops; i++) {
+/* The plot's ranges over one result's points (fitted operators). */
+static void svg_extent(const struct cost_result *res, struct svg_frame *fr, double *lo, double *hi)
+{
+	for (int i = 0; res && i < res->nops; i++) {
 		const struct cost_op *op = &res->ops[i];
 
 		if (op->fit.npoints < 2)
 			continue;
-		fr.x0 = fmin(fr.x0, op->fit.k - 0.3);
-		fr.x1 = fmax(fr.x1, op->fit.k + 0.3);
+		fr->x0 = fmin(fr->x0, op->fit.k - 0.3);
+		fr->x1 = fmax(fr->x1, op->fit.k + 0.3);
 		if (op->base_cost_ns > 0) {
-			lo = fmin(lo, log10(op->base_cost_ns));
-			hi = fmax(hi, log10(op->base_cost_ns));
+			*lo = fmin(*lo, log10(op->base_cost_ns));
+			*hi = fmax(*hi, log10(op->base_cost_ns));
 		}
 	}
-	if (res->split_ns > 0) {
-		lo = fmin(lo, log10(res->split_ns));
-		hi = fmax(hi, log10(res->split_ns));
+	if (res && res->split_ns > 0) {
+		*lo = fmin(*lo, log10(res->split_ns));
+		*hi = fmax(*hi, log10(res->split_ns));
 	}
+}
+
+int cost_write_svg(FILE *f, const struct cost_result *res, const struct cost_result *from)
+{
+	struct svg_frame fr = { -0.5, 2.0, 1, 4 };
+	double lo = INFINITY, hi = -INFINITY;
+
+	svg_extent(res, &fr, &lo, &hi);
+	svg_extent(from, &fr, &lo, &hi);
 	if (lo <= hi) {
 		fr.y0 = floor(lo - 0.3);
 		fr.y1 = ceil(hi + 0.3);
@@ -249,6 +265,30 @@ int cost_write_svg(FILE *f, const struct cost_result *res)
 		(SVG_W + SVG_L) / 2, SVG_H - 12);
 	fprintf(f, "<text transform=\"translate(16,%d) rotate(-90)\" text-anchor=\"middle\">"
 		   "base cost, CPU-ns per I/O (smallest size)</text>\n", (SVG_H + SVG_T - SVG_B) / 2);
+	if (from)
+		fprintf(f, "<defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" "
+			   "markerWidth=\"8\" markerHeight=\"8\" orient=\"auto-start-reverse\">"
+			   "<path d=\"M0,0 L10,5 L0,10 z\" fill=\"dimgray\"/></marker></defs>\n");
+	/* the earlier result's points, hollow, each with an arrow to where
+	 * the operator is now */
+	for (int i = 0; from && i < from->nops; i++) {
+		const struct cost_op *was = &from->ops[i], *now = cost_find_op(res, was->name);
+		double x, y;
+
+		if (was->fit.npoints < 2)
+			continue;
+		x = px(&fr, was->fit.k);
+		y = py(&fr, was->base_cost_ns);
+		fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"none\" stroke=\"dimgray\"/>\n", x, y);
+		if (now && now->fit.npoints >= 2)
+			fprintf(f, "<line class=\"moved\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+				   "stroke=\"dimgray\" marker-end=\"url(#arrow)\"><title>",
+				x, y, px(&fr, now->fit.k), py(&fr, now->base_cost_ns));
+		else
+			fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"dimgray\"><title>", x + 6, y + 14);
+		svg_text(f, was->name);
+		fprintf(f, now && now->fit.npoints >= 2 ? "</title></line>\n" : " (earlier only)</title></text>\n");
+	}
 	for (int i = 0; i < res->nops; i++) {
 		const struct cost_op *op = &res->ops[i];
 		double x, y;
@@ -268,4 +308,54 @@ int cost_write_svg(FILE *f, const struct cost_result *res)
 	}
 	fprintf(f, "</svg>\n");
 	return ferror(f) ? -1 : 0;
+}
+
+enum cost_quadrant cost_quadrant_from_name(const char *name)
+{
+	for (enum cost_quadrant q = COST_Q_IDEAL; q <= COST_Q_BOTTLENECK; q++)
+		if (!strcmp(name, cost_quadrant_name(q)))
+			return q;
+	return COST_Q_UNKNOWN;
+}
+
+static void compare_cell(char *buf, size_t len, const struct cost_op *op)
+{
+	if (!op)
+		snprintf(buf, len, "-");
+	else if (op->fit.npoints >= 2)
+		snprintf(buf, len, "%.0f ns, k %.2f%s", op->base_cost_ns, op->fit.k, op->valid ? "" : " (invalid)");
+	else
+		snprintf(buf, len, "%.0f ns, no k%s", op->base_cost_ns, op->valid ? "" : " (invalid)");
+}
+
+void cost_print_compare(FILE *f, const struct cost_result *from, const char *from_name,
+			const struct cost_result *to, const char *to_name)
+{
+	char a[96], b[96];
+
+	fprintf(f, "iotrail cost: two results, operator by operator (base cost per I/O at the smallest\n"
+		   "size, k of cost ∝ size^k, quadrant)\n  A: %s\n  B: %s\n", from_name, to_name);
+	fprintf(f, "  %-22s %-30s %-30s %s\n", "operator", "A", "B", "quadrant A -> B");
+	for (int i = 0; i < from->nops; i++) {
+		const struct cost_op *was = &from->ops[i], *now = cost_find_op(to, was->name);
+
+		compare_cell(a, sizeof(a), was);
+		compare_cell(b, sizeof(b), now);
+		fprintf(f, "  %-22s %-30s %-30s %s", was->name, a, b, cost_quadrant_name(was->quadrant));
+		if (!now)
+			fprintf(f, " (only in A)\n");
+		else if (now->quadrant != was->quadrant)
+			fprintf(f, " -> %s\n", cost_quadrant_name(now->quadrant));
+		else
+			fprintf(f, " (same)\n");
+	}
+	for (int i = 0; i < to->nops; i++) {
+		const struct cost_op *now = &to->ops[i];
+
+		if (cost_find_op(from, now->name))
+			continue;
+		compare_cell(b, sizeof(b), now);
+		fprintf(f, "  %-22s %-30s %-30s %s (only in B)\n", now->name, "-", b,
+			cost_quadrant_name(now->quadrant));
+	}
 }

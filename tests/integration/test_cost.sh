@@ -13,7 +13,8 @@
 #     CPUs idle): that many made, then no fio left, no loop device, no
 #     file system mounted, no scratch directory left;
 #   - bad input: one line and exit 2 (no operator, bad size, unknown
-#     operator), and the JSON error object under --json.
+#     operator), and the JSON error object under --json;
+#   - --compare of two stored results: both sides' figures, the arrows.
 cd "$(dirname "$0")/../.."
 . tests/integration/lib.sh
 
@@ -122,7 +123,53 @@ interrupted() {
 	pass cost_interrupted
 }
 
+# two results written by --json (two real runs of kyber and iotrail=block
+# here, kept in tests/data) compared: each operator's line with both
+# sides' base cost as the files hold it, an arrow per operator with a fit
+# in both, and one line for a file that is not a result
+compare() {
+	local a=tests/data/cost-kyber-block-a.json b=tests/data/cost-kyber-block-b.json out=$TMP/cmp.txt
+	local rc arrows want name ca cb
+	"$IOTRAIL" cost --compare "$a" "$b" --svg "$TMP/cmp.svg" > "$out" 2> "$TMP/cmp.err"
+	rc=$?
+	[ "$rc" -eq 0 ] || { fail cost_compare "exit $rc: $(cat "$TMP/cmp.err")"; return; }
+	for name in scheduler=kyber iotrail=block; do
+		ca=$(jq -r ".operators[] | select(.name == \"$name\") | .base_cost_ns | round" "$a")
+		cb=$(jq -r ".operators[] | select(.name == \"$name\") | .base_cost_ns | round" "$b")
+		grep -qE "^  $name +$ca ns.* $cb ns" "$out" \
+			|| { fail cost_compare "no line '$name $ca ns ... $cb ns' in: $(cat "$out")"; return; }
+	done
+	want=$(jq -s '[.[0].operators[] | select(.k != null) | .name] as $a
+		| [.[1].operators[] | select(.k != null) | .name] as $b | [$a[] | select(. as $n | $b | index($n))] | length' "$a" "$b")
+	arrows=$(grep -c 'class="moved"' "$TMP/cmp.svg")
+	[ "$arrows" -eq "$want" ] || { fail cost_compare "$arrows arrows in the plot, want $want"; return; }
+	"$IOTRAIL" cost --compare "$a" README.md > /dev/null 2> "$TMP/cmp.err"
+	rc=$?
+	[ "$rc" -eq 2 ] && [ "$(wc -l < "$TMP/cmp.err")" -eq 1 ] && grep -q "failed to read README.md" "$TMP/cmp.err" \
+		|| { fail cost_compare "not a result: exit $rc, $(cat "$TMP/cmp.err")"; return; }
+	pass "cost_compare (2 operators side by side, $arrows arrows; a non-result refused in one line)"
+}
+
+# --op dm-crypt where the kernel has no device-mapper (this host): one line
+# that says so, nothing left (the VM's test_modules.sh runs it for real)
+dm_crypt_absent() {
+	if [ -e /dev/mapper/control ]; then
+		skip cost_dm_crypt_absent "this kernel has device-mapper (tests/vm/test_modules.sh runs --op dm-crypt)"
+		return
+	fi
+	local rc before
+	before=$(cost_loops)
+	"$IOTRAIL" cost --op dm-crypt --sizes 4k --runs 1 --seconds 1 > /dev/null 2> "$TMP/dm.err"
+	rc=$?
+	[ "$rc" -eq 1 ] && [ "$(wc -l < "$TMP/dm.err")" -eq 1 ] && grep -q "no device-mapper" "$TMP/dm.err" \
+		|| { fail cost_dm_crypt_absent "exit $rc: $(cat "$TMP/dm.err")"; return; }
+	[ "$(cost_loops)" = "$before" ] || { fail cost_dm_crypt_absent "loop devices left: $(cost_loops)"; return; }
+	pass "cost_dm_crypt_absent ($(cat "$TMP/dm.err"))"
+}
+
 bad_input
+compare
+dm_crypt_absent
 short_run
 interrupted
 exit 0

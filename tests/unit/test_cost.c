@@ -190,7 +190,7 @@ static char *render(const struct cost_result *res, int what)
 	if (what == 0)
 		cost_print_json(f, res);
 	else if (what == 1)
-		cost_write_svg(f, res);
+		cost_write_svg(f, res, NULL);
 	else
 		cost_print_text(f, res);
 	fclose(f);
@@ -271,6 +271,58 @@ TEST(cost_outputs)
 		ASSERT_TRUE(strstr(out, "cycles: not measured: test") != NULL, "cycles note");
 	}
 	free(out);
+}
+
+/* Two results of the same operators side by side (--compare): one moved
+ * quadrant, one only in each; the plot gets an arrow for each operator
+ * with a fit in both, and the earlier-only one a hollow point. */
+TEST(cost_compare)
+{
+	static struct cost_result from, to;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	from.nops = 3;
+	from.split_ns = 1000;
+	set_op(&from.ops[0], "scheduler=bfq", 3800, 0.14, 3);
+	from.ops[0].quadrant = COST_Q_STARTUP;
+	set_op(&from.ops[1], "fs=ext4", 900, 0.3, 3);
+	from.ops[1].quadrant = COST_Q_IDEAL;
+	set_op(&from.ops[2], "gone", 500, 1.2, 3);
+	from.ops[2].quadrant = COST_Q_LATENT_TRAP;
+	to.nops = 3;
+	to.split_ns = 1000;
+	set_op(&to.ops[0], "fs=ext4", 950, 0.25, 3);
+	to.ops[0].quadrant = COST_Q_IDEAL;
+	set_op(&to.ops[1], "scheduler=bfq", 700, 0.5, 3);
+	to.ops[1].quadrant = COST_Q_IDEAL;
+	set_op(&to.ops[2], "new", 2000, 0, 0);
+	to.ops[2].valid = false;
+	ASSERT_EQ(cost_quadrant_from_name("latent trap"), COST_Q_LATENT_TRAP, "quadrant by name");
+	ASSERT_EQ(cost_quadrant_from_name("nonsense"), COST_Q_UNKNOWN, "unknown name");
+	ASSERT_TRUE(cost_find_op(&to, "scheduler=bfq") == &to.ops[1], "found by name, not position");
+	if (!ASSERT_NOT_NULL(f = open_memstream(&buf, &len), "memstream"))
+		return;
+	cost_print_compare(f, &from, "a.json", &to, "b.json");
+	fclose(f);
+	ASSERT_TRUE(strstr(buf, "scheduler=bfq") && strstr(buf, "3800 ns, k 0.14") && strstr(buf, "700 ns, k 0.50") &&
+			    strstr(buf, "high start-up cost -> ideal"), "bfq moved: both cells and the move");
+	ASSERT_TRUE(strstr(buf, "950 ns, k 0.25") && strstr(buf, "ideal (same)"), "ext4 stayed");
+	ASSERT_TRUE(strstr(buf, "latent trap (only in A)") != NULL, "only earlier");
+	ASSERT_TRUE(strstr(buf, "2000 ns, no k (invalid)") && strstr(buf, "(only in B)") && strstr(buf, "A: a.json"), "only later, invalid");
+	free(buf);
+	buf = NULL;
+	if (!ASSERT_NOT_NULL(f = open_memstream(&buf, &len), "memstream"))
+		return;
+	ASSERT_EQ(cost_write_svg(f, &to, &from), 0, "svg written");
+	fclose(f);
+	ASSERT_EQ(count(buf, "<line class=\"moved\""), 2, "an arrow for each operator in both");
+	ASSERT_EQ(count(buf, "marker-end=\"url(#arrow)\""), 2, "arrow heads");
+	ASSERT_EQ(count(buf, "<circle"), 2 + 3, "two current points (new has no fit), three earlier");
+	ASSERT_TRUE(strstr(buf, "gone (earlier only)") != NULL, "an earlier-only point is named");
+	ASSERT_EQ(count(buf, "nan"), 0, "no NaN coordinates");
+	free(buf);
 }
 
 /* fio 3.33's JSON (trimmed) for 4 jobs × depth 16 of 1 s with

@@ -4,12 +4,13 @@
 # loopback NVMe/TCP connection set up through configfs and /dev/nvme-fabrics
 # (no nvme-cli) makes the target's null_blk namespace appear as an NVMe
 # namespace; the nvmet tracepoints exist; null_blk makes a zoned device
-# through its configfs; netem and tbf attach to lo and NVMe/TCP still works.
+# through its configfs; netem and tbf attach to lo and NVMe/TCP still works;
+# `iotrail cost --op dm-crypt` maps, reads through and removes dm-crypt.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/vm/lib.sh
 
 names="vm_modules_load vm_module_params vm_nvme_tcp_loopback vm_nvmet_tracepoints
-       vm_null_blk_zoned vm_netem_tbf vm_f2fs"
+       vm_null_blk_zoned vm_netem_tbf vm_f2fs vm_cost_dm_crypt"
 why=$(vm_blocker)
 if [ -n "$why" ]; then
 	skip_all "$why" $names
@@ -68,9 +69,19 @@ timeout 20 dd if=/dev/nvme0n1 of=/dev/null bs=64k count=16 skip=32 iflag=direct 
 	echo "tbf_read=ok"
 echo "qdisc=$(tc qdisc show dev lo | awk '{print $2}' | tr '\n' ' ')"
 grep -qw f2fs /proc/filesystems && echo "f2fs=ok"
+
+# iotrail cost --op dm-crypt: a mapping over each of its loop devices, read
+# in the with arm; nothing left after (the host kernel has no device-mapper)
+tc qdisc del dev lo root 2>/dev/null
+build/iotrail cost --op dm-crypt --sizes 4k --runs 1 --seconds 1 --ramp 0 --jobs 2 --json \
+	> /tmp/dmcrypt.json 2> /tmp/dmcrypt.err
+echo "dmcrypt_rc=$?"
+echo "dmcrypt_err=$(grep -v ' run ' /tmp/dmcrypt.err | head -2 | tr '\n' ' ')"
+echo "dmcrypt_runs=$(jq -r '.operators[0] | "\(.name) \([.sizes[0].base_runs[], .sizes[0].with_runs[] | select(.iops > 0)] | length)"' /tmp/dmcrypt.json 2>/dev/null)"
+echo "dmcrypt_left=$(dmsetup ls 2>/dev/null | grep -c iotrail-cost) loops=$(losetup -a | grep -c iotrail-cost)"
 EOF
 vm vm_modules --modules nvme-tcp,nvmet-tcp,null_blk:nr_devices=1:gb=1:bs=4096 \
-	--modules f2fs,sch_netem,sch_tbf -- bash "$TMP/modules.sh"
+	--modules f2fs,sch_netem,sch_tbf,loop,dm-crypt,xts,ecb -- bash "$TMP/modules.sh"
 if [ -z "$(value null_blk_gb vm_modules)" ]; then
 	why=$(vm_why vm_modules)
 	for n in $names; do fail "$n" "the VM did not run the command: $why"; done
@@ -134,5 +145,11 @@ if [ "$(value f2fs vm_modules)" = ok ]; then
 	pass vm_f2fs
 else
 	fail vm_f2fs "f2fs is not in the guest's /proc/filesystems"
+fi
+rc=$(value dmcrypt_rc vm_modules) runs=$(value dmcrypt_runs vm_modules) left=$(value dmcrypt_left vm_modules)
+if { [ "$rc" = 0 ] || [ "$rc" = 3 ]; } && [ "$runs" = "dm-crypt 2" ] && [ "$left" = "0 loops=0" ]; then
+	pass "vm_cost_dm_crypt (iotrail cost --op dm-crypt: a base and a with run read, exit $rc; no mapping or loop device left)"
+else
+	fail vm_cost_dm_crypt "exit $rc, runs '$runs', left '$left': $(value dmcrypt_err vm_modules)"
 fi
 exit $FAILED
