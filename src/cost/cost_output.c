@@ -335,13 +335,13 @@ void cost_print_compare(FILE *f, const struct cost_result *from, const char *fro
 
 	fprintf(f, "iotrail cost: two results, operator by operator (base cost per I/O at the smallest\n"
 		   "size, k of cost ∝ size^k, quadrant)\n  A: %s\n  B: %s\n", from_name, to_name);
-	fprintf(f, "  %-22s %-30s %-30s %s\n", "operator", "A", "B", "quadrant A -> B");
+	fprintf(f, "  %-21s %-25s %-25s %s\n", "operator", "A", "B", "quadrant A -> B");
 	for (int i = 0; i < from->nops; i++) {
 		const struct cost_op *was = &from->ops[i], *now = cost_find_op(to, was->name);
 
 		compare_cell(a, sizeof(a), was);
 		compare_cell(b, sizeof(b), now);
-		fprintf(f, "  %-22s %-30s %-30s %s", was->name, a, b, cost_quadrant_name(was->quadrant));
+		fprintf(f, "  %-21s %-25s %-25s %s", was->name, a, b, cost_quadrant_name(was->quadrant));
 		if (!now)
 			fprintf(f, " (only in A)\n");
 		else if (now->quadrant != was->quadrant)
@@ -355,7 +355,7 @@ void cost_print_compare(FILE *f, const struct cost_result *from, const char *fro
 		if (cost_find_op(from, now->name))
 			continue;
 		compare_cell(b, sizeof(b), now);
-		fprintf(f, "  %-22s %-30s %-30s %s (only in B)\n", now->name, "-", b,
+		fprintf(f, "  %-21s %-25s %-25s %s (only in B)\n", now->name, "-", b,
 			cost_quadrant_name(now->quadrant));
 	}
 }
