@@ -89,7 +89,10 @@ md5sum /tmp/f2fs/f2 /tmp/f2fs/f4 > $out/f2fs.md5.after
 build/iotrail extents --json /tmp/f2fs > $out/f2fs.after.json
 read -r t1 _ < /proc/uptime
 echo "\$t0 \$t1" > $out/f2fs.time
+read -r p0 _ < /proc/uptime
 build/iotrail probe --layer fs --json > $out/probe.fs.json
+read -r p1 _ < /proc/uptime
+echo "\$p0 \$p1" > $out/probe.time
 ) > $out/f2fs.log 2>&1
 GUEST
 fi
@@ -275,7 +278,7 @@ probe_f2fs_check() {
 		fail vm_probe_f2fs "no probe output from the guest: $(tail -n2 "$out/f2fs.log" 2>/dev/null | tr '\n' ' ')"
 	elif [ "$(jq '.f2fs.gc_rounds | length' "$TMP/f2fs.report.json" 2>/dev/null)" -ge 1 ] 2>/dev/null &&
 	     [ "$(echo "$hooks" | tr ' ' '\n' | grep -c '=\(tp_btf\|raw_tp\|tracepoint\)$')" = 5 ]; then
-		pass "vm_probe_f2fs (the recording had F2FS's events; probe --layer fs: $hooks)"
+		pass "vm_probe_f2fs (the recording had F2FS's events; probe --layer fs: $hooks; took $(awk '{ printf "%.1f", $2 - $1 }' "$out/probe.time") s in the guest)"
 	else
 		fail vm_probe_f2fs "probe --layer fs: $hooks; the recording's GC rounds: $(jq '.f2fs.gc_rounds | length' "$TMP/f2fs.report.json" 2>/dev/null)"
 	fi
