@@ -28,7 +28,8 @@ cd "$(dirname "$0")/../.."
 . tests/integration/lib.sh
 
 NAMES="clickhouse_rows clickhouse_p50 clickhouse_calls_nvme clickhouse_fabric clickhouse_machines
-clickhouse_refusals clickhouse_probes_f2fs clickhouse_sink_refused clickhouse_sink clickhouse_sink_p50 clickhouse_sink_cut"
+clickhouse_refusals clickhouse_probes_f2fs clickhouse_sink_refused clickhouse_sink clickhouse_sink_p50
+clickhouse_sink_probes clickhouse_sink_cut"
 skip_all() { local n; for n in $NAMES; do skip "$n" "$1"; done; exit 0; }
 [ -x "$IOTRAIL" ] || skip_all "$IOTRAIL is not built"
 command -v jq > /dev/null || skip_all "jq is not installed (scripts/install-deps.sh)"
@@ -202,7 +203,7 @@ else
 fi
 
 # ---- record --sink: the recording into ClickHouse as it is recorded ----
-SINK_NAMES="clickhouse_sink_refused clickhouse_sink clickhouse_sink_p50 clickhouse_sink_cut"
+SINK_NAMES="clickhouse_sink_refused clickhouse_sink clickhouse_sink_p50 clickhouse_sink_probes clickhouse_sink_cut"
 why=$(host_blocker)
 if [ -n "$why" ]; then
 	for n in $SINK_NAMES; do skip "$n" "$why"; done
@@ -272,6 +273,25 @@ else
 	fail clickhouse_sink "exit $rec_rc; ios $got rows, recordings.ios $recrow, report $want, fio $fio_ios; $mid rows while the command was held; $(tail -1 "$TMP/live.out")"
 fi
 check_p50 clickhouse_sink_p50 live "$TMP/live.json"
+
+# USDT probes through the sink (build/tests/usdt_demo 20: 20 work__start
+# and work__done hits, 20 spans), as the file's report has them
+DEMO=$PWD/build/tests/usdt_demo
+if [ -x "$DEMO" ]; then
+	"$IOTRAIL" record -o "$TMP/usink.trail" --layers uprobe --sink "clickhouse://127.0.0.1:$HTTP/usink" \
+		--usdt "$DEMO:iotrail_demo:work__start" --usdt "$DEMO:iotrail_demo:work__done" -- "$DEMO" 20 \
+		> "$TMP/usink.out" 2>&1
+	rec_rc=$?
+	got=$(q "SELECT kind, count() FROM usink.probes GROUP BY kind ORDER BY kind" | tr '\t\n' ',,')
+	want=$("$IOTRAIL" report --json "$TMP/usink.trail" | jq -r '"begin,\(.uprobes.probes[0].hits),end,\(.uprobes.probes[1].hits),span,\(.uprobes.spans[0].count),"')
+	if [ $rec_rc = 0 ] && [ "$got" = "$want" ] && [ "$got" = "begin,20,end,20,span,20," ]; then
+		pass "clickhouse_sink_probes (record --usdt --sink: probes rows by kind $got == the file's report, usdt_demo's 20 pairs)"
+	else
+		fail clickhouse_sink_probes "exit $rec_rc; rows '$got', the report '$want'; $(tail -1 "$TMP/usink.out")"
+	fi
+else
+	skip clickhouse_sink_probes "$DEMO is not built (make; needs systemtap-sdt-dev)"
+fi
 
 # the server dies mid-recording (last: it is not started again): once
 # rows are in, the server is killed, the command lets its second half
