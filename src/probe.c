@@ -34,7 +34,7 @@ struct verdict {
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: iotrail probe [--json] [--usdt BINARY]\n"
+		"usage: iotrail probe [--json] [--layer NAME] [--usdt BINARY]\n"
 		"\n"
 		"Tell, per layer (");
 	for (size_t i = 0; i < it_nlayers; i++)
@@ -47,12 +47,21 @@ static void usage(FILE *f)
 		"attaching a tiny BPF program, so run it as root.\n"
 		"\n"
 		"  --json          machine-readable output\n"
+		"  --layer NAME    this layer's hooks only (e.g. fs: F2FS's tracepoints)\n"
 		"  --usdt BINARY   list BINARY's USDT probes (its .note.stapsdt ELF notes) instead\n"
 		"\n"
 		"examples:\n"
 		"  iotrail probe\n"
 		"  iotrail probe --json | jq '.layers[] | {name, hook}'\n"
 		"  iotrail probe --usdt /usr/lib/postgresql/15/bin/postgres\n");
+}
+
+/* --layer NAME: only that layer is probed and listed (NULL: all) */
+static const char *only_layer;
+
+static bool listed(const struct it_layer_ops *l)
+{
+	return !only_layer || !strcmp(l->name, only_layer);
 }
 
 static int quiet_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -101,6 +110,8 @@ static void print_text(const struct it_hook_status *const *st, const struct verd
 	for (size_t i = 0; i < it_nlayers; i++) {
 		const struct it_layer_ops *l = it_layers[i];
 
+		if (!listed(l))
+			continue;
 		printf("\n%s: %s", l->name, verdict_name(&v[i]));
 		if (v[i].kind != IT_HOOK_NONE)
 			printf(", with %s", it_hook_kind_name(v[i].kind));
@@ -187,6 +198,8 @@ static void print_json(const struct it_hook_status *const *st, const struct verd
 		const struct it_layer_ops *l = it_layers[i];
 		const struct it_hook_status *b = v[i].blocker;
 
+		if (!listed(l))
+			continue;
 		it_json_object_start(&j);
 		it_json_kv_string(&j, "name", l->name);
 		it_json_kv_uint(&j, "id", l->id);
@@ -215,6 +228,7 @@ int cmd_probe(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "usdt", required_argument, NULL, 'u' },
+		{ "layer", required_argument, NULL, 'l' },
 		{ 0 },
 	};
 	const char *usdt_binary = NULL;
@@ -228,8 +242,11 @@ int cmd_probe(int argc, char **argv)
 	int c;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":jhu:", longopts, NULL)) != -1) {
-		if (c == 'j') {
+	only_layer = NULL;
+	while ((c = getopt_long(argc, argv, ":jhu:l:", longopts, NULL)) != -1) {
+		if (c == 'l') {
+			only_layer = optarg;
+		} else if (c == 'j') {
 			json = true;
 		} else if (c == 'u') {
 			usdt_binary = optarg;
@@ -241,6 +258,9 @@ int cmd_probe(int argc, char **argv)
 		}
 	}
 	it_cli_set_json(json);
+	if (only_layer && !it_layer_by_name(only_layer))
+		return it_failf(2, "failed to probe layer '%s': no such layer; give one of the layers "
+				"'iotrail probe' lists", only_layer);
 	if (usdt_binary) /* a binary's probes: read from its file, no BPF needed */
 		return it_usdt_print(usdt_binary, json, stdout);
 	libbpf_set_print(quiet_libbpf);
@@ -254,8 +274,9 @@ int cmd_probe(int argc, char **argv)
 		return it_fail(1, "probe the hooks", "out of memory", NULL);
 	for (size_t i = 0; i < it_nlayers; i++) {
 		st[i] = all + off;
-		for (size_t k = 0; k < it_layers[i]->nhooks; k++)
-			it_hook_probe(&it_layers[i]->hooks[k], &all[off++]);
+		for (size_t k = 0; k < it_layers[i]->nhooks; k++, off++)
+			if (listed(it_layers[i])) /* the others' rows stay zero: not asked */
+				it_hook_probe(&it_layers[i]->hooks[k], &all[off]);
 		judge(it_layers[i], st[i], &v[i]);
 	}
 	uname(&u);

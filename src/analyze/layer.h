@@ -37,6 +37,11 @@ enum it_bus_topic {
 	IT_BUS_FABRIC_CMD_DONE, /* const struct it_fabric_matched * (layers/fabric/fabric.h):
 				 * a host NVMe command matched to its target command, its
 				 * stages taken (two machines: at the pass's end) */
+	IT_BUS_PROBE,           /* const struct it_bus_probe *: a user-space probe hit (in
+				 * time order) or a span it closed (uprobe layer) */
+	IT_BUS_F2FS,            /* const struct it_bus_f2fs * (layers/fs/f2fs_analysis.h):
+				 * an F2FS GC round, checkpoint or background GC wake-up,
+				 * in time order, at the pass's end (fs layer) */
 	IT_BUS_MAX
 };
 
@@ -62,6 +67,21 @@ struct it_nvme_cmd;
 struct it_bus_nvme_cmd {
 	const struct it_nvme_cmd *c;
 	const struct it_trail *t;
+};
+
+/* A user-space probe's hit as the uprobe layer takes it (time order), or
+ * a span it closed: a hit of the span's end probe paired with its
+ * start's on the thread (published right after that end's hit). */
+enum it_probe_row { IT_PROBE_EVENT, IT_PROBE_BEGIN, IT_PROBE_END, IT_PROBE_SPAN };
+struct it_bus_probe {
+	enum it_probe_row kind;       /* BEGIN/END: a hit of a span's start/end probe */
+	const char *label;            /* the probe's label; a span's name ("checkpoint") */
+	const char *binary;           /* the probed binary */
+	uint64_t ts_ns;               /* the hit; a span's start */
+	uint64_t duration_ns;         /* a span's (0 for a hit) */
+	uint32_t pid, tid;
+	uint32_t nargs;               /* the hit's arguments (a span: its start's) */
+	const uint64_t *args;
 };
 
 typedef void (*it_bus_fn)(const void *msg, void *ctx);

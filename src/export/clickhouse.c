@@ -4,7 +4,9 @@
  * DB] TRACE`: the trace into ClickHouse tables (doc/clickhouse.md): one
  * row per block I/O with its stage times, one per system call, one per
  * NVMe command, one per NVMe/TCP command the fabric view matched (its
- * initiator's, network's and target's stages), and one for the recording
+ * initiator's, network's and target's stages), one per user-space probe
+ * hit or span (record --uprobe/--usdt), one per F2FS GC round, file moved
+ * by it, checkpoint or background GC wake-up (record --f2fs), and one for the recording
  * (per machine of the file: the export runs a pass per machine). Fed by the analysis' bus (the
  * report's one pass), so a row's stage times are the report's.
  *
@@ -24,15 +26,18 @@
 #include "analyze/nvme.h"
 #include "export/clickhouse.h"
 #include "export/exporter.h"
+#include "extents/extents.h"
 #include "layers/fabric/fabric.h"
+#include "layers/fs/f2fs_analysis.h"
 #include "layers/syscall/sysan.h"
+#include "layers/uprobe/uprobe.h"
 
 /* A batch: big enough that a POST's cost (a part written by the server)
  * is spread over many rows, small enough to keep memory flat. */
 #define BATCH_BYTES (8u << 20)
 
 enum { T_IOS = IT_CH_IOS, T_CALLS = IT_CH_CALLS, T_NVME = IT_CH_NVME, T_FABRIC = IT_CH_FABRIC,
-       T_MAX = IT_CH_RECORDINGS };
+       T_PROBES = IT_CH_PROBES, T_F2FS = IT_CH_F2FS, T_MAX = IT_CH_RECORDINGS };
 
 /* ---- the schema: each table's columns, in the order a row is written ---- */
 struct column {
@@ -113,6 +118,49 @@ static const struct column fabric_cols[] = {
 	 * stage_columns() */
 };
 
+static const struct column probes_cols[] = {
+	{ "start_ns", "UInt64", "the hit, or the span's start, ns since the recording's start" },
+	{ "pid", "UInt32", "" },
+	{ "tid", "UInt32", "" },
+	{ "label", "String", "the probe's label; a span's name (checkpoint for checkpoint__start/__done)" },
+	{ "kind", "String", "event, begin, end (hits of a span's probes), span" },
+	{ "duration_ns", "UInt64", "a span's (0: a hit)" },
+	{ "binary", "String", "the probed binary" },
+	{ "nargs", "UInt8", "arguments the hit has (a span: its start's)" },
+	{ "arg0", "Int64", "" },
+	{ "arg1", "Int64", "" },
+	{ "arg2", "Int64", "" },
+	{ "arg3", "Int64", "" },
+	{ "arg4", "Int64", "" },
+	{ "arg5", "Int64", "arguments beyond nargs are 0" },
+};
+
+static const struct column f2fs_cols[] = {
+	{ "start_ns", "UInt64", "the round's, checkpoint's or wake-up's start, ns since the recording's start" },
+	{ "kind", "String", "gc, gc_move (data a round moved: its row's start_ns), checkpoint, background_gc" },
+	{ "dev", "UInt32", "the file system's device (kernel encoding)" },
+	{ "dev_name", "String", "" },
+	{ "duration_ns", "Int64", "gc, checkpoint (-1: its end not recorded)" },
+	{ "pid", "UInt32", "" },
+	{ "tid", "UInt32", "" },
+	{ "foreground", "UInt8", "gc: 1 foreground, 0 background" },
+	{ "ret", "Int64", "gc: f2fs_gc's return (negative errno)" },
+	{ "segments_freed", "UInt64", "gc" },
+	{ "sections_freed", "UInt64", "gc" },
+	{ "free_sections_before", "UInt64", "gc" },
+	{ "free_sections_after", "UInt64", "gc" },
+	{ "data_blocks", "UInt64", "gc: data blocks it wrote" },
+	{ "node_blocks", "UInt64", "gc: node blocks it wrote" },
+	{ "reason", "String", "checkpoint: sync, umount, ... (F2FS's CP_* bits)" },
+	{ "file", "String", "gc_move: the file (the start snapshot's path), else inode N" },
+	{ "moved_bytes", "UInt64", "gc_move" },
+	{ "from_zone", "Int64", "gc_move: the zone it left (-1: not known)" },
+	{ "to_zone", "Int64", "gc_move: the zone it went to (-1: not known)" },
+	{ "wait_ms", "UInt64", "background_gc: the GC thread's next wait" },
+	{ "prefree_segments", "UInt64", "background_gc" },
+	{ "free_segments", "UInt64", "background_gc" },
+};
+
 static const struct column rec_cols[] = {
 	{ "kernel", "String", "uname -r" },
 	{ "boot_id", "String", "" },
@@ -122,6 +170,8 @@ static const struct column rec_cols[] = {
 	{ "calls", "UInt64", "rows in calls" },
 	{ "nvme_commands", "UInt64", "rows in nvme_commands" },
 	{ "fabric_commands", "UInt64", "rows in fabric_commands" },
+	{ "probes", "UInt64", "rows in probes" },
+	{ "f2fs_events", "UInt64", "rows in f2fs_events" },
 };
 
 static const struct {
@@ -138,6 +188,10 @@ static const struct {
 			 "(recording_id, machine, start_ns)" },
 	[IT_CH_FABRIC] = { "fabric_commands", fabric_cols, sizeof(fabric_cols) / sizeof(fabric_cols[0]),
 			   "(recording_id, machine, start_ns)" },
+	[IT_CH_PROBES] = { "probes", probes_cols, sizeof(probes_cols) / sizeof(probes_cols[0]),
+			   "(recording_id, machine, start_ns)" },
+	[IT_CH_F2FS] = { "f2fs_events", f2fs_cols, sizeof(f2fs_cols) / sizeof(f2fs_cols[0]),
+			 "(recording_id, machine, start_ns)" },
 	[IT_CH_RECORDINGS] = { "recordings", rec_cols, sizeof(rec_cols) / sizeof(rec_cols[0]),
 			       "(recording_id, machine)" },
 };
@@ -489,6 +543,90 @@ static void on_fabric(const void *msg, void *ctx)
 	row_done(x, T_FABRIC);
 }
 
+static const char *const probe_kinds[] = { "event", "begin", "end", "span" };
+
+/* A user-space probe's hit or span: its arguments in arg0..arg5. */
+static void on_probe(const void *msg, void *ctx)
+{
+	const struct it_bus_probe *m = msg;
+	struct ch *x = ctx;
+	struct buf *b = &x->b[T_PROBES];
+
+	if (x->failed) {
+		b->unsent++; /* said by the sink (sink.c) */
+		return;
+	}
+	put_head(x, b, m->ts_ns);
+	PUT(x, b, uint64_t, since_start(x, m->ts_ns));
+	PUT(x, b, uint32_t, m->pid);
+	PUT(x, b, uint32_t, m->tid);
+	put_str(x, b, m->label, 64);
+	put_str(x, b, probe_kinds[m->kind], 8);
+	PUT(x, b, uint64_t, m->duration_ns);
+	put_str(x, b, m->binary, 256);
+	PUT(x, b, uint8_t, m->nargs);
+	for (uint32_t a = 0; a < IT_UPROBE_MAX_ARGS; a++)
+		PUT(x, b, int64_t, a < m->nargs ? (int64_t)m->args[a] : 0);
+	row_done(x, T_PROBES);
+}
+
+/* One f2fs_events row: the columns a kind does not have are 0 ("", -1). */
+static void f2fs_row(struct ch *x, const struct it_bus_f2fs *m, const char *kind,
+		     const struct it_f2fs_moved *v)
+{
+	struct buf *b = &x->b[T_F2FS];
+	bool gc = !strcmp(kind, "gc"), bg = m->kind == IT_F2FS_ROW_BG_GC;
+	char dn[24], text[200] = "";
+
+	put_head(x, b, m->start_ns);
+	PUT(x, b, uint64_t, since_start(x, m->start_ns));
+	put_str(x, b, kind, 16);
+	PUT(x, b, uint32_t, m->dev);
+	put_str(x, b, dev_name(x, m->dev, dn, sizeof(dn)), 32);
+	PUT(x, b, int64_t, bg || v ? 0 : m->end_ns >= m->start_ns && m->end_ns
+					     ? (int64_t)(m->end_ns - m->start_ns) : -1);
+	PUT(x, b, uint32_t, m->pid);
+	PUT(x, b, uint32_t, m->tid);
+	PUT(x, b, uint8_t, gc && m->foreground);
+	PUT(x, b, int64_t, gc ? m->ret : 0);
+	PUT(x, b, uint64_t, gc ? m->segments_freed : 0);
+	PUT(x, b, uint64_t, gc ? m->sections_freed : 0);
+	PUT(x, b, uint64_t, gc ? m->free_before : 0);
+	PUT(x, b, uint64_t, gc ? m->free_after : 0);
+	PUT(x, b, uint64_t, gc ? m->data_blocks : 0);
+	PUT(x, b, uint64_t, gc ? m->node_blocks : 0);
+	if (m->kind == IT_F2FS_ROW_CHECKPOINT)
+		it_f2fs_reason_text(m->reason, text, sizeof(text));
+	put_str(x, b, text, sizeof(text));
+	if (v && v->path)
+		snprintf(text, sizeof(text), "%s", v->path);
+	else if (v)
+		snprintf(text, sizeof(text), "inode %llu", (unsigned long long)v->ino);
+	put_str(x, b, v ? text : "", sizeof(text));
+	PUT(x, b, uint64_t, v ? v->bytes : 0);
+	PUT(x, b, int64_t, v && v->from_zone != IT_EXT_NO_ZONE ? (int64_t)v->from_zone : -1);
+	PUT(x, b, int64_t, v && v->to_zone != IT_EXT_NO_ZONE ? (int64_t)v->to_zone : -1);
+	PUT(x, b, uint64_t, bg ? m->wait_ms : 0);
+	PUT(x, b, uint64_t, bg ? m->prefree : 0);
+	PUT(x, b, uint64_t, bg ? m->free_segments : 0);
+	row_done(x, T_F2FS);
+}
+
+static void on_f2fs(const void *msg, void *ctx)
+{
+	const struct it_bus_f2fs *m = msg;
+	struct ch *x = ctx;
+
+	if (x->failed) {
+		x->b[T_F2FS].unsent += 1 + (m->kind == IT_F2FS_ROW_GC ? m->nmoved : 0);
+		return;
+	}
+	f2fs_row(x, m, m->kind == IT_F2FS_ROW_GC ? "gc" : m->kind == IT_F2FS_ROW_CHECKPOINT
+			? "checkpoint" : "background_gc", NULL);
+	for (uint32_t k = 0; m->kind == IT_F2FS_ROW_GC && k < m->nmoved; k++)
+		f2fs_row(x, m, "gc_move", &m->moved[k]);
+}
+
 /* ---- the tables ---- */
 
 /* FNV-1a over what names a recording: its machine's boot, start time and
@@ -553,7 +691,9 @@ static int ch_subscribe(void *self, struct it_bus *bus)
 	if (it_bus_subscribe(bus, IT_BUS_TRAIL_DONE, on_trail, x) ||
 	    it_bus_subscribe(bus, IT_BUS_CALL_DONE, on_call, x) ||
 	    it_bus_subscribe(bus, IT_BUS_NVME_CMD_DONE, on_nvme, x) ||
-	    it_bus_subscribe(bus, IT_BUS_FABRIC_CMD_DONE, on_fabric, x))
+	    it_bus_subscribe(bus, IT_BUS_FABRIC_CMD_DONE, on_fabric, x) ||
+	    it_bus_subscribe(bus, IT_BUS_PROBE, on_probe, x) ||
+	    it_bus_subscribe(bus, IT_BUS_F2FS, on_f2fs, x))
 		return -1;
 	return 0;
 }
@@ -612,8 +752,10 @@ static int64_t ch_finish(void *self)
 	free(r.p);
 	if (x->failed)
 		return -1;
-	return (int64_t)(x->b[T_IOS].sent + x->b[T_CALLS].sent + x->b[T_NVME].sent +
-			 x->b[T_FABRIC].sent);
+	uint64_t rows = 0;
+	for (unsigned t = 0; t < T_MAX; t++)
+		rows += x->b[t].sent;
+	return (int64_t)rows;
 }
 
 void it_clickhouse_send_now(void *self)
@@ -662,10 +804,11 @@ const struct it_exporter it_export_clickhouse = {
 	.name = "clickhouse",
 	.what = "into ClickHouse over HTTP (--url http://HOST:8123 [--database DB],\n"
 		"default iotrail): a row per block I/O with its stage times, per system\n"
-		"call, per NVMe command, per matched NVMe/TCP command, per recording\n"
+		"call, per NVMe command, per matched NVMe/TCP command, per user-space\n"
+		"probe hit and span, per F2FS GC round and checkpoint, per recording\n"
 		"and machine; tables made when missing\n"
 		"(doc/clickhouse.md)",
-	.none = "block I/O, system calls, NVMe or NVMe/TCP commands",
+	.none = "block I/O, system calls, NVMe or NVMe/TCP commands, probe hits or F2FS events",
 	.analysis = true,
 	.open_url = ch_open_url,
 	.finish = ch_finish,

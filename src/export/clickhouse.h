@@ -11,9 +11,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum { IT_CH_IOS, IT_CH_CALLS, IT_CH_NVME, IT_CH_FABRIC, IT_CH_RECORDINGS, IT_CH_TABLES };
+enum { IT_CH_IOS, IT_CH_CALLS, IT_CH_NVME, IT_CH_FABRIC, IT_CH_PROBES, IT_CH_F2FS, IT_CH_RECORDINGS,
+       IT_CH_TABLES };
 
-/* "ios", "calls", "nvme_commands", "fabric_commands", "recordings" */
+/* "ios", "calls", "nvme_commands", "fabric_commands", "probes", "f2fs_events",
+ * "recordings" */
 const char *it_clickhouse_table(unsigned table);
 /* The CREATE TABLE IF NOT EXISTS statement of a table in database db: a
  * MergeTree (cluster NULL), or TABLE_all, the Distributed table over the
@@ -24,7 +26,7 @@ bool it_clickhouse_name_ok(const char *s);
 
 /* For a sink (`record --sink`, sink.c), on the exporter's state: post the
  * rows batched so far now (the sink caught up with the recording), and
- * per table (ios, calls, nvme_commands, fabric_commands) the rows posted and those not
+ * per table (ios, calls, nvme_commands, fabric_commands, probes, f2fs_events) the rows posted and those not
  * (in a POST that failed, or seen after a failure, or still batched). */
 void it_clickhouse_send_now(void *self);
 void it_clickhouse_counts(const void *self, uint64_t sent[IT_CH_RECORDINGS],

@@ -8,6 +8,9 @@
  * (its I/O and management counts over the trace), an NVMe/TCP command
  * the fabric view matched (its stages). Trails and calls of every machine
  * of a file of several (a pass each; their last column is the machine).
+ * --what probes: a user-space probe's hit or span (record --uprobe/--usdt);
+ * --what fs: an F2FS GC round (and per file and zone pair the data it
+ * moved), checkpoint or background GC wake-up (record --f2fs).
  * The NVMe commands' rows are csv.c's (--what nvme). Columns:
  * doc/export.md.
  */
@@ -20,8 +23,11 @@
 #include "analyze/zones.h"
 #include "export/exporter.h"
 #include "export/outbuf.h"
+#include "extents/extents.h"
 #include "layers/fabric/fabric.h"
+#include "layers/fs/f2fs_analysis.h"
 #include "layers/syscall/sysan.h"
+#include "layers/uprobe/uprobe.h"
 
 struct rows {
 	struct it_outbuf ob;   /* trails: millions of rows, formatted by hand */
@@ -326,5 +332,149 @@ const struct it_exporter it_export_csv_zones = {
 	.open = zones_open,
 	.finish = rows_finish,
 	.finish_analysis = zones_finish,
+	.free = rows_free,
+};
+
+/* ---- probes ---- */
+
+static const char probes_header[] =
+	"machine,ts_ns,pid,tid,label,kind,duration_ns,binary,nargs,arg0,arg1,arg2,arg3,arg4,arg5";
+
+static const char *const probe_kinds[] = { "event", "begin", "end", "span" };
+
+/* A hit (kind event, begin or end) or a span (its start, duration and its
+ * start's arguments); arguments it does not have are empty. */
+static void on_probe(const void *msg, void *ctx)
+{
+	const struct it_bus_probe *m = msg;
+	struct rows *x = ctx;
+	struct it_outbuf *o = &x->ob;
+
+	row(x, "%u,%" PRIu64 ",%u,%u,", x->info->machine, m->ts_ns, m->pid, m->tid);
+	it_ob_csv_str(o, m->label);
+	row(x, ",%s,", probe_kinds[m->kind]);
+	if (m->kind == IT_PROBE_SPAN)
+		it_ob_u64(o, m->duration_ns);
+	it_ob_char(o, ',');
+	it_ob_csv_str(o, m->binary);
+	row(x, ",%u", m->nargs);
+	for (uint32_t a = 0; a < IT_UPROBE_MAX_ARGS; a++) {
+		it_ob_char(o, ',');
+		if (a < m->nargs)
+			it_ob_i64(o, (int64_t)m->args[a]);
+	}
+	it_ob_char(o, '\n');
+	x->n++;
+}
+
+static void *probes_open(FILE *out, const struct it_pass_info *info)
+{
+	return rows_open(out, info, probes_header, IT_BUS_PROBE, on_probe);
+}
+
+const struct it_exporter it_export_csv_probes = {
+	.name = "csv",
+	.kind = "probes",
+	.analysis = true,
+	.what = "every user-space probe hit (record --uprobe/--usdt) as one CSV row, in time\n"
+		"order: kind event, or begin/end of a span; and every span (a start paired\n"
+		"with its done on the thread) as a row of kind span with its duration; the\n"
+		"label, process, thread and arguments (columns: doc/export.md).",
+	.none = "user-space probe hits (recorded without --uprobe or --usdt)",
+	.open = probes_open,
+	.next_machine = rows_next_machine,
+	.finish = rows_finish,
+	.free = rows_free,
+};
+
+/* ---- fs (F2FS) ---- */
+
+static const char fs_header[] =
+	"machine,kind,device,dev,start_ns,duration_ns,pid,tid,foreground,ret,segments_freed,"
+	"sections_freed,free_sections_before,free_sections_after,data_blocks,node_blocks,reason,"
+	"file,moved_bytes,from_zone,to_zone,wait_ms,prefree_segments,free_segments";
+
+static void zone_field(struct it_outbuf *o, uint32_t z)
+{
+	it_ob_char(o, ',');
+	if (z != IT_EXT_NO_ZONE)
+		it_ob_u64(o, z);
+}
+
+/* The columns up to tid; the dev is the kernel's (major << 20 | minor). */
+static void fs_head(struct rows *x, const char *kind, const struct it_bus_f2fs *m)
+{
+	char dn[48];
+
+	row(x, "%u,%s,", x->info->machine, kind);
+	it_ob_csv_str(&x->ob, it_export_dev_name(x->info, m->dev, dn, sizeof(dn)));
+	row(x, ",%u:%u,%" PRIu64 ",", m->dev >> 20, m->dev & 0xfffff, m->start_ns);
+	if (m->end_ns >= m->start_ns && m->end_ns)
+		it_ob_u64(&x->ob, m->end_ns - m->start_ns);
+	row(x, ",%u,%u", m->pid, m->tid);
+}
+
+static void on_f2fs(const void *msg, void *ctx)
+{
+	const struct it_bus_f2fs *m = msg;
+	struct rows *x = ctx;
+	char reason[64];
+
+	switch (m->kind) {
+	case IT_F2FS_ROW_GC:
+		fs_head(x, "gc", m);
+		row(x, ",%d,%" PRId64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+		    ",%" PRIu64 ",,,,,,,,\n", m->foreground, m->ret, m->segments_freed,
+		    m->sections_freed, m->free_before, m->free_after, m->data_blocks, m->node_blocks);
+		x->n++;
+		/* what it moved: a row per file and zone pair, after the round's */
+		for (uint32_t k = 0; k < m->nmoved; k++) {
+			const struct it_f2fs_moved *v = &m->moved[k];
+
+			fs_head(x, "gc_move", m);
+			row(x, ",,,,,,,,,,");
+			if (v->path)
+				it_ob_csv_str(&x->ob, v->path);
+			else
+				row(x, "inode %" PRIu64, v->ino);
+			row(x, ",%" PRIu64, v->bytes);
+			zone_field(&x->ob, v->from_zone);
+			zone_field(&x->ob, v->to_zone);
+			row(x, ",,,\n");
+			x->n++;
+		}
+		break;
+	case IT_F2FS_ROW_CHECKPOINT:
+		fs_head(x, "checkpoint", m);
+		it_f2fs_reason_text(m->reason, reason, sizeof(reason));
+		row(x, ",,,,,,,,,%s,,,,,,,\n", reason);
+		x->n++;
+		break;
+	case IT_F2FS_ROW_BG_GC:
+		fs_head(x, "background_gc", m);
+		row(x, ",,,,,,,,,,,,,,%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", m->wait_ms, m->prefree,
+		    m->free_segments);
+		x->n++;
+		break;
+	}
+}
+
+static void *fs_open(FILE *out, const struct it_pass_info *info)
+{
+	return rows_open(out, info, fs_header, IT_BUS_F2FS, on_f2fs);
+}
+
+const struct it_exporter it_export_csv_fs = {
+	.name = "csv",
+	.kind = "fs",
+	.analysis = true,
+	.what = "F2FS's events (record --f2fs) as CSV rows, in time order: every GC round\n"
+		"(kind gc: its duration, what it freed, blocks written) followed by a gc_move\n"
+		"row per file and zone pair of the data it moved; every checkpoint (its\n"
+		"duration, reason); every background GC wake-up (columns: doc/export.md).",
+	.none = "F2FS events (recorded without --f2fs, or not on F2FS)",
+	.open = fs_open,
+	.next_machine = rows_next_machine,
+	.finish = rows_finish,
 	.free = rows_free,
 };

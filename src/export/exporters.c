@@ -9,7 +9,8 @@
 #include "export/exporter.h"
 
 extern const struct it_exporter it_export_csv, it_export_csv_trails, it_export_csv_calls,
-	it_export_csv_zones, it_export_csv_fabric, it_export_perfetto, it_export_clickhouse;
+	it_export_csv_zones, it_export_csv_fabric, it_export_perfetto, it_export_clickhouse,
+	it_export_csv_probes, it_export_csv_fs;
 
 const struct it_exporter *const it_exporters[] = {
 	&it_export_csv,
@@ -17,6 +18,8 @@ const struct it_exporter *const it_exporters[] = {
 	&it_export_csv_calls,
 	&it_export_csv_zones,
 	&it_export_csv_fabric,
+	&it_export_csv_probes,
+	&it_export_csv_fs,
 	&it_export_perfetto,
 	&it_export_clickhouse,
 };

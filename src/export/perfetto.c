@@ -30,6 +30,19 @@
  *     target.dev, tdev.*, target.sendq and target.send after it): the same
  *     stages and times as the report's fabric view. Flows: NVMe command ->
  *     fabric command -> target command;
+ *   - user-space probes (record --uprobe/--usdt): a process per probed
+ *     process ("probes pid 1234"), a thread per probe label in it: a span
+ *     (a start paired with its done, as the report pairs them) is an "X"
+ *     slice named by the span (its start's arguments as args), a hit of a
+ *     probe that is no span's start or end an instant ("i") with its
+ *     arguments; overlapping spans of one label go on more threads
+ *     ("work 2");
+ *   - F2FS (record --f2fs): a process per device ("f2fs nullb0"), its GC
+ *     rounds ("gc": what it freed and wrote, what it moved, as args) and
+ *     checkpoints ("checkpoint", its reason) as slices on threads "gc"
+ *     and "checkpoint", background GC wake-ups as instants on "gc"; a
+ *     round or checkpoint whose end was not recorded is an instant
+ *     ("gc (no end)");
  *   - counters: per device, I/Os in flight at issue ("queue depth", as
  *     the report samples it) and completions per 100 ms ("IOPS"); per NVMe
  *     queue, commands in flight at submission.
@@ -56,7 +69,9 @@
 #include "export/exporter.h"
 #include "export/outbuf.h"
 #include "layers/fabric/clock.h"
+#include "extents/extents.h"
 #include "layers/fabric/fabric.h"
+#include "layers/fs/f2fs_analysis.h"
 #include "layers/syscall/sysan.h"
 
 #define PID_CALLS 1u
@@ -65,6 +80,9 @@
 #define PID_FABRIC 300000u /* + track index: an initiator's fabric queue */
 #define PID_TARGET 400000u /* + track index: a target's queue */
 #define PID_MACHINE 500000u /* + track index: a track of machine 1.. */
+#define PID_NAMED 600000u /* + process index: a probed process, an F2FS device */
+#define NAMED_TID 700000000000ull /* + named track * NAMED_LANES + lane */
+#define NAMED_LANES 64u
 #define LANES 1000u       /* a lane's tid: pid * LANES + lane */
 #define IOPS_STEP_NS 100000000ull
 /* trails of a thread kept for its next call: a thread that makes no
@@ -94,6 +112,15 @@ struct cmd_at {                /* an NVMe command's slice, for its fabric flow *
 	uint64_t submit_ns, lane_tid;
 	uint16_t ctrl, qid, cid;
 	bool taken;
+};
+
+/* A thread of a probe label in a probed process, or of an F2FS device's
+ * GC rounds or checkpoints, with lanes for what overlaps. */
+struct named {
+	uint32_t pid;
+	uint64_t busy_until[NAMED_LANES];
+	uint32_t n;            /* lanes named so far */
+	char label[48];
 };
 
 struct tid_queue {
@@ -131,6 +158,12 @@ struct perfetto {
 	struct it_clock_est clock; /* its clock on machine 0's (IT_CLOCK_NONE: 0's own) */
 	char host[64];         /* its host name (machines 1..), for its tracks' names */
 	uint32_t calls_pid;    /* its system calls' process */
+	struct named *named;   /* probe labels' and F2FS devices' threads */
+	size_t nnamed, nprocs;
+	struct it_map named_of; /* (label index, machine, owner) -> index in named */
+	struct it_map proc_of;  /* (fs?, machine, owner) -> its pid */
+	char (*labels)[48];    /* every label met, its index in the keys */
+	size_t nlabels;
 	int err;               /* -1: memory ran out */
 	char stage_open[IT_STAGE_MAX][48]; /* `{"ph":"X","cat":"stage","name":"Q2I"` */
 	size_t stage_openlen[IT_STAGE_MAX];
@@ -765,6 +798,221 @@ static void on_fabric_cmd(const void *msg, void *ctx)
 	}
 }
 
+/* ---- probes and F2FS: named threads ---- */
+
+static uint64_t label_index(struct perfetto *p, const char *label)
+{
+	for (size_t i = 0; i < p->nlabels; i++)
+		if (!strcmp(p->labels[i], label))
+			return i;
+	char (*v)[48] = realloc(p->labels, (p->nlabels + 1) * sizeof(*v));
+	if (!v) {
+		p->err = -1;
+		return 0;
+	}
+	p->labels = v;
+	snprintf(v[p->nlabels], sizeof(v[0]), "%s", label);
+	return p->nlabels++;
+}
+
+/* The process of a probed process (fs false, owner: its pid) or of an
+ * F2FS device (owner: its dev), made and named when first met. */
+static uint32_t named_proc(struct perfetto *p, bool fs, uint32_t owner)
+{
+	uint64_t k = (uint64_t)fs << 48 | (uint64_t)p->machine << 32 | owner;
+	uint32_t pid = it_map_get(&p->proc_of, k);
+	char name[160], dn[48];
+
+	if (pid != IT_MAP_NONE)
+		return pid;
+	pid = PID_NAMED + (uint32_t)p->nprocs++;
+	if (it_map_put(&p->proc_of, k, pid))
+		p->err = -1;
+	if (fs)
+		snprintf(name, sizeof(name), "f2fs %s",
+			 it_export_dev_name(p->info, owner, dn, sizeof(dn)));
+	else
+		snprintf(name, sizeof(name), "probes pid %u", owner);
+	if (p->machine) {
+		size_t n = strlen(name);
+
+		snprintf(name + n, sizeof(name) - n, " (m%u %s)", p->machine, p->host);
+	}
+	name_meta(p, false, pid, pid, name);
+	return pid;
+}
+
+/* The thread (tid) of label in owner's process free at from, busy to to:
+ * a lane of its own when the label's other lanes are busy then. */
+static uint64_t named_lane(struct perfetto *p, bool fs, uint32_t owner, const char *label,
+			   uint64_t from, uint64_t to, uint32_t *pid)
+{
+	uint64_t k = label_index(p, label) << 49 | (uint64_t)fs << 48 | (uint64_t)p->machine << 32 |
+		     owner;
+	uint32_t i = it_map_get(&p->named_of, k), lane;
+	struct named *t;
+
+	*pid = named_proc(p, fs, owner);
+	if (i == IT_MAP_NONE) {
+		t = realloc(p->named, (p->nnamed + 1) * sizeof(*t));
+		if (!t || it_map_put(&p->named_of, k, (uint32_t)p->nnamed)) {
+			if (t)
+				p->named = t;
+			p->err = -1;
+			return NAMED_TID;
+		}
+		p->named = t;
+		i = (uint32_t)p->nnamed++;
+		memset(&t[i], 0, sizeof(t[i]));
+		t[i].pid = *pid;
+		snprintf(t[i].label, sizeof(t[i].label), "%s", label);
+	}
+	t = &p->named[i];
+	for (lane = 0; lane < t->n && t->busy_until[lane] > from; lane++)
+		;
+	if (lane == NAMED_LANES) /* never on a real trace: overlapping on the last */
+		lane--;
+	uint64_t tid = NAMED_TID + (uint64_t)i * NAMED_LANES + lane;
+	if (lane == t->n) {
+		char name[64];
+
+		t->n++;
+		if (lane)
+			snprintf(name, sizeof(name), "%s %u", t->label, lane + 1);
+		else
+			snprintf(name, sizeof(name), "%s", t->label);
+		name_meta(p, true, t->pid, tid, name);
+	}
+	if (to > t->busy_until[lane])
+		t->busy_until[lane] = to;
+	return tid;
+}
+
+/* `{"ph":PH,"cat":CAT,"name":NAME,"pid":..,"tid":..,"ts":..` (an instant:
+ * thread-scoped), then "dur" for a slice; the caller writes its args and
+ * the closing brace. */
+static void named_event(struct perfetto *p, bool slice_, const char *cat, const char *name,
+			uint32_t pid, uint64_t tid, uint64_t from, uint64_t to)
+{
+	begin_event(p);
+	if (slice_)
+		IT_OB_PUT(&p->ob, "{\"ph\":\"X\",\"cat\":\"");
+	else
+		IT_OB_PUT(&p->ob, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"");
+	it_ob_put(&p->ob, cat, strlen(cat));
+	IT_OB_PUT(&p->ob, "\",\"name\":\"");
+	it_ob_json_str(&p->ob, name);
+	IT_OB_PUT(&p->ob, "\",\"pid\":");
+	it_ob_u64(&p->ob, pid);
+	IT_OB_PUT(&p->ob, ",\"tid\":");
+	it_ob_u64(&p->ob, tid);
+	IT_OB_PUT(&p->ob, ",\"ts\":");
+	it_ob_us(&p->ob, from);
+	if (slice_) {
+		IT_OB_PUT(&p->ob, ",\"dur\":");
+		it_ob_us(&p->ob, to > from ? to - from : 0);
+	}
+}
+
+static void on_probe(const void *msg, void *ctx)
+{
+	const struct it_bus_probe *m = msg;
+	struct perfetto *p = ctx;
+	int64_t d = shift_at(p, m->ts_ns);
+	uint64_t from = moved(m->ts_ns, d), to = from + m->duration_ns, tid;
+	uint32_t pid;
+	char name[16];
+
+	/* a span's begin and end hits are its slice */
+	if (m->kind == IT_PROBE_BEGIN || m->kind == IT_PROBE_END)
+		return;
+	tid = named_lane(p, false, m->pid, m->label, from, m->kind == IT_PROBE_SPAN ? to : from, &pid);
+	named_event(p, m->kind == IT_PROBE_SPAN, "probe", m->label, pid, tid, from, to);
+	IT_OB_PUT(&p->ob, ",\"args\":{\"tid\":");
+	it_ob_u64(&p->ob, m->tid);
+	for (uint32_t a = 0; a < m->nargs; a++) {
+		snprintf(name, sizeof(name), "arg%u", a);
+		IT_OB_PUT(&p->ob, ",\"");
+		it_ob_put(&p->ob, name, strlen(name));
+		IT_OB_PUT(&p->ob, "\":");
+		it_ob_i64(&p->ob, (int64_t)m->args[a]);
+	}
+	IT_OB_PUT(&p->ob, "}}");
+	p->records++;
+}
+
+static void on_f2fs(const void *msg, void *ctx)
+{
+	const struct it_bus_f2fs *m = msg;
+	struct perfetto *p = ctx;
+	int64_t d = shift_at(p, m->start_ns);
+	uint64_t from = moved(m->start_ns, d), to = m->end_ns ? moved(m->end_ns, d) : from, tid;
+	bool gc = m->kind != IT_F2FS_ROW_CHECKPOINT, no_end = m->kind != IT_F2FS_ROW_BG_GC && !m->end_ns;
+	const char *name = m->kind == IT_F2FS_ROW_GC ? (no_end ? "gc (no end)" : "gc")
+			   : m->kind == IT_F2FS_ROW_BG_GC ? "background gc"
+			   : no_end ? "checkpoint (no end)" : "checkpoint";
+	uint32_t pid;
+	char text[128], who[200];
+
+	tid = named_lane(p, true, m->dev, gc ? "gc" : "checkpoint", from, to, &pid);
+	named_event(p, m->kind != IT_F2FS_ROW_BG_GC && !no_end, "f2fs", name, pid, tid, from, to);
+	IT_OB_PUT(&p->ob, ",\"args\":{\"tid\":");
+	it_ob_u64(&p->ob, m->tid);
+	if (m->kind == IT_F2FS_ROW_GC) {
+		const struct { const char *n; uint64_t v; } a[] = {
+			{ "foreground", m->foreground }, { "segments_freed", m->segments_freed },
+			{ "sections_freed", m->sections_freed }, { "free_sections_before", m->free_before },
+			{ "free_sections_after", m->free_after }, { "data_blocks", m->data_blocks },
+			{ "node_blocks", m->node_blocks } };
+
+		IT_OB_PUT(&p->ob, ",\"ret\":");
+		it_ob_i64(&p->ob, m->ret);
+		for (size_t i = 0; i < sizeof(a) / sizeof(a[0]); i++) {
+			IT_OB_PUT(&p->ob, ",\"");
+			it_ob_put(&p->ob, a[i].n, strlen(a[i].n));
+			IT_OB_PUT(&p->ob, "\":");
+			it_ob_u64(&p->ob, a[i].v);
+		}
+		/* what it moved: "FILE BYTES zone A -> zone B" each */
+		for (uint32_t k = 0; k < m->nmoved; k++) {
+			const struct it_f2fs_moved *v = &m->moved[k];
+			char from_z[16] = "?", to_z[16] = "?";
+
+			if (v->from_zone != IT_EXT_NO_ZONE)
+				snprintf(from_z, sizeof(from_z), "%u", v->from_zone);
+			if (v->to_zone != IT_EXT_NO_ZONE)
+				snprintf(to_z, sizeof(to_z), "%u", v->to_zone);
+			if (v->path)
+				snprintf(who, sizeof(who), "%s", v->path);
+			else
+				snprintf(who, sizeof(who), "inode %llu", (unsigned long long)v->ino);
+			snprintf(text, sizeof(text), "moved %u", k + 1);
+			IT_OB_PUT(&p->ob, ",\"");
+			it_ob_put(&p->ob, text, strlen(text));
+			IT_OB_PUT(&p->ob, "\":\"");
+			it_ob_json_str(&p->ob, who);
+			snprintf(text, sizeof(text), " %llu bytes zone %s -> zone %s",
+				 (unsigned long long)v->bytes, from_z, to_z);
+			it_ob_json_str(&p->ob, text);
+			IT_OB_PUT(&p->ob, "\"");
+		}
+	} else if (m->kind == IT_F2FS_ROW_CHECKPOINT) {
+		it_f2fs_reason_text(m->reason, text, sizeof(text));
+		IT_OB_PUT(&p->ob, ",\"reason\":\"");
+		it_ob_json_str(&p->ob, text);
+		IT_OB_PUT(&p->ob, "\"");
+	} else {
+		IT_OB_PUT(&p->ob, ",\"wait_ms\":");
+		it_ob_u64(&p->ob, m->wait_ms);
+		IT_OB_PUT(&p->ob, ",\"prefree_segments\":");
+		it_ob_u64(&p->ob, m->prefree);
+		IT_OB_PUT(&p->ob, ",\"free_segments\":");
+		it_ob_u64(&p->ob, m->free_segments);
+	}
+	IT_OB_PUT(&p->ob, "}}");
+	p->records++;
+}
+
 static void perfetto_free(void *self)
 {
 	struct perfetto *p = self;
@@ -778,6 +1026,10 @@ static void perfetto_free(void *self)
 	for (size_t i = 0; i < p->ntq; i++)
 		free(p->tq[i].v);
 	free(p->tracks);
+	free(p->named);
+	free(p->labels);
+	it_map_free(&p->named_of);
+	it_map_free(&p->proc_of);
 	free(p->tq);
 	free(p->cmds);
 	it_map_free(&p->cmd_of);
@@ -803,7 +1055,10 @@ static void *perfetto_open(FILE *out, const struct it_pass_info *info)
 	if (it_ob_init(&p->ob, out) || it_map_init(&p->track_of, 4) ||
 	    it_map_init(&p->cmd_of, 8) || it_map_init(&p->sub_named, 4) ||
 	    (p->fabric && it_bus_subscribe(info->bus, IT_BUS_FABRIC_CMD_DONE, on_fabric_cmd, p)) ||
-	    it_map_init(&p->tid_of, 8) ||
+	    it_map_init(&p->tid_of, 8) || it_map_init(&p->named_of, 4) ||
+	    it_map_init(&p->proc_of, 4) ||
+	    it_bus_subscribe(info->bus, IT_BUS_PROBE, on_probe, p) ||
+	    it_bus_subscribe(info->bus, IT_BUS_F2FS, on_f2fs, p) ||
 	    it_bus_subscribe(info->bus, IT_BUS_TRAIL_DONE, on_trail, p) ||
 	    it_bus_subscribe(info->bus, IT_BUS_NVME_CMD_DONE, on_nvme_cmd, p) ||
 	    (p->calls && it_bus_subscribe(info->bus, IT_BUS_CALL_DONE, on_call, p))) {
@@ -848,6 +1103,8 @@ static int perfetto_next_machine(void *self, const struct it_pass_info *info)
 	p->cmd_trail = NULL;
 	if (it_bus_subscribe(info->bus, IT_BUS_TRAIL_DONE, on_trail, p) ||
 	    it_bus_subscribe(info->bus, IT_BUS_NVME_CMD_DONE, on_nvme_cmd, p) ||
+	    it_bus_subscribe(info->bus, IT_BUS_PROBE, on_probe, p) ||
+	    it_bus_subscribe(info->bus, IT_BUS_F2FS, on_f2fs, p) ||
 	    (p->calls && it_bus_subscribe(info->bus, IT_BUS_CALL_DONE, on_call, p)))
 		return -1;
 	return 0;
@@ -877,7 +1134,9 @@ const struct it_exporter it_export_perfetto = {
 		"on their threads' tracks, flows call -> block I/O -> NVMe command, counters\n"
 		"of queue depth and IOPS; with NVMe/TCP, per fabric command a slice per\n"
 		"fabric stage on initiator and target queue tracks, flows NVMe command ->\n"
-		"fabric command -> target command; every machine of a file of several. Open it\n"
+		"fabric command -> target command; user-space probes' spans and events on\n"
+		"a thread per label of each probed process; F2FS GC rounds and checkpoints\n"
+		"on a process per device; every machine of a file of several. Open it\n"
 		"in ui.perfetto.dev (or chrome://tracing).",
 	.none = "block I/O, system calls or NVMe commands",
 	.open = perfetto_open,

@@ -13,6 +13,9 @@
 # sum of ns in fabric_commands == the report's fabric view (nvme-tcp-qd16,
 # and it split into two machines by build/tests/split_trace, where every
 # machine goes: machine 0's and 1's rows of ios == report --machine 0 and 1).
+# usdt-demo and f2fs-gc: probes rows per kind == the report's hits and
+# spans, the span's avg(duration_ns) its avg_ns; f2fs_events rows per kind
+# == its GC rounds, files moved, checkpoints (server side, as inserted).
 # `record --sink` (needs root and BPF; a loop device, fio twice, held
 # between the two by the test): rows reach the server while the command
 # still runs, and once
@@ -25,7 +28,8 @@ cd "$(dirname "$0")/../.."
 . tests/integration/lib.sh
 
 NAMES="clickhouse_rows clickhouse_p50 clickhouse_calls_nvme clickhouse_fabric clickhouse_machines
-clickhouse_refusals clickhouse_sink_refused clickhouse_sink clickhouse_sink_p50 clickhouse_sink_cut"
+clickhouse_refusals clickhouse_probes_f2fs clickhouse_sink_refused clickhouse_sink clickhouse_sink_p50
+clickhouse_sink_probes clickhouse_sink_cut"
 skip_all() { local n; for n in $NAMES; do skip "$n" "$1"; done; exit 0; }
 [ -x "$IOTRAIL" ] || skip_all "$IOTRAIL is not built"
 command -v jq > /dev/null || skip_all "jq is not installed (scripts/install-deps.sh)"
@@ -178,8 +182,28 @@ else
 	fail clickhouse_refusals "again: exit $again, $after calls after ($(head -1 "$TMP/again")); other: exit $other ($(head -1 "$TMP/other"))"
 fi
 
+# user-space probes and F2FS events, as the server has them
+t=tests/data/usdt-demo.trail
+"$IOTRAIL" report --json "$t" > "$TMP/usdt.json"
+"$IOTRAIL" export --format clickhouse --url "$URL" --database ev tests/data/usdt-demo.trail 2> "$TMP/err" &&
+	"$IOTRAIL" export --format clickhouse --url "$URL" --database ev tests/data/f2fs-gc.trail 2>> "$TMP/err"
+rc=$?
+got=$(q "SELECT kind, count(), round(avg(duration_ns)) FROM ev.probes GROUP BY kind ORDER BY kind" | tr '\t\n' ',,')
+want="begin,$(jq '[.uprobes.probes[] | select(.label == "work__start") | .hits] | add' "$TMP/usdt.json"),0,"
+want="${want}end,$(jq '[.uprobes.probes[] | select(.label == "work__done") | .hits] | add' "$TMP/usdt.json"),0,"
+want="${want}event,$(jq '[.uprobes.probes[] | select(.label | test("__") | not) | .hits] | add' "$TMP/usdt.json"),0,"
+want="${want}span,$(jq '.uprobes.spans[0] | "\(.count),\(.avg_ns)"' -r "$TMP/usdt.json"),"
+fgot=$(q "SELECT kind, count() FROM ev.f2fs_events GROUP BY kind ORDER BY kind" | tr '\t\n' ',,')
+"$IOTRAIL" report --json tests/data/f2fs-gc.trail > "$TMP/f2fs.json"
+fwant=$(jq -r '"checkpoint,\(.f2fs.checkpoints | length),gc,\(.f2fs.gc_rounds | length),gc_move,\([.f2fs.gc_rounds[].moved | length] | add),"' "$TMP/f2fs.json")
+if [ $rc = 0 ] && [ "$got" = "$want" ] && [ "$fgot" = "$fwant" ]; then
+	pass "clickhouse_probes_f2fs (probes by kind, count, avg ns: $got f2fs_events: $fgot == the reports')"
+else
+	fail clickhouse_probes_f2fs "exit $rc ($(head -1 "$TMP/err")); probes '$got', the report '$want'; f2fs_events '$fgot', the report '$fwant'"
+fi
+
 # ---- record --sink: the recording into ClickHouse as it is recorded ----
-SINK_NAMES="clickhouse_sink_refused clickhouse_sink clickhouse_sink_p50 clickhouse_sink_cut"
+SINK_NAMES="clickhouse_sink_refused clickhouse_sink clickhouse_sink_p50 clickhouse_sink_probes clickhouse_sink_cut"
 why=$(host_blocker)
 if [ -n "$why" ]; then
 	for n in $SINK_NAMES; do skip "$n" "$why"; done
@@ -249,6 +273,25 @@ else
 	fail clickhouse_sink "exit $rec_rc; ios $got rows, recordings.ios $recrow, report $want, fio $fio_ios; $mid rows while the command was held; $(tail -1 "$TMP/live.out")"
 fi
 check_p50 clickhouse_sink_p50 live "$TMP/live.json"
+
+# USDT probes through the sink (build/tests/usdt_demo 20: 20 work__start
+# and work__done hits, 20 spans), as the file's report has them
+DEMO=$PWD/build/tests/usdt_demo
+if [ -x "$DEMO" ]; then
+	"$IOTRAIL" record -o "$TMP/usink.trail" --layers uprobe --sink "clickhouse://127.0.0.1:$HTTP/usink" \
+		--usdt "$DEMO:iotrail_demo:work__start" --usdt "$DEMO:iotrail_demo:work__done" -- "$DEMO" 20 \
+		> "$TMP/usink.out" 2>&1
+	rec_rc=$?
+	got=$(q "SELECT kind, count() FROM usink.probes GROUP BY kind ORDER BY kind" | tr '\t\n' ',,')
+	want=$("$IOTRAIL" report --json "$TMP/usink.trail" | jq -r '"begin,\(.uprobes.probes[0].hits),end,\(.uprobes.probes[1].hits),span,\(.uprobes.spans[0].count),"')
+	if [ $rec_rc = 0 ] && [ "$got" = "$want" ] && [ "$got" = "begin,20,end,20,span,20," ]; then
+		pass "clickhouse_sink_probes (record --usdt --sink: probes rows by kind $got == the file's report, usdt_demo's 20 pairs)"
+	else
+		fail clickhouse_sink_probes "exit $rec_rc; rows '$got', the report '$want'; $(tail -1 "$TMP/usink.out")"
+	fi
+else
+	skip clickhouse_sink_probes "$DEMO is not built (make; needs systemtap-sdt-dev)"
+fi
 
 # the server dies mid-recording (last: it is not started again): once
 # rows are in, the server is killed, the command lets its second half

@@ -43,4 +43,29 @@ for layer in nvme nvmet nvme-tcp nvmet-tcp; do
 		pass "$name (available=$avail${reason:+: $reason})"
 	fi
 done
+# F2FS's tracepoints (record --f2fs): each listed under the fs layer,
+# usable exactly when tracefs has it (the f2fs module loaded, or built in)
+f2fs_bad="" f2fs_seen=""
+for tp in f2fs_gc_begin f2fs_gc_end f2fs_background_gc f2fs_write_checkpoint f2fs_submit_page_write; do
+	sel=".layers[] | select(.name == \"fs\") | .hooks[] | select(.name == \"$tp\")"
+	hook=$(jq -r "$sel | .hook" "$TMP/probe.json")
+	reason=$(jq -r "$sel | .why" "$TMP/probe.json")
+	truth=no
+	[ -d $tracefs/events/f2fs/$tp ] && truth=yes
+	if [ -z "$hook" ]; then
+		f2fs_bad="$f2fs_bad; $tp not listed"
+	elif [ "$truth" = yes ] && [ "$hook" = none ]; then
+		f2fs_bad="$f2fs_bad; $tp unusable ($reason), but tracefs has it"
+	elif [ "$truth" = no ] && [ "$hook" != none ]; then
+		f2fs_bad="$f2fs_bad; $tp usable with $hook, but tracefs has no such tracepoint"
+	elif [ "$truth" = no ] && [ -z "$reason" ]; then
+		f2fs_bad="$f2fs_bad; $tp unusable without a reason"
+	fi
+	f2fs_seen="$f2fs_seen $tp=$hook"
+done
+if [ -n "$f2fs_bad" ]; then
+	fail probe_f2fs "${f2fs_bad#; }"
+else
+	pass "probe_f2fs (as tracefs has them:$f2fs_seen; $(jq -r '.layers[] | select(.name == "fs") | .hooks[0] | .why + (if .fix != "" then "; fix: " + .fix else "" end)' "$TMP/probe.json"))"
+fi
 exit ${FAILED:-0}

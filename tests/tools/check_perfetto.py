@@ -24,7 +24,16 @@ json, nothing of iotrail's):
     `iotrail report --machine N --json` (REPORT_MN.json, N = 1, 2, ...);
     a machine's tracks without its report fail; each target device I/O of
     the fabric view (tdev.q2d) starts within 1 us of a target machine's
-    block slice (its clock moved onto machine 0's as the fabric view's).
+    block slice (its clock moved onto machine 0's as the fabric view's);
+  - user-space probes (the report has `uprobes`): per span, as many
+    "probe" slices named by it as the report's count, their longest its
+    max_ns and their sum within count/2 ns of avg_ns * count (avg_ns is
+    the sum divided, rounded); "probe" instants: the hits of the probes that start
+    or end no span; every slice and instant on a "probes pid P" process;
+  - F2FS (the report has `f2fs`): "gc" slices == the report's GC rounds
+    with an end, each the same duration (exact, as multisets); "gc (no
+    end)" instants the others; "checkpoint" slices and durations the same
+    against its checkpoints; "background gc" instants == its wake-ups.
 
 usage: check_perfetto.py TRACE.json REPORT.json [REPORT_M1.json ...]
 Prints one line per check; exit 1 at the first failure.
@@ -229,6 +238,9 @@ def main():
               % (matched, len(want_n), ", ".join("%s %d us" % (s, want_ns[s] // 1000)
                                                  for s in sorted(want_n)), to_fabric, to_target))
 
+    check_probes(evs, rep)
+    check_f2fs(evs, rep)
+
     # the target machines' block I/O on machine 0's clock as the fabric view
     # placed their commands: each target device I/O (tdev.q2d starts at its
     # Q) starts where a block slice of a machine 1.. does (within 1 us: the
@@ -261,6 +273,66 @@ def main():
                  % (iops // 10, r["ios"]))
         print(tag + "ok: %d queue depth samples == report's; IOPS counters add up to the "
               "report's ios" % len(qd))
+
+SPAN_SUFFIXES = (("__start", "__done"), ("-start", "-done"), ("__begin", "__end"))
+
+
+def check_probes(evs, rep):
+    up = rep.get("uprobes")
+    mine = [e for e in evs if e.get("cat") == "probe"]
+    if up is None:
+        if mine:
+            fail("%d probe events, the report has no user-space probes" % len(mine))
+        return
+    procs = {e["pid"]: e["args"]["name"] for e in evs
+             if e["ph"] == "M" and e["name"] == "process_name"}
+    for e in mine:
+        if not procs.get(e["pid"], "").startswith("probes pid "):
+            fail("probe event %s on process %r" % (e["name"], procs.get(e["pid"])))
+    span_probes = set()
+    for sp in up["spans"]:
+        for a, b in SPAN_SUFFIXES:
+            span_probes.update((sp["name"] + a, sp["name"] + b))
+        sl = [ns(e["dur"]) for e in mine if e["ph"] == "X" and e["name"] == sp["name"]]
+        if len(sl) != sp["count"]:
+            fail("span %s: %d slices, the report has %d" % (sp["name"], len(sl), sp["count"]))
+        total = sum(sl)
+        if sl and (max(sl) != sp["max_ns"] or
+                   2 * abs(total - sp["avg_ns"] * sp["count"]) > sp["count"]):
+            fail("span %s: slices sum to %d ns, longest %d; the report: avg %d x %d, max %d"
+                 % (sp["name"], total, max(sl), sp["avg_ns"], sp["count"], sp["max_ns"]))
+        print("ok: span %s: %d slices == report count, sum %d ns ~ avg_ns x count, max == "
+              "max_ns" % (sp["name"], len(sl), total))
+    want = sum(p["hits"] for p in up["probes"] if p["label"] not in span_probes)
+    got = sum(1 for e in mine if e["ph"] == "i")
+    if got != want:
+        fail("%d probe instants, the report has %d hits of probes outside spans" % (got, want))
+    print("ok: %d probe instants == the report's hits of probes outside spans" % got)
+
+
+def check_f2fs(evs, rep):
+    f2 = rep.get("f2fs")
+    mine = [e for e in evs if e.get("cat") == "f2fs"]
+    if f2 is None:
+        if mine:
+            fail("%d F2FS events, the report has no F2FS section" % len(mine))
+        return
+    for what, rows in (("gc", f2["gc_rounds"]), ("checkpoint", f2["checkpoints"])):
+        want = sorted(r["duration_ns"] for r in rows if "duration_ns" in r)
+        got = sorted(ns(e["dur"]) for e in mine if e["ph"] == "X" and e["name"] == what)
+        if got != want:
+            fail("%s slices of %s ns, the report's %s" % (what, got, want))
+        open_ = sum(1 for e in mine if e["ph"] == "i" and e["name"] == what + " (no end)")
+        if open_ != len(rows) - len(want):
+            fail("%d %s without an end, the report has %d" % (open_, what, len(rows) - len(want)))
+        print("ok: %d %s slices, durations == the report's (%s ns); %d without an end"
+              % (len(got), what, ", ".join(map(str, got)), open_))
+    bg = sum(1 for e in mine if e["ph"] == "i" and e["name"] == "background gc")
+    if bg != f2["background_gc_wakeups"]:
+        fail("%d background gc instants, the report has %d wake-ups"
+             % (bg, f2["background_gc_wakeups"]))
+    print("ok: %d background gc instants == the report's wake-ups" % bg)
+
 
 if __name__ == "__main__":
     main()

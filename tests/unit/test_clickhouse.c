@@ -15,6 +15,8 @@
 #include "analyze/layer.h"
 #include "export/clickhouse.h"
 #include "export/exporter.h"
+#include "layers/fs/f2fs.h"
+#include "layers/uprobe/uprobe.h"
 
 extern const struct it_exporter it_export_clickhouse;
 
@@ -78,8 +80,10 @@ static int fake_post(void *conn, const char *query, const void *body, size_t len
 }
 
 /* The value of column name in each row of table t, as a signed 64-bit
- * integer (numbers only); returns the rows decoded, -1 on a bad encoding. */
-static long decode(const struct fake *f, unsigned t, const char *name, int64_t *out, size_t max)
+ * integer (numbers), or into strs (strings; may be NULL); returns the rows
+ * decoded, -1 on a bad encoding. */
+static long decode_any(const struct fake *f, unsigned t, const char *name, int64_t *out,
+		       char (*strs)[64], size_t max)
 {
 	char types[64][16], names[64][32];
 	unsigned ncol = 0;
@@ -108,6 +112,8 @@ static long decode(const struct fake *f, unsigned t, const char *name, int64_t *
 					n |= (uint64_t)(v[k] & 0x7f) << sh, sh += 7;
 				while (v[k++] & 0x80);
 				w = k + n;
+				if (strs && !strcmp(names[c], name))
+					snprintf(strs[rows], 64, "%.*s", (int)(n < 63 ? n : 63), v + k);
 			} else {
 				w = strstr(types[c], "64") ? 8 : strstr(types[c], "32") || !strcmp(types[c], "DateTime") ? 4 :
 				    strstr(types[c], "16") || !strcmp(types[c], "Date") ? 2 : 1;
@@ -117,13 +123,18 @@ static long decode(const struct fake *f, unsigned t, const char *name, int64_t *
 			}
 			if (off + w > f->len[t])
 				return -1;
-			if (!strcmp(names[c], name))
+			if (out && !strcmp(names[c], name))
 				out[rows] = val;
 			off += w;
 		}
 		rows++;
 	}
 	return rows;
+}
+
+static long decode(const struct fake *f, unsigned t, const char *name, int64_t *out, size_t max)
+{
+	return decode_any(f, t, name, out, NULL, max);
 }
 
 static const struct it_host_rec host = {
@@ -244,4 +255,100 @@ TEST(clickhouse_schema_in_the_doc)
 	ASSERT_TRUE(it_clickhouse_name_ok("iotrail_2"), "a plain name");
 	ASSERT_TRUE(!it_clickhouse_name_ok("a;DROP"), "not a plain name");
 	ASSERT_TRUE(!it_clickhouse_name_ok("9x"), "not starting with a digit");
+}
+
+/* The uprobe and fs analysis layers publish on the bus the exporter
+ * listens to: their hits, spans, GC rounds (and files moved),
+ * checkpoints and wake-ups become rows of probes and f2fs_events. */
+TEST(clickhouse_probe_and_f2fs_rows)
+{
+	struct fake f = { .count_answer = "0" };
+	struct it_bus bus = { 0 };
+	struct it_layer_opts opts = { 0 };
+	struct it_pass_info info = { .host = &host, .bus = &bus, .opts = &opts,
+				     .layers = (1u << IT_LAYER_UPROBE) | (1u << IT_LAYER_FS) };
+	struct it_export_url u = { .url = "http://fake", .database = "db", .post = fake_post, .conn = &f };
+	const struct it_exporter *x = &it_export_clickhouse;
+	void *self = x->open_url(&u, &info);
+	void *up = it_layer_uprobe.new(&info), *fs = it_layer_fs.new(&info);
+	struct it_uprobe_def defs[3] = { { .probe = 0, .kind = IT_UPROBE_USDT, .label = "q__start" },
+					 { .probe = 1, .kind = IT_UPROBE_USDT, .label = "q__done" },
+					 { .probe = 2, .kind = IT_UPROBE_FUNC, .label = "tick" } };
+	struct it_uprobe_hit hits[] = {
+		{ .ts_ns = 2000, .pid = 7, .tid = 8, .probe = 0, .nargs = 2, .args = { 5, (uint64_t)-3 } },
+		{ .ts_ns = 2500, .pid = 7, .tid = 8, .probe = 2 },
+		{ .ts_ns = 9000, .pid = 7, .tid = 8, .probe = 1, .nargs = 1, .args = { 6 } },
+	};
+	/* a GC round that moved two blocks of inode 12 (no snapshot: zones
+	 * unknown), a checkpoint, a background GC wake-up */
+	uint32_t dev = 253u << 20 | 1;
+	struct it_f2fs_event ev[] = {
+		{ .ts_ns = 3000, .dev = dev, .kind = IT_F2FS_GC_BEGIN, .pid = 9, .tid = 9, .a = 1, .b = 40 },
+		{ .ts_ns = 3100, .dev = dev, .kind = IT_F2FS_GC_WRITE, .pid = 9, .tid = 9, .a = 12,
+		  .c = 100 | 200ull << 32 },
+		{ .ts_ns = 3200, .dev = dev, .kind = IT_F2FS_GC_WRITE, .pid = 9, .tid = 9, .a = 12,
+		  .c = 101 | 201ull << 32 },
+		{ .ts_ns = 4000, .dev = dev, .kind = IT_F2FS_GC_END, .pid = 9, .tid = 9, .b = 2, .c = 1, .d = 41 },
+		{ .ts_ns = 5000, .dev = dev, .kind = IT_F2FS_CHECKPOINT, .pid = 9, .tid = 10, .a = 4 },
+		{ .ts_ns = 5600, .dev = dev, .kind = IT_F2FS_CHECKPOINT, .pid = 9, .tid = 10, .a = 4 },
+		{ .ts_ns = 6000, .dev = dev, .kind = IT_F2FS_BG_GC, .pid = 3, .tid = 3, .a = 30000 },
+	};
+	struct it_span span = { 0 };
+	int64_t start[8], dur[8], nargs[8], arg0[8], arg1[8], bytes[8], zone[8];
+	char kind[8][64] = { { 0 } }, label[8][64] = { { 0 } }, file[8][64] = { { 0 } };
+
+	memcpy(&ev[4].c, "start block_ops", 16);
+	memcpy(&ev[5].c, "finish checkpoint", 16); /* the phase's first 16 bytes, in c and d */
+	ASSERT_TRUE(self && up && fs && !x->error(self), "the exporter and the layers");
+	ASSERT_EQ(it_layer_uprobe.feed(up, IT_CHUNK_UPROBE_DEFS, defs, sizeof(defs), 3), 0, "defs");
+	ASSERT_EQ(it_layer_uprobe.feed(up, IT_CHUNK_UPROBE_HITS, hits, sizeof(hits), 3), 0, "hits");
+	ASSERT_EQ(it_layer_fs.feed(fs, IT_CHUNK_FS_F2FS, ev, sizeof(ev), 7), 0, "F2FS events");
+	ASSERT_EQ(it_layer_uprobe.finish(up, &span), 0, "uprobe finish");
+	ASSERT_EQ(it_layer_fs.finish(fs, &span), 0, "fs finish (publishes)");
+	ASSERT_EQ(x->finish(self), 4 + 4, "rows: 3 hits and a span, gc + gc_move + checkpoint + wake-up");
+
+	ASSERT_EQ(decode_any(&f, IT_CH_PROBES, "kind", NULL, kind, 8), 4, "four probe rows");
+	decode_any(&f, IT_CH_PROBES, "label", NULL, label, 8);
+	decode(&f, IT_CH_PROBES, "start_ns", start, 8);
+	decode(&f, IT_CH_PROBES, "duration_ns", dur, 8);
+	decode(&f, IT_CH_PROBES, "nargs", nargs, 8);
+	decode(&f, IT_CH_PROBES, "arg0", arg0, 8);
+	decode(&f, IT_CH_PROBES, "arg1", arg1, 8);
+	/* in time order; the span right after the hit that closed it */
+	ASSERT_TRUE(!strcmp(kind[0], "begin") && !strcmp(label[0], "q__start"), "q__start: begin");
+	ASSERT_EQ(nargs[0], 2, "its arguments");
+	ASSERT_EQ(arg0[0], 5, "arg0");
+	ASSERT_EQ(arg1[0], -3, "arg1, signed");
+	ASSERT_TRUE(!strcmp(kind[1], "event") && !strcmp(label[1], "tick"), "tick: an event");
+	ASSERT_EQ(nargs[1], 0, "a uprobe has no arguments");
+	ASSERT_TRUE(!strcmp(kind[2], "end") && !strcmp(label[2], "q__done"), "q__done: end");
+	ASSERT_TRUE(!strcmp(kind[3], "span") && !strcmp(label[3], "q"), "then the span q");
+	ASSERT_EQ(start[3], 2000 - 1000, "from its start, since the recording's start");
+	ASSERT_EQ(dur[3], 7000, "to its done");
+	ASSERT_EQ(arg0[3], 5, "with its start's arguments");
+	ASSERT_EQ(dur[0], 0, "a hit has no duration");
+
+	ASSERT_EQ(decode_any(&f, IT_CH_F2FS, "kind", NULL, kind, 8), 4, "four F2FS rows");
+	decode_any(&f, IT_CH_F2FS, "file", NULL, file, 8);
+	decode(&f, IT_CH_F2FS, "duration_ns", dur, 8);
+	decode(&f, IT_CH_F2FS, "moved_bytes", bytes, 8);
+	decode(&f, IT_CH_F2FS, "from_zone", zone, 8);
+	decode(&f, IT_CH_F2FS, "start_ns", start, 8);
+	ASSERT_TRUE(!strcmp(kind[0], "gc") && dur[0] == 1000, "the round, 1 us");
+	ASSERT_TRUE(!strcmp(kind[1], "gc_move") && !strcmp(file[1], "inode 12"), "what it moved");
+	ASSERT_EQ(bytes[1], 2 * 4096, "two blocks");
+	ASSERT_EQ(zone[1], -1, "no zone table: not known");
+	ASSERT_EQ(start[1], 3000 - 1000, "at its round's start");
+	ASSERT_TRUE(!strcmp(kind[2], "checkpoint") && dur[2] == 600, "the checkpoint, 600 ns");
+	ASSERT_TRUE(!strcmp(kind[3], "background_gc") && dur[3] == 0, "the wake-up");
+	int64_t recs[2];
+	decode(&f, IT_CH_RECORDINGS, "probes", recs, 2);
+	ASSERT_EQ(recs[0], 4, "the recording counts the probes rows");
+	decode(&f, IT_CH_RECORDINGS, "f2fs_events", recs, 2);
+	ASSERT_EQ(recs[0], 4, "and the F2FS rows");
+	it_layer_uprobe.free(up);
+	it_layer_fs.free(fs);
+	x->free(self);
+	for (unsigned t = 0; t < IT_CH_TABLES; t++)
+		free(f.rows[t]);
 }

@@ -14,6 +14,7 @@
 #include "export/exporter.h"
 #include "harness.h"
 #include "layers/fabric/clock.h"
+#include "layers/fs/f2fs_analysis.h"
 #include "layer_table.h"
 #include "tracefile.h"
 #include "unit/synth.h"
@@ -171,5 +172,70 @@ TEST(export_perfetto_machines)
 	ASSERT_TRUE(strstr(text, "{\"ph\":\"X\",\"cat\":\"stage\",\"name\":\"Q2D\",\"pid\":500002,"
 				 "\"tid\":500002000,\"ts\":9.500,\"dur\":0.100}"),
 		    "its Q2D moved with it");
+	free(text);
+}
+
+/* Probe rows through the Perfetto exporter: two overlapping spans of one
+ * label in one process (two threads) on two threads of its process,
+ * "work" and "work 2"; an event an instant with its arguments; a span's
+ * begin and end hits not drawn. An F2FS round without its end: an
+ * instant "gc (no end)" on the device's process. */
+TEST(export_perfetto_probes_f2fs)
+{
+	const struct it_exporter *x = it_exporter_find("perfetto");
+	struct it_host_rec host = { .hostname = "h" };
+	struct it_bus bus = { 0 };
+	struct it_pass_info info = { .host = &host, .bus = &bus };
+	uint64_t args[2] = { 7, (uint64_t)-1 };
+	struct it_bus_probe rows[] = {
+		{ .kind = IT_PROBE_BEGIN, .label = "work__start", .ts_ns = 1000, .pid = 5, .tid = 5 },
+		{ .kind = IT_PROBE_EVENT, .label = "tick", .ts_ns = 1500, .pid = 5, .tid = 5,
+		  .nargs = 2, .args = args },
+		{ .kind = IT_PROBE_SPAN, .label = "work", .ts_ns = 1000, .duration_ns = 2000,
+		  .pid = 5, .tid = 5, .nargs = 1, .args = args },
+		{ .kind = IT_PROBE_SPAN, .label = "work", .ts_ns = 2000, .duration_ns = 2000,
+		  .pid = 5, .tid = 6 },
+		{ .kind = IT_PROBE_END, .label = "work__done", .ts_ns = 4000, .pid = 5, .tid = 6 },
+	};
+	struct it_bus_f2fs gc = { .kind = IT_F2FS_ROW_GC, .dev = IT_MKDEV(254, 0), .start_ns = 5000,
+				  .tid = 9, .foreground = true };
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	void *self;
+
+	if (!ASSERT_NOT_NULL(x, "the perfetto exporter") || !ASSERT_NOT_NULL(out, "open_memstream"))
+		return;
+	self = x->open(out, &info);
+	if (!ASSERT_NOT_NULL(self, "open"))
+		return;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		it_bus_publish(&bus, IT_BUS_PROBE, &rows[i]);
+	it_bus_publish(&bus, IT_BUS_F2FS, &gc);
+	ASSERT_EQ(x->finish(self), 4, "records: the event, two spans, the round");
+	x->free(self);
+	fclose(out);
+	text = text ? text : strdup("");
+	ASSERT_TRUE(strstr(text, "\"args\":{\"name\":\"probes pid 5\"}"), "the process's name");
+	ASSERT_TRUE(strstr(text, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"probe\",\"name\":\"tick\","
+				 "\"pid\":600000,\"tid\":700000000000,\"ts\":1.500,"
+				 "\"args\":{\"tid\":5,\"arg0\":7,\"arg1\":-1}}"),
+		    "the event: an instant with its arguments, signed");
+	ASSERT_TRUE(strstr(text, "{\"ph\":\"X\",\"cat\":\"probe\",\"name\":\"work\",\"pid\":600000,"
+				 "\"tid\":700000000064,\"ts\":1.000,\"dur\":2.000,"
+				 "\"args\":{\"tid\":5,\"arg0\":7}}"),
+		    "the first span on the label's thread");
+	ASSERT_TRUE(strstr(text, "{\"ph\":\"X\",\"cat\":\"probe\",\"name\":\"work\",\"pid\":600000,"
+				 "\"tid\":700000000065,\"ts\":2.000,\"dur\":2.000,"
+				 "\"args\":{\"tid\":6}}"),
+		    "the overlapping one on a second thread");
+	ASSERT_TRUE(strstr(text, "\"tid\":700000000065,\"args\":{\"name\":\"work 2\"}"),
+		    "named work 2");
+	ASSERT_TRUE(!strstr(text, "work__start") && !strstr(text, "work__done"),
+		    "begin and end hits: their span's slice");
+	ASSERT_TRUE(strstr(text, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"f2fs\",\"name\":\"gc (no end)\","
+				 "\"pid\":600001,"),
+		    "a round without its end: an instant");
+	ASSERT_TRUE(strstr(text, "\"args\":{\"name\":\"f2fs 254:0\"}"), "on its device's process");
 	free(text);
 }

@@ -23,7 +23,8 @@
 # writes of those rounds name f2 and f4, 1 MiB each, moved from the zone
 # `iotrail extents` saw them in before to the one it sees after; the
 # checkpoints the syncs and the GC wrote, each closed; the text report's
-# lines fit 100 columns.
+# lines fit 100 columns. `iotrail probe --layer fs` in the same boot
+# (after the recording attached them): F2FS's five tracepoints usable.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/vm/lib.sh
 
@@ -57,7 +58,7 @@ build/iotrail report --zones --json $out/zns.trail > $out/zns.json
 build/iotrail report --zones $out/zns.trail > $out/zns.txt
 GUEST
 f2fs_names="vm_extents_f2fs_zones vm_extents_f2fs_gc vm_record_extents_f2fs_gc vm_extents_f2fs_segment_types
-	    vm_record_f2fs_gc_rounds vm_record_f2fs_gc_moves vm_record_f2fs_checkpoints"
+	    vm_record_f2fs_gc_rounds vm_record_f2fs_gc_moves vm_record_f2fs_checkpoints vm_probe_f2fs"
 f2fs_why=""
 command -v mkfs.f2fs > /dev/null || f2fs_why="mkfs.f2fs is not installed (f2fs-tools; scripts/install-deps.sh)"
 [ -x build/tests/f2fs_gc ] || f2fs_why=${f2fs_why:-"build/tests/f2fs_gc is not built (make)"}
@@ -88,6 +89,10 @@ md5sum /tmp/f2fs/f2 /tmp/f2fs/f4 > $out/f2fs.md5.after
 build/iotrail extents --json /tmp/f2fs > $out/f2fs.after.json
 read -r t1 _ < /proc/uptime
 echo "\$t0 \$t1" > $out/f2fs.time
+read -r p0 _ < /proc/uptime
+build/iotrail probe --layer fs --json > $out/probe.fs.json
+read -r p1 _ < /proc/uptime
+echo "\$p0 \$p1" > $out/probe.time
 ) > $out/f2fs.log 2>&1
 GUEST
 fi
@@ -264,9 +269,24 @@ f2fs_event_checks() {
 		fail vm_record_f2fs_checkpoints "$ncp checkpoints (want >= 1), $open without their end, $lost events lost"
 	fi
 }
+# the recording attached the five tracepoints (its F2FS events): probe
+# must call each usable
+probe_f2fs_check() {
+	local P=$out/probe.fs.json hooks
+	hooks=$(jq -r '[.layers[] | select(.name == "fs") | .hooks[] | "\(.name)=\(.hook)"] | join(" ")' "$P" 2>/dev/null)
+	if [ -z "$hooks" ]; then
+		fail vm_probe_f2fs "no probe output from the guest: $(tail -n2 "$out/f2fs.log" 2>/dev/null | tr '\n' ' ')"
+	elif [ "$(jq '.f2fs.gc_rounds | length' "$TMP/f2fs.report.json" 2>/dev/null)" -ge 1 ] 2>/dev/null &&
+	     [ "$(echo "$hooks" | tr ' ' '\n' | grep -c '=\(tp_btf\|raw_tp\|tracepoint\)$')" = 5 ]; then
+		pass "vm_probe_f2fs (the recording had F2FS's events; probe --layer fs: $hooks; took $(awk '{ printf "%.1f", $2 - $1 }' "$out/probe.time") s in the guest)"
+	else
+		fail vm_probe_f2fs "probe --layer fs: $hooks; the recording's GC rounds: $(jq '.f2fs.gc_rounds | length' "$TMP/f2fs.report.json" 2>/dev/null)"
+	fi
+}
 if [ -n "$f2fs_why" ]; then
 	for n in $f2fs_names; do skip "$n" "$f2fs_why"; done
 else
 	f2fs_checks
+	probe_f2fs_check
 fi
 exit $FAILED

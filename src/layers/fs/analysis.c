@@ -26,17 +26,19 @@ struct fs_state {
 	struct it_fs_delta delta;
 	bool complete;               /* both snapshots read and compared */
 	struct it_f2fs_an *f2fs;     /* F2FS's tracepoint events */
+	const struct it_bus *bus;    /* its rounds and checkpoints published at the end */
 };
 
 static void *fs_new(const struct it_pass_info *info)
 {
 	struct fs_state *st = calloc(1, sizeof(struct fs_state));
 
-	(void)info;
 	if (st && !(st->f2fs = it_f2fs_an_new())) {
 		free(st);
 		return NULL;
 	}
+	if (st && info) /* NULL: no pass (the unit tests' reports) */
+		st->bus = info->bus;
 	return st;
 }
 
@@ -93,7 +95,8 @@ static int zone_refs(const struct it_fs_delta *d, struct fs_zones *z)
 static int fs_finish(void *self, const struct it_span *span)
 {
 	struct fs_state *st = self;
-	if (it_fs_snapshots_finish(&st->ss) || it_f2fs_an_finish(st->f2fs, &st->ss, span->lost))
+	if (it_fs_snapshots_finish(&st->ss) || it_f2fs_an_finish(st->f2fs, &st->ss, span->lost) ||
+	    it_f2fs_an_publish(st->f2fs, st->bus))
 		return -1;
 	if (!st->ss.have[IT_FS_START] || !st->ss.have[IT_FS_END])
 		return 0;

@@ -16,6 +16,7 @@
 #include <sys/sysmacros.h>
 
 #include "analyze/json_writer.h"
+#include "analyze/layer.h"
 #include "extents/snapshot.h"
 #include "layers/fs/f2fs_analysis.h"
 
@@ -33,7 +34,7 @@ struct move {                      /* blocks of one file moved between two zones
 
 struct round {
 	uint64_t begin, end;       /* end 0: not seen */
-	uint32_t dev, tid;
+	uint32_t dev, pid, tid;
 	bool fg;
 	int64_t ret;
 	uint64_t segs, secs, free_before, free_after;
@@ -259,7 +260,8 @@ int it_f2fs_an_finish(struct it_f2fs_an *an, const struct it_fs_snapshots *ss, u
 			if (!r)
 				return -1;
 			an->r = r;
-			r[an->nr++] = (struct round){ .begin = e->ts_ns, .dev = e->dev, .tid = e->tid,
+			r[an->nr++] = (struct round){ .begin = e->ts_ns, .dev = e->dev, .pid = e->pid,
+						      .tid = e->tid,
 						      .fg = e->a, .free_before = e->b };
 		} else if (e->kind == IT_F2FS_GC_END && open) {
 			open->end = e->ts_ns;
@@ -548,6 +550,65 @@ void it_f2fs_an_log(const struct it_f2fs_an *an, FILE *f, uint64_t t0, uint64_t 
 			fputc('\n', f);
 		}
 	}
+}
+
+void it_f2fs_reason_text(uint32_t reason, char *out, size_t len)
+{
+	reason_text(reason, out, len);
+}
+
+static int publish_round(const struct round *r, const struct it_bus *bus)
+{
+	struct it_f2fs_moved *mv = calloc(r->nmoves ? r->nmoves : 1, sizeof(*mv));
+	struct it_bus_f2fs m = { .kind = IT_F2FS_ROW_GC, .dev = r->dev, .start_ns = r->begin,
+				 .end_ns = r->end, .pid = r->pid, .tid = r->tid, .foreground = r->fg,
+				 .ret = r->ret, .segments_freed = r->segs, .sections_freed = r->secs,
+				 .free_before = r->free_before, .free_after = r->free_after,
+				 .data_blocks = r->blocks[0], .node_blocks = r->blocks[1],
+				 .moved = mv, .nmoved = r->nmoves };
+
+	if (!mv)
+		return -1;
+	for (uint32_t k = 0; k < r->nmoves; k++)
+		mv[k] = (struct it_f2fs_moved){ r->moves[k].path, r->moves[k].ino, r->moves[k].from,
+						r->moves[k].to, r->moves[k].bytes };
+	it_bus_publish(bus, IT_BUS_F2FS, &m);
+	free(mv);
+	return 0;
+}
+
+int it_f2fs_an_publish(const struct it_f2fs_an *an, const struct it_bus *bus)
+{
+	size_t nr = 0, ncp = 0;
+
+	if (!an || !it_bus_wanted(bus, IT_BUS_F2FS))
+		return 0;
+	/* finish made a round per gc_begin and a checkpoint per "start
+	 * block_ops", in this order: the k-th of each is the k-th met */
+	for (size_t i = 0; i < an->n; i++) {
+		const struct it_f2fs_event *e = &an->ev[i];
+
+		if (e->kind == IT_F2FS_GC_BEGIN && nr < an->nr) {
+			if (publish_round(&an->r[nr++], bus))
+				return -1;
+		} else if (e->kind == IT_F2FS_CHECKPOINT && phase_is(e, "start block_ops") &&
+			   ncp < an->ncp) {
+			const struct checkpoint *c = &an->cp[ncp++];
+			struct it_bus_f2fs m = { .kind = IT_F2FS_ROW_CHECKPOINT, .dev = c->dev,
+						 .start_ns = c->begin, .end_ns = c->end,
+						 .pid = e->pid, .tid = e->tid, .reason = c->reason };
+
+			it_bus_publish(bus, IT_BUS_F2FS, &m);
+		} else if (e->kind == IT_F2FS_BG_GC) {
+			struct it_bus_f2fs m = { .kind = IT_F2FS_ROW_BG_GC, .dev = e->dev,
+						 .start_ns = e->ts_ns, .pid = e->pid, .tid = e->tid,
+						 .wait_ms = e->a, .prefree = e->b,
+						 .free_segments = e->c };
+
+			it_bus_publish(bus, IT_BUS_F2FS, &m);
+		}
+	}
+	return 0;
 }
 
 void it_f2fs_an_free(struct it_f2fs_an *an)

@@ -269,12 +269,26 @@ static void fs_free(void)
 	fs.idle_ring = -1;
 }
 
+/* F2FS's tracepoints that --f2fs attaches (f2fs.bpf.c, as raw tracepoints
+ * of the f2fs module), for `iotrail probe` to list: no program here, the
+ * F2FS object loads them itself, and they are optional (--extents alone
+ * needs none). */
+static const struct it_hook_def f2fs_hooks[] = {
+	{ .name = "f2fs_gc_begin", .category = "f2fs", .module = "f2fs", .optional = true },
+	{ .name = "f2fs_gc_end", .category = "f2fs", .module = "f2fs", .optional = true },
+	{ .name = "f2fs_background_gc", .category = "f2fs", .module = "f2fs", .optional = true },
+	{ .name = "f2fs_write_checkpoint", .category = "f2fs", .module = "f2fs", .optional = true },
+	{ .name = "f2fs_submit_page_write", .category = "f2fs", .module = "f2fs", .optional = true },
+};
+
 const struct it_layer_ops it_fs_layer = {
 	.name = "fs",
 	.id = IT_LAYER_FS,
 	.records = &it_fs_records,
 	.what = "file systems (--extents, --f2fs): files' extents at both ends, F2FS's GC, "
 		"checkpoints",
+	.hooks = f2fs_hooks,
+	.nhooks = sizeof(f2fs_hooks) / sizeof(f2fs_hooks[0]),
 	.options = options,
 	.usage = usage,
 	.parse = parse,

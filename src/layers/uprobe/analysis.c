@@ -60,6 +60,8 @@ struct io_done {
 struct open_start {
 	uint64_t ts;
 	uint32_t pid, tid;
+	uint32_t nargs;            /* its hit's arguments: the span's, for the exporters */
+	uint64_t args[IT_UPROBE_MAX_ARGS];
 };
 
 /* a closed span waiting for the block watermark to pass its end */
@@ -124,6 +126,7 @@ struct uprobes {
 	bool calls;                /* the trace has the syscall layer */
 	struct sync_call *syncs;   /* every sync call, in the order they were summed up */
 	size_t nsyncs, capsyncs;
+	struct it_bus *bus;        /* hits and spans published as taken (exporters) */
 };
 
 static uint64_t live(const struct uprobes *u)
@@ -274,6 +277,7 @@ static void *up_new(const struct it_pass_info *info)
 		return NULL;
 	}
 	u->block = info->layers & (1u << IT_LAYER_BLOCK);
+	u->bus = info->bus;
 	u->list = info->opts && (info->opts->events || info->opts->log);
 	if (u->block && info->bus &&
 	    (it_bus_subscribe(info->bus, IT_BUS_TRAIL_DONE, on_trail, u) ||
@@ -328,20 +332,49 @@ static int cmp_hit(const void *a, const void *b)
 	return x->ts_ns < y->ts_ns ? -1 : x->ts_ns > y->ts_ns;
 }
 
+/* A hit of a defined probe on the bus (the exporters' rows): an event,
+ * or a span's begin or end. */
+static void publish_hit(const struct uprobes *u, const struct it_uprobe_hit *h)
+{
+	const struct it_uprobe_def *d = &u->defs[h->probe];
+	struct it_bus_probe m = { .kind = IT_PROBE_EVENT, .label = d->label, .binary = d->binary,
+				  .ts_ns = h->ts_ns, .pid = h->pid, .tid = h->tid,
+				  .nargs = h->nargs < IT_UPROBE_MAX_ARGS ? h->nargs : IT_UPROBE_MAX_ARGS,
+				  .args = (const uint64_t *)h->args };
+
+	for (size_t i = 0; i < u->nspans; i++)
+		if (h->probe == u->spans[i].start)
+			m.kind = IT_PROBE_BEGIN;
+		else if (h->probe == u->spans[i].done)
+			m.kind = IT_PROBE_END;
+	it_bus_publish(u->bus, IT_BUS_PROBE, &m);
+}
+
 /* One hit, in time order: counted, and paired when it starts or ends a span. */
 static int take_hit(struct uprobes *u, const struct it_uprobe_hit *h)
 {
-	if (h->probe < IT_UPROBE_MAX && u->have[h->probe])
+	bool publish = it_bus_wanted(u->bus, IT_BUS_PROBE);
+
+	if (h->probe < IT_UPROBE_MAX && u->have[h->probe]) {
 		u->count[h->probe]++;
-	else
+		if (publish)
+			publish_hit(u, h);
+	} else {
 		u->bad_probe++;
+	}
 	for (size_t i = 0; i < u->nspans; i++) {
 		struct span_stat *s = &u->spans[i];
 
 		if (h->probe == s->start) {
 			if (reserve(&s->opens, &s->capopen, s->nopen + 1, sizeof(*s->opens), 16))
 				return -1;
-			s->opens[s->nopen++] = (struct open_start){ h->ts_ns, h->pid, h->tid };
+			struct open_start *o = &s->opens[s->nopen++];
+
+			*o = (struct open_start){ .ts = h->ts_ns, .pid = h->pid, .tid = h->tid };
+			if (publish) {
+				o->nargs = h->nargs < IT_UPROBE_MAX_ARGS ? h->nargs : IT_UPROBE_MAX_ARGS;
+				memcpy(o->args, h->args, sizeof(o->args));
+			}
 		} else if (h->probe == s->done) {
 			size_t j = s->nopen;
 
@@ -358,6 +391,15 @@ static int take_hit(struct uprobes *u, const struct it_uprobe_hit *h)
 			if (it_hist_add(&s->dur, h->ts_ns - b.ts))
 				return -1;
 			s->count++;
+			if (publish) {
+				struct it_bus_probe m = {
+					.kind = IT_PROBE_SPAN, .label = s->name,
+					.binary = u->defs[s->start].binary, .ts_ns = b.ts,
+					.duration_ns = h->ts_ns - b.ts, .pid = b.pid, .tid = b.tid,
+					.nargs = b.nargs, .args = b.args };
+
+				it_bus_publish(u->bus, IT_BUS_PROBE, &m);
+			}
 			if (s->nkept < SPAN_KEEP)
 				s->kept[s->nkept++] = (struct span_inst){ b.ts, h->ts_ns, b.pid, b.tid };
 			if (!u->block)
