@@ -5,13 +5,12 @@
 # (no nvme-cli) makes the target's null_blk namespace appear as an NVMe
 # namespace; the nvmet tracepoints exist; null_blk makes a zoned device
 # through its configfs; netem and tbf attach to lo and NVMe/TCP still works;
-# `iotrail cost --op dm-crypt` maps, reads through and removes dm-crypt;
-# `--op iotrail=nvme` runs the NVMe layer's recorder beside fio on nvme0n1.
+# `iotrail cost --op dm-crypt` maps, reads through and removes dm-crypt.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/vm/lib.sh
 
 names="vm_modules_load vm_module_params vm_nvme_tcp_loopback vm_nvmet_tracepoints
-       vm_null_blk_zoned vm_netem_tbf vm_f2fs vm_cost_dm_crypt vm_cost_iotrail_nvme"
+       vm_null_blk_zoned vm_netem_tbf vm_f2fs vm_cost_dm_crypt"
 why=$(vm_blocker)
 if [ -n "$why" ]; then
 	skip_all "$why" $names
@@ -80,13 +79,6 @@ echo "dmcrypt_rc=$?"
 echo "dmcrypt_err=$(grep -v ' run ' /tmp/dmcrypt.err | head -2 | tr '\n' ' ')"
 echo "dmcrypt_runs=$(jq -r '.operators[0] | "\(.name) \([.sizes[0].base_runs[], .sizes[0].with_runs[] | select(.iops > 0)] | length)"' /tmp/dmcrypt.json 2>/dev/null)"
 echo "dmcrypt_left=$(dmsetup ls 2>/dev/null | grep -c iotrail-cost) loops=$(losetup -a | grep -c iotrail-cost)"
-# --op iotrail=nvme on the NVMe/TCP namespace: the NVMe layer's recorder
-# beside fio (it must still run when each run starts, or cost fails)
-build/iotrail cost --op iotrail=nvme --dev nvme0n1 --sizes 4k --runs 1 --seconds 1 --ramp 0 --jobs 2 --json \
-	> /tmp/nvmecost.json 2> /tmp/nvmecost.err
-echo "nvmecost_rc=$?"
-echo "nvmecost_err=$(grep -v ' run ' /tmp/nvmecost.err | head -2 | tr '\n' ' ')"
-echo "nvmecost_runs=$(jq -r '.operators[0] | "\(.name) \([.sizes[0].base_runs[], .sizes[0].with_runs[] | select(.iops > 0)] | length)"' /tmp/nvmecost.json 2>/dev/null)"
 EOF
 vm vm_modules --modules nvme-tcp,nvmet-tcp,null_blk:nr_devices=1:gb=1:bs=4096 \
 	--modules f2fs,sch_netem,sch_tbf,loop,dm-crypt,xts,ecb -- bash "$TMP/modules.sh"
@@ -159,11 +151,5 @@ if { [ "$rc" = 0 ] || [ "$rc" = 3 ]; } && [ "$runs" = "dm-crypt 2" ] && [ "$left
 	pass "vm_cost_dm_crypt (iotrail cost --op dm-crypt: a base and a with run read, exit $rc; no mapping or loop device left)"
 else
 	fail vm_cost_dm_crypt "exit $rc, runs '$runs', left '$left': $(value dmcrypt_err vm_modules)"
-fi
-rc=$(value nvmecost_rc vm_modules) runs=$(value nvmecost_runs vm_modules)
-if { [ "$rc" = 0 ] || [ "$rc" = 3 ]; } && [ "$runs" = "iotrail=nvme 2" ]; then
-	pass "vm_cost_iotrail_nvme (iotrail cost --op iotrail=nvme --dev nvme0n1: a base and a with run read, exit $rc)"
-else
-	fail vm_cost_iotrail_nvme "exit $rc, runs '$runs': $(value nvmecost_err vm_modules)"
 fi
 exit $FAILED
