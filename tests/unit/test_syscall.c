@@ -465,7 +465,9 @@ TEST(report_wall_clock)
 /* One pass: the records come in any interleaving. A call waits for the
  * trails its thread may have queued during it (the block watermark) and
  * for its side records (a later side chunk), and is summed up in file
- * order; the result is the one of the sides-and-trails-first order. */
+ * order (its block part in its thread's order: a call of another thread
+ * does not wait); the result is the one of the sides-and-trails-first
+ * order. */
 TEST(syscall_one_pass_waits)
 {
 	struct it_sysan_opts o = { .events = true, .start_ns = 1000, .block = true };
