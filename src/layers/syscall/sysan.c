@@ -1584,7 +1584,13 @@ void it_sysan_block_open(struct it_sysan *s, uint64_t seen, const struct it_open
 	for (size_t i = 0; i < n; i++) {
 		struct tid_trails *tt;
 
-		/* a call exited before the watermark cannot own a trail after it */
+		/* a call exited before the watermark cannot own a trail after it.
+		 * An open trail keeps its thread and queue time to the end but
+		 * for a request merged into another's (stitch.c: the merged
+		 * trail takes the earlier queue time, its thread stays): a call
+		 * of that other thread could then have owned it, and one summed
+		 * up before the merge does not (the hour of long.trail had
+		 * three request merges; its report came out the same) */
 		if (!open[i].tid || open[i].q >= s->block_wm)
 			continue;
 		if (!(tt = tid_of(s, open[i].tid)))
