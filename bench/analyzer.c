@@ -5,13 +5,17 @@
  * analysing it, as `iotrail report` does. Goal: >= 5 million I/Os per
  * second on a 2-core machine.
  *
- *   build/bench/analyzer [-n IOS] [-o FILE] [-r] [-k] [-m] [-g] [-s CALLS]
+ *   build/bench/analyzer [-n IOS] [-o FILE] [-r] [-k] [-m] [-g] [-s CALLS] [-l]
  *     -n IOS   I/Os to generate (default 10000000)
  *     -s CALLS system calls per I/O too (a syscall layer, as `iotrail
  *              record`'s default): each I/O queued inside a pread64 or
  *              pwrite64 of its thread (the call owns it), and CALLS - 1
  *              calls without block I/O between the I/Os: a newfstatat
  *              of a name (a name record before it), then cached preads
+ *     -l       one I/O of a kernel thread (a writeback write, no calls),
+ *              queued and issued at the start, loses its completion event
+ *              and its request is never reused: its trail stays open to
+ *              the end (the block watermark held back all along)
  *     -g       only generate FILE (kept): bench/report_memory.sh's trace
  *     -o FILE  trace file (default $TMPDIR/iotrail-bench-analyzer.trail)
  *     -r       reuse FILE if it exists (skip generating)
@@ -297,7 +301,24 @@ static void one_io(struct gen *g)
 	d->next_sector[op] = sector + rq_bytes / 512;
 }
 
-static int generate(const char *path, uint64_t nios, uint32_t calls_per_io)
+/* -l: a kworker's write whose completion event is lost, on a request
+ * that is never used again (no tag of the device's: never reused). */
+static void lost_io(struct gen *g)
+{
+	const uint32_t tid = 5000;
+	const uint64_t bio = 0xffff8881ffff0000ull, rq = 0xffff8882ffff0000ull;
+	struct it_event *e = emit(g, IT_EV_TASK, g->now, 0, 0);
+
+	e->pid = tid;
+	e->tid = tid;
+	snprintf(e->comm, sizeof(e->comm), "kworker/u8:1");
+	io_event(g, IT_EV_BIO_QUEUE, g->now, bio, 0, g->d[0].dev, 1ull << 29, 4096, IT_OP_WRITE, tid);
+	io_event(g, IT_EV_RQ_ISSUE, g->now + 500, rq, bio, g->d[0].dev, 1ull << 29, 4096, IT_OP_WRITE,
+		 tid)->tag = 999;
+	g->now += 1000;
+}
+
+static int generate(const char *path, uint64_t nios, uint32_t calls_per_io, bool lose)
 {
 	static struct gen g;
 	struct it_host_rec host = { .hostname = "bench", .kernel = "synthetic", .clock = "monotonic",
@@ -341,6 +362,8 @@ static int generate(const char *path, uint64_t nios, uint32_t calls_per_io)
 	if (calls_per_io)
 		sys_side(&g, g.now);
 	g.now += 1000000;
+	if (lose)
+		lost_io(&g);
 	for (uint64_t i = 0; i < nios && !g.err; i++)
 		one_io(&g);
 	for (int i = 0; i < NDEV; i++)
@@ -479,11 +502,11 @@ int main(int argc, char **argv)
 	const char *tmp = getenv("TMPDIR");
 	char defpath[512];
 	const char *path = NULL;
-	bool reuse = false, keep = false, mem_only = false, gen_only = false;
+	bool reuse = false, keep = false, mem_only = false, gen_only = false, lose = false;
 	uint32_t calls_per_io = 0;
 	int c;
 
-	while ((c = getopt(argc, argv, "n:o:rkmgs:h")) != -1) {
+	while ((c = getopt(argc, argv, "n:o:rkmgs:lh")) != -1) {
 		switch (c) {
 		case 'n': nios = strtoull(optarg, NULL, 10); break;
 		case 'o': path = optarg; break;
@@ -492,8 +515,9 @@ int main(int argc, char **argv)
 		case 'm': mem_only = true; break;
 		case 'g': gen_only = true; break;
 		case 's': calls_per_io = (uint32_t)strtoul(optarg, NULL, 10); break;
+		case 'l': lose = true; break;
 		default:
-			fprintf(stderr, "usage: %s [-n IOS] [-o FILE] [-r] [-k] [-m] [-g] [-s CALLS]\n",
+			fprintf(stderr, "usage: %s [-n IOS] [-o FILE] [-r] [-k] [-m] [-g] [-s CALLS] [-l]\n",
 				argv[0]);
 			return c == 'h' ? 0 : 2;
 		}
@@ -506,7 +530,7 @@ int main(int argc, char **argv)
 	struct stat sb;
 	if (!(reuse && !stat(path, &sb))) {
 		double t0 = now_s();
-		if (generate(path, nios, calls_per_io))
+		if (generate(path, nios, calls_per_io, lose))
 			return 1;
 		stat(path, &sb);
 		printf("generated   %llu I/Os and %llu system calls into %s (%.0f MiB) in %.2f s\n",

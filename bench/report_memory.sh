@@ -9,7 +9,10 @@
 # With CALLS=N, the trace has a syscall layer too, N system calls per I/O
 # (bench/analyzer -s N: each I/O owned by a pread64/pwrite64 of its
 # thread, between them a newfstatat by name and cached preads): the
-# syscall layer's analysis on N times IOS calls.
+# syscall layer's analysis on N times IOS calls. With LOSE=1, a kworker's
+# write at the start loses its completion event (bench/analyzer -l): its
+# trail stays open to the end, as a lost completion holds the block
+# watermark back.
 # The traces go under $TMPDIR (else /tmp): about 48 bytes an I/O (4.8 GB
 # for 100M), removed at the end unless KEEP=1. Run it under
 # `flock -x /work/heavy.lock` on a shared machine.
@@ -22,8 +25,8 @@ GEN=${GEN:-$PWD/build/bench/analyzer}
 dir=${TMPDIR:-/tmp}
 [ $# -gt 0 ] || set -- 10000000
 for n in "$@"; do
-	trace=$dir/iotrail-report-memory.$n.${CALLS:-0}.trail
-	[ -s "$trace" ] || "$GEN" -g -n "$n" ${CALLS:+-s "$CALLS"} -o "$trace"
+	trace=$dir/iotrail-report-memory.$n.${CALLS:-0}${LOSE:+.lose}.trail
+	[ -s "$trace" ] || "$GEN" -g -n "$n" ${CALLS:+-s "$CALLS"} ${LOSE:+-l} -o "$trace"
 	size=$(stat -c %s "$trace")
 	for how in json text; do
 		flag=""; [ $how = json ] && flag=--json

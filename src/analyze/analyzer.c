@@ -197,6 +197,24 @@ uint64_t it_analyzer_oldest_open(const struct it_analyzer *a, uint64_t not_befor
 	return oldest;
 }
 
+size_t it_analyzer_open_trails(const struct it_analyzer *a, uint64_t not_before, uint64_t before,
+			       struct it_open_trail *out, size_t max)
+{
+	size_t n = 0;
+
+	for (uint32_t i = 0; i < a->nslots; i++) {
+		const struct slot *s = &a->slots[i];
+		uint64_t q = s->t.ts[IT_PT_Q];
+
+		if (s->state == SLOT_FREE || !q || q < not_before || q >= before)
+			continue;
+		if (n < max)
+			out[n] = (struct it_open_trail){ .tid = s->t.tid, .q = q };
+		n++;
+	}
+	return n;
+}
+
 const struct it_results *it_analyzer_results(const struct it_analyzer *a)
 {
 	return a->finished ? &a->res : NULL;

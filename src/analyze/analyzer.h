@@ -334,6 +334,17 @@ void it_analyzer_finish(struct it_analyzer *a, uint64_t end_ns);
  * not_before; UINT64_MAX when there is none. A scan of the open trails
  * (call it per batch, not per event). */
 uint64_t it_analyzer_oldest_open(const struct it_analyzer *a, uint64_t not_before);
+/* An open trail that has a queue time: the thread that queued it, and
+ * when (a system call of that thread may own it once it completes). */
+struct it_open_trail {
+	uint32_t tid;
+	uint64_t q;
+};
+/* The open trails queued in [not_before, before), into out[0..max): how
+ * many there are (more than max: call again with room for them). A scan
+ * of the open trails, as it_analyzer_oldest_open. */
+size_t it_analyzer_open_trails(const struct it_analyzer *a, uint64_t not_before, uint64_t before,
+			       struct it_open_trail *out, size_t max);
 /* Valid after it_analyzer_finish until it_analyzer_free. */
 const struct it_results *it_analyzer_results(const struct it_analyzer *a);
 /* Name of an interned comm id ("" for 0 / unknown). */

@@ -14,8 +14,11 @@ void it_hist_init(struct it_hist *h)
 
 void it_hist_free(struct it_hist *h)
 {
-	for (unsigned c = 0; c < IT_HIST_NCHUNKS; c++)
-		free(h->chunk[c]);
+	if (h->chunk) {
+		for (unsigned c = 0; c < IT_HIST_NCHUNKS; c++)
+			free(h->chunk[c]);
+		free(h->chunk);
+	}
 	it_hist_init(h);
 }
 
@@ -23,6 +26,28 @@ int it_hist_alloc_chunk(struct it_hist *h, unsigned c)
 {
 	h->chunk[c] = calloc(IT_HIST_SUB, sizeof(uint64_t));
 	return h->chunk[c] ? 0 : -1;
+}
+
+/* Bins v (count, sum, min and max are the caller's). */
+static int bin_add(struct it_hist *h, uint64_t v)
+{
+	unsigned idx = it_hist_index(v), c = idx / IT_HIST_SUB;
+
+	if (!h->chunk[c] && it_hist_alloc_chunk(h, c))
+		return -1;
+	h->chunk[c][idx % IT_HIST_SUB]++;
+	return 0;
+}
+
+int it_hist_alloc_table(struct it_hist *h)
+{
+	if (!(h->chunk = calloc(IT_HIST_NCHUNKS, sizeof(*h->chunk))))
+		return -1;
+	if (h->count >= 1 && bin_add(h, h->min))
+		return -1;
+	if (h->count >= 2 && bin_add(h, h->max))
+		return -1;
+	return 0;
 }
 
 uint64_t it_hist_bin_lo(unsigned idx)
@@ -51,6 +76,13 @@ int it_hist_merge(struct it_hist *dst, const struct it_hist *src)
 {
 	if (!src->count)
 		return 0;
+	if (!src->chunk) { /* min, and max when there are two */
+		int rc = it_hist_add(dst, src->min);
+
+		return src->count == 2 && it_hist_add(dst, src->max) ? -1 : rc;
+	}
+	if (!dst->chunk && it_hist_alloc_table(dst))
+		return -1;
 	dst->count += src->count;
 	dst->sum += src->sum;
 	if (src->min < dst->min)
@@ -88,6 +120,11 @@ void it_hist_percentiles(const struct it_hist *h, const double *pct, size_t n, u
 	if (!h->count) {
 		for (size_t k = 0; k < n; k++)
 			out[k] = 0;
+		return;
+	}
+	if (!h->chunk) { /* every rank is the first (min) or the last (max) */
+		for (size_t k = 0; k < n; k++)
+			out[k] = it_pct_rank(h->count, pct[k]) == h->count ? h->max : h->min;
 		return;
 	}
 	for (unsigned i = 0; i < IT_HIST_NBINS && j < n; i++) {

@@ -11,7 +11,10 @@
  * Bins live in chunks of 64 (one power of two each), allocated when a
  * value first falls there: a stage's values span a few powers of two, so
  * a histogram costs a few KiB however wide the range it could hold, and
- * a report grouped by pid with thousands of groups stays small.
+ * a report grouped by pid with thousands of groups stays small. The table
+ * of chunks is allocated with the third value: one or two values are
+ * min and max, so a histogram of few values (a file read once, of the
+ * hundred thousand a busy machine's report lists) costs its 40 bytes.
  */
 #ifndef IOTRAIL_ANALYZE_HIST_H
 #define IOTRAIL_ANALYZE_HIST_H
@@ -32,7 +35,10 @@ struct it_hist {
 	uint64_t sum;
 	uint64_t min;   /* UINT64_MAX while empty */
 	uint64_t max;
-	uint64_t *chunk[IT_HIST_NCHUNKS]; /* bins idx = 64 * c + k at chunk[c][k]; NULL: all 0 */
+	/* NULL while count <= 2 (the values are min and max), else
+	 * IT_HIST_NCHUNKS chunks: bins idx = 64 * c + k at chunk[c][k]; NULL:
+	 * all 0 */
+	uint64_t **chunk;
 };
 
 static inline unsigned it_hist_index(uint64_t v)
@@ -48,6 +54,8 @@ static inline unsigned it_hist_index(uint64_t v)
 void it_hist_init(struct it_hist *h);
 void it_hist_free(struct it_hist *h);
 int it_hist_alloc_chunk(struct it_hist *h, unsigned c);
+/* The chunk table, with the (two) values so far binned; -1: no memory. */
+int it_hist_alloc_table(struct it_hist *h);
 
 /* Returns 0, or -1 when a chunk could not be allocated (the exact
  * count/sum/min/max are still updated). */
@@ -55,12 +63,21 @@ static inline int it_hist_add(struct it_hist *h, uint64_t v)
 {
 	unsigned idx = it_hist_index(v), c = idx / IT_HIST_SUB;
 
+	if (__builtin_expect(!h->chunk, 0) && h->count >= 2 && it_hist_alloc_table(h)) {
+		h->count++;
+		h->sum += v;
+		h->min = v < h->min ? v : h->min;
+		h->max = v > h->max ? v : h->max;
+		return -1;
+	}
 	h->count++;
 	h->sum += v;
 	if (v < h->min)
 		h->min = v;
 	if (v > h->max)
 		h->max = v;
+	if (!h->chunk) /* one or two values: min and max */
+		return 0;
 	if (__builtin_expect(!h->chunk[c], 0) && it_hist_alloc_chunk(h, c))
 		return -1;
 	h->chunk[c][idx % IT_HIST_SUB]++;
@@ -70,6 +87,9 @@ static inline int it_hist_add(struct it_hist *h, uint64_t v)
 /* Count in bucket idx. */
 static inline uint64_t it_hist_bin(const struct it_hist *h, unsigned idx)
 {
+	if (!h->chunk) /* min, and max when there are two */
+		return (h->count >= 1 && it_hist_index(h->min) == idx) +
+		       (h->count == 2 && it_hist_index(h->max) == idx);
 	const uint64_t *c = h->chunk[idx / IT_HIST_SUB];
 	return c ? c[idx % IT_HIST_SUB] : 0;
 }

@@ -42,12 +42,24 @@ enum it_bus_topic {
 	IT_BUS_F2FS,            /* const struct it_bus_f2fs * (layers/fs/f2fs_analysis.h):
 				 * an F2FS GC round, checkpoint or background GC wake-up,
 				 * in time order, at the pass's end (fs layer) */
+	IT_BUS_BLOCK_OPEN,      /* const struct it_bus_block_open *: before each watermark,
+				 * the trails still open behind the stream's front */
 	IT_BUS_MAX
 };
 
 struct it_bus_trail {
 	const struct it_trail *t;
 	const struct it_analyzer *a;  /* its comm names (it_analyzer_comm) */
+};
+
+/* Every trail queued before seen has been published (or never will be)
+ * but the open ones of open[0..nopen): a system call waits only for those
+ * of its own thread, not for the watermark (which an I/O whose completion
+ * was lost holds back for the block layer's horizon, 60 s). */
+struct it_bus_block_open {
+	uint64_t seen;
+	const struct it_open_trail *open;
+	size_t nopen;
 };
 
 struct it_bus_call {

@@ -5,7 +5,8 @@
  * join the open trails event by event, inside the analyzer), the report's
  * frame and block sections (report_text.c, report_json.c). It publishes
  * every completed trail (IT_BUS_TRAIL_DONE) and, after each chunk, the
- * block watermark (IT_BUS_BLOCK_WATERMARK), and, when someone listens,
+ * trails still open (IT_BUS_BLOCK_OPEN) and the block watermark
+ * (IT_BUS_BLOCK_WATERMARK), and, when someone listens,
  * every completed NVMe command with its trail (IT_BUS_NVME_CMD_DONE).
  * With --group-by role it also reads the syscall layer's title records
  * (SYSSIDE chunks): a role is a process's title (roles.c).
@@ -24,8 +25,9 @@
  * before the latest one read. */
 #define SKEW_NS (10ull * 1000000ull)
 /* Open trails queued this long before the latest event no longer hold the
- * watermark back: a trail whose completion was lost stays open forever,
- * and the calls waiting for it would pile up. An I/O that does take
+ * watermark back (nor their thread's calls, IT_BUS_BLOCK_OPEN): a trail
+ * whose completion was lost stays open forever, and the calls waiting for
+ * it would pile up. An I/O that does take
  * longer is still counted; only a call it belongs to may have been summed
  * up without it. */
 #define HORIZON_NS (60ull * 1000000000ull)
@@ -36,6 +38,8 @@ struct block {
 	bool fed;
 	bool zones;
 	bool roles;     /* --group-by role: titles wanted */
+	struct it_open_trail *open; /* IT_BUS_BLOCK_OPEN's list, ncap room */
+	size_t ncap;
 };
 
 static void on_trail(const struct it_trail *t, void *ctx)
@@ -92,6 +96,33 @@ static int titles_feed(struct block *b, const void *payload, size_t len)
 	return 0;
 }
 
+/* The trails still open behind the front of the stream (last: its
+ * latest event), each with its thread: the ones the syscall layer's calls
+ * of that thread may still wait for (IT_BUS_BLOCK_OPEN). Those open longer
+ * than the horizon are left out, as from the watermark. */
+static int publish_open(struct block *b, uint64_t last)
+{
+	uint64_t seen = last > SKEW_NS ? last - SKEW_NS : 0;
+	uint64_t floor = last > HORIZON_NS ? last - HORIZON_NS : 0;
+	size_t n = it_analyzer_open_trails(b->a, floor, seen, b->open, b->ncap);
+
+	if (n > b->ncap) {
+		size_t cap = b->ncap ? b->ncap : 64;
+		struct it_open_trail *v;
+
+		while (cap < n)
+			cap *= 2;
+		if (!(v = realloc(b->open, cap * sizeof(*v))))
+			return -1;
+		b->open = v;
+		b->ncap = cap;
+		n = it_analyzer_open_trails(b->a, floor, seen, b->open, b->ncap);
+	}
+	it_bus_publish(b->bus, IT_BUS_BLOCK_OPEN,
+		       &(struct it_bus_block_open){ .seen = seen, .open = b->open, .nopen = n });
+	return 0;
+}
+
 static int block_feed(void *self, uint16_t type, const void *payload, size_t len, uint32_t count)
 {
 	struct block *b = self;
@@ -108,6 +139,8 @@ static int block_feed(void *self, uint16_t type, const void *payload, size_t len
 		it_analyzer_set_on_nvme_cmd(b->a, on_nvme_cmd, b);
 	b->fed = true;
 	if (it_analyzer_feed(b->a, evs, count))
+		return -1;
+	if (count && it_bus_wanted(b->bus, IT_BUS_BLOCK_OPEN) && publish_open(b, evs[count - 1].ts_ns))
 		return -1;
 	if (count && it_bus_wanted(b->bus, IT_BUS_BLOCK_WATERMARK)) {
 		/* every trail queued before wm is complete (or given up) */
@@ -159,6 +192,7 @@ static void block_free(void *self)
 	if (!b)
 		return;
 	it_analyzer_free(b->a);
+	free(b->open);
 	free(b);
 }
 

@@ -195,10 +195,10 @@ static size_t quarter_octaves(const struct it_hist *h, double *x, double *cdf, d
 	int lo = QBINS, hi = -1;
 
 	for (unsigned c = 0; c < IT_HIST_NCHUNKS; c++) {
-		if (!h->chunk[c])
+		if (h->chunk && !h->chunk[c])
 			continue;
 		for (unsigned k = 0; k < IT_HIST_SUB; k++) {
-			uint64_t n = h->chunk[c][k];
+			uint64_t n = it_hist_bin(h, c * IT_HIST_SUB + k);
 			if (!n)
 				continue;
 			uint64_t v = it_hist_bin_mid(c * IT_HIST_SUB + k);

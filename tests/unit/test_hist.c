@@ -168,3 +168,66 @@ TEST(hist_pct_rank)
 	ASSERT_EQ(it_pct_rank(3, 99), 3, "p99 of 3");
 	ASSERT_EQ(it_pct_rank(10, 0.001), 1, "tiny percentile");
 }
+
+/* One or two values are kept as min and max, without bins (a file read
+ * once costs its 40 bytes): the bins, percentiles and merges they give
+ * are those of a histogram that binned them from the start. */
+TEST(hist_few_values_without_bins)
+{
+	static const double pct[] = { 1, 50, 99, 99.9, 100 };
+	const uint64_t vals[] = { 20000, 130, 7, 5000000, 20000 };
+	uint64_t s = 99;
+	int diff = 0;
+
+	for (size_t n = 0; n <= 5; n++) {
+		struct it_hist small, binned, m1, m2;
+		uint64_t a[5], b[5];
+
+		it_hist_init(&small);
+		it_hist_init(&binned);
+		ASSERT_EQ(it_hist_alloc_table(&binned), 0, "table");
+		for (size_t i = 0; i < n; i++) {
+			it_hist_add(&small, vals[i]);
+			it_hist_add(&binned, vals[i]);
+		}
+		ASSERT_TRUE((small.chunk == NULL) == (n <= 2), "bins from the third value on");
+		for (unsigned i = 0; i < IT_HIST_NBINS; i++)
+			diff += it_hist_bin(&small, i) != it_hist_bin(&binned, i);
+		it_hist_percentiles(&small, pct, 5, a);
+		it_hist_percentiles(&binned, pct, 5, b);
+		for (int p = 0; p < 5; p++)
+			diff += a[p] != b[p];
+		/* merged into an empty, a small and a binned one */
+		it_hist_init(&m1);
+		it_hist_init(&m2);
+		for (int i = 0; i < 40; i++)
+			it_hist_add(&m2, log_uniform(&s, 30));
+		it_hist_add(&m1, 999);
+		struct it_hist r1, r2;
+		it_hist_init(&r1);
+		it_hist_init(&r2);
+		ASSERT_EQ(it_hist_merge(&r1, &m1), 0, "merge");
+		ASSERT_EQ(it_hist_merge(&r1, &small), 0, "merge small into small");
+		ASSERT_EQ(it_hist_merge(&r2, &m1), 0, "merge");
+		ASSERT_EQ(it_hist_merge(&r2, &binned), 0, "merge binned into small");
+		ASSERT_EQ(it_hist_merge(&m2, &small), 0, "merge small into binned");
+		for (unsigned i = 0; i < IT_HIST_NBINS; i++)
+			diff += it_hist_bin(&r1, i) != it_hist_bin(&r2, i);
+		ASSERT_U64_EQ(r1.count, n + 1, "count");
+		ASSERT_U64_EQ(r1.sum, r2.sum, "sum");
+		ASSERT_U64_EQ(r1.min, r2.min, "min");
+		ASSERT_U64_EQ(r1.max, r2.max, "max");
+		ASSERT_U64_EQ(m2.count, 40 + n, "count merged into a binned one");
+		it_hist_percentiles(&r1, pct, 5, a);
+		it_hist_percentiles(&r2, pct, 5, b);
+		for (int p = 0; p < 5; p++)
+			diff += a[p] != b[p];
+		it_hist_free(&small);
+		it_hist_free(&binned);
+		it_hist_free(&m1);
+		it_hist_free(&m2);
+		it_hist_free(&r1);
+		it_hist_free(&r2);
+	}
+	ASSERT_EQ(diff, 0, "bins and percentiles differ");
+}

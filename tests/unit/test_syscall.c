@@ -465,7 +465,9 @@ TEST(report_wall_clock)
 /* One pass: the records come in any interleaving. A call waits for the
  * trails its thread may have queued during it (the block watermark) and
  * for its side records (a later side chunk), and is summed up in file
- * order; the result is the one of the sides-and-trails-first order. */
+ * order (its block part in its thread's order: a call of another thread
+ * does not wait); the result is the one of the sides-and-trails-first
+ * order. */
 TEST(syscall_one_pass_waits)
 {
 	struct it_sysan_opts o = { .events = true, .start_ns = 1000, .block = true };
@@ -494,11 +496,11 @@ TEST(syscall_one_pass_waits)
 	t = trail(7, 1100, 1500, 1);
 	it_sysan_trail(s, &t);
 	it_sysan_block_watermark(s, 1900); /* e[0] exits at 2000: not yet */
-	ASSERT_EQ(it_sysan_queued(s), 3, "the head waits, so do the calls after it");
+	ASSERT_EQ(it_sysan_queued(s), 2, "e[0] waits, so does e[1] of its thread; not e[2] of another");
 	t = trail(7, 1200, 2500, 1); /* queued in e[0], completes after it */
 	it_sysan_trail(s, &t);
 	it_sysan_block_watermark(s, 2050);
-	ASSERT_EQ(it_sysan_queued(s), 2, "e[0] summed up; e[1] exits at 2100");
+	ASSERT_EQ(it_sysan_queued(s), 1, "e[0] summed up; e[1] exits at 2100");
 	it_sysan_block_watermark(s, 3000);
 	ASSERT_EQ(it_sysan_queued(s), 0, "all summed up");
 	it_sysan_finish(s, 5000);
@@ -516,6 +518,84 @@ TEST(syscall_one_pass_waits)
 	ASSERT_EQ(r->events[0].block_ios, 2, "its I/Os");
 	ASSERT_STREQ(r->files[0].path, "/data/a.dat", "file");
 	ASSERT_EQ(r->files[0].seq, 1, "e[1] follows e[0]: file order kept");
+	it_sysan_free(s);
+}
+
+struct call_order {
+	uint64_t exit[64];
+	uint32_t block_ios[64];
+	size_t n;
+};
+
+static void on_call_order(uint32_t tid, uint16_t call, uint64_t ts_enter, uint64_t ts_exit,
+			  uint64_t block_ns, uint32_t block_ios, void *ctx)
+{
+	struct call_order *o = ctx;
+
+	(void)tid, (void)call, (void)ts_enter, (void)block_ns;
+	if (o->n < 64) {
+		o->exit[o->n] = ts_exit;
+		o->block_ios[o->n] = block_ios;
+	}
+	o->n++;
+}
+
+/* An I/O whose completion was lost stays open until the block layer's
+ * horizon (60 s): it holds back the calls of its own thread, which may
+ * own it, and no other thread's. Thread 9 (no calls: a kworker) and
+ * thread 8 each have an I/O open; thread 7's calls stream past them,
+ * each owning a trail, handed in as the report does (trails, the calls,
+ * then what is still open). Thread 8's call waits until its slow I/O
+ * completes, then owns it; the calls are handed out in file order. */
+TEST(syscall_lost_completion_holds_its_thread_only)
+{
+	const uint64_t base = 1000000000000ull, ms = 1000000ull;
+	struct call_order order = { 0 };
+	struct it_sysan_opts o = { .start_ns = base, .block = true, .on_call = on_call_order,
+				   .ctx = &order };
+	struct it_sysan *s = it_sysan_new(&o);
+	struct it_open_trail open[2] = { { .tid = 9, .q = base + 1 * ms },
+					 { .tid = 8, .q = base + 3 * ms } };
+	struct it_sys_event e[2];
+	struct it_trail t;
+	size_t most = 0;
+	bool in_order = true;
+
+	ASSERT_NOT_NULL(s, "new");
+	if (!s)
+		return;
+	e[0] = call(IT_SYS_FSYNC, 8, base + 2 * ms, base + 4 * ms, 0, 0); /* owns the open one */
+	ASSERT_EQ(it_sysan_calls(s, e, 1), 0, "thread 8's call");
+	for (unsigned k = 0; k < 50; k++) { /* 50 s, a call of thread 7 every second */
+		uint64_t t0 = base + (k + 1) * 1000 * ms;
+
+		t = trail(7, t0 + 1 * ms, t0 + 2 * ms, 1);
+		it_sysan_trail(s, &t);
+		e[0] = call(IT_SYS_PREAD64, 7, t0, t0 + 3 * ms, 4096, 0);
+		ASSERT_EQ(it_sysan_calls(s, e, 1), 0, "thread 7's call");
+		if (k == 10) { /* thread 8 again: behind its first call */
+			e[0] = call(IT_SYS_PREAD64, 8, t0 + 4 * ms, t0 + 5 * ms, 4096, 0);
+			ASSERT_EQ(it_sysan_calls(s, e, 1), 0, "thread 8's second call");
+		}
+		it_sysan_block_open(s, t0 + 500 * ms, open, 2);
+		if (it_sysan_queued(s) > most)
+			most = it_sysan_queued(s);
+	}
+	ASSERT_EQ(most, 2, "only thread 8's calls wait (the old watermark held all 51)");
+	ASSERT_EQ(order.n, 0, "handed out in file order: none before thread 8's first");
+	t = trail(8, base + 3 * ms, base + 50500 * ms, 1); /* thread 8's I/O completes */
+	it_sysan_trail(s, &t);
+	it_sysan_block_open(s, base + 51000 * ms, open, 1); /* only thread 9's open now */
+	ASSERT_EQ(it_sysan_queued(s), 0, "every call summed up");
+	ASSERT_EQ(order.n, 52, "every call handed out");
+	for (size_t i = 1; i < order.n && i < 64; i++)
+		in_order &= order.exit[i] > order.exit[i - 1]; /* as written: by exit */
+	ASSERT_TRUE(in_order, "in file order");
+	ASSERT_EQ(order.block_ios[0], 1, "thread 8's fsync owns its slow I/O");
+	it_sysan_finish(s, base + 60000 * ms);
+	const struct it_sysan_results *r = it_sysan_results(s);
+	ASSERT_EQ(r->owned_ios, 51, "thread 7's 50 and thread 8's one");
+	ASSERT_EQ(r->background_ios, 0, "none unowned");
 	it_sysan_free(s);
 }
 

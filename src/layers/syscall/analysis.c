@@ -2,9 +2,10 @@
 /*
  * The syscall layer as an analysis layer (layer.h): its SYSSIDE and
  * SYSCALLS chunks into the syscall analysis (sysan.h), which joins the
- * block trails it gets from the bus (IT_BUS_TRAIL_DONE, and the block
- * watermark that says when a call has all of its own). Publishes every
- * call once summed up (IT_BUS_CALL_DONE). Its report sections follow the
+ * block trails it gets from the bus (IT_BUS_TRAIL_DONE, and the trails
+ * still open, IT_BUS_BLOCK_OPEN, that say when a call has all of its
+ * own). Publishes every call once summed up (IT_BUS_CALL_DONE), when
+ * someone listens. Its report sections follow the
  * block layer's (report.c).
  */
 #include <errno.h>
@@ -25,6 +26,7 @@ struct syscall {
 	const struct it_analyzer *names; /* comm names of the block trails (from the bus) */
 	uint64_t start_ns, start_realtime_ns;
 	uint64_t dropped;                /* records lost (the layer's DROPS) */
+	bool fed;                        /* a chunk came: on_call is set, or not */
 	/* --json --events: the events are streamed as JSON into an unlinked
 	 * temporary file while the pass runs (memory stays constant however
 	 * many calls), then spliced into the report as "events" */
@@ -41,11 +43,12 @@ static void on_trail(const void *msg, void *ctx)
 	it_sysan_trail(y->s, m->t);
 }
 
-static void on_watermark(const void *msg, void *ctx)
+static void on_block_open(const void *msg, void *ctx)
 {
+	const struct it_bus_block_open *m = msg;
 	struct syscall *y = ctx;
 
-	it_sysan_block_watermark(y->s, *(const uint64_t *)msg);
+	it_sysan_block_open(y->s, m->seen, m->open, m->nopen);
 }
 
 static void on_call(uint32_t tid, uint16_t call, uint64_t ts_enter, uint64_t ts_exit,
@@ -55,8 +58,7 @@ static void on_call(uint32_t tid, uint16_t call, uint64_t ts_enter, uint64_t ts_
 	struct it_bus_call m = { .tid = tid, .call = call, .ts_enter = ts_enter, .ts_exit = ts_exit,
 				 .block_ns = block_ns, .block_ios = block_ios };
 
-	if (it_bus_wanted(y->bus, IT_BUS_CALL_DONE))
-		it_bus_publish(y->bus, IT_BUS_CALL_DONE, &m);
+	it_bus_publish(y->bus, IT_BUS_CALL_DONE, &m);
 }
 
 static void on_event(const struct it_sysan_event *v, void *ctx)
@@ -112,7 +114,6 @@ static void *syscall_new(const struct it_pass_info *info)
 		.start_ns = info->host->start_monotonic_ns,
 		/* the trails come from the block layer, when the trace has it */
 		.block = info->layers & (1u << IT_LAYER_BLOCK),
-		.on_call = on_call,
 	};
 
 	if (!y)
@@ -133,7 +134,7 @@ static void *syscall_new(const struct it_pass_info *info)
 	}
 	if (!(y->s = it_sysan_new(&so)) ||
 	    it_bus_subscribe(info->bus, IT_BUS_TRAIL_DONE, on_trail, y) ||
-	    it_bus_subscribe(info->bus, IT_BUS_BLOCK_WATERMARK, on_watermark, y)) {
+	    it_bus_subscribe(info->bus, IT_BUS_BLOCK_OPEN, on_block_open, y)) {
 		syscall_free(y);
 		return NULL;
 	}
@@ -144,6 +145,11 @@ static int syscall_feed(void *self, uint16_t type, const void *p, size_t len, ui
 {
 	struct syscall *y = self;
 
+	/* the later layers subscribed when they were built: with no one to
+	 * tell, the calls are not kept in file order to be handed out */
+	if (!y->fed && it_bus_wanted(y->bus, IT_BUS_CALL_DONE))
+		it_sysan_set_on_call(y->s, on_call);
+	y->fed = true;
 	switch (type) {
 	case IT_CHUNK_SYSSIDE: {
 		size_t off = 0, reclen;

@@ -50,17 +50,35 @@ struct comm_rec {
 	char comm[16];
 };
 
+/* A call summed up but for its block I/O, waiting in its thread's queue
+ * until no trail the thread queued during it can still come. */
+struct bcall {
+	uint64_t ts_enter, ts_exit;
+	uint32_t tid, pid;
+	uint32_t ev;      /* its index in r.events, EV_QUEUED, or UINT32_MAX */
+	uint16_t call;
+	uint64_t seq;     /* its place in the publication queue (see struct pubcall) */
+};
+
 /* A thread's trails that a call of it may still own, by queue time:
  * v[head..n). Calls of a thread come in the order it made them, so once
  * a call that entered at frontier is summed up, no later call owns a
  * trail queued before it: such a trail is settled (retire). A thread that
  * makes no call (a kworker, writeback) never moves its frontier: the
- * sweep moves it (see sweep). */
+ * sweep moves it (see sweep). Its calls waiting for their block part,
+ * calls[chead..cn), in the order it made them: they wait for the trails
+ * of this thread still open (open_q: the oldest one's queue time at the
+ * block layer's last word, when open_gen is that word's), not for other
+ * threads' (a trail whose completion was lost holds the block watermark
+ * back for a minute: every call of every thread would wait). */
 struct tid_trails {
 	uint32_t tid;
 	uint64_t frontier;
 	struct btrail *v;
 	size_t head, n, cap;
+	uint64_t open_q, open_gen;
+	struct bcall *calls;
+	size_t chead, cn, ccap;
 };
 
 /* A settled trail of a file (its page cache), kept to the end: which of
@@ -95,13 +113,15 @@ struct qcall {
 	uint64_t epoch;
 };
 
-/* A call summed up but for its block I/O, waiting for the block
- * watermark to pass its exit. */
-struct bcall {
-	uint64_t ts_enter, ts_exit;
-	uint32_t tid, pid;
-	uint32_t ev;      /* its index in r.events, EV_QUEUED, or UINT32_MAX */
-	uint16_t call;
+/* A call's block part, published (opts.on_call, opts.on_event) in the
+ * order the calls came in the file, whatever order their threads' queues
+ * let them be summed up in: a ring of them from the first one not yet
+ * published (seq pseq), kept only when someone listens. */
+struct pubcall {
+	struct bcall b;
+	uint64_t block_ns;
+	uint32_t bios;
+	uint8_t done;
 };
 
 /* Trails queued this long before the processed point are settled even
@@ -115,8 +135,17 @@ struct bcall {
  * times ten whenever a thread's calls reach past TL_BUCKETS of them): the
  * report's interval, chosen from the span at the end, is a multiple of
  * the base (1, 2 or 5 times a power of ten, over a twentieth of the
- * span), so the base buckets add up to it exactly. */
-#define TL_BUCKETS 2048
+ * span), so the base buckets add up to it exactly. The base B was made
+ * for a call that entered at least TL_BUCKETS * B / 10 into the span, so
+ * the interval's power of ten, over a hundredth of the span, is over
+ * 0.128 B: B or more. More buckets would buy nothing, and cost 8 bytes
+ * each for every thread (2048 cost 530 MB for the 32,461 thread ids of an
+ * hour of a busy machine, each reused all hour long). The block I/O of
+ * processes over time has a base of its own, BTL_BUCKETS of them: an
+ * I/O may complete after the span's end (a cut trace ends with its last
+ * call), so the same bound does not hold for it. */
+#define TL_BUCKETS 128
+#define BTL_BUCKETS 2048
 
 /* bcall.ev of a streamed event: the one at the head of the event queue
  * (the calls waiting for their block part and their events are in the
@@ -185,14 +214,21 @@ struct it_sysan {
 	struct it_map bg_comm, un_comm;
 	size_t bgcap, uncap;
 
-	/* calls waiting for their side records, then for their block
-	 * trails (rings, in file order) */
+	/* calls waiting for their side records (a ring, in file order),
+	 * then for their block trails (in their thread's queue: waiting
+	 * lists the threads whose queue is not empty, by index in tidv) */
 	struct qcall *q;
 	size_t qhead, qlen, qcap;
-	struct bcall *bq;
-	size_t bhead, blen, bcap;
+	uint32_t *waiting;
+	size_t nwaiting, waitcap, npending;
+	struct pubcall *pub;         /* see struct pubcall */
+	size_t phead, plen, pcap;
+	uint64_t pseq;
 	uint64_t side_epoch;         /* side chunks handed in */
-	uint64_t block_wm;           /* every trail queued before it is in */
+	/* every trail queued before it is in, but the open ones of the
+	 * block layer's last word (generation open_gen, see tid_trails) */
+	uint64_t block_wm;
+	uint64_t open_gen;
 	uint64_t last_exit;          /* the latest exit of the call records */
 	uint64_t processed;          /* the latest exit of the calls whose block part is summed up */
 	uint64_t swept;              /* processed at the last sweep */
@@ -212,19 +248,19 @@ struct it_sysan {
 	struct bproc *bprocv;
 	struct tl_buckets *btl;      /* per bproc: block I/O by completion, base buckets */
 	size_t nbprocs, bproccap, btlcap;
-	uint64_t base_ns;
+	uint64_t base_ns, bbase_ns;  /* of tl, of btl */
 };
 
-/* Makes room for need elements; false (and *error set) when memory ran
- * out, the array left as it was. */
-static bool grow_to(void **p, size_t *cap, size_t need, size_t size, int *error)
+/* Makes room for need elements (first of them at first); false (and
+ * *error set) when memory ran out, the array left as it was. */
+static bool grow_to(void **p, size_t *cap, size_t need, size_t size, size_t first, int *error)
 {
 	size_t ncap;
 	void *q;
 
 	if (need <= *cap)
 		return true;
-	ncap = *cap ? *cap * 2 : 256;
+	ncap = *cap ? *cap * 2 : first;
 	while (ncap < need)
 		ncap *= 2;
 	q = realloc(*p, ncap * size);
@@ -237,7 +273,12 @@ static bool grow_to(void **p, size_t *cap, size_t need, size_t size, int *error)
 	return true;
 }
 
-#define GROW(s, arr, n, cap) grow_to((void **)&(arr), &(cap), (n) + 1, sizeof(*(arr)), &(s)->error)
+#define GROW(s, arr, n, cap) grow_to((void **)&(arr), &(cap), (n) + 1, sizeof(*(arr)), 256, &(s)->error)
+/* The same for an array each thread has (its trails, its calls waiting):
+ * a busy machine's report has tens of thousands of threads. */
+#define THREAD_ARRAY 16
+#define GROW_SMALL(s, arr, n, cap) \
+	grow_to((void **)&(arr), &(cap), (n) + 1, sizeof(*(arr)), 4, &(s)->error)
 
 static uint64_t mix(uint64_t a, uint64_t b);
 
@@ -464,7 +505,9 @@ struct it_sysan *it_sysan_new(const struct it_sysan_opts *o)
 		return NULL;
 	s->o = *o;
 	s->block_wm = o->block ? 0 : UINT64_MAX;
+	s->open_gen = 1; /* a thread's open_q counts once set: its open_gen starts at 0 */
 	s->base_ns = o->interval_ns ? o->interval_ns : 1000000;
+	s->bbase_ns = s->base_ns;
 	s->last_tidx = IT_MAP_NONE;
 	s->last_ino = IT_MAP_NONE;
 	s->free_name = UINT32_MAX;
@@ -756,6 +799,11 @@ static void settle(struct it_sysan *s, struct tid_trails *tt)
 	}
 	if (tt->head == tt->n) {
 		tt->head = tt->n = 0;
+		if (tt->cap > THREAD_ARRAY) { /* a burst held (a minute of a kworker's): let it go */
+			free(tt->v);
+			tt->v = NULL;
+			tt->cap = 0;
+		}
 	} else if (tt->head > tt->n / 2) {
 		memmove(tt->v, tt->v + tt->head, (tt->n - tt->head) * sizeof(*tt->v));
 		tt->n -= tt->head;
@@ -783,7 +831,7 @@ void it_sysan_trail(struct it_sysan *s, const struct it_trail *t)
 		retire(s, &b);
 		return;
 	}
-	if (!GROW(s, tt->v, tt->n, tt->cap))
+	if (!GROW_SMALL(s, tt->v, tt->n, tt->cap))
 		return;
 	/* kept sorted by q: trails complete about in the order they were
 	 * queued, so this is mostly an append */
@@ -801,14 +849,15 @@ void it_sysan_trail(struct it_sysan *s, const struct it_trail *t)
  * the processed point P (the latest exit of the calls whose block part
  * is summed up), whether or not its thread made a call since.
  *
- * Why no call still to come owns them: calls reach add_block in file
- * order (the side queue and the block queue are FIFO, and add_call skips
- * the block queue only when it is empty); a call waiting in either queue
- * is not processed, so P is not the latest exit seen (last_exit) but the
- * latest one summed up. Call records are written when the call exits,
- * into one ring buffer: in the file by exit time but for the skew between
- * CPUs (milliseconds, SKEW_NS in layer_block.c). So a call still to come
- * exited after about P. A trail at q is owned only by a call of its
+ * Why no call still to come owns them: calls reach add_call in file
+ * order (the side queue is FIFO); a call waiting there is not processed,
+ * so P is not the latest exit seen (last_exit) but the latest one summed
+ * up. A call waiting in its thread's block queue may have exited long
+ * before P (other threads' calls do not wait for its trails): its
+ * thread's frontier stops at its entry. Call records are written when
+ * the call exits, into one ring buffer: in the file by exit time but for
+ * the skew between CPUs (milliseconds, SKEW_NS in layer_block.c). So a
+ * call still to come exited after about P. A trail at q is owned only by a call of its
  * thread that contains q (entered at or before q, exited at or after q):
  * one still to come for a trail queued before P - TRAIL_HORIZON_NS would
  * have lasted about TRAIL_HORIZON_NS or more. The block watermark makes
@@ -830,10 +879,16 @@ static void sweep(struct it_sysan *s)
 	cut = s->processed - TRAIL_HORIZON_NS;
 	for (size_t i = 0; i < s->ntids; i++) {
 		struct tid_trails *tt = &s->tidv[i];
+		uint64_t to = cut;
 
-		if (tt->frontier >= cut)
+		/* a call of the thread still waiting owns what it queued: the
+		 * processed point may have passed it, as other threads' calls
+		 * do not wait for its trails */
+		if (tt->chead < tt->cn && tt->calls[tt->chead].ts_enter < to)
+			to = tt->calls[tt->chead].ts_enter;
+		if (tt->frontier >= to)
 			continue;
-		tt->frontier = cut;
+		tt->frontier = to;
 		settle(s, tt);
 	}
 }
@@ -1070,40 +1125,41 @@ static void add_proc(struct it_sysan *s, const struct it_sys_event *e, uint64_t 
 	}
 }
 
-/* Ten times coarser base buckets, for every timeline. */
-static void coarsen(struct it_sysan *s)
+/* Ten times coarser base buckets, for every timeline of a set: the
+ * threads' (tl) or the processes' block I/O (btl). */
+static void coarsen(struct it_sysan *s, bool block)
 {
-	struct { struct tl_buckets *v; size_t n; } sets[] = { { s->tl, s->r.nthreads },
-							      { s->btl, s->nbprocs } };
+	struct tl_buckets *set = block ? s->btl : s->tl;
+	size_t n = block ? s->nbprocs : s->r.nthreads;
 
-	for (size_t j = 0; j < sizeof(sets) / sizeof(sets[0]); j++) {
-		for (size_t i = 0; i < sets[j].n; i++) {
-			struct tl_buckets *t = &sets[j].v[i];
+	for (size_t i = 0; i < n; i++) {
+		struct tl_buckets *t = &set[i];
 
-			for (size_t k = 0; k < t->n; k++) {
-				uint64_t v = t->b[k];
-				t->b[k] = 0;
-				t->b[(t->first + k) / 10 - t->first / 10] += v;
-			}
-			t->first /= 10;
+		for (size_t k = 0; k < t->n; k++) {
+			uint64_t v = t->b[k];
+			t->b[k] = 0;
+			t->b[(t->first + k) / 10 - t->first / 10] += v;
 		}
+		t->first /= 10;
 	}
-	s->base_ns *= 10;
+	*(block ? &s->bbase_ns : &s->base_ns) *= 10;
 }
 
-/* Counts one at ts into the timeline at index ti of the set *v (a set
- * coarsening may not move: the index, not a pointer). */
-static void timeline_add(struct it_sysan *s, struct tl_buckets **v, size_t ti, uint64_t ts)
+/* Counts one at ts into the timeline at index ti of a set (block: btl,
+ * else tl; a set coarsening may not move: the index, not a pointer). */
+static void timeline_add(struct it_sysan *s, bool block, size_t ti, uint64_t ts)
 {
 	uint64_t off = ts > s->o.start_ns ? ts - s->o.start_ns : 0;
-	uint64_t k = off / s->base_ns;
+	const uint64_t *base = block ? &s->bbase_ns : &s->base_ns;
+	const size_t most = block ? BTL_BUCKETS : TL_BUCKETS;
+	uint64_t k = off / *base;
 	struct tl_buckets *t;
 
-	while (k >= TL_BUCKETS && !s->o.interval_ns) {
-		coarsen(s);
-		k = off / s->base_ns;
+	while (k >= most && !s->o.interval_ns) {
+		coarsen(s, block);
+		k = off / *base;
 	}
-	t = &(*v)[ti];
+	t = &(block ? s->btl : s->tl)[ti];
 	if (!t->n)
 		t->first = k;
 	if (k < t->first || k - t->first >= t->n) {
@@ -1117,8 +1173,8 @@ static void timeline_add(struct it_sysan *s, struct tl_buckets **v, size_t ti, u
 			need = k - lo + 1;
 		while (n < need)
 			n *= 2;
-		if (!s->o.interval_ns && n > TL_BUCKETS)
-			n = TL_BUCKETS;
+		if (!s->o.interval_ns && n > most)
+			n = most;
 		if (n < need)
 			n = need;
 		b = realloc(t->b, n * sizeof(*b));
@@ -1158,7 +1214,7 @@ static void block_proc_add(struct it_sysan *s, const struct it_trail *t)
 	}
 	s->bprocv[i].ios++;
 	s->bprocv[i].bytes += t->bytes;
-	timeline_add(s, &s->btl, i, t->ts[IT_PT_C]);
+	timeline_add(s, true, i, t->ts[IT_PT_C]);
 }
 
 /* The names of a call, and its path: the tag's, else its (first) name,
@@ -1232,6 +1288,45 @@ static bool ring_room(struct it_sysan *s, void **q, size_t size, size_t *head, s
 	return true;
 }
 
+/* Whether the calls' block parts are handed out (opts.on_call,
+ * opts.on_event): then in file order, through the publication queue. */
+static bool published(const struct it_sysan *s)
+{
+	return s->o.on_call || s->o.on_event;
+}
+
+/* Call b's block part is known: handed out with every one before it in
+ * the file whose part is known too. */
+static void publish(struct it_sysan *s, const struct bcall *b, uint64_t block, uint32_t bios)
+{
+	struct pubcall *p;
+
+	if (!published(s) || b->seq == UINT64_MAX)
+		return;
+	p = &s->pub[(s->phead + (b->seq - s->pseq)) % s->pcap];
+	p->block_ns = block;
+	p->bios = bios;
+	p->done = 1;
+	while (s->plen && s->pub[s->phead].done) {
+		p = &s->pub[s->phead];
+		if (p->b.ev == EV_QUEUED && s->evlen) {
+			struct it_sysan_event *v = &s->evq[s->evhead];
+
+			v->block_ns = p->block_ns;
+			v->block_ios = p->bios;
+			s->o.on_event(v, s->o.ctx);
+			s->evhead = (s->evhead + 1) % s->evqcap;
+			s->evlen--;
+		}
+		if (s->o.on_call)
+			s->o.on_call(p->b.tid, p->b.call, p->b.ts_enter, p->b.ts_exit, p->block_ns,
+				     p->bios, s->o.ctx);
+		s->phead = (s->phead + 1) % s->pcap;
+		s->plen--;
+		s->pseq++;
+	}
+}
+
 /* The block part of a call: the trails its thread queued during it. */
 static void add_block(struct it_sysan *s, const struct bcall *b)
 {
@@ -1259,20 +1354,87 @@ static void add_block(struct it_sysan *s, const struct bcall *b)
 		it_hist_add(&c->block, block);
 		it_hist_add(&c->above, lat > block ? lat - block : 0);
 	}
-	if (b->ev == EV_QUEUED && s->evlen) {
-		struct it_sysan_event *v = &s->evq[s->evhead];
-
-		v->block_ns = block;
-		v->block_ios = bios;
-		s->o.on_event(v, s->o.ctx);
-		s->evhead = (s->evhead + 1) % s->evqcap;
-		s->evlen--;
-	} else if (b->ev != UINT32_MAX && b->ev != EV_QUEUED) {
+	if (b->ev != UINT32_MAX && b->ev != EV_QUEUED) {
 		s->r.events[b->ev].block_ns = block;
 		s->r.events[b->ev].block_ios = bios;
 	}
-	if (s->o.on_call)
-		s->o.on_call(b->tid, b->call, b->ts_enter, b->ts_exit, block, bios, s->o.ctx);
+	publish(s, b, block, bios);
+}
+
+/* The block watermark of a thread's calls: every trail it may own is in
+ * before it. */
+static uint64_t thread_wm(const struct it_sysan *s, const struct tid_trails *tt)
+{
+	return tt->open_gen == s->open_gen && tt->open_q < s->block_wm ? tt->open_q : s->block_wm;
+}
+
+/* The block part of call b now, when every trail its thread queued
+ * during it is in, else once they are (in its thread's queue, behind
+ * the thread's calls waiting already). */
+static void queue_block(struct it_sysan *s, struct bcall *b)
+{
+	struct tid_trails *tt;
+	size_t ti;
+
+	b->seq = UINT64_MAX;
+	if (published(s) &&
+	    ring_room(s, (void **)&s->pub, sizeof(*s->pub), &s->phead, s->plen, &s->pcap)) {
+		b->seq = s->pseq + s->plen;
+		s->pub[(s->phead + s->plen++) % s->pcap] = (struct pubcall){ .b = *b };
+	}
+	if (!(tt = tid_of(s, b->tid)))
+		return;
+	if (tt->chead == tt->cn && b->ts_exit < thread_wm(s, tt)) {
+		add_block(s, b);
+		return;
+	}
+	ti = (size_t)(tt - s->tidv);
+	if (tt->chead == tt->cn) {
+		if (!GROW(s, s->waiting, s->nwaiting, s->waitcap))
+			return;
+		s->waiting[s->nwaiting++] = (uint32_t)ti;
+		tt->chead = tt->cn = 0;
+	}
+	if (!GROW_SMALL(s, tt->calls, tt->cn, tt->ccap))
+		return;
+	tt->calls[tt->cn++] = *b;
+	s->npending++;
+}
+
+/* Sums up the block part of the waiting calls whose thread's trails are
+ * in (all: every one, the end of the trace), each thread's in the order
+ * it made them. */
+static void release(struct it_sysan *s, bool all)
+{
+	for (size_t i = 0; i < s->nwaiting; i++) {
+		size_t ti = s->waiting[i];
+		uint64_t wm = all ? UINT64_MAX : thread_wm(s, &s->tidv[ti]);
+		struct tid_trails *tt = &s->tidv[ti];
+
+		while (tt->chead < tt->cn && (all || tt->calls[tt->chead].ts_exit < wm)) {
+			struct bcall b = tt->calls[tt->chead++];
+
+			s->npending--;
+			add_block(s, &b);
+			tt = &s->tidv[ti];
+		}
+		if (tt->chead < tt->cn) {
+			if (tt->chead > tt->cn / 2) {
+				memmove(tt->calls, tt->calls + tt->chead,
+					(tt->cn - tt->chead) * sizeof(*tt->calls));
+				tt->cn -= tt->chead;
+				tt->chead = 0;
+			}
+			continue;
+		}
+		tt->chead = tt->cn = 0;
+		if (tt->ccap > THREAD_ARRAY) { /* a burst held: let it go */
+			free(tt->calls);
+			tt->calls = NULL;
+			tt->ccap = 0;
+		}
+		s->waiting[i--] = s->waiting[--s->nwaiting];
+	}
 }
 
 /* The comm of tid at time ts as the side records so far have it: the
@@ -1288,8 +1450,8 @@ static const char *comm_now(const struct it_sysan *s, uint32_t tid, uint64_t ts)
 	return s->tcv[i].comm;
 }
 
-/* Sums up a call but for its block I/O, which waits in the block queue
- * (in file order) unless the watermark is past its exit already. */
+/* Sums up a call but for its block I/O, which waits in its thread's
+ * queue unless every trail the thread queued during it is in already. */
 static void add_call(struct it_sysan *s, const struct it_sys_event *e)
 {
 	struct it_sysan_call *c = &s->calls[e->call < IT_SYS_MAX ? e->call : 0];
@@ -1318,7 +1480,7 @@ static void add_call(struct it_sysan *s, const struct it_sys_event *e)
 		t->calls++;
 		t->errors += e->ret < 0;
 		t->lat_sum += lat;
-		timeline_add(s, &s->tl, (size_t)(t - s->r.threads), e->ts_enter);
+		timeline_add(s, false, (size_t)(t - s->r.threads), e->ts_enter);
 	}
 	if (s->o.events && GROW(s, s->r.events, s->r.nevents, s->evcap)) {
 		struct it_sysan_event *v = &s->r.events[s->r.nevents];
@@ -1348,13 +1510,7 @@ static void add_call(struct it_sysan *s, const struct it_sys_event *e)
 			s->o.on_call(b.tid, b.call, b.ts_enter, b.ts_exit, 0, 0, s->o.ctx);
 		return;
 	}
-	if (!s->blen && e->ts_exit < s->block_wm) {
-		add_block(s, &b);
-		return;
-	}
-	if (!ring_room(s, (void **)&s->bq, sizeof(*s->bq), &s->bhead, s->blen, &s->bcap))
-		return;
-	s->bq[(s->bhead + s->blen++) % s->bcap] = b;
+	queue_block(s, &b);
 }
 
 /* Whether the side records the call names are in: its tag's path, and a
@@ -1373,11 +1529,12 @@ static bool sides_in(const struct it_sysan *s, const struct it_sys_event *e)
 
 /* Sums up the calls at the head of the queues: of the side queue, those
  * whose side records are in (or a side chunk came after theirs: a record
- * still missing then was lost); of the block queue, those that exited
- * before the block watermark (every trail their thread queued during them
- * is in). all: every call (the end of the trace). Both queues are drained
- * in file order, as the calls were written: the per-file sequential share
- * and the settling of a thread's trails depend on it. */
+ * still missing then was lost), in file order, as the calls were
+ * written (the per-file sequential share depends on it); of the threads'
+ * block queues, those that exited before their thread's block watermark
+ * (every trail their thread queued during them is in), each thread's in
+ * its order (the settling of its trails depends on it). all: every call
+ * (the end of the trace). */
 static void drain(struct it_sysan *s, bool all)
 {
 	while (s->qlen) {
@@ -1389,15 +1546,7 @@ static void drain(struct it_sysan *s, bool all)
 		s->qhead = (s->qhead + 1) % s->qcap;
 		s->qlen--;
 	}
-	while (s->blen) {
-		struct bcall *bc = &s->bq[s->bhead];
-
-		if (!all && bc->ts_exit >= s->block_wm)
-			break;
-		add_block(s, bc);
-		s->bhead = (s->bhead + 1) % s->bcap;
-		s->blen--;
-	}
+	release(s, all);
 }
 
 int it_sysan_calls(struct it_sysan *s, const struct it_sys_event *evs, size_t n)
@@ -1426,17 +1575,49 @@ void it_sysan_side_chunk_end(struct it_sysan *s)
 	drain(s, false);
 }
 
+void it_sysan_block_open(struct it_sysan *s, uint64_t seen, const struct it_open_trail *open,
+			size_t n)
+{
+	if (seen > s->block_wm)
+		s->block_wm = seen;
+	s->open_gen++;
+	for (size_t i = 0; i < n; i++) {
+		struct tid_trails *tt;
+
+		/* a call exited before the watermark cannot own a trail after it.
+		 * An open trail keeps its thread and queue time to the end but
+		 * for a request merged into another's (stitch.c: the merged
+		 * trail takes the earlier queue time, its thread stays): a call
+		 * of that other thread could then have owned it, and one summed
+		 * up before the merge does not (the hour of long.trail had
+		 * three request merges; its report came out the same) */
+		if (!open[i].tid || open[i].q >= s->block_wm)
+			continue;
+		if (!(tt = tid_of(s, open[i].tid)))
+			return;
+		if (tt->open_gen != s->open_gen || open[i].q < tt->open_q) {
+			tt->open_gen = s->open_gen;
+			tt->open_q = open[i].q;
+		}
+	}
+	drain(s, false);
+}
+
 void it_sysan_block_watermark(struct it_sysan *s, uint64_t ns)
 {
-	if (ns > s->block_wm) {
-		s->block_wm = ns;
-		drain(s, false);
-	}
+	it_sysan_block_open(s, ns, NULL, 0);
+}
+
+void it_sysan_set_on_call(struct it_sysan *s,
+			  void (*fn)(uint32_t tid, uint16_t call, uint64_t ts_enter, uint64_t ts_exit,
+				     uint64_t block_ns, uint32_t block_ios, void *ctx))
+{
+	s->o.on_call = fn;
 }
 
 size_t it_sysan_queued(const struct it_sysan *s)
 {
-	return s->qlen + s->blen;
+	return s->qlen + s->npending;
 }
 
 /* ---- finish ---- */
@@ -1798,7 +1979,7 @@ out:
 
 /* A timeline at the report's interval, from its base buckets (see
  * TL_BUCKETS); NULL when memory ran out. */
-static uint64_t *spread(struct it_sysan *s, const struct tl_buckets *t)
+static uint64_t *spread(struct it_sysan *s, const struct tl_buckets *t, uint64_t base_ns)
 {
 	struct it_sysan_results *r = &s->r;
 	uint64_t *v = calloc(r->nintervals, sizeof(*v));
@@ -1808,7 +1989,7 @@ static uint64_t *spread(struct it_sysan *s, const struct tl_buckets *t)
 		return NULL;
 	}
 	for (size_t b = 0; b < t->n; b++) {
-		uint64_t k = (uint64_t)(t->first + b) * s->base_ns / r->interval_ns;
+		uint64_t k = (uint64_t)(t->first + b) * base_ns / r->interval_ns;
 		v[k < r->nintervals ? k : r->nintervals - 1] += t->b[b];
 	}
 	return v;
@@ -1830,7 +2011,7 @@ static void timelines(struct it_sysan *s)
 	struct it_sysan_results *r = &s->r;
 
 	for (size_t i = 0; i < r->nthreads; i++)
-		if (!(r->threads[i].timeline = spread(s, &s->tl[i])))
+		if (!(r->threads[i].timeline = spread(s, &s->tl[i], s->base_ns)))
 			return;
 	r->bprocs = calloc(s->nbprocs ? s->nbprocs : 1, sizeof(*r->bprocs));
 	if (!r->bprocs) {
@@ -1843,7 +2024,7 @@ static void timelines(struct it_sysan *s)
 		*p = (struct it_sysan_bproc){ .pid = s->bprocv[i].pid, .comm = s->bprocv[i].comm,
 					      .title = it_sysan_title(s, s->bprocv[i].pid),
 					      .ios = s->bprocv[i].ios, .bytes = s->bprocv[i].bytes };
-		if (!(p->timeline = spread(s, &s->btl[i])))
+		if (!(p->timeline = spread(s, &s->btl[i], s->bbase_ns)))
 			return;
 		r->nbprocs++;
 	}
@@ -1971,9 +2152,13 @@ void it_sysan_free(struct it_sysan *s)
 	free(s->evq);
 	free(s->tcv);
 	it_map_free(&s->tidcomm);
-	for (size_t i = 0; i < s->ntids; i++)
+	for (size_t i = 0; i < s->ntids; i++) {
 		free(s->tidv[i].v);
+		free(s->tidv[i].calls);
+	}
 	free(s->tidv);
+	free(s->waiting);
+	free(s->pub);
 	for (size_t i = 0; i < s->ninos; i++)
 		free(s->inov[i].v);
 	free(s->inov);
@@ -1983,7 +2168,6 @@ void it_sysan_free(struct it_sysan *s)
 	it_map_free(&s->bg_comm);
 	it_map_free(&s->un_comm);
 	free(s->q);
-	free(s->bq);
 	for (size_t i = 0; i < s->r.nthreads; i++)
 		free(s->tl[i].b);
 	free(s->tl);

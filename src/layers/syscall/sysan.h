@@ -14,20 +14,26 @@
  *   it_sysan_side(s, rec, len)    each side record (paths, names, comms),
  *   it_sysan_side_chunk_end(s)    after each chunk of them;
  *   it_sysan_trail(s, t)          each completed block trail,
- *   it_sysan_block_watermark(s, ns)  when every trail queued before ns is in;
+ *   it_sysan_block_open(s, ns, open, n)  when every trail queued before ns
+ *                                 is in but the open ones listed
+ *                                 (it_sysan_block_watermark: none open);
  *   it_sysan_calls(s, evs, n)     the call records;
  *   it_sysan_finish(s, end_ns);
  *   const struct it_sysan_results *r = it_sysan_results(s);
  *
  * A call is summed up once its side records are in (its tag's path, its
  * names; a side chunk after the call's chunk settles it: a record not in
- * by then was lost); its block part (with opts.block) once every block
- * trail its thread queued during the call is in (it exited before the
- * block watermark). Until then it waits in a queue, in file order (the
- * sequential share of a file depends on the order). A block trail waits
- * until no later call of its thread can own it (a call of the thread that
- * entered after it was summed up: a thread's calls come in the order it
- * made them), then goes into its sums.
+ * by then was lost); until then it waits in a queue, in file order (the
+ * sequential share of a file depends on the order). Its block part (with
+ * opts.block) is summed up once every block trail its thread queued
+ * during the call is in (it exited before the block watermark, and no
+ * trail of its thread still open was queued before its exit): until then
+ * it waits in its thread's queue, not behind other threads' calls (an
+ * I/O whose completion was lost keeps its trail open for a minute).
+ * The calls are handed out (on_call, on_event) in file order all the
+ * same. A block trail waits until no later call of its thread can own it
+ * (a call of the thread that entered after it was summed up: a thread's
+ * calls come in the order it made them), then goes into its sums.
  *
  * Memory: the side records (paths, names, comms) for the whole trace;
  * per trail of a file's page cache, 24 bytes to the end (the file's tag
@@ -37,10 +43,14 @@
  * those queued in the last 60 s behind the calls summed up); the calls
  * waiting for their side records (120 bytes each; none when the writer
  * puts the side records first, as it does); the calls waiting for their
- * block part (32 bytes each: the calls of about one EVENTS chunk's time
- * span when block I/O flows; every call at worst, when the block stream
- * is silent until the end); per thread, its calls over time in at most
- * 2048 counters; per process that queued block I/O, the same for its
+ * block part (40 bytes each: a thread's calls of about one EVENTS chunk's
+ * time span when block I/O flows, up to a minute of them behind an I/O
+ * of the thread whose completion was lost; every call at worst, when the
+ * block stream is silent until the end), and when on_call or on_event is
+ * set, the calls from the first one not handed out yet (56 bytes each:
+ * behind such an I/O, a minute of every thread's calls); per thread, its
+ * calls over time in at most
+ * 128 counters; per process that queued block I/O, the same for its
  * I/Os; per process, its title.
  */
 #ifndef IOTRAIL_ANALYZE_SYSAN_H
@@ -236,8 +246,18 @@ int it_sysan_side(struct it_sysan *s, const void *rec, size_t len);
 void it_sysan_side_chunk_end(struct it_sysan *s);
 /* A completed block trail. */
 void it_sysan_trail(struct it_sysan *s, const struct it_trail *t);
+/* Every block trail queued before ns has been handed in (or never will),
+ * but the ones open[0..n) (each waits for its thread's calls, not
+ * another's). */
+void it_sysan_block_open(struct it_sysan *s, uint64_t ns, const struct it_open_trail *open,
+			 size_t n);
 /* Every block trail queued before ns has been handed in (or never will). */
 void it_sysan_block_watermark(struct it_sysan *s, uint64_t ns);
+/* Sets opts.on_call (before the first call record): once it is known
+ * whether anyone listens. */
+void it_sysan_set_on_call(struct it_sysan *s,
+			  void (*fn)(uint32_t tid, uint16_t call, uint64_t ts_enter, uint64_t ts_exit,
+				     uint64_t block_ns, uint32_t block_ios, void *ctx));
 /* Call records, in file order. Returns 0, or -1 once memory ran out. */
 int it_sysan_calls(struct it_sysan *s, const struct it_sys_event *evs, size_t n);
 /* Calls waiting in the queue (for tests and measurements). */
