@@ -35,13 +35,20 @@
 #                holding its slow I/O
 #   task_errors  bad options and task files: one line naming the key and
 #                what is accepted, exit status 2, no trace file
+#   task_uring   io_uring requests follow the decision: fio's io_uring 4K
+#                reads (U1) and 64K reads (U2), QD 4, merges off, block and
+#                syscall layers; --filter 'op=read && size>=32k': exactly U2
+#                requests, each owning its one I/O, the kernel's counts U2
+#                kept and U1 left out; --sample 1/10: requests == the
+#                sampled I/Os, each owning its I/O, kept + left out == U1+U2
 cd "$(dirname "$0")/../.."
 . tests/integration/lib.sh
 
 N1=1000 N2=300 N3=500
 why=$(host_blocker)
 if [ -n "$why" ]; then
-	for s in task_filter task_sample task_epoch task_memory task_window task_flight task_errors; do
+	for s in task_filter task_sample task_epoch task_memory task_window task_flight task_errors \
+		task_uring; do
 		skip "$s" "$why"
 	done
 	exit 0
@@ -252,6 +259,76 @@ window_test() {
 		pass "task_window ($n I/Os, queued from $from to $to, inside $((t0 + 2)) .. $((t0 + 4)))"
 	fi
 }
+# ---- io_uring requests follow the I/Os' decisions ----
+U1=400 U2=200
+cat > "$TMP/ujobs.sh" <<JOBS
+#!/bin/sh
+job() { fio --name=\$1 --filename=\$LOOPDEV --direct=1 --ioengine=io_uring --iodepth=4 \\
+	--rw=randread --bs=\$2 --number_ios=\$3 --size=64M --output-format=json \\
+	--output=$TMP/\$1.json > /dev/null; }
+job u4 4k $U1 && job u64 64k $U2
+JOBS
+chmod +x "$TMP/ujobs.sh"
+# "requests I/Os kept not-kept+no-io+async" from a recording's JSON report
+uring_of() {
+	jq -r '[([.syscalls[] | select(.name | startswith("uring_")) | .count] | add // 0),
+		([.groups[].count] | add // 0), .task.uring_kept,
+		(.task.uring_not_kept + .task.uring_no_io + .task.uring_async)] | @tsv' "$1"
+}
+# The requests that own an I/O of their own (the report gives a thread's
+# I/Os to its io_uring_enter, not to the requests): one request and one
+# trail of the same thread, sector (offset / 512) and size, the trail
+# queued between the request's submission and completion
+uring_owning() {
+	{ "$IOTRAIL" report --json --events "$1" | jq -r '.events[] |
+		select(.call | startswith("uring_")) |
+		"R \(.tid) \(.offset / 512 | floor) \(.count) \(.ts_ns) \(.exit_ns)"'
+	  "$IOTRAIL" export --format csv --what trails "$1" | awk -F, 'NR > 1 { print "T", $7, $4, $5, $9 }'
+	} | awk '{ k = $2 " " $3 " " $4 }
+		$1 == "R" { rn[k]++; lo[k] = $5; hi[k] = $6; next }
+		{ tn[k]++; q[k] = $5 }
+		END { for (k in rn) n += rn[k] == 1 && tn[k] == 1 && q[k] >= lo[k] && q[k] <= hi[k]
+		      print n + 0 }'
+}
+uring_test() { # name record-options...
+	local name=$1; shift
+	rm -f "$TMP"/u4.json "$TMP"/u64.json
+	LOOPDEV=$LOOPDEV "$IOTRAIL" record -o "$TMP/$name.trail" --layers block,syscall \
+		--dev "$LOOPNAME" "$@" -- "$TMP/ujobs.sh" > "$TMP/$name.out" 2>&1 || return 1
+	"$IOTRAIL" report --json "$TMP/$name.trail" > "$TMP/$name.json"
+}
+# one bio per request: random reads at QD 4 could meet in a plug
+echo 2 > "/sys/block/$LOOPNAME/queue/nomerges"
+if ! uring_test ufilter --filter 'op=read && size>=32k'; then
+	fail task_uring "record failed: $(tail -1 "$TMP/ufilter.out")"
+else
+	want=$(jq '.jobs[0].read.total_ios' "$TMP/u64.json")
+	read -r reqs ios kept left < <(uring_of "$TMP/ufilter.json")
+	owning=$(uring_owning "$TMP/ufilter.trail")
+	line=$("$IOTRAIL" report "$TMP/ufilter.trail" | grep -A6 '^task ' | tr -s ' \n' ' ')
+	if [ "$want" != "$U2" ]; then
+		fail task_uring "fio did $want 64K reads, asked for $U2"
+	elif [ "$reqs" != "$U2" ] || [ "$owning" != "$U2" ] || [ "$ios" != "$U2" ]; then
+		fail task_uring "--filter: $reqs io_uring requests, $owning owning an I/O of their own, $ios I/Os; fio did $U2 64K reads (and $U1 4K ones)"
+	elif [ "$kept" != "$U2" ] || [ "$left" != "$U1" ]; then
+		fail task_uring "--filter: the kernel counted $kept requests kept, $left left out; want $U2 and $U1"
+	elif [[ "$line" != *"io_uring requests: only those that queued a kept I/O at submission, $U2;"* ]]; then
+		fail task_uring "the report's task line is '$line'"
+	elif ! uring_test usample --sample 1/10; then
+		fail task_uring "record failed: $(tail -1 "$TMP/usample.out")"
+	else
+		read -r reqs ios kept left < <(uring_of "$TMP/usample.json")
+		owning=$(uring_owning "$TMP/usample.trail")
+		if [ "$ios" -lt 1 ] || [ "$reqs" != "$ios" ] || [ "$owning" != "$ios" ] ||
+		   [ "$kept" != "$ios" ] || [ $((kept + left)) != $((U1 + U2)) ]; then
+			fail task_uring "--sample 1/10: $reqs io_uring requests, $owning owning an I/O of their own, $ios sampled I/Os; the kernel: $kept kept, $left left out of fio's $((U1 + U2))"
+		else
+			pass "task_uring (--filter: $U2 requests == fio's 64K reads, each owning its I/O, its $U1 4K ones left out; --sample 1/10: $reqs requests == the $ios sampled I/Os, each owning its I/O, $left left out)"
+		fi
+	fi
+fi
+echo 0 > "/sys/block/$LOOPNAME/queue/nomerges"
+
 window_test
 drop_loop
 
