@@ -40,7 +40,9 @@
 #                syscall layers; --filter 'op=read && size>=32k': exactly U2
 #                requests, each owning its one I/O, the kernel's counts U2
 #                kept and U1 left out; --sample 1/10: requests == the
-#                sampled I/Os, each owning its I/O, kept + left out == U1+U2
+#                sampled I/Os, each owning its I/O, kept + left out == U1+U2;
+#                fio's force_async requests: counted as handed to io-wq, none
+#                recorded, their I/Os kept
 cd "$(dirname "$0")/../.."
 . tests/integration/lib.sh
 
@@ -263,10 +265,9 @@ window_test() {
 U1=400 U2=200
 cat > "$TMP/ujobs.sh" <<JOBS
 #!/bin/sh
-job() { fio --name=\$1 --filename=\$LOOPDEV --direct=1 --ioengine=io_uring --iodepth=4 \\
-	--rw=randread --bs=\$2 --number_ios=\$3 --size=64M --output-format=json \\
-	--output=$TMP/\$1.json > /dev/null; }
-job u4 4k $U1 && job u64 64k $U2
+exec fio --filename=\$LOOPDEV --direct=1 --ioengine=io_uring --iodepth=4 --rw=randread \\
+	--size=64M --output-format=json --output=$TMP/u.json --name=u4 --bs=4k --number_ios=$U1 \\
+	--name=u64 --stonewall --bs=64k --number_ios=$U2 > /dev/null
 JOBS
 chmod +x "$TMP/ujobs.sh"
 # "requests I/Os kept not-kept+no-io+async" from a recording's JSON report
@@ -292,7 +293,7 @@ uring_owning() {
 }
 uring_test() { # name record-options...
 	local name=$1; shift
-	rm -f "$TMP"/u4.json "$TMP"/u64.json
+	rm -f "$TMP"/u.json
 	LOOPDEV=$LOOPDEV "$IOTRAIL" record -o "$TMP/$name.trail" --layers block,syscall \
 		--dev "$LOOPNAME" "$@" -- "$TMP/ujobs.sh" > "$TMP/$name.out" 2>&1 || return 1
 	"$IOTRAIL" report --json "$TMP/$name.trail" > "$TMP/$name.json"
@@ -302,7 +303,7 @@ echo 2 > "/sys/block/$LOOPNAME/queue/nomerges"
 if ! uring_test ufilter --filter 'op=read && size>=32k'; then
 	fail task_uring "record failed: $(tail -1 "$TMP/ufilter.out")"
 else
-	want=$(jq '.jobs[0].read.total_ios' "$TMP/u64.json")
+	want=$(jq '.jobs[] | select(.jobname == "u64") | .read.total_ios' "$TMP/u.json")
 	read -r reqs ios kept left < <(uring_of "$TMP/ufilter.json")
 	owning=$(uring_owning "$TMP/ufilter.trail")
 	line=$("$IOTRAIL" report "$TMP/ufilter.trail" | grep -A6 '^task ' | tr -s ' \n' ' ')
@@ -319,11 +320,22 @@ else
 	else
 		read -r reqs ios kept left < <(uring_of "$TMP/usample.json")
 		owning=$(uring_owning "$TMP/usample.trail")
+		# every request handed to io-wq (fio's force_async): counted apart
+		LOOPDEV=$LOOPDEV "$IOTRAIL" record -o "$TMP/uasync.trail" --layers block,syscall \
+			--dev "$LOOPNAME" --filter 'op=read && size>=32k' -- fio --name=a \
+			--filename="$LOOPDEV" --direct=1 --ioengine=io_uring --force_async=1 \
+			--iodepth=4 --rw=randread --bs=64k --number_ios=50 --size=64M \
+			--output=/dev/null > "$TMP/uasync.out" 2>&1
+		"$IOTRAIL" report --json "$TMP/uasync.trail" > "$TMP/uasync.json" 2>&1
+		read -r areqs aios akept aleft < <(uring_of "$TMP/uasync.json")
+		async=$(jq '.task.uring_async' "$TMP/uasync.json")
 		if [ "$ios" -lt 1 ] || [ "$reqs" != "$ios" ] || [ "$owning" != "$ios" ] ||
 		   [ "$kept" != "$ios" ] || [ $((kept + left)) != $((U1 + U2)) ]; then
 			fail task_uring "--sample 1/10: $reqs io_uring requests, $owning owning an I/O of their own, $ios sampled I/Os; the kernel: $kept kept, $left left out of fio's $((U1 + U2))"
+		elif [ "$areqs" != 0 ] || [ "$aios" != 50 ] || [ "$akept" != 0 ] || [ "$async" != 50 ]; then
+			fail task_uring "force_async: $areqs requests recorded, $aios I/Os, $akept kept, $async counted as handed to io-wq; want 0, 50 (fio's), 0, 50"
 		else
-			pass "task_uring (--filter: $U2 requests == fio's 64K reads, each owning its I/O, its $U1 4K ones left out; --sample 1/10: $reqs requests == the $ios sampled I/Os, each owning its I/O, $left left out)"
+			pass "task_uring (--filter: $U2 requests == fio's 64K reads, each owning its I/O, its $U1 4K ones left out; --sample 1/10: $reqs requests == the $ios sampled I/Os, each owning its I/O, $left left out; fio's 50 force_async requests counted as handed to io-wq, none recorded, their 50 I/Os kept)"
 		fi
 	fi
 fi
