@@ -11,6 +11,10 @@
 #             predicate no I/O passes: what an I/O a task filters out costs
 #   baseline-reject: the same with BASELINE's build
 #   sample100, baseline-sample100: `--sample 1/100` instead of the filter
+#   usample10, ureject (and baseline-usample10, baseline-ureject): the same
+#             two with the syscall layer too (--layers block,syscall --comm
+#             fio): what the io_uring requests' following costs (uring_*
+#             programs' ns per run, and the total per I/O)
 #   CONFIGS="floor reject baseline-reject" picks (floor first); default
 #   "floor block default", and baseline when BASELINE is set
 # ROUNDS rounds, alternating order. With kernel.bpf_stats_enabled=1 (on
@@ -70,6 +74,12 @@ grep -h '^prog_id:' /proc/\$PPID/fdinfo/* | awk '{ print \$2 }' | sort -u > $out
 		--sample 1/100 --) ;;
 	baseline-sample100) pre=("$baseline" record -o "$out/t.trail" --layers block --dev "$dev" \
 		--sample 1/100 --) ;;
+	usample10|ureject|baseline-usample10|baseline-ureject)
+		local bin=build/iotrail what=(--sample 1/10)
+		[[ $1 != baseline-* ]] || bin=$baseline
+		[[ $1 != *ureject ]] || what=(--filter 'op=read && op=write')
+		pre=("$bin" record -o "$out/t.trail" --layers block,syscall --dev "$dev" --comm fio \
+			"${what[@]}" --) ;;
 	*) echo "bpf_cost: unknown configuration $1" >&2; exit 1 ;;
 	esac
 	"${pre[@]}" bash -c "$inner" > "$out/run.log" 2>&1

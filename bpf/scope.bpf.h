@@ -105,21 +105,23 @@ static __always_inline void scope_count_io(unsigned int which)
 	__sync_fetch_and_add(&scope_io_slots[cpu].c.n[which & 3], 1);
 }
 
-/* The syscall layer's calls (enum it_call_count), per CPU, in a map the
- * block object owns and the syscall object reuses. */
+/* The syscall layer's calls (enum it_call_count, key IT_CCK_CALLS) and
+ * io_uring requests (enum it_uring_count, key IT_CCK_URING), per CPU, in
+ * a map the block object owns and the syscall object reuses. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, IT_CCK_MAX);
 	__type(key, __u32);
 	__type(value, struct it_task_counts);
 } scope_call_counts SEC(".maps");
 
-static __always_inline void scope_count(void *counts, unsigned int which)
+static __always_inline void scope_count(void *counts, __u32 key, unsigned int which)
 {
-	__u32 zero = 0;
-	struct it_task_counts *c = bpf_map_lookup_elem(counts, &zero);
+	struct it_task_counts *c = bpf_map_lookup_elem(counts, &key);
 
-	if (c) /* a call's exit: process context, not nested */
+	/* a call's exit, a request's submission or completion: process
+	 * context, not nested in another of the syscall layer's programs */
+	if (c)
 		c->n[which & 3]++;
 }
 
@@ -196,10 +198,10 @@ static __always_inline bool scope_call_kept(struct task_struct *task, __u64 ente
 	struct scope_io_mark *m = bpf_task_storage_get(&scope_io_marks, task, 0, 0);
 
 	if (m && m->kept_ns >= entered_ns) {
-		scope_count(&scope_call_counts, IT_CALLC_KEPT);
+		scope_count(&scope_call_counts, IT_CCK_CALLS, IT_CALLC_KEPT);
 		return true;
 	}
-	scope_count(&scope_call_counts,
+	scope_count(&scope_call_counts, IT_CCK_CALLS,
 		    m && m->left_ns >= entered_ns ? IT_CALLC_NOT_KEPT : IT_CALLC_NO_IO);
 	return false;
 }

@@ -152,7 +152,7 @@ int it_date_parse(const char *text, int64_t *sec, char *err, size_t errlen)
 
 const char *const it_distinct_names[IT_DISTINCT_MAX] = {
 	[IT_DISTINCT_PID] = "pid", [IT_DISTINCT_TID] = "tid", [IT_DISTINCT_COMM] = "comm",
-	[IT_DISTINCT_DEV] = "dev", [IT_DISTINCT_FILE] = "file",
+	[IT_DISTINCT_DEV] = "dev", [IT_DISTINCT_FILE] = "file", [IT_DISTINCT_ZONE] = "zone",
 };
 
 /* "distinct(KEY)": its key, or -1 */
@@ -214,7 +214,7 @@ int it_stats_parse(const char *text, struct it_stats *s, char *err, size_t errle
 bad:
 	snprintf(err, errlen, "stats '%s': give a comma-separated list of at most %d from min, "
 		 "max, avg, pN (a percentile, N from 0 to 100: p50, p99.9), distinct(KEY) (KEY: pid, tid, "
-		 "comm, dev or file)", text,
+		 "comm, dev, file or zone)", text,
 		 IT_STATS_MAX);
 	return -1;
 }
@@ -802,11 +802,21 @@ void it_task_describe(const struct it_task *t, bool calls, bool tcp, char *out, 
 	/* The block layer decides at each bio's Q; a call is recorded at its
 	 * exit when its thread queued a kept I/O meanwhile. Without that (a
 	 * trace of an older version, or no block layer), every call is in. */
-	if (calls && kept && c->calls_known)
+	if (calls && kept && c->calls_known) {
 		PUT("; system calls: only those that queued a kept I/O, %llu; not recorded: %llu "
-		    "whose I/Os were all left out, %llu that queued none (io_uring requests are all "
-		    "recorded)", U(c->calls_kept), U(c->calls_not_kept), U(c->calls_no_io));
-	else if (calls && kept)
+		    "whose I/Os were all left out, %llu that queued none", U(c->calls_kept),
+		    U(c->calls_not_kept), U(c->calls_no_io));
+		/* io_uring requests followed too (since IT_TCF_URING); said
+		 * when there were any */
+		if (!c->uring_known)
+			PUT(" (io_uring requests are all recorded)");
+		else if (c->uring_kept + c->uring_not_kept + c->uring_no_io + c->uring_async)
+			PUT("; io_uring requests: only those that queued a kept I/O at submission, "
+			    "%llu; not recorded: %llu whose I/Os were all left out, %llu that queued "
+			    "none, %llu handed to io-wq before a kept I/O (not followed there)",
+			    U(c->uring_kept), U(c->uring_not_kept), U(c->uring_no_io),
+			    U(c->uring_async));
+	} else if (calls && kept)
 		PUT("; system calls are not filtered or sampled: every call of the scope is recorded");
 	/* NVMe/TCP's PDUs and socket events are not the block layer's */
 	if (tcp && kept)

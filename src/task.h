@@ -82,12 +82,14 @@ int it_date_parse(const char *text, int64_t *sec, char *err, size_t errlen);
  * distinct(KEY): how many different KEYs the group's I/Os have, KEY one of
  * pid (processes that submitted them: column "pids"), tid ("tids"), comm
  * ("comms"), dev ("devs"), file ("files": the files whose page cache they
- * carried; direct I/O carries none). */
+ * carried; direct I/O carries none), zone ("zones": the zones of zoned
+ * devices their first sector is in, by the trace's zone table; I/Os of
+ * other devices count none). */
 #define IT_STATS_MAX 12
 enum it_stat_kind { IT_STAT_MIN, IT_STAT_MAX, IT_STAT_AVG, IT_STAT_PCT, IT_STAT_DISTINCT };
 enum it_distinct_key {
 	IT_DISTINCT_PID, IT_DISTINCT_TID, IT_DISTINCT_COMM, IT_DISTINCT_DEV, IT_DISTINCT_FILE,
-	IT_DISTINCT_MAX
+	IT_DISTINCT_ZONE, IT_DISTINCT_MAX
 };
 extern const char *const it_distinct_names[IT_DISTINCT_MAX]; /* "pid", "tid", ... */
 struct it_stats {
@@ -122,6 +124,9 @@ struct it_task_counted {
 	bool ios_known, calls_known;
 	uint64_t passed, skipped, rejected;       /* I/Os: kept = passed - skipped */
 	uint64_t calls_kept, calls_not_kept, calls_no_io;
+	/* io_uring requests (task_counts.h: enum it_uring_count), when known */
+	bool uring_known;
+	uint64_t uring_kept, uring_not_kept, uring_no_io, uring_async;
 	/* --sample N/EPOCH: the epochs the trace's I/Os were queued in (from
 	 * their Q times; the analyzer's): the skipped ones are in these too */
 	uint64_t epochs;

@@ -86,13 +86,17 @@ enum it_event_type {
 	 * kernel (iotrail/task_counts.h). I/Os: id = passed the predicate,
 	 * sector = skipped by the sampling, aux = rejected by the predicate;
 	 * flags IT_TCF_CALLS: system calls, id = recorded (queued a kept
-	 * I/O), sector = queued only I/Os not kept, aux = queued none */
+	 * I/O), sector = queued only I/Os not kept, aux = queued none;
+	 * flags IT_TCF_CALLS | IT_TCF_URING (written before the calls'):
+	 * io_uring requests, the same three and, in pid (low 32 bits) and tid
+	 * (high), those handed to io-wq before a kept I/O */
 	IT_EV_TASK_COUNTS = 35,
 	IT_EV_TYPE_MAX
 };
 
 #define IT_DSF_SCOPED 1u /* IT_EV_DISKSTATS_FROM: -p, --comm or --cgroup was given */
 #define IT_TCF_CALLS 1u  /* IT_EV_TASK_COUNTS: the system calls' counts */
+#define IT_TCF_URING 2u  /* with IT_TCF_CALLS: the io_uring requests' counts */
 
 /*
  * NVMe events reuse struct it_event; the fields mean (raw NVMe values, the

@@ -192,7 +192,8 @@ static uint32_t file_id(struct it_analyzer *a, const struct it_trail *t)
 }
 
 /* report --stats distinct(KEY): a value is new to the group when
- * (group, value) is. Unknown comms and I/Os of no file are not counted. */
+ * (group, value) is. Unknown comms and I/Os of no file or zone are not
+ * counted. */
 static void count_distinct(struct it_analyzer *a, uint32_t gi, struct it_group *g,
 			   const struct it_trail *t)
 {
@@ -208,8 +209,9 @@ static void count_distinct(struct it_analyzer *a, uint32_t gi, struct it_group *
 		case IT_DISTINCT_COMM: v = t->comm; break;
 		case IT_DISTINCT_DEV: v = t->dev; break;
 		case IT_DISTINCT_FILE: v = file_id(a, t); break;
+		case IT_DISTINCT_ZONE: v = it_zones_id(a->zones, t->dev, t->sector); break;
 		}
-		if (!v && (k == IT_DISTINCT_COMM || k == IT_DISTINCT_FILE))
+		if (!v && (k == IT_DISTINCT_COMM || k == IT_DISTINCT_FILE || k == IT_DISTINCT_ZONE))
 			continue;
 		key = (uint64_t)gi << 32 | v;
 		if (it_map_get(&a->group_distinct[k], key) != IT_MAP_NONE)

@@ -79,6 +79,12 @@ static void task(struct it_json *j, const struct it_task *given, const struct it
 		it_json_kv_uint(j, "calls_not_kept", c->calls_not_kept);
 		it_json_kv_uint(j, "calls_no_io", c->calls_no_io);
 	}
+	if (c->uring_known) { /* io_uring requests, decided as the calls are */
+		it_json_kv_uint(j, "uring_kept", c->uring_kept);
+		it_json_kv_uint(j, "uring_not_kept", c->uring_not_kept);
+		it_json_kv_uint(j, "uring_no_io", c->uring_no_io);
+		it_json_kv_uint(j, "uring_async", c->uring_async);
+	}
 	it_json_object_end(j);
 }
 

@@ -754,7 +754,13 @@ static void on_task_counts(struct it_analyzer *a, const struct it_event *e)
 {
 	struct it_task_counted *t = &a->task;
 
-	if (e->flags & IT_TCF_CALLS) {
+	if (e->flags & IT_TCF_URING) {
+		t->uring_known = true;
+		t->uring_kept = e->id;
+		t->uring_not_kept = e->sector;
+		t->uring_no_io = e->aux;
+		t->uring_async = e->pid | (uint64_t)e->tid << 32;
+	} else if (e->flags & IT_TCF_CALLS) {
 		t->calls_known = true;
 		t->calls_kept = e->id;
 		t->calls_not_kept = e->sector;

@@ -126,6 +126,24 @@ void it_zones_trail(struct it_zones *z, const struct it_trail *t)
 		z->err = -1;
 }
 
+uint32_t it_zones_id(const struct it_zones *z, uint32_t dev, uint64_t sector)
+{
+	uint32_t before = 0;
+
+	for (uint32_t i = 0; z && i < z->ndevs; i++) {
+		struct it_zone_dev *d = &z->devs[i];
+		struct it_zone *zn;
+
+		if (d->dev != dev) {
+			before += d->nzones;
+			continue;
+		}
+		zn = zone_of(d, sector);
+		return zn ? before + (uint32_t)(zn - d->zones) + 1 : 0;
+	}
+	return 0;
+}
+
 void it_zones_free(struct it_zones *z)
 {
 	if (!z)

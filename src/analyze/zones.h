@@ -45,6 +45,10 @@ struct it_zones {
 void it_zones_info(struct it_zones *z, const struct it_event *e);
 void it_zones_trail(struct it_zones *z, const struct it_trail *t);
 void it_zones_free(struct it_zones *z);
+/* The zone of dev holding sector, numbered over all the table's devices
+ * from 1 (so a zone of one device is never another's); 0: none (z NULL,
+ * not a zoned device, or beyond its zones). */
+uint32_t it_zones_id(const struct it_zones *z, uint32_t dev, uint64_t sector);
 
 /* The block analyzer's zones (NULL without a zone table in the stream). */
 struct it_analyzer;

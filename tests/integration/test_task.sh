@@ -35,13 +35,22 @@
 #                holding its slow I/O
 #   task_errors  bad options and task files: one line naming the key and
 #                what is accepted, exit status 2, no trace file
+#   task_uring   io_uring requests follow the decision: fio's io_uring 4K
+#                reads (U1) and 64K reads (U2), QD 4, merges off, block and
+#                syscall layers; --filter 'op=read && size>=32k': exactly U2
+#                requests, each owning its one I/O, the kernel's counts U2
+#                kept and U1 left out; --sample 1/10: requests == the
+#                sampled I/Os, each owning its I/O, kept + left out == U1+U2;
+#                fio's force_async requests: counted as handed to io-wq, none
+#                recorded, their I/Os kept
 cd "$(dirname "$0")/../.."
 . tests/integration/lib.sh
 
 N1=1000 N2=300 N3=500
 why=$(host_blocker)
 if [ -n "$why" ]; then
-	for s in task_filter task_sample task_epoch task_memory task_window task_flight task_errors; do
+	for s in task_filter task_sample task_epoch task_memory task_window task_flight task_errors \
+		task_uring; do
 		skip "$s" "$why"
 	done
 	exit 0
@@ -252,6 +261,86 @@ window_test() {
 		pass "task_window ($n I/Os, queued from $from to $to, inside $((t0 + 2)) .. $((t0 + 4)))"
 	fi
 }
+# ---- io_uring requests follow the I/Os' decisions ----
+U1=400 U2=200
+cat > "$TMP/ujobs.sh" <<JOBS
+#!/bin/sh
+exec fio --filename=\$LOOPDEV --direct=1 --ioengine=io_uring --iodepth=4 --rw=randread \\
+	--size=64M --output-format=json --output=$TMP/u.json --name=u4 --bs=4k --number_ios=$U1 \\
+	--name=u64 --stonewall --bs=64k --number_ios=$U2 > /dev/null
+JOBS
+chmod +x "$TMP/ujobs.sh"
+# "requests I/Os kept not-kept+no-io+async" from a recording's JSON report
+uring_of() {
+	jq -r '[([.syscalls[] | select(.name | startswith("uring_")) | .count] | add // 0),
+		([.groups[].count] | add // 0), .task.uring_kept,
+		(.task.uring_not_kept + .task.uring_no_io + .task.uring_async)] | @tsv' "$1"
+}
+# The requests that own an I/O of their own (the report gives a thread's
+# I/Os to its io_uring_enter, not to the requests): one request and one
+# trail of the same thread, sector (offset / 512) and size, the trail
+# queued between the request's submission and completion
+uring_owning() {
+	{ "$IOTRAIL" report --json --events "$1" | jq -r '.events[] |
+		select(.call | startswith("uring_")) |
+		"R \(.tid) \(.offset / 512 | floor) \(.count) \(.ts_ns) \(.exit_ns)"'
+	  "$IOTRAIL" export --format csv --what trails "$1" | awk -F, 'NR > 1 { print "T", $7, $4, $5, $9 }'
+	} | awk '{ k = $2 " " $3 " " $4 }
+		$1 == "R" { rn[k]++; lo[k] = $5; hi[k] = $6; next }
+		{ tn[k]++; q[k] = $5 }
+		END { for (k in rn) n += rn[k] == 1 && tn[k] == 1 && q[k] >= lo[k] && q[k] <= hi[k]
+		      print n + 0 }'
+}
+uring_test() { # name record-options...
+	local name=$1; shift
+	rm -f "$TMP"/u.json
+	LOOPDEV=$LOOPDEV "$IOTRAIL" record -o "$TMP/$name.trail" --layers block,syscall \
+		--dev "$LOOPNAME" "$@" -- "$TMP/ujobs.sh" > "$TMP/$name.out" 2>&1 || return 1
+	"$IOTRAIL" report --json "$TMP/$name.trail" > "$TMP/$name.json"
+}
+# one bio per request: random reads at QD 4 could meet in a plug
+echo 2 > "/sys/block/$LOOPNAME/queue/nomerges"
+if ! uring_test ufilter --filter 'op=read && size>=32k'; then
+	fail task_uring "record failed: $(tail -1 "$TMP/ufilter.out")"
+else
+	want=$(jq '.jobs[] | select(.jobname == "u64") | .read.total_ios' "$TMP/u.json")
+	read -r reqs ios kept left < <(uring_of "$TMP/ufilter.json")
+	owning=$(uring_owning "$TMP/ufilter.trail")
+	line=$("$IOTRAIL" report "$TMP/ufilter.trail" | grep -A6 '^task ' | tr -s ' \n' ' ')
+	if [ "$want" != "$U2" ]; then
+		fail task_uring "fio did $want 64K reads, asked for $U2"
+	elif [ "$reqs" != "$U2" ] || [ "$owning" != "$U2" ] || [ "$ios" != "$U2" ]; then
+		fail task_uring "--filter: $reqs io_uring requests, $owning owning an I/O of their own, $ios I/Os; fio did $U2 64K reads (and $U1 4K ones)"
+	elif [ "$kept" != "$U2" ] || [ "$left" != "$U1" ]; then
+		fail task_uring "--filter: the kernel counted $kept requests kept, $left left out; want $U2 and $U1"
+	elif [[ "$line" != *"io_uring requests: only those that queued a kept I/O at submission, $U2;"* ]]; then
+		fail task_uring "the report's task line is '$line'"
+	elif ! uring_test usample --sample 1/10; then
+		fail task_uring "record failed: $(tail -1 "$TMP/usample.out")"
+	else
+		read -r reqs ios kept left < <(uring_of "$TMP/usample.json")
+		owning=$(uring_owning "$TMP/usample.trail")
+		# every request handed to io-wq (fio's force_async): counted apart
+		LOOPDEV=$LOOPDEV "$IOTRAIL" record -o "$TMP/uasync.trail" --layers block,syscall \
+			--dev "$LOOPNAME" --filter 'op=read && size>=32k' -- fio --name=a \
+			--filename="$LOOPDEV" --direct=1 --ioengine=io_uring --force_async=1 \
+			--iodepth=4 --rw=randread --bs=64k --number_ios=50 --size=64M \
+			--output=/dev/null > "$TMP/uasync.out" 2>&1
+		"$IOTRAIL" report --json "$TMP/uasync.trail" > "$TMP/uasync.json" 2>&1
+		read -r areqs aios akept aleft < <(uring_of "$TMP/uasync.json")
+		async=$(jq '.task.uring_async' "$TMP/uasync.json")
+		if [ "$ios" -lt 1 ] || [ "$reqs" != "$ios" ] || [ "$owning" != "$ios" ] ||
+		   [ "$kept" != "$ios" ] || [ $((kept + left)) != $((U1 + U2)) ]; then
+			fail task_uring "--sample 1/10: $reqs io_uring requests, $owning owning an I/O of their own, $ios sampled I/Os; the kernel: $kept kept, $left left out of fio's $((U1 + U2))"
+		elif [ "$areqs" != 0 ] || [ "$aios" != 50 ] || [ "$akept" != 0 ] || [ "$async" != 50 ]; then
+			fail task_uring "force_async: $areqs requests recorded, $aios I/Os, $akept kept, $async counted as handed to io-wq; want 0, 50 (fio's), 0, 50"
+		else
+			pass "task_uring (--filter: $U2 requests == fio's 64K reads, each owning its I/O, its $U1 4K ones left out; --sample 1/10: $reqs requests == the $ios sampled I/Os, each owning its I/O, $left left out; fio's 50 force_async requests counted as handed to io-wq, none recorded, their 50 I/Os kept)"
+		fi
+	fi
+fi
+echo 0 > "/sys/block/$LOOPNAME/queue/nomerges"
+
 window_test
 drop_loop
 

@@ -23,14 +23,7 @@
 
 static struct it_event zone(uint32_t idx, uint64_t start, uint64_t len)
 {
-	struct it_event e = ev_base(IT_EV_ZONE_INFO, 1, start, DEV_Z);
-
-	e.pid = idx;
-	e.sector = start;
-	e.bytes = (uint32_t)len;
-	e.aux = len;
-	e.flags = 2 | 1 << 8; /* sequential-write-required, empty */
-	return e;
+	return ZINFO(DEV_Z, idx, start, len);
 }
 
 /* The zones CSV of evs (as one block-layer trace) into out; its rows. */

@@ -562,6 +562,16 @@ static struct it_event task_counts_ev(uint8_t flags, uint64_t a, uint64_t b, uin
 	return e;
 }
 
+/* io_uring's counts (IT_TCF_URING): the fourth in pid (low) and tid (high) */
+static struct it_event uring_counts_ev(uint64_t a, uint64_t b, uint64_t c, uint64_t d)
+{
+	struct it_event e = task_counts_ev(IT_TCF_CALLS | IT_TCF_URING, a, b, c);
+
+	e.pid = (uint32_t)d;
+	e.tid = (uint32_t)(d >> 32);
+	return e;
+}
+
 TEST(report_task_counts)
 {
 	struct it_event evs[] = {
@@ -569,6 +579,8 @@ TEST(report_task_counts)
 		D(1100, 0x71, 0xb1, DEV_A, 0, K4, IT_OP_READ),
 		C(1600, 0x71, DEV_A, K4),
 		task_counts_ev(0, 10, 9, 40),
+		/* before the calls', as recorded: an older reader keeps the last */
+		uring_counts_ev(2, 5, 7, (3ull << 32) + 11),
 		task_counts_ev(IT_TCF_CALLS, 1, 9, 300),
 	};
 	struct it_host_rec h = { .layers = "block,syscall" };
@@ -594,7 +606,12 @@ TEST(report_task_counts)
 			   "queued none") != NULL, "the calls' totals said");
 	ASSERT_TRUE(strstr(out, "\"syscalls_unfiltered\":false,\"ios_passed\":10,\"ios_kept\":1,"
 			   "\"ios_skipped\":9,\"ios_filtered_out\":40,\"calls_kept\":1,"
-			   "\"calls_not_kept\":9,\"calls_no_io\":300") != NULL, "JSON totals");
+			   "\"calls_not_kept\":9,\"calls_no_io\":300,\"uring_kept\":2,"
+			   "\"uring_not_kept\":5,\"uring_no_io\":7,\"uring_async\":12884901899}")
+		    != NULL, "JSON totals");
+	ASSERT_TRUE(strstr(out, "io_uring requests: only those that queued a kept I/O at "
+			   "submission, 2; not recorded: 5 whose I/Os were all left out, 7 that "
+			   "queued none, 12884901899 handed to io-wq") != NULL, "io_uring's said");
 	free(out);
 	it_analyzer_free(a);
 }
@@ -664,9 +681,65 @@ TEST(report_stats_distinct_keys)
 		    "JSON");
 	free(out);
 	it_analyzer_free(a);
-	ASSERT_EQ(it_stats_parse("distinct(zone)", &st, err, sizeof(err)), -1, "distinct(zone)");
-	ASSERT_TRUE(strstr(err, "distinct(KEY) (KEY: pid, tid, comm, dev or file)") != NULL,
+	ASSERT_EQ(it_stats_parse("distinct(lba)", &st, err, sizeof(err)), -1, "distinct(lba)");
+	ASSERT_TRUE(strstr(err, "distinct(KEY) (KEY: pid, tid, comm, dev, file or zone)") != NULL,
 		    "the keys told");
+}
+
+/* distinct(zone): the zones of the I/Os' first sectors, by op, over two
+ * zoned devices (A: 2 zones, B: 4, of 1024 sectors): zone 0 of A and zone
+ * 0 of B are two zones; a sector beyond A's zones counts none. */
+TEST(report_stats_distinct_zones)
+{
+	static const struct { uint32_t dev; uint64_t sector; uint8_t op; } io[] = {
+		{ DEV_B, 16, IT_OP_READ }, { DEV_A, 0, IT_OP_READ }, { DEV_B, 2048, IT_OP_READ },
+		{ DEV_B, 3072, IT_OP_READ }, { DEV_B, 3080, IT_OP_READ }, { DEV_A, 4096, IT_OP_READ },
+		{ DEV_B, 0, IT_OP_WRITE }, { DEV_B, 8, IT_OP_WRITE }, { DEV_B, 1024, IT_OP_WRITE },
+	};
+	struct it_event evs[6 + 3 * 9];
+	size_t n = 0;
+
+	for (uint32_t z = 0; z < 2; z++)
+		evs[n++] = ZINFO(DEV_A, z, 1024 * z, 1024);
+	for (uint32_t z = 0; z < 4; z++)
+		evs[n++] = ZINFO(DEV_B, z, 1024 * z, 1024);
+	for (size_t i = 0; i < N(io); i++) {
+		uint64_t t0 = 1000000 + 100000 * i;
+
+		evs[n++] = Q(t0, 0xb0 + i, io[i].dev, io[i].sector, K4, io[i].op);
+		evs[n++] = D(t0 + 10, 0x70 + i, 0xb0 + i, io[i].dev, io[i].sector, K4, io[i].op);
+		evs[n++] = C(t0 + 1000, 0x70 + i, io[i].dev, K4);
+	}
+	struct it_analyzer_opts o = { .keys = { IT_KEY_OP }, .nkeys = 1 };
+	struct it_task task = { .stats = "distinct(zone),max" };
+	struct it_stats st;
+	char err[256];
+
+	ASSERT_EQ(it_stats_parse(task.stats, &st, err, sizeof(err)), 0, err);
+	o.distinct = it_report_stats_distinct(&st);
+	ASSERT_EQ(o.distinct, 1u << IT_DISTINCT_ZONE, "the key asked for");
+	struct it_analyzer *a = run_opts(evs, n, o, NULL, 0);
+	const struct it_results *r = it_analyzer_results(a);
+	struct it_report_input in = { .devs = &loop0, .ndevs = 1, .a = a, .r = r, .task = &task };
+	struct capture c;
+	char *out;
+
+	ASSERT_EQ(r->ngroups, 2, "read and write groups");
+	ASSERT_EQ(r->groups[0].key.op, IT_OP_READ, "reads first");
+	ASSERT_U64_EQ(r->groups[0].count, 6, "six reads");
+	ASSERT_U64_EQ(r->groups[0].distinct[IT_DISTINCT_ZONE], 4,
+		      "reads: B's zones 0, 2, 3 and A's zone 0 (not the read beyond A's zones)");
+	ASSERT_U64_EQ(r->groups[1].distinct[IT_DISTINCT_ZONE], 2, "writes: B's zones 0 and 1");
+	it_report_text(cap_open(&c), &in);
+	out = cap_close(&c);
+	ASSERT_TRUE(strstr(out, "MiB/s  zones") != NULL, "the column's title");
+	free(out);
+	it_report_json(cap_open(&c), &in, false);
+	out = cap_close(&c);
+	ASSERT_TRUE(valid_json(out) && strstr(out, "\"distinct_zones\":4") != NULL &&
+		    strstr(out, "\"distinct_zones\":2") != NULL, "JSON");
+	free(out);
+	it_analyzer_free(a);
 }
 
 /* --sample N/EPOCH: the analyzer counts the epochs of the kept I/Os' Q

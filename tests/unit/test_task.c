@@ -212,6 +212,26 @@ TEST(task_describe_calls)
 		     "those that queued a kept I/O, 10; not recorded: 85 whose I/Os were all left "
 		     "out, 3 that queued none (io_uring requests are all recorded)",
 		     "the calls followed the I/Os");
+	/* io_uring requests followed too (IT_TCF_URING): their own counts,
+	 * said only when there were requests */
+	t.counted.uring_known = true;
+	it_task_describe(&t, true, false, line, sizeof(line));
+	ASSERT_STREQ(line, "only I/Os with op=read: 100 of 107, 7 filtered out; sampled 1 in 10: "
+		     "10 kept of 100, 90 skipped: counts are of sampled I/Os; system calls: only "
+		     "those that queued a kept I/O, 10; not recorded: 85 whose I/Os were all left "
+		     "out, 3 that queued none", "no io_uring request: nothing said of them");
+	t.counted.uring_kept = 4;
+	t.counted.uring_not_kept = 36;
+	t.counted.uring_no_io = 2;
+	t.counted.uring_async = 1;
+	it_task_describe(&t, true, false, line, sizeof(line));
+	ASSERT_STREQ(line, "only I/Os with op=read: 100 of 107, 7 filtered out; sampled 1 in 10: "
+		     "10 kept of 100, 90 skipped: counts are of sampled I/Os; system calls: only "
+		     "those that queued a kept I/O, 10; not recorded: 85 whose I/Os were all left "
+		     "out, 3 that queued none; io_uring requests: only those that queued a kept I/O "
+		     "at submission, 4; not recorded: 36 whose I/Os were all left out, 2 that "
+		     "queued none, 1 handed to io-wq before a kept I/O (not followed there)",
+		     "the io_uring requests followed the I/Os");
 	/* per epoch: the averages over the epochs the trace's I/Os are in */
 	ASSERT_EQ(it_task_parse("[profiler]\nsample = 5/10ms\n", &t, err, sizeof(err)), 0, err);
 	t.counted = (struct it_task_counted){ .ios_known = true, .passed = 1800, .skipped = 1755,

@@ -5,7 +5,8 @@
 # (dd oflag=direct), reads a known amount, finishes, opens and closes
 # chosen zones. `iotrail report --zones --json` must give exactly those
 # counts per zone and nothing on the other zones; the text heat map must
-# have one cell per zone.
+# have one cell per zone; `report --stats 'distinct(zone)'` by op the
+# zones each op touched.
 # In the same boot, `iotrail extents` on F2FS over a zoned null_blk (8
 # conventional zones for its metadata, 248 sequential ones of 4 MiB): six
 # 1 MiB files, every extent inside the capacity of a sequential zone of
@@ -29,7 +30,7 @@ cd "$(dirname "$0")/../.." || exit 1
 . tests/vm/lib.sh
 
 names="vm_zones_table vm_zones_resets vm_zones_writes vm_zones_reads vm_zones_mgmt
-       vm_zones_quiet vm_zones_heatmap vm_zones_nvme_zone_cmds"
+       vm_zones_quiet vm_zones_heatmap vm_zones_distinct vm_zones_nvme_zone_cmds"
 vm_skip_unless jq blkzone -- $names
 
 ZS=32768 # zone size in 512-byte sectors (16 MiB)
@@ -144,6 +145,18 @@ if [ "${#row}" = 64 ] && [ "${row:3:1}" = 2 ] && [ "${row:5:1}" = 1 ] && [ "${ro
 	pass "vm_zones_heatmap (resets row: '$row')"
 else
 	fail vm_zones_heatmap "resets row '$row' (${#row} cells, want 64 with 2 at 3, 1 at 5 and 10)"
+fi
+
+# distinct(zone) per op, on the host from the guest's trace: writes in
+# zones 5 and 7, reads in 7, resets of 3 (twice), 10 and 5
+build/iotrail report --json --group-by op --stats 'distinct(zone)' "$out/zns.trail" \
+	> "$TMP/distinct.json" 2> "$TMP/distinct.err"
+dz=$(jq -r '[.groups[] | select(.key.op | IN("write", "read", "zone-reset"))
+	| "\(.key.op)=\(.distinct_zones)"] | sort | join(" ")' "$TMP/distinct.json" 2> /dev/null)
+if [ "$dz" = "read=1 write=2 zone-reset=3" ]; then
+	pass "vm_zones_distinct (distinct(zone) by op: $dz)"
+else
+	fail vm_zones_distinct "distinct(zone) by op: '$dz', want 'read=1 write=2 zone-reset=3' $(head -c 200 "$TMP/distinct.err")"
 fi
 
 zsend=$(jq -r '.nvme.by_opcode.zone_mgmt_send.count // 0' "$J")

@@ -270,12 +270,11 @@ static int write_diskstats(struct it_session *s)
 	return err;
 }
 
-/* A per-CPU struct it_task_counts summed over the CPUs. 0 or -errno. */
-static int sum_counts(struct bpf_map *map, uint64_t out[4])
+/* A per-CPU struct it_task_counts (map[key]) summed over the CPUs. 0 or -errno. */
+static int sum_counts(struct bpf_map *map, __u32 key, uint64_t out[4])
 {
 	int n = libbpf_num_possible_cpus(), err;
 	struct it_task_counts *v;
-	__u32 key = 0;
 
 	memset(out, 0, 4 * sizeof(*out));
 	if (n <= 0 || !(v = calloc(n, sizeof(*v))))
@@ -290,9 +289,11 @@ static int sum_counts(struct bpf_map *map, uint64_t out[4])
 
 static int add_counts_event(struct it_session *s, uint8_t flags, const uint64_t c[4])
 {
+	/* the fourth count (io_uring's async) in pid and tid (event.h) */
 	struct it_event e = { .ts_ns = it_clock_ns(CLOCK_MONOTONIC), .type = IT_EV_TASK_COUNTS,
 			      .layer = IT_LAYER_BLOCK, .flags = flags, .id = c[0], .sector = c[1],
-			      .aux = c[2], .tag = 0xffff, .hwq = 0xffff, .op = IT_OP_OTHER };
+			      .aux = c[2], .pid = (uint32_t)c[3], .tid = (uint32_t)(c[3] >> 32),
+			      .tag = 0xffff, .hwq = 0xffff, .op = IT_OP_OTHER };
 
 	return it_writer_add_record(s->w, 0, IT_LAYER_BLOCK, IT_CHUNK_EVENTS, &e, sizeof(e));
 }
@@ -313,8 +314,12 @@ static int write_task_counts(struct it_session *s)
 		for (int k = 0; k < 4; k++)
 			c[k] += b.skel->bss->scope_io_slots[cpu].c.n[k];
 	err = add_counts_event(s, 0, c);
+	/* io_uring's before the calls': a reader older than IT_TCF_URING
+	 * takes both for the calls' and keeps the last */
 	if (!err && s->marks_followed)
-		err = sum_counts(b.skel->maps.scope_call_counts, c) ?:
+		err = sum_counts(b.skel->maps.scope_call_counts, IT_CCK_URING, c) ?:
+		      add_counts_event(s, IT_TCF_CALLS | IT_TCF_URING, c) ?:
+		      sum_counts(b.skel->maps.scope_call_counts, IT_CCK_CALLS, c) ?:
 		      add_counts_event(s, IT_TCF_CALLS, c);
 	return err;
 }

@@ -304,7 +304,8 @@ static bool have_kfunc(const char *name)
  */
 #define SYS_HOOK(x) { "sys_" #x, "raw_syscalls", NULL, false, { [IT_HOOK_TP_BTF] = "sys_" #x "_btf", \
 	[IT_HOOK_RAW_TP] = "sys_" #x "_raw", [IT_HOOK_TRACEPOINT] = "sys_" #x "_tp" } }
-enum { H_ENTER, H_EXIT, H_URING_SUBMIT, H_URING_COMPLETE, H_FORK, H_EXIT_TASK, H_EXIT_TITLE };
+enum { H_ENTER, H_EXIT, H_URING_SUBMIT, H_URING_COMPLETE, H_FORK, H_EXIT_TASK, H_EXIT_TITLE,
+       H_URING_PUNT };
 const struct it_hook_def it_syscall_hooks[] = {
 	[H_ENTER] = SYS_HOOK(enter),
 	[H_EXIT] = SYS_HOOK(exit),
@@ -319,6 +320,9 @@ const struct it_hook_def it_syscall_hooks[] = {
 	/* a process's title at its exit (record.c: a short-lived one's last title) */
 	[H_EXIT_TITLE] = { "sched_process_exit", "sched", NULL, true,
 			   { [IT_HOOK_RAW_TP] = "title_at_exit" } },
+	/* with --filter/--sample: requests handed to io-wq, counted apart */
+	[H_URING_PUNT] = { "io_uring_queue_async_work", "io_uring", NULL, true,
+			   { [IT_HOOK_TP_BTF] = "uring_punt" } },
 };
 _Static_assert(sizeof(it_syscall_hooks) / sizeof(it_syscall_hooks[0]) == IT_SYSCALL_NHOOKS, "IT_SYSCALL_NHOOKS");
 
@@ -414,6 +418,11 @@ static int configure(struct it_syscall_layer *l, const struct it_syscall_opts *o
 		}
 		s->rodata->scope_mark_calls = 1;
 	}
+#ifdef __NR_io_uring_enter
+	s->rodata->uring_enter_nr = __NR_io_uring_enter;
+#endif
+	if (!s->rodata->scope_mark_calls) /* only kept requests in flight go in */
+		bpf_map__set_max_entries(s->maps.sys_uring_kept, 1);
 	if (!o->ntids)
 		bpf_map__set_max_entries(s->maps.sys_tid_bits, 1);
 	if (o->npaths > IT_SYS_MAX_PREFIX) {
@@ -460,6 +469,22 @@ static int attach_tracepoints(struct it_syscall_layer *l, char *err, size_t errl
 			l->links[l->nlinks++] = k;
 		}
 	}
+	/* io_uring_enter's return decides the io_uring requests it submitted
+	 * (syscall.bpf.c: uring_decide), traced as a call or not */
+	int ue = s->rodata->uring_enter_nr;
+
+	if (s->rodata->uring_on && s->rodata->scope_mark_calls && ue >= 0 &&
+	    ue < IT_SYS_NR_MAX && !s->rodata->call_of_nr[ue]) {
+		struct bpf_link *k = bpf_program__attach_tracepoint(s->progs.sys_exit_tp, "syscalls",
+								    "sys_exit_io_uring_enter");
+
+		if (!k) {
+			snprintf(err, errlen, "failed to attach syscalls:sys_exit_io_uring_enter: %s; "
+				 "try --hook tp_btf", strerror(errno));
+			return -1;
+		}
+		l->links[l->nlinks++] = k;
+	}
 	return 0;
 }
 
@@ -504,6 +529,8 @@ static int configure_attempt(void *skel, enum it_hook_kind *kinds, void *ctx)
 		s->rodata->uring_on = 0;
 	if (!s->rodata->uring_on)
 		kinds[H_URING_SUBMIT] = kinds[H_URING_COMPLETE] = IT_HOOK_NONE;
+	if (!s->rodata->uring_on || !s->rodata->scope_mark_calls)
+		kinds[H_URING_PUNT] = IT_HOOK_NONE;
 	if (!s->rodata->scope_pids && !s->rodata->scope_comm_len)
 		kinds[H_FORK] = kinds[H_EXIT_TASK] = IT_HOOK_NONE;
 	return 0;

@@ -25,7 +25,7 @@ struct ring_buffer;
  * the traced ones; io_uring; fork tracking), for the hook engine and
  * `iotrail probe`. */
 extern const struct it_hook_def it_syscall_hooks[];
-#define IT_SYSCALL_NHOOKS 7
+#define IT_SYSCALL_NHOOKS 8
 
 #define IT_SYS_MAX_IDS 64
 

@@ -25,7 +25,8 @@
  * With a task's predicate or sampling (--filter, --sample) and the block
  * layer deciding, a call is kept at its exit only when its thread queued a
  * kept I/O since its entry (scope.bpf.h: scope_call_kept), before its
- * names and tags cost anything; io_uring requests are not followed.
+ * names and tags cost anything; an io_uring request likewise when its
+ * thread queued a kept I/O while submitting it (see uring_decide).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
@@ -59,6 +60,7 @@ extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
 /* ---- configuration, set by user space before load ---- */
 const volatile __u8 call_of_nr[IT_SYS_NR_MAX];  /* syscall nr -> enum it_sys_call, 0 = not traced */
 const volatile __u8 uring_on;                   /* trace io_uring requests */
+const volatile __s32 uring_enter_nr = -1;       /* io_uring_enter's syscall number */
 const volatile __u32 self_tgid;                 /* the recorder: never traced */
 const volatile __u8 filter_tids;                /* only tgids in the scope's pid set, or tids
 						 * in sys_tid_bits (--tid) */
@@ -122,6 +124,13 @@ struct tstate {
 	__u8 known;       /* verdict computed */
 	__u8 traced;      /* the verdict */
 	__u8 pending;     /* a call is in flight */
+	/* with the block layer deciding (scope_mark_calls): the io_uring
+	 * request this thread submitted last, its submission record held
+	 * back until its I/Os are decided (uring_decide) */
+	__u8 upending;    /* upend holds one */
+	__u8 upunted;     /* it was handed to io-wq meanwhile */
+	__u8 upad[6];
+	struct it_sys_uring_submit upend;
 };
 
 struct {
@@ -747,6 +756,50 @@ static __always_inline bool names(struct task_struct *task, struct tstate *st,
 	return true;
 }
 
+/*
+ * io_uring requests with the block layer deciding (scope_mark_calls): a
+ * request's bios are queued, when inline, by its submitting thread between
+ * io_uring_submit_req and the thread's next submission or the return of
+ * its io_uring_enter; the thread's completions run after that. So the
+ * submission record waits in the thread's slot and is decided at the first
+ * of these (one task-storage lookup, the block layer's marks): sent when a
+ * kept I/O was queued since the submission, else counted and dropped, by
+ * the syscall layer's rule for calls (a request that queued none, such as
+ * a page-cache hit, is not recorded). A kept request's address goes into
+ * sys_uring_kept, which its completion takes out (and is sent only then):
+ * a request left out costs its completion a failed delete.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	/* kept requests in flight (a request without a CQE, IOSQE_CQE_SKIP_SUCCESS,
+	 * stays until evicted); 1 when not deciding (user space) */
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, __u8);
+} sys_uring_kept SEC(".maps");
+
+static __always_inline void uring_decide(struct task_struct *task, struct tstate *st)
+{
+	struct scope_io_mark *m = bpf_task_storage_get(&scope_io_marks, task, 0, 0);
+	__u64 since = st->upend.call.ts_enter;
+	__u8 one = 1;
+
+	st->upending = 0;
+	if (m && m->kept_ns >= since) {
+		scope_count(&scope_call_counts, IT_CCK_URING, IT_URC_KEPT);
+		/* sent before its completion can find it (on another CPU);
+		 * a submission lost to a full ring has its completion kept out */
+		if (bpf_ringbuf_output(&sys_events, &st->upend, sizeof(st->upend), wakeup_flag()))
+			count_drop();
+		else
+			bpf_map_update_elem(&sys_uring_kept, &st->upend.req, &one, BPF_ANY);
+		return;
+	}
+	scope_count(&scope_call_counts, IT_CCK_URING,
+		    st->upunted ? IT_URC_ASYNC :
+		    m && m->left_ns >= since ? IT_URC_NOT_KEPT : IT_URC_NO_IO);
+}
+
 static __always_inline int on_exit(long nr, long ret)
 {
 	const struct it_sys_decode *d;
@@ -756,15 +809,21 @@ static __always_inline int on_exit(long nr, long ret)
 	__u64 now;
 	__u32 tid;
 	__u16 call;
+	/* io_uring_enter's return decides the request it submitted last */
+	bool decide = scope_mark_calls && uring_on && nr == uring_enter_nr;
 
-	if ((unsigned long)nr >= IT_SYS_NR_MAX || !call_of_nr[nr])
+	if (((unsigned long)nr >= IT_SYS_NR_MAX || !call_of_nr[nr]) && !decide)
 		return 0;
 	task = bpf_get_current_task_btf();
 	/* a thread the pid filter keeps out has no storage at all: one load */
 	if (bpf_core_field_exists(task->bpf_storage) && !task->bpf_storage)
 		return 0;
 	st = bpf_task_storage_get(&sys_tstate, task, 0, 0);
-	if (!st || !st->pending || st->nr != nr)
+	if (!st)
+		return 0;
+	if (decide && st->upending)
+		uring_decide(task, st);
+	if (!st->pending || st->nr != nr)
 		return 0;
 	now = bpf_ktime_get_ns();
 	st->pending = 0;
@@ -1008,9 +1067,39 @@ int BPF_PROG(uring_submit, struct io_kiocb *req)
 	e->cgroup = cgroup_of(task);
 	e->ts_enter = bpf_ktime_get_ns();
 	r.req = (__u64)req;
+	if (scope_mark_calls) { /* held back until its I/Os are decided */
+		if (st->upending)
+			uring_decide(task, st);
+		st->upend = r;
+		st->upending = 1;
+		st->upunted = 0;
+		return 0;
+	}
 	/* built on the stack and copied by one helper call, as on_exit does */
 	if (bpf_ringbuf_output(&sys_events, &r, sizeof(r), wakeup_flag()))
 		count_drop();
+	return 0;
+}
+
+/* A request handed to io-wq (IOSQE_ASYNC, or its inline attempt would
+ * block), with the block layer deciding: the worker queues its I/O, where
+ * the decision cannot follow it; noted for uring_decide's count. Also
+ * fires for a retry (-EAGAIN at completion), from the submitter's task
+ * work, of a request already decided: then nothing is pending for it. */
+SEC("tp_btf/io_uring_queue_async_work")
+int BPF_PROG(uring_punt, struct io_kiocb *req)
+{
+	struct task_struct *task;
+	struct tstate *st;
+
+	if (!uring_on || !scope_mark_calls)
+		return 0;
+	task = bpf_get_current_task_btf();
+	if (bpf_core_field_exists(task->bpf_storage) && !task->bpf_storage)
+		return 0;
+	st = bpf_task_storage_get(&sys_tstate, task, 0, 0);
+	if (st && st->upending && st->upend.req == (__u64)req)
+		st->upunted = 1;
 	return 0;
 }
 
@@ -1064,11 +1153,26 @@ int BPF_PROG(uring_complete, struct io_ring_ctx *ring, void *req, struct io_urin
 
 	if (!uring_on || !req)
 		return 0;
-	/* A request of a process out of scope is not sent (the recorder
-	 * would find no submission for it): the pid/tid sets, and --comm by
-	 * the set of processes it matched (at their submission). --cgroup
-	 * tests the current task only, so there the recorder drops them. */
-	if (scope_pids || filter_tids || scope_comm_len) {
+	if (scope_mark_calls) {
+		/* a completion its submitter runs comes after the submission
+		 * (decided first); only a kept request is sent: one that is
+		 * in sys_uring_kept (and is of the scope: it was submitted) */
+		struct task_struct *cur = bpf_get_current_task_btf();
+		__u64 key = (__u64)req;
+
+		if (!bpf_core_field_exists(cur->bpf_storage) || cur->bpf_storage) {
+			st = bpf_task_storage_get(&sys_tstate, cur, 0, 0);
+			if (st && st->upending)
+				uring_decide(cur, st);
+		}
+		if (bpf_map_delete_elem(&sys_uring_kept, &key))
+			return 0;
+	} else if (scope_pids || filter_tids || scope_comm_len) {
+		/* A request of a process out of scope is not sent (the
+		 * recorder would find no submission for it): the pid/tid sets,
+		 * and --comm by the set of processes it matched (at their
+		 * submission). --cgroup tests the current task only, so there
+		 * the recorder drops them. */
 		t = uring_submitter(req);
 		if (t && (!id_wanted(t) ||
 			  (scope_comm_len && !scope_bit(&scope_comm_bits, t->tgid))))
