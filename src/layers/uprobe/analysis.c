@@ -658,6 +658,9 @@ static const char *kind_name(uint16_t kind)
 	return kind == IT_UPROBE_USDT ? "usdt" : "uprobe";
 }
 
+/* the text report's "where" column: 100 less the columns before it */
+#define WHERE_COLS 54
+
 static void where(const struct it_uprobe_def *d, char *buf, size_t len)
 {
 	if (d->kind == IT_UPROBE_USDT)
@@ -678,8 +681,13 @@ static void up_text(void *self, FILE *f, const struct it_report_ctx *ctx)
 		if (!u->have[i])
 			continue;
 		where(&u->defs[i], buf, sizeof(buf));
-		fprintf(f, "  %-24s %-6s %10llu  %s\n", u->defs[i].label, kind_name(u->defs[i].kind),
-			(unsigned long long)u->count[i], buf);
+		/* the line stays within 100 columns: a long binary path keeps
+		 * its end (JSON has it whole) */
+		size_t n = strlen(buf);
+		int cut = n > WHERE_COLS ? (int)(n - (WHERE_COLS - 3)) : 0;
+
+		fprintf(f, "  %-24s %-6s %10llu  %s%s\n", u->defs[i].label, kind_name(u->defs[i].kind),
+			(unsigned long long)u->count[i], cut ? "..." : "", buf + cut);
 	}
 	if (u->bad_probe)
 		fprintf(f, "  %llu hits of probes the trace does not define (damaged file)\n",
