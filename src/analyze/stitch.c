@@ -275,8 +275,10 @@ static void index_enable(struct it_analyzer *a, uint32_t di)
 	a->ds[di].indexing = true;
 	for (uint32_t i = 0; i < a->nslots; i++) {
 		struct slot *s = &a->slots[i];
-		if (s->devidx == di && (s->state == SLOT_QUEUED ||
-					(s->state == SLOT_INSERTED && !s->t.ts[IT_PT_D])))
+
+		/* the state first: a slot never used has no device yet */
+		if ((s->state == SLOT_QUEUED || (s->state == SLOT_INSERTED && !s->t.ts[IT_PT_D])) &&
+		    s->devidx == di)
 			index_add(a, i);
 	}
 }
