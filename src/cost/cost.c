@@ -130,21 +130,24 @@ static void remove_tmpdir(void)
 	rmdir(tmpdir);
 }
 
+/* S into the file PATH (a sysfs attribute); 0 or -1. Async-signal-safe:
+ * the signal handler restores the schedulers with it. */
+static int write_str(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY), rc = -1;
+
+	if (fd >= 0) {
+		rc = write(fd, s, strlen(s)) < 0 ? -1 : 0;
+		close(fd);
+	}
+	return rc;
+}
+
 static void restore_scheduler(void)
 {
-	for (int i = 0; i < nsched; i++) {
-		int fd;
-
-		if (!sched_path[i][0] || !sched_saved[i][0])
-			continue;
-		fd = open(sched_path[i], O_WRONLY);
-		if (fd >= 0) {
-			if (write(fd, sched_saved[i], strlen(sched_saved[i])) < 0) {
-				/* nothing more to do from here: the line below says so */
-			}
-			close(fd);
-		}
-	}
+	for (int i = 0; i < nsched; i++)
+		if (sched_path[i][0] && sched_saved[i][0])
+			write_str(sched_path[i], sched_saved[i]); /* a failure here: nothing more to do */
 }
 
 /* Async-signal-safe calls only: fio is told to stop (it stops its jobs,
@@ -446,19 +449,10 @@ static int scheduler_prepare(int i, const char *dev)
 /* The scheduler WANT on every device that has one. */
 static int scheduler_set(const char *want)
 {
-	for (int i = 0; i < nsched; i++) {
-		int fd, rc = -1;
-
-		if (!sched_path[i][0])
-			continue;
-		if ((fd = open(sched_path[i], O_WRONLY)) >= 0) {
-			rc = write(fd, want, strlen(want)) < 0 ? -1 : 0;
-			close(fd);
-		}
-		if (rc)
+	for (int i = 0; i < nsched; i++)
+		if (sched_path[i][0] && write_str(sched_path[i], want))
 			return it_failf(1, "failed to set the scheduler %s in %s: %s; is it built into this kernel?",
 					want, sched_path[i], strerror(errno));
-	}
 	return 0;
 }
 
@@ -673,23 +667,30 @@ static int one_run(const struct cost_opts *o, const struct op_spec *op, bool wit
 	return 0;
 }
 
+/* Runs ARGV to its end, its output in tmpdir's command.out; 0 when it
+ * exited 0. */
+static int run_to_end(char *const argv[])
+{
+	int status = -1;
+	pid_t pid = spawn(argv, tmp_paths[1]);
+
+	return pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) ? -1 : 0;
+}
+
 /* FS made on each device, mounted in tmpdir, with one file of data on
  * it: FILES, the files in fio's form (':' between). */
 static int make_fs(const char *fs, const struct cost_opts *o, uint64_t dev_bytes, char *files, size_t len)
 {
 	files[0] = 0;
 	for (int i = 0; i < o->ndevs; i++) {
-		char mkfs[32], out[96], path[128];
+		char mkfs[32], path[128];
 		char *argv[] = { mkfs, "-q", "-F", (char *)o->devs[i], NULL };
-		int status = -1, fd;
-		pid_t pid;
+		int fd;
 
 		snprintf(mkfs, sizeof(mkfs), "mkfs.%s", fs);
-		snprintf(out, sizeof(out), "%s/command.out", tmpdir);
-		if ((pid = spawn(argv, out)) < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
-		    WEXITSTATUS(status))
+		if (run_to_end(argv))
 			return it_failf(1, "failed to make %s on %s: %s; is %s installed?", fs, o->devs[i],
-					last_line(out), mkfs);
+					last_line(tmp_paths[1]), mkfs);
 		snprintf(mnt_dir[nmnt], sizeof(mnt_dir[0]), "%s/fs%d", tmpdir, i);
 		if (mkdir(mnt_dir[nmnt], 0700) || mount(o->devs[i], mnt_dir[nmnt], fs, 0, NULL)) {
 			int e = errno;
@@ -751,7 +752,7 @@ static int dm_node(const char *name, char *node, size_t len)
 static int make_dm_crypt(const struct cost_opts *o, char *mapped, size_t len)
 {
 	unsigned char key[32];
-	char hex[65], out[96];
+	char hex[65];
 	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
 
 	if (access("/dev/mapper/control", F_OK))
@@ -767,16 +768,13 @@ static int make_dm_crypt(const struct cost_opts *o, char *mapped, size_t len)
 	close(fd);
 	for (size_t i = 0; i < sizeof(key); i++)
 		snprintf(hex + 2 * i, 3, "%02x", key[i]);
-	snprintf(out, sizeof(out), "%s/command.out", tmpdir);
 	mapped[0] = 0;
 	for (int i = 0; i < o->ndevs; i++) {
-		char table[256];
+		char table[256], node[64];
 		char *argv[] = { dmsetup_path, "--noudevsync", "create", dm_name[ndm], "--table", table, NULL };
-		uint64_t bytes = 0;
-		int status = -1, dfd = open(o->devs[i], O_RDONLY | O_CLOEXEC);
-		pid_t pid;
-
+		int dfd = open(o->devs[i], O_RDONLY | O_CLOEXEC);
 		off_t end = dfd < 0 ? -1 : lseek(dfd, 0, SEEK_END);
+		size_t n = strlen(mapped);
 
 		if (end <= 0) {
 			int e = errno;
@@ -786,17 +784,12 @@ static int make_dm_crypt(const struct cost_opts *o, char *mapped, size_t len)
 			return it_failf(1, "failed to read the size of %s: %s", o->devs[i], end ? strerror(e) : "empty");
 		}
 		close(dfd);
-		bytes = (uint64_t)end;
 		snprintf(dm_name[ndm], sizeof(dm_name[0]), "iotrail-cost-%d-%d", (int)getpid(), i);
 		snprintf(table, sizeof(table), "0 %llu crypt aes-xts-plain64 %s 0 %s 0",
-			 (unsigned long long)(bytes >> 9), hex, o->devs[i]);
-		if ((pid = spawn(argv, out)) < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
-		    WEXITSTATUS(status))
+			 (unsigned long long)end >> 9, hex, o->devs[i]);
+		if (run_to_end(argv))
 			return it_failf(1, "failed to set up dm-crypt over %s: %s; is dm-crypt in this kernel?",
-					o->devs[i], last_line(out));
-		char node[64];
-		size_t n = strlen(mapped);
-
+					o->devs[i], last_line(tmp_paths[1]));
 		if (dm_node(dm_name[ndm++], node, sizeof(node)))
 			return it_failf(1, "failed to find the dm-crypt mapping over %s in /sys/block", o->devs[i]);
 		snprintf(mapped + n, len - n, "%s%s", i ? ":" : "", node);
@@ -810,15 +803,15 @@ static int measure_op(const struct cost_opts *o, const struct op_spec *spec, con
 		      struct cost_op *op)
 {
 	char sz[24];
-	static char fs_files[MAX_DEVS * 128]; /* the with arm's files: on the fs, or the mappings */
+	/* the with arm's files, on the file system or through the mappings;
+	 * on a failure the command's end (remove_tmpdir) undoes both */
+	static char with_files[MAX_DEVS * 128];
 	int rc;
 
-	if (spec->with.fs && (rc = make_fs(spec->with.fs, o, LOOP_BYTES / o->ndevs, fs_files, sizeof(fs_files))))
+	if (spec->with.fs && (rc = make_fs(spec->with.fs, o, LOOP_BYTES / o->ndevs, with_files, sizeof(with_files))))
 		return rc;
-	if (spec->with.dm_crypt && (rc = make_dm_crypt(o, fs_files, sizeof(fs_files)))) {
-		remove_mappings();
+	if (spec->with.dm_crypt && (rc = make_dm_crypt(o, with_files, sizeof(with_files))))
 		return rc;
-	}
 	snprintf(op->name, sizeof(op->name), "%s", spec->name);
 	op->nsizes = o->nsizes;
 	for (int i = 0; i < o->nsizes; i++) {
@@ -831,13 +824,10 @@ static int measure_op(const struct cost_opts *o, const struct op_spec *spec, con
 			for (int side = 0; side < 2; side++) {
 				bool with = (r % 2) ^ side;
 				struct cost_run *run = with ? &s->with[s->nwith] : &s->base[s->nbase];
-				rc = one_run(o, spec, with, with && (spec->with.fs || spec->with.dm_crypt) ? fs_files : dev,
+				rc = one_run(o, spec, with, with && (spec->with.fs || spec->with.dm_crypt) ? with_files : dev,
 					     s->bytes, run);
-				if (rc) {
-					remove_mappings();
-					unmount_all();
+				if (rc)
 					return rc;
-				}
 				with ? s->nwith++ : s->nbase++;
 				fprintf(stderr, "iotrail cost: %s %s run %d/%d %-4s %8.0f I/O/s %8.0f CPU-ns/I/O %5.1f%% idle\n",
 					spec->name, cost_size_str(s->bytes, sz), r + 1, o->runs,
@@ -1123,14 +1113,15 @@ int cmd_cost(int argc, char **argv)
 			fprintf(stderr, "iotrail cost: warning: %s has no I/O scheduler file; left as it is\n",
 				o.devs[i]);
 	}
-	for (int i = 0; !rc && i < o.nops; i++)
-		if (o.ops[i].with.fs && !made_loops)
+	for (int i = 0; !rc && i < o.nops; i++) {
+		const struct arm *with = &o.ops[i].with;
+
+		if (with->fs && !made_loops)
 			rc = it_failf(2, "failed to measure %s: it formats its devices, so only the loop devices "
 				      "iotrail cost makes; leave out --dev", o.ops[i].name);
-	for (int i = 0; i < o.nops; i++)
-		if (strcmp(o.ops[i].with.scheduler ? o.ops[i].with.scheduler : "none", "none") &&
-		    !scheduler_settable())
+		else if (strcmp(with->scheduler ? with->scheduler : "none", "none") && !scheduler_settable())
 			rc = it_failf(1, "failed to measure %s: %s has no scheduler to set", o.ops[i].name, dev);
+	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGHUP, on_signal);

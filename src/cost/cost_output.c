@@ -280,14 +280,16 @@ int cost_write_svg(FILE *f, const struct cost_result *res, const struct cost_res
 		x = px(&fr, was->fit.k);
 		y = py(&fr, was->base_cost_ns);
 		fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"none\" stroke=\"dimgray\"/>\n", x, y);
+		/* an arrow (named in its tooltip), or the name written beside
+		 * a point that has nowhere to go */
 		if (now && now->fit.npoints >= 2)
 			fprintf(f, "<line class=\"moved\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
 				   "stroke=\"dimgray\" marker-end=\"url(#arrow)\"><title>",
 				x, y, px(&fr, now->fit.k), py(&fr, now->base_cost_ns));
 		else
-			fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"dimgray\"><title>", x + 6, y + 14);
+			fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"dimgray\">", x + 6, y + 14);
 		svg_text(f, was->name);
-		fprintf(f, now && now->fit.npoints >= 2 ? "</title></line>\n" : " (earlier only)</title></text>\n");
+		fprintf(f, now && now->fit.npoints >= 2 ? "</title></line>\n" : " (earlier only)</text>\n");
 	}
 	for (int i = 0; i < res->nops; i++) {
 		const struct cost_op *op = &res->ops[i];
