@@ -27,7 +27,8 @@ fi
 bad_input() {
 	local rc err=$TMP/bad.err args
 	for args in "" "--op scheduler=mq-deadline --sizes 4x" "--op fastest" "--base true" \
-		"--op buffered --dev null,/dev/no-such-disk"; do
+		"--op buffered --dev null,/dev/no-such-disk" "--compare only-one.json" \
+		"--compare a.json b.json --op buffered"; do
 		# shellcheck disable=SC2086
 		"$IOTRAIL" cost $args > "$TMP/bad.out" 2> "$err"
 		rc=$?
