@@ -63,6 +63,7 @@ grep -h '^prog_id:' /proc/\$PPID/fdinfo/* | awk '{ print \$2 }' | sort -u > $out
 	local pre
 	case $1 in
 	floor) pre=(build/bench/hook_floor 1 --) ;;
+	floorcpu) pre=(build/bench/hook_floor 4 --) ;;
 	block) pre=(build/iotrail record -o "$out/t.trail" --layers block --dev "$dev" --) ;;
 	default) pre=(build/iotrail record -o "$out/t.trail" --) ;;
 	baseline) pre=("$baseline" record -o "$out/t.trail" --) ;;

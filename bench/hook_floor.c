@@ -5,7 +5,7 @@
  * away here as iotrail's consumer drains its ring: a poll on the same
  * 20 ms timer, then a consume, since the probes rarely wake it; 2: empty
  * sys_enter and sys_exit programs; 3: one 104-byte record per pread64,
- * entry time kept in task storage), runs COMMAND, detaches. In modes 0
+ * entry time kept in task storage; 4: mode 1 with a ring per CPU), runs COMMAND, detaches. In modes 0
  * and 1, prints the records per hook and per completed I/O, and those the
  * ring could not take, on stderr (mode 1 must show 3 per I/O and 0 not
  * written, or it is no floor); exits with COMMAND's status.
@@ -58,6 +58,24 @@ static void report(struct bpf_object *obj, int mode)
 		records[2] ? (double)total / records[2] : 0.0, refused);
 }
 
+/* Mode 4: a ring per CPU in cpu_rings, each drained by the same manager. */
+static int add_cpu_rings(struct bpf_object *obj, struct ring_buffer *rb)
+{
+	int outer = bpf_map__fd(bpf_object__find_map_by_name(obj, "cpu_rings"));
+	int ncpu = libbpf_num_possible_cpus();
+
+	for (int cpu = 0; cpu < ncpu && cpu < 256; cpu++) {
+		int fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, NULL, 0, 0, 4 << 20, NULL);
+
+		if (fd < 0 || bpf_map_update_elem(outer, &cpu, &fd, BPF_ANY) ||
+		    ring_buffer__add(rb, fd, on_rec, NULL)) {
+			fprintf(stderr, "hook_floor: cannot make CPU %d's ring: %s\n", cpu, strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	char obj_path[4096];
@@ -70,7 +88,7 @@ int main(int argc, char **argv)
 	ssize_t len;
 
 	if (argc < 4 || strcmp(argv[2], "--")) {
-		fprintf(stderr, "usage: hook_floor 0|1|2|3 -- COMMAND [ARGS]\n");
+		fprintf(stderr, "usage: hook_floor 0|1|2|3|4 -- COMMAND [ARGS]\n");
 		return 2;
 	}
 	mode = atoi(argv[1]);
@@ -87,7 +105,7 @@ int main(int argc, char **argv)
 	}
 	/* the block hooks (modes 0, 1) or the system call pair (modes 2, 3) */
 	bpf_object__for_each_program(prog, obj)
-		bpf_program__set_autoload(prog, (mode >= 2) ==
+		bpf_program__set_autoload(prog, (mode == 2 || mode == 3) ==
 					  !strncmp(bpf_program__name(prog), "floor_sys_", 10));
 	if (bpf_map__set_initial_value(bpf_object__find_map_by_name(obj, ".rodata"), &mode, sizeof(mode))) {
 		fprintf(stderr, "hook_floor: cannot set the mode: .rodata of %s is not one int\n", obj_path);
@@ -109,6 +127,8 @@ int main(int argc, char **argv)
 	rb = ring_buffer__new(bpf_map__fd(bpf_object__find_map_by_name(obj, "ring")), on_rec, NULL, NULL);
 	if (!rb)
 		return 1;
+	if (mode == 4 && add_cpu_rings(obj, rb))
+		return 1;
 	child = fork();
 	if (child == 0) {
 		execvp(argv[3], argv + 3);
@@ -119,7 +139,7 @@ int main(int argc, char **argv)
 		ring_buffer__consume(rb);
 	}
 	ring_buffer__consume(rb);
-	if (mode < 2)
+	if (mode < 2 || mode == 4)
 		report(obj, mode);
 	while (n)
 		bpf_link__destroy(links[--n]);

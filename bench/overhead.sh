@@ -13,6 +13,8 @@
 #            records of that device);
 #   default: under `iotrail record --` (what a user gets: every layer this
 #            kernel supports, every device, every process, default rings);
+#   syscall: `iotrail record --layers syscall --` alone (the default's other
+#            half: what the system-call layer adds beside the block layer);
 #   reject:  `iotrail record --layers block --dev DEV --filter` with a
 #            predicate no I/O passes (op=read && op=write): what an I/O a
 #            task filters out costs (issue 14);
@@ -48,8 +50,10 @@ run_config() {
 	untraced) fio_iops "$qd" ;;
 	empty) fio_iops "$qd" build/bench/hook_floor 0 -- ;;
 	floor) fio_iops "$qd" build/bench/hook_floor 1 -- ;;
+	floorcpu) fio_iops "$qd" build/bench/hook_floor 4 -- ;;
 	block) fio_iops "$qd" build/iotrail record -o "$out/b.trail" --layers block --dev "$dev" -- ;;
 	default) fio_iops "$qd" build/iotrail record -o "$out/d.trail" -- ;;
+	syscall) fio_iops "$qd" build/iotrail record -o "$out/y.trail" --layers syscall -- ;;
 	reject) fio_iops "$qd" build/iotrail record -o "$out/r.trail" --layers block --dev "$dev" \
 		--filter 'op=read && op=write' -- ;;
 	sample100) fio_iops "$qd" build/iotrail record -o "$out/s.trail" --layers block --dev "$dev" \
@@ -70,7 +74,7 @@ for qd in 8 32; do
 		[ -s "$out/default.iops" ] && [ -s "$out/floor.iops" ] &&
 		awk -v d="$(cat "$out/default.iops")" -v f="$(cat "$out/floor.iops")" \
 			'BEGIN { printf "%.4f\n", d / f }' >> "$out/default-floor.ratios"
-		for c in floor block default baseline reject sample100; do
+		for c in floor block default syscall baseline reject sample100; do
 			if [ -s "$out/$c.note" ]; then echo "      [$c: $(cat "$out/$c.note")]"; fi
 		done
 	done
