@@ -23,6 +23,7 @@
 
 struct bpf_map;
 struct ring_buffer;
+struct it_evring;
 struct it_writer;
 struct it_device_rec;
 struct it_disk_delta;
@@ -44,9 +45,13 @@ struct it_session {
 	/* One poll for every layer: the first layer with a ring creates it,
 	 * the others add theirs (ring_buffer__add). */
 	struct ring_buffer *rb;
+	/* The per-CPU rings of the it_event stream (evring.h), merged by
+	 * time; made by the layer that makes the stream (block). */
+	struct it_evring *evr;
 	/* The struct it_event stream (event.h): layers whose records are
-	 * it_event share one ring, drop counter and -p table, so that events
-	 * of one I/O stay in causal order. Set by the layer that creates it.
+	 * it_event share its per-CPU rings (events: the array of them), drop
+	 * counter and -p table, so that events of one I/O stay in causal
+	 * order. Set by the layer that creates it.
 	 * tracked: the bios and requests of processes in scope. */
 	struct {
 		struct bpf_map *events, *drops, *tracked;

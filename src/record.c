@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/magic.h>
+#include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -33,6 +34,7 @@
 #include "agent/remote.h"
 #include "analyze/clock_store.h"
 #include "cli.h"
+#include "evring.h"
 #include "flight.h"
 #include "commands.h"
 #include "hooks.h"
@@ -899,10 +901,82 @@ static pid_t start_command(char **cmd, int *exec_errno)
 	return pid;
 }
 
+/* ---- draining the rings ----
+ * Every layer's libbpf rings (s->rb) and the per-CPU rings of the I/O
+ * path's event stream (s->evr, merged by time: evring.h). The loop sleeps
+ * in one epoll on both: the probes wake it only when a ring fills up. */
+
+/* An event this recent may still have an earlier one, of another I/O, on
+ * its CPU that a completion interrupted half-written; left in its ring
+ * until the next drain, so that the merge can put that one first. */
+#define EV_HOLD_NS 2000000ull
+
+static int rings_epfd = -1;
+
+/* The epoll of every ring, made on first use (after every layer attached).
+ * The per-CPU rings edge-triggered: events too recent to hand on stay in
+ * them, and level-triggered they would read as ready at once. */
+static int rings_epoll(const struct it_session *s)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	int fd;
+
+	if (rings_epfd >= 0)
+		return rings_epfd;
+	fd = epoll_create1(EPOLL_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (s->rb && epoll_ctl(fd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(s->rb), &ev))
+		goto fail;
+	ev.events = EPOLLIN | EPOLLET;
+	for (unsigned int i = 0; s->evr && i < it_evring_count(s->evr); i++)
+		if (it_evring_fd(s->evr, i) >= 0 &&
+		    epoll_ctl(fd, EPOLL_CTL_ADD, it_evring_fd(s->evr, i), &ev))
+			goto fail;
+	return rings_epfd = fd;
+fail:
+	close(fd);
+	return -errno;
+}
+
+/* Sleeps until a ring wakes us or ms pass: 0, or -errno (-EINTR: a
+ * signal). */
+static int rings_wait(const struct it_session *s, int ms)
+{
+	struct epoll_event evs[8];
+	int fd = rings_epoll(s);
+
+	if (fd < 0)
+		return fd;
+	return epoll_wait(fd, evs, 8, ms) < 0 ? -errno : 0;
+}
+
+/* Hands on what the rings hold (all: the event rings to their end, after
+ * the probes detached): records taken, or -errno. */
+static int rings_consume(struct it_session *s, bool all)
+{
+	long n = 0, m;
+
+	if (s->rb) {
+		m = ring_buffer__consume(s->rb);
+		if (m < 0)
+			return (int)m;
+		n += m;
+	}
+	if (s->evr) {
+		m = it_evring_drain(s->evr, all ? UINT64_MAX
+						: it_clock_ns(CLOCK_MONOTONIC) - EV_HOLD_NS);
+		if (m < 0)
+			return (int)m;
+		n += m;
+	}
+	return n > INT32_MAX ? INT32_MAX : (int)n;
+}
+
 /* Asks COMMAND to stop, consuming events meanwhile so its last I/Os are
  * recorded: it gets the signal that stopped us (SIGTERM when the duration
  * ended), then SIGKILL after 2 s. */
-static void stop_command(pid_t pid, int *status, struct ring_buffer *rb)
+static void stop_command(pid_t pid, int *status, struct it_session *s)
 {
 	uint64_t deadline = it_clock_ns(CLOCK_MONOTONIC) + 2000000000ull;
 
@@ -913,8 +987,8 @@ static void stop_command(pid_t pid, int *status, struct ring_buffer *rb)
 			waitpid(pid, status, 0);
 			return;
 		}
-		ring_buffer__poll(rb, POLL_MS);
-		ring_buffer__consume(rb);
+		rings_wait(s, POLL_MS);
+		rings_consume(s, false);
 	}
 }
 
@@ -980,8 +1054,8 @@ static void linger(struct session *ss)
 
 	while (nsignals < 2 && !s->err && now - start < LINGER_MAX_NS) {
 		idle = it_devices_idle(ss->o->devs, ss->o->ndevs);
-		ring_buffer__poll(s->rb, POLL_MS);
-		ring_buffer__consume(s->rb);
+		rings_wait(s, POLL_MS);
+		rings_consume(s, false);
 		now = it_clock_ns(CLOCK_MONOTONIC);
 		if (s->consumed != seen) {
 			seen = s->consumed;
@@ -1021,9 +1095,9 @@ static void record_loop(struct session *ss)
 	while (!stop_signal && !s->err) {
 		if (deadline && it_clock_ns(CLOCK_MONOTONIC) >= deadline)
 			break; /* before a poll that would take I/O past it */
-		err = ring_buffer__poll(s->rb, POLL_MS);
+		err = rings_wait(s, POLL_MS);
 		if (err >= 0 || err == -EINTR)
-			err = ring_buffer__consume(s->rb);
+			err = rings_consume(s, false);
 		if (err < 0 && err != -EINTR && !s->err)
 			s->err = err;
 		now = it_clock_ns(CLOCK_MONOTONIC);
@@ -1054,7 +1128,7 @@ static void record_loop(struct session *ss)
 	if (s->err) /* writing failed: COMMAND is left alone (stopped_early) */
 		return;
 	if (ss->child > 0)
-		stop_command(ss->child, &ss->status, s->rb);
+		stop_command(ss->child, &ss->status, s);
 	if (ss->o->cmd)
 		linger(ss);
 }
@@ -1139,7 +1213,7 @@ static int finish(struct session *ss)
 	FOR_STARTED(ss, i, l)
 		if (l->detach)
 			l->detach();
-	while (s->rb && ring_buffer__consume(s->rb) > 0)
+	while (rings_consume(s, true) > 0)
 		;
 	FOR_STARTED(ss, i, l)
 		if (l->finish && !err)
@@ -1705,8 +1779,11 @@ out:
 	if (s->w)
 		it_writer_abort(s->w);
 	it_sink_cancel(ss.sink);
-	/* the ring first: it maps the layers' ring buffer maps */
+	/* the rings first: they map the layers' ring buffer maps */
 	ring_buffer__free(s->rb);
+	it_evring_free(s->evr);
+	if (rings_epfd >= 0)
+		close(rings_epfd);
 	for (size_t i = it_nlayers; i-- > 0;)
 		if (ss.called[i] && it_layers[i]->free)
 			it_layers[i]->free();

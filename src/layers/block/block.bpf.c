@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * Block-layer probes: one struct it_event per tracepoint hit, into one BPF
- * ring buffer shared by all CPUs (so the events of one request stay in
- * causal order). See include/iotrail/event.h for what each event means.
+ * Block-layer probes: one struct it_event per tracepoint hit, into the
+ * ring of the CPU it fires on (events.bpf.h; the recorder merges the CPUs'
+ * rings by time, so the events of one request stay in causal order). See
+ * include/iotrail/event.h for what each event means.
  *
  * Two variants of every program, picked by user space with
  * bpf_program__set_autoload() (src/record.c, with the checks of src/hooks.c):

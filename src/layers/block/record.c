@@ -2,8 +2,9 @@
 /*
  * The block layer on the recording side: bio queue, merge, split, request
  * insert, issue, requeue and complete (block.bpf.c), one struct it_event
- * per probe hit into the shared event ring, packed into the trace file
- * straight from ring memory; zoned devices' zone tables at the start.
+ * per probe hit into its CPU's event ring (the rings merged by time,
+ * evring.h), packed into the trace file straight from ring memory; zoned
+ * devices' zone tables at the start.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@
 #include "iotrail/task_counts.h" /* before the skeleton: its .bss has struct it_count_slot */
 #include "block.skel.h"
 #include "cli.h"
+#include "evring.h"
 #include "flight.h"
 #include "hostinfo.h"
 #include "layer.h"
@@ -56,6 +58,7 @@ static struct {
 	struct it_session *s;
 	uint64_t events, ios, dropped, missed;
 	uint64_t *drops;             /* per CPU, s->ncpu of them */
+	size_t ring_bytes;           /* each CPU's ring */
 } b;
 
 /* The v5.11 block tracepoint change (commit a54895fa057c): 1 when
@@ -100,6 +103,18 @@ static uint32_t rqf_flush_seq(void)
 	return 1u << 4;
 }
 
+/* The ring of each CPU: the largest power of two that gives every CPU its
+ * share of mb MiB, and at least a page (a BPF ring's size is a power of
+ * two and a multiple of the page size). */
+static size_t ring_bytes_per_cpu(unsigned int mb, unsigned int ncpu)
+{
+	size_t share = ((size_t)mb << 20) / (ncpu ? ncpu : 1), bytes = (size_t)sysconf(_SC_PAGESIZE);
+
+	while (bytes * 2 <= share)
+		bytes *= 2;
+	return bytes;
+}
+
 static int configure(void *skel, enum it_hook_kind *kinds, void *ctx)
 {
 	struct block_bpf *k = skel;
@@ -119,9 +134,13 @@ static int configure(void *skel, enum it_hook_kind *kinds, void *ctx)
 	IT_SCOPE_PRED_RODATA(k->rodata, s->scope);
 	it_scope_size_maps(s->scope, k->maps.scope_pid_bits, k->maps.scope_comm_bits);
 	k->rodata->scope_mark_calls = s->io_marks && it_task_decides(s->scope);
-	/* wake the consumer early only when a quarter of the ring is used */
-	k->rodata->wakeup_bytes = ((__u64)s->ringbuf_mb << 20) / 4;
-	bpf_map__set_max_entries(k->maps.events, s->ringbuf_mb << 20);
+	/* a ring per CPU, --ringbuf-mb split among them; the consumer is
+	 * woken early only when a quarter of one is used */
+	b.ring_bytes = ring_bytes_per_cpu(s->ringbuf_mb, s->ncpu);
+	k->rodata->wakeup_bytes = b.ring_bytes / 4;
+	/* (the rings are made apart, make_rings: the array's template ring
+	 * is only a type, and the kernel takes rings of any size in it) */
+	bpf_map__set_max_entries(k->maps.events, s->ncpu);
 	if (!k->rodata->scoped) /* the scope's bookkeeping map stays unused: keep it small */
 		bpf_map__set_max_entries(k->maps.tracked, 64);
 	/* descendants are followed only for -p and --comm */
@@ -195,6 +214,31 @@ static int start(struct it_session *s, char *hooks, size_t hlen, char *why, size
 	return 1;
 }
 
+/* A ring per CPU into the events array, each mapped for the merge by
+ * time (evring.h). Before any probe is attached: a probe that found its
+ * CPU's slot empty would count its event as dropped. */
+static int make_rings(struct it_session *s)
+{
+	int outer = bpf_map__fd(b.skel->maps.events), err = 0;
+
+	s->evr = it_evring_new(s->ncpu, on_event, NULL, s);
+	if (!s->evr)
+		return -ENOMEM;
+	for (unsigned int cpu = 0; cpu < s->ncpu && !err; cpu++) {
+		int fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "it_cpu_events", 0, 0,
+					(__u32)b.ring_bytes, NULL);
+
+		if (fd < 0)
+			return -errno;
+		err = bpf_map_update_elem(outer, &cpu, &fd, BPF_ANY) ? -errno : 0;
+		if (!err)
+			err = it_evring_map(s->evr, cpu, fd, b.ring_bytes);
+		if (err)
+			close(fd);
+	}
+	return err;
+}
+
 static int attach(struct it_session *s, char *why, size_t wlen)
 {
 	int err = 0;
@@ -204,9 +248,11 @@ static int attach(struct it_session *s, char *why, size_t wlen)
 	 * next layers' loads parse the kernel's BTF beside them: the
 	 * start-up peak of test_record_memory.sh. Nothing is lost meanwhile:
 	 * no probe is attached yet, and the ring keeps what comes. */
-	err = it_ring_join(&s->rb, bpf_map__fd(b.skel->maps.events), on_event, s);
+	err = make_rings(s);
 	if (err)
-		return it_fail(-1, "open the ring buffer", strerror(-err), NULL);
+		return it_fail(-1, "make the per-CPU ring buffers", strerror(-err),
+			       err == -ENOMEM || err == -EPERM ?
+			       "give a smaller --ringbuf-mb, or raise the locked-memory limit" : NULL);
 	err = block_bpf__attach(b.skel);
 
 	if (err)
