@@ -5,11 +5,13 @@
  * ring, drop counter and -p table, so that the events of one I/O, whatever
  * layer saw them, are in causal order in one stream.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <bpf/libbpf.h>
 
+#include "evring.h"
 #include "layer.h"
 
 int it_session_share_events(const struct it_session *s, struct bpf_map *events,
@@ -45,4 +47,14 @@ int it_session_attach_skel(const struct it_skel_ops *ops, void *skel, const char
 	if (err)
 		snprintf(why, wlen, "attaching the %s probes failed: %s", layer, strerror(-err));
 	return !err;
+}
+
+int it_session_add_evring(struct it_session *s, struct it_evring *r)
+{
+	if (s->nevr >= sizeof(s->evr) / sizeof(s->evr[0])) {
+		it_evring_free(r);
+		return -ENOSPC;
+	}
+	s->evr[s->nevr++] = r;
+	return 0;
 }

@@ -24,6 +24,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "evring.h"
 #include "hooks.h"
 
 static const char *const kind_names[] = {
@@ -810,4 +811,43 @@ int it_ring_join(struct ring_buffer **rb, int map_fd,
 		return ring_buffer__add(*rb, map_fd, fn, ctx);
 	*rb = ring_buffer__new(map_fd, fn, ctx, NULL);
 	return *rb ? 0 : -errno;
+}
+
+int it_evring_make(struct it_evring **out, int outer_fd, unsigned int ncpu, size_t bytes,
+		   int (*fn)(void *ctx, void *data, size_t size),
+		   uint64_t (*key)(const void *data, size_t size), void *ctx)
+{
+	struct it_evring *r = it_evring_new(ncpu, fn, key, ctx);
+	int err = 0;
+
+	if (!r)
+		return -ENOMEM;
+	for (unsigned int cpu = 0; cpu < ncpu && !err; cpu++) {
+		int fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "it_cpu_ring", 0, 0, (__u32)bytes, NULL);
+
+		if (fd < 0) {
+			err = -errno;
+			break;
+		}
+		err = bpf_map_update_elem(outer_fd, &cpu, &fd, BPF_ANY) ? -errno : 0;
+		if (!err)
+			err = it_evring_map(r, cpu, fd, bytes); /* r keeps fd from here */
+		if (err)
+			close(fd);
+	}
+	if (err) {
+		it_evring_free(r);
+		r = NULL;
+	}
+	*out = r;
+	return err;
+}
+
+size_t it_ring_bytes_per_cpu(size_t total, unsigned int ncpu)
+{
+	size_t share = total / (ncpu ? ncpu : 1), bytes = (size_t)sysconf(_SC_PAGESIZE);
+
+	while (bytes * 2 <= share)
+		bytes *= 2;
+	return bytes;
 }

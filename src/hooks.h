@@ -127,11 +127,25 @@ void it_vmlinux_btf_release(void); /* when no more probes are loaded */
 
 /* ---- the recording's one poll ---- */
 struct ring_buffer;
+struct it_evring;
 /* Adds the ring of map_fd to *rb, the one ring_buffer a recording polls
  * (made here, for the first ring): fn(ctx, data, size) gets its records.
  * 0, or -errno. */
 int it_ring_join(struct ring_buffer **rb, int map_fd,
 		 int (*fn)(void *ctx, void *data, size_t size), void *ctx);
+
+/* Per-CPU rings (evring.h): a BPF ring buffer of bytes per CPU (ncpu of
+ * them) made and put into the array-of-rings map outer_fd, each mapped
+ * into a new evring *out whose records go to fn (merged by key, NULL: an
+ * it_event's time). Before any probe that writes them is attached. 0, or
+ * -errno (*out then freed and NULL). */
+int it_evring_make(struct it_evring **out, int outer_fd, unsigned int ncpu, size_t bytes,
+		   int (*fn)(void *ctx, void *data, size_t size),
+		   uint64_t (*key)(const void *data, size_t size), void *ctx);
+/* Each CPU's ring when total bytes are divided among ncpu: the largest
+ * power of two within its share, at least a page (a BPF ring's size is a
+ * power of two and a multiple of the page size). */
+size_t it_ring_bytes_per_cpu(size_t total, unsigned int ncpu);
 
 /* ---- counters every layer reads ---- */
 struct bpf_map;

@@ -45,9 +45,11 @@ struct it_session {
 	/* One poll for every layer: the first layer with a ring creates it,
 	 * the others add theirs (ring_buffer__add). */
 	struct ring_buffer *rb;
-	/* The per-CPU rings of the it_event stream (evring.h), merged by
-	 * time; made by the layer that makes the stream (block). */
-	struct it_evring *evr;
+	/* Per-CPU rings merged by time (evring.h): the it_event stream's
+	 * (made by the block layer), the syscall layer's; the session's from
+	 * it_session_add_evring on, drained and freed with the others. */
+	struct it_evring *evr[4];
+	unsigned int nevr;
 	/* The struct it_event stream (event.h): layers whose records are
 	 * it_event share its per-CPU rings (events: the array of them), drop
 	 * counter and -p table, so that events of one I/O stay in causal
@@ -141,6 +143,10 @@ struct it_layer_ops {
 	uint64_t (*recorded)(void);
 	void (*free)(void);
 };
+
+/* Hands r (per-CPU rings, evring.h) to the session: drained in its loop,
+ * freed at its end (also on failure: -ENOSPC when it holds four). */
+int it_session_add_evring(struct it_session *s, struct it_evring *r);
 
 /* ---- layers whose BPF object writes into the shared it_event stream ----
  * (events.bpf.h: the NVMe driver and target layers, part of the block

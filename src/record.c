@@ -903,7 +903,8 @@ static pid_t start_command(char **cmd, int *exec_errno)
 
 /* ---- draining the rings ----
  * Every layer's libbpf rings (s->rb) and the per-CPU rings of the I/O
- * path's event stream (s->evr, merged by time: evring.h). The loop sleeps
+ * path's event stream and of the system calls (s->evr, each set merged by
+ * time: evring.h). The loop sleeps
  * in one epoll on both: the probes wake it only when a ring fills up. */
 
 /* An event this recent may still have an earlier one, of another I/O, on
@@ -929,10 +930,11 @@ static int rings_epoll(const struct it_session *s)
 	if (s->rb && epoll_ctl(fd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(s->rb), &ev))
 		goto fail;
 	ev.events = EPOLLIN | EPOLLET;
-	for (unsigned int i = 0; s->evr && i < it_evring_count(s->evr); i++)
-		if (it_evring_fd(s->evr, i) >= 0 &&
-		    epoll_ctl(fd, EPOLL_CTL_ADD, it_evring_fd(s->evr, i), &ev))
-			goto fail;
+	for (unsigned int k = 0; k < s->nevr; k++)
+		for (unsigned int i = 0; i < it_evring_count(s->evr[k]); i++)
+			if (it_evring_fd(s->evr[k], i) >= 0 &&
+			    epoll_ctl(fd, EPOLL_CTL_ADD, it_evring_fd(s->evr[k], i), &ev))
+				goto fail;
 	return rings_epfd = fd;
 fail:
 	close(fd);
@@ -963,9 +965,9 @@ static int rings_consume(struct it_session *s, bool all)
 			return (int)m;
 		n += m;
 	}
-	if (s->evr) {
-		m = it_evring_drain(s->evr, all ? UINT64_MAX
-						: it_clock_ns(CLOCK_MONOTONIC) - EV_HOLD_NS);
+	for (unsigned int k = 0; k < s->nevr; k++) {
+		m = it_evring_drain(s->evr[k], all ? UINT64_MAX
+						   : it_clock_ns(CLOCK_MONOTONIC) - EV_HOLD_NS);
 		if (m < 0)
 			return (int)m;
 		n += m;
@@ -1781,7 +1783,8 @@ out:
 	it_sink_cancel(ss.sink);
 	/* the rings first: they map the layers' ring buffer maps */
 	ring_buffer__free(s->rb);
-	it_evring_free(s->evr);
+	for (unsigned int k = 0; k < s->nevr; k++)
+		it_evring_free(s->evr[k]);
 	if (rings_epfd >= 0)
 		close(rings_epfd);
 	for (size_t i = it_nlayers; i-- > 0;)

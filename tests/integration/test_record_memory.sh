@@ -5,8 +5,9 @@
 # are read from /proc/PID/fdinfo and its resident memory outside them from
 # /proc/PID/smaps (ring pages are mapped twice there and are kernel memory,
 # counted as the maps' memlock). Asserted:
-#   - each ring buffer has the default size: 2 MiB per possible CPU,
-#     a power of two from 4 to 64 MiB (src/record.c);
+#   - each layer's rings have the default size: 2 MiB per possible CPU,
+#     a power of two from 4 to 64 MiB (src/record.c), divided among the
+#     CPUs, a ring per CPU (src/hooks.c, it_ring_bytes_per_cpu);
 #   - the rest (resident memory + the other maps) stays under 24 MB, so
 #     that on this 2-CPU machine the whole is under 32 MB;
 #   - nothing dropped, no system call lost, and fio's reads in the trace
@@ -37,6 +38,11 @@ ncpu=$(( $(cut -d- -f2 /sys/devices/system/cpu/possible) + 1 ))
 ring=4
 while [ "$ring" -lt 64 ] && [ "$ring" -lt $((2 * ncpu)) ]; do ring=$((ring * 2)); done
 ring=$((ring << 20))
+# a ring per CPU for each of the two layers (block, syscall), the total
+# divided: the largest power of two within a CPU's share, at least a page
+per=4096
+while [ $((per * 2)) -le $((ring / ncpu)) ]; do per=$((per * 2)); done
+want=$(for _ in $(seq 1 $((2 * ncpu))); do echo $per; done | xargs)
 
 # shellcheck disable=SC2016 # $PPID and $1 are the inner shell's
 "$IOTRAIL" record -o "$TMP/m.trail" -- sh -c 'grep "^VmHWM:" /proc/$PPID/status > "$1"; shift; exec "$@"' \
@@ -69,8 +75,8 @@ reads=$(jq_report "$TMP/m.trail" "[.groups[] | select(.key.op == \"read\" and .k
 
 if [ "$samples" -eq 0 ]; then
 	fail record_memory "no sample taken while fio ran (it ran too briefly?): $summary"
-elif [ "$(echo $rings)" != "$ring $ring" ]; then
-	fail record_memory "ring buffers of '$(echo $rings)' bytes, want two of $ring ($ncpu CPUs)"
+elif [ "$(echo $rings | tr ' ' '\n' | sort -n | xargs)" != "$want" ]; then
+	fail record_memory "ring buffers of '$(echo $rings)' bytes, want $((2 * ncpu)) of $per (two layers, $ncpu CPUs, $ring bytes each)"
 elif ! [[ $hwm_kb =~ ^[0-9]+$ ]]; then
 	fail record_memory "the recorder's VmHWM at COMMAND's start was not read: '$(cat "$TMP/hwm" 2>/dev/null)'"
 elif [ $((hwm_kb * 1024)) -gt 32000000 ]; then
@@ -82,5 +88,5 @@ elif ! [[ $summary =~ " 0 dropped" && $summary =~ "(0 lost)" ]]; then
 elif [ "$reads" -lt $((fio_ios * 99 / 100)) ]; then
 	fail record_memory "recorded $reads reads on $LOOPNAME, fio did $fio_ios"
 else
-	pass "record_memory (start-up peak $((hwm_kb * 1024 / 1000000)) MB; rings 2 x $((ring >> 20)) MiB, the rest peaked at $((rest / 1000000)) MB over $samples samples; 0 dropped; $reads of fio's $fio_ios reads)"
+	pass "record_memory (start-up peak $((hwm_kb * 1024 / 1000000)) MB; rings 2 x $ncpu x $((per >> 10)) KiB, the rest peaked at $((rest / 1000000)) MB over $samples samples; 0 dropped; $reads of fio's $fio_ios reads)"
 fi

@@ -103,18 +103,6 @@ static uint32_t rqf_flush_seq(void)
 	return 1u << 4;
 }
 
-/* The ring of each CPU: the largest power of two that gives every CPU its
- * share of mb MiB, and at least a page (a BPF ring's size is a power of
- * two and a multiple of the page size). */
-static size_t ring_bytes_per_cpu(unsigned int mb, unsigned int ncpu)
-{
-	size_t share = ((size_t)mb << 20) / (ncpu ? ncpu : 1), bytes = (size_t)sysconf(_SC_PAGESIZE);
-
-	while (bytes * 2 <= share)
-		bytes *= 2;
-	return bytes;
-}
-
 static int configure(void *skel, enum it_hook_kind *kinds, void *ctx)
 {
 	struct block_bpf *k = skel;
@@ -136,7 +124,7 @@ static int configure(void *skel, enum it_hook_kind *kinds, void *ctx)
 	k->rodata->scope_mark_calls = s->io_marks && it_task_decides(s->scope);
 	/* a ring per CPU, --ringbuf-mb split among them; the consumer is
 	 * woken early only when a quarter of one is used */
-	b.ring_bytes = ring_bytes_per_cpu(s->ringbuf_mb, s->ncpu);
+	b.ring_bytes = it_ring_bytes_per_cpu((size_t)s->ringbuf_mb << 20, s->ncpu);
 	k->rodata->wakeup_bytes = b.ring_bytes / 4;
 	/* (the rings are made apart, make_rings: the array's template ring
 	 * is only a type, and the kernel takes rings of any size in it) */
@@ -214,33 +202,9 @@ static int start(struct it_session *s, char *hooks, size_t hlen, char *why, size
 	return 1;
 }
 
-/* A ring per CPU into the events array, each mapped for the merge by
- * time (evring.h). Before any probe is attached: a probe that found its
- * CPU's slot empty would count its event as dropped. */
-static int make_rings(struct it_session *s)
-{
-	int outer = bpf_map__fd(b.skel->maps.events), err = 0;
-
-	s->evr = it_evring_new(s->ncpu, on_event, NULL, s);
-	if (!s->evr)
-		return -ENOMEM;
-	for (unsigned int cpu = 0; cpu < s->ncpu && !err; cpu++) {
-		int fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "it_cpu_events", 0, 0,
-					(__u32)b.ring_bytes, NULL);
-
-		if (fd < 0)
-			return -errno;
-		err = bpf_map_update_elem(outer, &cpu, &fd, BPF_ANY) ? -errno : 0;
-		if (!err)
-			err = it_evring_map(s->evr, cpu, fd, b.ring_bytes);
-		if (err)
-			close(fd);
-	}
-	return err;
-}
-
 static int attach(struct it_session *s, char *why, size_t wlen)
 {
+	struct it_evring *evr;
 	int err = 0;
 
 	/* The ring is mapped here, not at load: mapped, its pages count in
@@ -248,7 +212,13 @@ static int attach(struct it_session *s, char *why, size_t wlen)
 	 * next layers' loads parse the kernel's BTF beside them: the
 	 * start-up peak of test_record_memory.sh. Nothing is lost meanwhile:
 	 * no probe is attached yet, and the ring keeps what comes. */
-	err = make_rings(s);
+	/* a ring per CPU into the events array, before any probe that
+	 * writes them is attached (one that found its CPU's slot empty would
+	 * count its event as dropped) */
+	err = it_evring_make(&evr, bpf_map__fd(b.skel->maps.events), s->ncpu, b.ring_bytes,
+			     on_event, NULL, s);
+	if (!err)
+		err = it_session_add_evring(s, evr);
 	if (err)
 		return it_fail(-1, "make the per-CPU ring buffers", strerror(-err),
 			       err == -ENOMEM || err == -EPERM ?

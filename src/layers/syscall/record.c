@@ -537,9 +537,13 @@ static int start(struct it_session *s, char *hooks, size_t hlen, char *why, size
 
 static int attach(struct it_session *s, char *why, size_t wlen)
 {
-	/* one poll for every layer; mapped at attach, as the block layer's */
-	int err = it_syscall_join_ring(sys.l, &s->rb);
+	/* a ring per CPU, drained in the recording's loop; mapped at attach,
+	 * as the block layer's */
+	struct it_evring *rings;
+	int err = it_syscall_join_ring(sys.l, &rings);
 
+	if (!err)
+		err = it_session_add_evring(s, rings);
 	if (err)
 		return it_fail(-1, "open the syscall ring buffer", strerror(-err), NULL);
 	return !it_syscall_attach(sys.l, &sys.o, why, wlen);

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +38,8 @@ struct it_syscall_layer {
 	char hooks_desc[128];
 	it_syscall_sink sink;
 	void *ctx;
+	unsigned int ncpu;         /* rings: one per possible CPU */
+	size_t ring_bytes;         /* each */
 };
 
 /* __NR_x + 1 per call, 0 where this architecture has no such call. */
@@ -434,11 +437,13 @@ static int configure(struct it_syscall_layer *l, const struct it_syscall_opts *o
 		if (set_prefix(s, k, o->paths[k], err, errlen))
 			return -1;
 	s->rodata->nprefix = o->npaths;
-	size_t rb = o->ringbuf_bytes ? o->ringbuf_bytes : 4 << 20;
-
-	bpf_map__set_max_entries(s->maps.sys_events, rb);
+	/* a ring per CPU (made at it_syscall_join_ring), the total divided */
+	l->ncpu = (unsigned int)libbpf_num_possible_cpus();
+	l->ring_bytes = it_ring_bytes_per_cpu(o->ringbuf_bytes ? o->ringbuf_bytes : 4 << 20,
+					      l->ncpu);
+	bpf_map__set_max_entries(s->maps.sys_events, l->ncpu);
 	/* wake the consumer when an eighth is used; it polls anyway (see the BPF side) */
-	s->rodata->wakeup_bytes = rb / 8;
+	s->rodata->wakeup_bytes = l->ring_bytes / 8;
 	return 0;
 }
 
@@ -580,9 +585,8 @@ struct it_syscall_layer *it_syscall_open(const struct it_syscall_opts *o, it_sys
 	for (size_t i = 0; i < o->ntids; i++)
 		if (it_scope_set_bit(l->skel->maps.sys_tid_bits, o->tids[i]))
 			goto fail_pid;
-	/* the ring is mapped once, where it is polled (share or take): a
-	 * ring_buffer of its own, freed when the ring joined another one,
-	 * mapped it twice meanwhile (the start-up peak) */
+	/* the rings are made and mapped once, at it_syscall_join_ring, after
+	 * every layer's load (the start-up peak) */
 	return l;
 fail_pid:
 	snprintf(err, errlen, "failed to add a thread to the syscall filter: %s", strerror(errno));
@@ -607,9 +611,43 @@ int it_syscall_attach(struct it_syscall_layer *l, const struct it_syscall_opts *
 	return 0;
 }
 
-int it_syscall_join_ring(struct it_syscall_layer *l, struct ring_buffer **rb)
+/*
+ * A record's time, the key of the merge of the CPUs' rings: the time it
+ * was written at, or one before it, and after that of every record it
+ * depends on (a call's thread and file path before the call, a name
+ * argument before its call, an io_uring submission before its
+ * completion). 0 (first) for what is too short to tell.
+ */
+static const size_t time_at[] = {
+	[IT_SREC_CALL] = offsetof(struct it_sys_event, ts_exit),
+	[IT_SREC_URING_SUBMIT] = offsetof(struct it_sys_uring_submit, call.ts_enter),
+	[IT_SREC_URING_DONE] = offsetof(struct it_sys_uring_done, ts),
+	[IT_SREC_PATH] = offsetof(struct it_sys_path, tag_ts),
+	[IT_SREC_NAME] = offsetof(struct it_sys_name, ts_enter),
+	[IT_SREC_TASK] = offsetof(struct it_sys_task, ts),
+	[IT_SREC_TITLE] = offsetof(struct it_sys_title, ts),
+};
+
+static uint64_t record_time(const void *data, size_t size)
 {
-	return it_ring_join(rb, bpf_map__fd(l->skel->maps.sys_events), on_record, l);
+	const unsigned char *p = data;
+	uint64_t ts = 0;
+	uint16_t rec;
+
+	if (size < sizeof(rec))
+		return 0;
+	memcpy(&rec, p, sizeof(rec));
+	/* every kind's time is past its first 8 bytes: 0 is "no time" */
+	if (rec < sizeof(time_at) / sizeof(time_at[0]) && time_at[rec] &&
+	    size >= time_at[rec] + sizeof(ts))
+		memcpy(&ts, p + time_at[rec], sizeof(ts));
+	return ts;
+}
+
+int it_syscall_join_ring(struct it_syscall_layer *l, struct it_evring **rings)
+{
+	return it_evring_make(rings, bpf_map__fd(l->skel->maps.sys_events), l->ncpu, l->ring_bytes,
+			      on_record, record_time, l);
 }
 
 void it_syscall_detach(struct it_syscall_layer *l)

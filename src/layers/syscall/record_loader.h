@@ -51,6 +51,7 @@ struct it_syscall_opts {
 typedef int (*it_syscall_sink)(void *ctx, const void *rec, size_t size);
 
 struct it_syscall_layer;
+struct it_evring;
 
 /* Parses "pread64,fsync,meta,uring" (call names and the groups data, sync,
  * open, meta, dir, xattr, aio, uring, all) into calls[]. Returns 0, or -1
@@ -69,10 +70,10 @@ struct it_syscall_layer *it_syscall_open(const struct it_syscall_opts *o, it_sys
 int it_syscall_attach(struct it_syscall_layer *l, const struct it_syscall_opts *o, char *err,
 		      size_t errlen);
 
-/* Adds the layer's ring to *rb, the recording's one poll (it_ring_join:
- * made when it is the first): the sink is then called from its
- * poll/consume. 0 or -errno. */
-int it_syscall_join_ring(struct it_syscall_layer *l, struct ring_buffer **rb);
+/* Makes the layer's rings, one per CPU, into *rings (merged by time,
+ * evring.h): the sink is then called from it_evring_drain. Before
+ * it_syscall_attach. 0 or -errno. */
+int it_syscall_join_ring(struct it_syscall_layer *l, struct it_evring **rings);
 /* Stops the probes; records already in the ring can still be consumed. */
 void it_syscall_detach(struct it_syscall_layer *l);
 

@@ -79,10 +79,45 @@ const volatile __u64 wakeup_bytes = 1 << 20;    /* wake the consumer past this m
 static const struct it_sys_decode decode[DECODE_SIZE] = { IT_SYS_CALLS(DECODE_ROW) };
 
 /* ---- maps ---- */
-struct {
+/* A ring per CPU, as the block layer's (bpf/events.bpf.h says why); the
+ * recorder makes them (--ringbuf-mb divided among the CPUs) and merges
+ * them by time (src/evring.c, the key of each record kind in
+ * record_loader.c). */
+struct sys_ring {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 16 << 20); /* resized by user space */
+	__uint(max_entries, 4096); /* the template: the rings are made apart */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1); /* resized by user space: the possible CPUs */
+	__type(key, __u32);
+	__array(values, struct sys_ring);
 } sys_events SEC(".maps");
+
+/* This CPU's ring (NULL only if user space left its slot empty). */
+static __always_inline void *sys_ring(void)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+
+	return bpf_map_lookup_elem(&sys_events, &cpu);
+}
+
+/* bpf_ringbuf_output into this CPU's ring: 0, or nonzero (not written). */
+static __always_inline long sys_output(void *data, __u64 size, __u64 flags)
+{
+	void *rb = sys_ring();
+
+	return rb ? bpf_ringbuf_output(rb, data, size, flags) : -1;
+}
+
+/* bpf_ringbuf_reserve in this CPU's ring, or NULL. */
+static __always_inline void *sys_reserve(__u64 size)
+{
+	void *rb = sys_ring();
+
+	return rb ? bpf_ringbuf_reserve(rb, size, 0) : NULL;
+}
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -239,10 +274,12 @@ struct {
 static __always_inline __u64 wakeup_flag(void)
 {
 	__u32 zero = 0, *n = bpf_map_lookup_elem(&sys_since_check, &zero);
+	void *rb;
 
 	if (n && (++*n & 255))
 		return BPF_RB_NO_WAKEUP;
-	return bpf_ringbuf_query(&sys_events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
+	rb = sys_ring();
+	return rb && bpf_ringbuf_query(rb, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
 		BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 }
 
@@ -411,7 +448,7 @@ static __noinline int new_tag(struct tag_key *key, struct tag_val *val, struct d
 	len = b->hdr.len;
 	if (len > IT_PATH_MAX)
 		len = IT_PATH_MAX;
-	if (bpf_ringbuf_output(&sys_events, &b->hdr, sizeof(b->hdr) + len, wakeup_flag()))
+	if (sys_output(&b->hdr, sizeof(b->hdr) + len, wakeup_flag()))
 		count_drop();
 	return 0;
 }
@@ -487,7 +524,7 @@ static __always_inline __u64 cgroup_of(struct task_struct *task)
 
 static __always_inline void emit_task(struct task_struct *task, struct tstate *st)
 {
-	struct it_sys_task *t = bpf_ringbuf_reserve(&sys_events, sizeof(*t), 0);
+	struct it_sys_task *t = sys_reserve(sizeof(*t));
 
 	if (!t) {
 		count_drop();
@@ -689,7 +726,7 @@ static __always_inline bool read_name(struct name_buf *b, __u64 uptr, __u8 which
 
 static __always_inline void emit_name(struct name_buf *b)
 {
-	if (bpf_ringbuf_output(&sys_events, b, sizeof(b->hdr) + (b->hdr.len & (IT_NAME_MAX - 1)),
+	if (sys_output(b, sizeof(b->hdr) + (b->hdr.len & (IT_NAME_MAX - 1)),
 			       wakeup_flag()))
 		count_drop();
 }
@@ -789,7 +826,7 @@ static __always_inline void uring_decide(struct task_struct *task, struct tstate
 		scope_count(&scope_call_counts, IT_CCK_URING, IT_URC_KEPT);
 		/* sent before its completion can find it (on another CPU);
 		 * a submission lost to a full ring has its completion kept out */
-		if (bpf_ringbuf_output(&sys_events, &st->upend, sizeof(st->upend), wakeup_flag()))
+		if (sys_output(&st->upend, sizeof(st->upend), wakeup_flag()))
 			count_drop();
 		else
 			bpf_map_update_elem(&sys_uring_kept, &st->upend.req, &one, BPF_ANY);
@@ -879,7 +916,7 @@ static __always_inline int on_exit(long nr, long ret)
 	e->tag_ts = st->tag_ts;
 	e->cgroup = cgroup_of(task);
 	e->aux = st->aux;
-	if (bpf_ringbuf_output(&sys_events, e, sizeof(*e), wakeup_flag()))
+	if (sys_output(e, sizeof(*e), wakeup_flag()))
 		count_drop();
 	return 0;
 }
@@ -1076,7 +1113,7 @@ int BPF_PROG(uring_submit, struct io_kiocb *req)
 		return 0;
 	}
 	/* built on the stack and copied by one helper call, as on_exit does */
-	if (bpf_ringbuf_output(&sys_events, &r, sizeof(r), wakeup_flag()))
+	if (sys_output(&r, sizeof(r), wakeup_flag()))
 		count_drop();
 	return 0;
 }
@@ -1198,7 +1235,7 @@ int BPF_PROG(uring_complete, struct io_ring_ctx *ring, void *req, struct io_urin
 		.cpu = bpf_get_smp_processor_id(), .res = cqe->res, .req = (__u64)req,
 		.ts = bpf_ktime_get_ns(), .ino = st->ino, .tag_ts = st->tag_ts,
 	};
-	if (bpf_ringbuf_output(&sys_events, &d, sizeof(d), wakeup_flag()))
+	if (sys_output(&d, sizeof(d), wakeup_flag()))
 		count_drop();
 	return 0;
 }
@@ -1236,7 +1273,7 @@ int BPF_PROG(title_at_exit, struct task_struct *task)
 	len = end - start;
 	if (len > IT_TITLE_MAX)
 		len = IT_TITLE_MAX;
-	r = bpf_ringbuf_reserve(&sys_events, sizeof(*r), 0);
+	r = sys_reserve(sizeof(*r));
 	if (!r) {
 		count_drop();
 		return 0;
