@@ -18,6 +18,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -263,12 +264,49 @@ bool it_tracepoint_in_tracefs(const char *category, const char *name)
 	return !access(path, R_OK);
 }
 
+/* Module names use '_' where their file names may have '-' (nvme-tcp.ko
+ * is module nvme_tcp). */
+static bool same_module(const char *a, const char *b, size_t blen)
+{
+	for (size_t i = 0; i < blen; i++, a++)
+		if (!*a || (*a == '-' ? '_' : *a) != (b[i] == '-' ? '_' : b[i]))
+			return false;
+	return !*a;
+}
+
+bool it_module_builtin(const char *module)
+{
+	char path[300];
+	struct utsname u;
+	char line[512];
+	bool found = false;
+	FILE *f;
+
+	if (uname(&u))
+		return false;
+	snprintf(path, sizeof(path), "/lib/modules/%s/modules.builtin", u.release);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		char *base = strrchr(line, '/'), *dot;
+
+		base = base ? base + 1 : line;
+		dot = strstr(base, ".ko");
+		found = dot && same_module(module, base, (size_t)(dot - base));
+	}
+	fclose(f);
+	return found;
+}
+
+/* Loaded, or built into the kernel (a built-in has a /sys/module entry only
+ * when it has parameters: F2FS built in, Debian's 6.1, has none). */
 bool it_module_loaded(const char *module)
 {
 	char path[128];
 
 	snprintf(path, sizeof(path), "/sys/module/%s", module);
-	return is_dir(path);
+	return is_dir(path) || it_module_builtin(module);
 }
 
 static void module_missing(const char *module, struct it_hook_status *st)
@@ -479,12 +517,34 @@ bool it_hook_at_return(const struct it_hook_def *h)
 	       ends_with(h->prog[IT_HOOK_KPROBE], "_kretprobe");
 }
 
+/* The module a hook is in, or NULL when the running kernel has it built
+ * in: its tracepoint or function is in the kernel's own BTF (a built-in
+ * has neither BTF of its own nor, without parameters, a /sys/module
+ * entry: it read as "not loaded"), or modules.builtin names it. */
+static const char *hook_module(const struct it_hook_def *h)
+{
+	char type_name[128];
+
+	if (!h->module)
+		return NULL;
+	if (it_module_builtin(h->module))
+		return NULL;
+	if (!vmlinux_btf())
+		return h->module;
+	snprintf(type_name, sizeof(type_name), "%s%s", h->category ? "btf_trace_" : "", h->name);
+	return btf__find_by_name_kind(vmlinux_btf(), type_name,
+				      h->category ? BTF_KIND_TYPEDEF : BTF_KIND_FUNC) >= 0 ? NULL
+											   : h->module;
+}
+
 void it_hook_probe(const struct it_hook_def *h, struct it_hook_status *st)
 {
+	const char *module = hook_module(h);
+
 	if (h->category)
-		probe_tracepoint(h->category, h->name, h->module, st);
+		probe_tracepoint(h->category, h->name, module, st);
 	else
-		probe_function(h->name, h->module, st);
+		probe_function(h->name, module, st);
 }
 
 /* Whether the layer has a program for h (a row without any is probed by
@@ -500,15 +560,16 @@ static bool has_program(const struct it_hook_def *h)
 /* One kind for one hook, checked for real; 0 or -errno with why. */
 static int probe_kind_now(const struct it_hook_def *h, enum it_hook_kind k, char *why, size_t len)
 {
+	const char *module = hook_module(h);
 	int listed;
 
-	if (h->module && !it_module_loaded(h->module)) {
-		snprintf(why, len, "module %s is not loaded", h->module);
+	if (module && !it_module_loaded(module)) {
+		snprintf(why, len, "module %s is not loaded", module);
 		return -ENOENT;
 	}
 	switch (k) {
 	case IT_HOOK_TP_BTF:
-		return it_probe_tp_btf(h->name, h->module, why, len);
+		return it_probe_tp_btf(h->name, module, why, len);
 	case IT_HOOK_RAW_TP:
 		return it_probe_raw_tp(h->name, why, len);
 	case IT_HOOK_TRACEPOINT:
@@ -517,7 +578,7 @@ static int probe_kind_now(const struct it_hook_def *h, enum it_hook_kind k, char
 		snprintf(why, len, "tracepoint: no %s:%s in tracefs", h->category, h->name);
 		return -ENOENT;
 	case IT_HOOK_FENTRY:
-		return probe_fentry_func(h->name, h->module, why, len);
+		return probe_fentry_func(h->name, module, why, len);
 	case IT_HOOK_KPROBE:
 		listed = function_listed(h->name);
 		if (!listed) {
