@@ -84,7 +84,9 @@ struct it_bus_nvme_cmd {
 /* A user-space probe's hit as the uprobe layer takes it (time order), or
  * a span it closed: a hit of the span's end probe paired with its
  * start's on the thread (published right after that end's hit). */
-enum it_probe_row { IT_PROBE_EVENT, IT_PROBE_BEGIN, IT_PROBE_END, IT_PROBE_SPAN };
+/* OPEN: a span begun and not ended when the trace ends (the recording
+ * stopped inside it): its duration runs to the trace's end */
+enum it_probe_row { IT_PROBE_EVENT, IT_PROBE_BEGIN, IT_PROBE_END, IT_PROBE_SPAN, IT_PROBE_OPEN };
 struct it_bus_probe {
 	enum it_probe_row kind;       /* BEGIN/END: a hit of a span's start/end probe */
 	const char *label;            /* the probe's label; a span's name ("checkpoint") */

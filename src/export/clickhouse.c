@@ -543,7 +543,7 @@ static void on_fabric(const void *msg, void *ctx)
 	row_done(x, T_FABRIC);
 }
 
-static const char *const probe_kinds[] = { "event", "begin", "end", "span" };
+static const char *const probe_kinds[] = { "event", "begin", "end", "span", "open" };
 
 /* A user-space probe's hit or span: its arguments in arg0..arg5. */
 static void on_probe(const void *msg, void *ctx)

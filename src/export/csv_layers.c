@@ -340,7 +340,7 @@ const struct it_exporter it_export_csv_zones = {
 static const char probes_header[] =
 	"machine,ts_ns,pid,tid,label,kind,duration_ns,binary,nargs,arg0,arg1,arg2,arg3,arg4,arg5";
 
-static const char *const probe_kinds[] = { "event", "begin", "end", "span" };
+static const char *const probe_kinds[] = { "event", "begin", "end", "span", "open" };
 
 /* A hit (kind event, begin or end) or a span (its start, duration and its
  * start's arguments); arguments it does not have are empty. */
@@ -353,7 +353,7 @@ static void on_probe(const void *msg, void *ctx)
 	row(x, "%u,%" PRIu64 ",%u,%u,", x->info->machine, m->ts_ns, m->pid, m->tid);
 	it_ob_csv_str(o, m->label);
 	row(x, ",%s,", probe_kinds[m->kind]);
-	if (m->kind == IT_PROBE_SPAN)
+	if (m->kind == IT_PROBE_SPAN || m->kind == IT_PROBE_OPEN)
 		it_ob_u64(o, m->duration_ns);
 	it_ob_char(o, ',');
 	it_ob_csv_str(o, m->binary);

@@ -920,14 +920,17 @@ static void on_probe(const void *msg, void *ctx)
 	struct perfetto *p = ctx;
 	int64_t d = shift_at(p, m->ts_ns);
 	uint64_t from = moved(m->ts_ns, d), to = from + m->duration_ns, tid;
+	bool slice = m->kind == IT_PROBE_SPAN || m->kind == IT_PROBE_OPEN;
 	uint32_t pid;
-	char name[16];
+	char name[16], label[80];
 
-	/* a span's begin and end hits are its slice */
+	/* a span's begin and end hits are its slice; one that never ended
+	 * runs to the trace's end, named so */
 	if (m->kind == IT_PROBE_BEGIN || m->kind == IT_PROBE_END)
 		return;
-	tid = named_lane(p, false, m->pid, m->label, from, m->kind == IT_PROBE_SPAN ? to : from, &pid);
-	named_event(p, m->kind == IT_PROBE_SPAN, "probe", m->label, pid, tid, from, to);
+	snprintf(label, sizeof(label), "%s%s", m->label, m->kind == IT_PROBE_OPEN ? " (no end)" : "");
+	tid = named_lane(p, false, m->pid, m->label, from, slice ? to : from, &pid);
+	named_event(p, slice, "probe", label, pid, tid, from, to);
 	IT_OB_PUT(&p->ob, ",\"args\":{\"tid\":");
 	it_ob_u64(&p->ob, m->tid);
 	for (uint32_t a = 0; a < m->nargs; a++) {

@@ -298,3 +298,55 @@ TEST(uprobe_span_sync_calls)
 			      "\"call\":\"fsync\",\"block_ios\":7,\"block_ns\":900}]}]") != NULL, s);
 	free(s);
 }
+
+struct probe_msgs {
+	unsigned n, open;
+	uint64_t open_ts, open_dur;
+	uint32_t open_tid;
+};
+
+static void on_probe_msg(const void *msg, void *ctx)
+{
+	const struct it_bus_probe *m = msg;
+	struct probe_msgs *p = ctx;
+
+	p->n++;
+	if (m->kind == IT_PROBE_OPEN) {
+		p->open++;
+		p->open_ts = m->ts_ns;
+		p->open_dur = m->duration_ns;
+		p->open_tid = m->tid;
+	}
+}
+
+/* A span begun and not ended when the trace ends goes to the exporters as
+ * one IT_PROBE_OPEN row running to the trace's end (the exporters drew
+ * nothing for it); a closed span is no such row. */
+TEST(uprobe_open_span_published)
+{
+	const struct it_analysis_layer *l = &it_layer_uprobe;
+	struct it_layer_opts opts = { 0 };
+	struct it_bus bus = { 0 };
+	struct it_pass_info info = { .layers = 1u << IT_LAYER_UPROBE, .opts = &opts, .bus = &bus };
+	struct it_uprobe_def defs[] = { def(0, "q__start"), def(1, "q__done") };
+	struct it_uprobe_hit hits[] = { hit(100, 10, 10, 0), hit(200, 10, 10, 1),
+					hit(600, 10, 11, 0) };
+	struct it_span span = { .end_ns = 2000 };
+	struct probe_msgs got = { 0 };
+	void *self;
+
+	ASSERT_EQ(it_bus_subscribe(&bus, IT_BUS_PROBE, on_probe_msg, &got), 0, "subscribe");
+	self = l->new(&info);
+	if (!ASSERT_TRUE(self != NULL, "new"))
+		return;
+	ASSERT_EQ(l->feed(self, IT_CHUNK_UPROBE_DEFS, defs, sizeof(defs), 2), 0, "defs");
+	ASSERT_EQ(l->feed(self, IT_CHUNK_UPROBE_HITS, hits, sizeof(hits), 3), 0, "hits");
+	ASSERT_EQ(l->finish(self, &span), 0, "finish");
+	/* 3 hits (begin, end, begin), the closed span, the open one */
+	ASSERT_EQ(got.n, 5, "messages");
+	ASSERT_EQ(got.open, 1, "one open span");
+	ASSERT_EQ(got.open_ts, 600, "from its start");
+	ASSERT_EQ(got.open_dur, 1400, "to the trace's end");
+	ASSERT_EQ(got.open_tid, 11, "its thread");
+	l->free(self);
+}

@@ -614,6 +614,28 @@ static void syncs_json(const struct uprobes *u, const struct span_stat *s, struc
 	it_json_array_end(j);
 }
 
+/* The spans begun and not ended when the trace ends (at end), for the
+ * exporters: each as a span running to the end (IT_PROBE_OPEN). */
+static void publish_open_spans(const struct uprobes *u, uint64_t end)
+{
+	if (!it_bus_wanted(u->bus, IT_BUS_PROBE))
+		return;
+	for (size_t i = 0; i < u->nspans; i++) {
+		const struct span_stat *s = &u->spans[i];
+
+		for (size_t k = 0; k < s->nopen; k++) {
+			const struct open_start *o = &s->opens[k];
+			struct it_bus_probe m = {
+				.kind = IT_PROBE_OPEN, .label = s->name,
+				.binary = u->defs[s->start].binary, .ts_ns = o->ts,
+				.duration_ns = end > o->ts ? end - o->ts : 0, .pid = o->pid,
+				.tid = o->tid, .nargs = o->nargs, .args = o->args };
+
+			it_bus_publish(u->bus, IT_BUS_PROBE, &m);
+		}
+	}
+}
+
 static int up_finish(void *self, const struct it_span *span)
 {
 	struct uprobes *u = self;
@@ -627,6 +649,7 @@ static int up_finish(void *self, const struct it_span *span)
 	}
 	if (take_window(u, UINT64_MAX))
 		return -1;
+	publish_open_spans(u, span->end_ns > u->newest ? span->end_ns : u->newest);
 	settle_spans(u, UINT64_MAX);
 	if (u->nlist)
 		qsort(u->hits, u->nlist, sizeof(*u->hits), cmp_hit);
