@@ -4,6 +4,8 @@
 # hardly does): fio 4K random reads, io_uring, QD 8 and 32 (QDS="8 32"),
 # on a loop device over a tmpfs file, under
 #   floor:    bench/hook_floor 1 (one minimal 64-byte record at Q, D, C)
+#   floorcpu: bench/hook_floor 4 (the same into a ring per CPU, as
+#             iotrail's rings are)
 #   block:    iotrail record --layers block --dev DEV
 #   default:  iotrail record -- (every layer, every device and process)
 #   baseline: the default recording with BASELINE=path/to/another/iotrail

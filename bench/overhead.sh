@@ -9,6 +9,9 @@
 #            floor any per-I/O tracer pays here (hook_floor prints its
 #            count: 3 records per completed I/O, 0 not written, or the
 #            floor is not one);
+#   floorcpu: the floor's records into a ring per CPU (bench/hook_floor 4),
+#            as iotrail's rings are: the floor without the shared ring's
+#            cache-line traffic between the queueing and completing CPUs;
 #   block:   under `iotrail record --layers block --dev DEV` (full per-I/O
 #            records of that device);
 #   default: under `iotrail record --` (what a user gets: every layer this
