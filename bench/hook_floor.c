@@ -63,9 +63,14 @@ static int add_cpu_rings(struct bpf_object *obj, struct ring_buffer *rb)
 {
 	int outer = bpf_map__fd(bpf_object__find_map_by_name(obj, "cpu_rings"));
 	int ncpu = libbpf_num_possible_cpus();
+	__u32 bytes = 4096;
 
+	/* the shared ring's 4 MiB divided among the CPUs, as iotrail divides
+	 * its rings (a power of two, at least a page) */
+	while (bytes * 2 <= (4u << 20) / (unsigned int)ncpu)
+		bytes *= 2;
 	for (int cpu = 0; cpu < ncpu && cpu < 256; cpu++) {
-		int fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, NULL, 0, 0, 4 << 20, NULL);
+		int fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, NULL, 0, 0, bytes, NULL);
 
 		if (fd < 0 || bpf_map_update_elem(outer, &cpu, &fd, BPF_ANY) ||
 		    ring_buffer__add(rb, fd, on_rec, NULL)) {
