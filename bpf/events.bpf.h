@@ -6,13 +6,9 @@
  * makes them one (the NVMe object reuses the block object's fds), so the
  * events of all layers are one stream. Included by BPF code only.
  *
- * One ring per CPU: a ring shared by all CPUs put its lock and positions
- * in cache lines that moved between the CPU that queues an I/O and the
- * one that completes it, on every event (bench/hook_floor: one 64-byte
- * record at Q, D and C cost 1.2 us of BPF time per I/O in a shared ring,
- * 0.55 us in per-CPU rings, same run). The recorder merges the CPUs'
- * rings by time (src/evring.c), so the events of one I/O stay in causal
- * order in the file.
+ * One ring per CPU (cpu_rings.bpf.h says why); the recorder merges the
+ * CPUs' rings by time (src/evring.c), so the events of one I/O stay in
+ * causal order in the file.
  */
 #ifndef IOTRAIL_EVENTS_BPF_H
 #define IOTRAIL_EVENTS_BPF_H
@@ -21,6 +17,7 @@
 #include <bpf/bpf_helpers.h>
 
 #include "iotrail/event.h"
+#include "cpu_rings.bpf.h"
 
 #define IT_MAX_DEVS 16
 
@@ -32,30 +29,7 @@ const volatile bool scoped = false;           /* a process scope (-p, --comm, --
 					       * a task's predicate or sampling (--filter,
 					       * --sample): only I/O of tracked bios and requests */
 
-struct ev_ring {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	/* the template of the array below: the rings themselves are made
-	 * by user space, --ringbuf-mb divided among the CPUs */
-	__uint(max_entries, 4096);
-};
-
-/* Slot N: CPU N's ring, made and put here by the recorder before any
- * program is attached. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, 1); /* resized by user space: the possible CPUs */
-	__type(key, __u32);
-	__array(values, struct ev_ring);
-} events SEC(".maps");
-
-/* This CPU's ring; NULL only if user space left its slot empty. A program
- * does not migrate while it runs, so every call in one run gets the same. */
-static __always_inline void *ev_ring(void)
-{
-	__u32 cpu = bpf_get_smp_processor_id();
-
-	return bpf_map_lookup_elem(&events, &cpu);
-}
+IT_CPU_RINGS(events);
 
 /* Events lost because the ring was full, per CPU. */
 struct {
@@ -92,7 +66,7 @@ static __always_inline bool dev_wanted(__u32 dev)
  * is written), or NULL after counting a drop. */
 static __always_inline struct it_event *ev_reserve(__u8 type, __u8 layer, __u32 dev)
 {
-	void *rb = ev_ring();
+	void *rb = it_cpu_ring(&events);
 	struct it_event *e = rb ? bpf_ringbuf_reserve(rb, sizeof(*e), 0) : NULL;
 	__u64 id = bpf_get_current_pid_tgid();
 
@@ -143,10 +117,9 @@ static __always_inline void ev_submit(struct it_event *e)
 {
 	__u64 flags = BPF_RB_NO_WAKEUP;
 	__u32 zero = 0, *n = bpf_map_lookup_elem(&ev_since_query, &zero);
-
 	void *rb;
 
-	if ((!n || !(++*n & 63)) && (rb = ev_ring()) &&
+	if ((!n || !(++*n & 63)) && (rb = it_cpu_ring(&events)) &&
 	    bpf_ringbuf_query(rb, BPF_RB_AVAIL_DATA) > wakeup_bytes)
 		flags = BPF_RB_FORCE_WAKEUP;
 	bpf_ringbuf_submit(e, flags);

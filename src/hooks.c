@@ -274,7 +274,8 @@ static bool same_module(const char *a, const char *b, size_t blen)
 	return !*a;
 }
 
-bool it_module_builtin(const char *module)
+/* Whether modules.builtin of the running kernel names module. */
+static bool module_builtin(const char *module)
 {
 	char path[300];
 	struct utsname u;
@@ -299,14 +300,19 @@ bool it_module_builtin(const char *module)
 	return found;
 }
 
-/* Loaded, or built into the kernel (a built-in has a /sys/module entry only
- * when it has parameters: F2FS built in, Debian's 6.1, has none). */
-bool it_module_loaded(const char *module)
+/* A module loaded (or a built-in with parameters: one without has no
+ * /sys/module entry). */
+static bool module_present(const char *module)
 {
 	char path[128];
 
 	snprintf(path, sizeof(path), "/sys/module/%s", module);
-	return is_dir(path) || it_module_builtin(module);
+	return is_dir(path);
+}
+
+bool it_module_loaded(const char *module)
+{
+	return module_present(module) || module_builtin(module);
 }
 
 static void module_missing(const char *module, struct it_hook_status *st)
@@ -322,7 +328,7 @@ static void probe_tracepoint(const char *category, const char *name, const char 
 	char why_btf[160] = "", why_raw[160] = "";
 
 	memset(st, 0, sizeof(*st));
-	if (module && !it_module_loaded(module)) {
+	if (module && !module_present(module)) {
 		module_missing(module, st);
 		return;
 	}
@@ -477,7 +483,7 @@ static void probe_function(const char *func, const char *module, struct it_hook_
 	int listed;
 
 	memset(st, 0, sizeof(*st));
-	if (module && !it_module_loaded(module)) {
+	if (module && !module_present(module)) {
 		module_missing(module, st);
 		return;
 	}
@@ -520,21 +526,20 @@ bool it_hook_at_return(const struct it_hook_def *h)
 /* The module a hook is in, or NULL when the running kernel has it built
  * in: its tracepoint or function is in the kernel's own BTF (a built-in
  * has neither BTF of its own nor, without parameters, a /sys/module
- * entry: it read as "not loaded"), or modules.builtin names it. */
+ * entry: it read as "not loaded"), or modules.builtin names it. A module
+ * returned is then only looked for in /sys/module. */
 static const char *hook_module(const struct it_hook_def *h)
 {
 	char type_name[128];
 
 	if (!h->module)
 		return NULL;
-	if (it_module_builtin(h->module))
-		return NULL;
-	if (!vmlinux_btf())
-		return h->module;
 	snprintf(type_name, sizeof(type_name), "%s%s", h->category ? "btf_trace_" : "", h->name);
-	return btf__find_by_name_kind(vmlinux_btf(), type_name,
-				      h->category ? BTF_KIND_TYPEDEF : BTF_KIND_FUNC) >= 0 ? NULL
-											   : h->module;
+	if (vmlinux_btf() &&
+	    btf__find_by_name_kind(vmlinux_btf(), type_name,
+				   h->category ? BTF_KIND_TYPEDEF : BTF_KIND_FUNC) >= 0)
+		return NULL;
+	return module_builtin(h->module) ? NULL : h->module;
 }
 
 void it_hook_probe(const struct it_hook_def *h, struct it_hook_status *st)
@@ -563,7 +568,7 @@ static int probe_kind_now(const struct it_hook_def *h, enum it_hook_kind k, char
 	const char *module = hook_module(h);
 	int listed;
 
-	if (module && !it_module_loaded(module)) {
+	if (module && !module_present(module)) {
 		snprintf(why, len, "module %s is not loaded", module);
 		return -ENOENT;
 	}

@@ -44,9 +44,6 @@ bool it_tracepoint_in_tracefs(const char *category, const char *name);
 int it_probe_bpf_allowed(char *why, size_t len);
 /* Whether module is loaded or built in (modules.builtin). */
 bool it_module_loaded(const char *module);
-/* Whether module is built into the running kernel (its BTF is then the
- * kernel's own, not a module's). */
-bool it_module_builtin(const char *module);
 /* Can this kernel run fentry / kprobe programs at all? (cached) */
 int it_fentry_supported(char *why, size_t len);
 int it_kprobe_supported(char *why, size_t len);

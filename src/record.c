@@ -904,8 +904,8 @@ static pid_t start_command(char **cmd, int *exec_errno)
 /* ---- draining the rings ----
  * Every layer's libbpf rings (s->rb) and the per-CPU rings of the I/O
  * path's event stream and of the system calls (s->evr, each set merged by
- * time: evring.h). The loop sleeps
- * in one epoll on both: the probes wake it only when a ring fills up. */
+ * time: evring.h). The loop sleeps in one epoll on both: the probes wake
+ * it only when a ring fills up. */
 
 /* An event this recent may still have an earlier one, of another I/O, on
  * its CPU that a completion interrupted half-written; left in its ring

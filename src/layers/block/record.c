@@ -126,8 +126,7 @@ static int configure(void *skel, enum it_hook_kind *kinds, void *ctx)
 	 * woken early only when a quarter of one is used */
 	b.ring_bytes = it_ring_bytes_per_cpu((size_t)s->ringbuf_mb << 20, s->ncpu);
 	k->rodata->wakeup_bytes = b.ring_bytes / 4;
-	/* (the rings are made apart, make_rings: the array's template ring
-	 * is only a type, and the kernel takes rings of any size in it) */
+	/* (the rings themselves are made at attach: cpu_rings.bpf.h) */
 	bpf_map__set_max_entries(k->maps.events, s->ncpu);
 	if (!k->rodata->scoped) /* the scope's bookkeeping map stays unused: keep it small */
 		bpf_map__set_max_entries(k->maps.tracked, 64);
@@ -207,14 +206,13 @@ static int attach(struct it_session *s, char *why, size_t wlen)
 	struct it_evring *evr;
 	int err = 0;
 
-	/* The ring is mapped here, not at load: mapped, its pages count in
-	 * the recorder's memory twice (user space maps them twice), and the
-	 * next layers' loads parse the kernel's BTF beside them: the
-	 * start-up peak of test_record_memory.sh. Nothing is lost meanwhile:
-	 * no probe is attached yet, and the ring keeps what comes. */
-	/* a ring per CPU into the events array, before any probe that
-	 * writes them is attached (one that found its CPU's slot empty would
-	 * count its event as dropped) */
+	/* A ring per CPU into the events array, made and mapped here, not
+	 * at load: mapped, their pages count in the recorder's memory twice
+	 * (user space maps them twice), and the next layers' loads parse the
+	 * kernel's BTF beside them: the start-up peak of
+	 * test_record_memory.sh. Before any probe that writes them is
+	 * attached: one that found its CPU's slot empty would count its
+	 * event as dropped. */
 	err = it_evring_make(&evr, bpf_map__fd(b.skel->maps.events), s->ncpu, b.ring_bytes,
 			     on_event, NULL, s);
 	if (!err)

@@ -34,6 +34,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include "iotrail/syscall.h"
+#include "cpu_rings.bpf.h"
 #include "scope.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -79,34 +80,14 @@ const volatile __u64 wakeup_bytes = 1 << 20;    /* wake the consumer past this m
 static const struct it_sys_decode decode[DECODE_SIZE] = { IT_SYS_CALLS(DECODE_ROW) };
 
 /* ---- maps ---- */
-/* A ring per CPU, as the block layer's (bpf/events.bpf.h says why); the
- * recorder makes them (--ringbuf-mb divided among the CPUs) and merges
- * them by time (src/evring.c, the key of each record kind in
- * record_loader.c). */
-struct sys_ring {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 4096); /* the template: the rings are made apart */
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, 1); /* resized by user space: the possible CPUs */
-	__type(key, __u32);
-	__array(values, struct sys_ring);
-} sys_events SEC(".maps");
-
-/* This CPU's ring (NULL only if user space left its slot empty). */
-static __always_inline void *sys_ring(void)
-{
-	__u32 cpu = bpf_get_smp_processor_id();
-
-	return bpf_map_lookup_elem(&sys_events, &cpu);
-}
+/* A ring per CPU (cpu_rings.bpf.h); the recorder merges them by time
+ * (src/evring.c, with the time of each record kind in record_loader.c). */
+IT_CPU_RINGS(sys_events);
 
 /* bpf_ringbuf_output into this CPU's ring: 0, or nonzero (not written). */
 static __always_inline long sys_output(void *data, __u64 size, __u64 flags)
 {
-	void *rb = sys_ring();
+	void *rb = it_cpu_ring(&sys_events);
 
 	return rb ? bpf_ringbuf_output(rb, data, size, flags) : -1;
 }
@@ -114,7 +95,7 @@ static __always_inline long sys_output(void *data, __u64 size, __u64 flags)
 /* bpf_ringbuf_reserve in this CPU's ring, or NULL. */
 static __always_inline void *sys_reserve(__u64 size)
 {
-	void *rb = sys_ring();
+	void *rb = it_cpu_ring(&sys_events);
 
 	return rb ? bpf_ringbuf_reserve(rb, size, 0) : NULL;
 }
@@ -278,7 +259,7 @@ static __always_inline __u64 wakeup_flag(void)
 
 	if (n && (++*n & 255))
 		return BPF_RB_NO_WAKEUP;
-	rb = sys_ring();
+	rb = it_cpu_ring(&sys_events);
 	return rb && bpf_ringbuf_query(rb, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
 		BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 }
