@@ -6,6 +6,10 @@
 #   floor:    bench/hook_floor 1 (one minimal 64-byte record at Q, D, C)
 #   floorcpu: bench/hook_floor 4 (the same into a ring per CPU, as
 #             iotrail's rings are)
+#   sysempty: floorcpu plus empty programs on the default's system-call
+#             hooks (bench/hook_floor 5)
+#   sysfloor: floorcpu plus a record where the default writes one for a
+#             call (bench/hook_floor 6; bench/overhead.sh says more)
 #   block:    iotrail record --layers block --dev DEV
 #   default:  iotrail record -- (every layer, every device and process)
 #   baseline: the default recording with BASELINE=path/to/another/iotrail
@@ -66,6 +70,8 @@ grep -h '^prog_id:' /proc/\$PPID/fdinfo/* | awk '{ print \$2 }' | sort -u > $out
 	case $1 in
 	floor) pre=(build/bench/hook_floor 1 --) ;;
 	floorcpu) pre=(build/bench/hook_floor 4 --) ;;
+	sysempty) pre=(build/bench/hook_floor 5 --) ;;
+	sysfloor) pre=(build/bench/hook_floor 6 --) ;;
 	block) pre=(build/iotrail record -o "$out/t.trail" --layers block --dev "$dev" --) ;;
 	default) pre=(build/iotrail record -o "$out/t.trail" --) ;;
 	baseline) pre=("$baseline" record -o "$out/t.trail" --) ;;

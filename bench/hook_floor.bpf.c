@@ -23,6 +23,16 @@
  *           the CPU, drained alike): what the shared ring's cache lines,
  *           bounced between the CPU that queues and the one that
  *           completes, cost beside the record itself.
+ *   mode 5: mode 4 plus programs that return at once on the hooks the
+ *           default recording adds for system calls (sys_enter, sys_exit,
+ *           io_uring_submit_req, io_uring_complete): what merely having
+ *           those hooks costs;
+ *   mode 6: mode 4 plus one record where the default recording writes
+ *           one for a call: at sys_exit of an I/O call (read, write,
+ *           pread64, pwrite64, io_uring_enter; entry time kept in task
+ *           storage at sys_enter), at an io_uring request's submission
+ *           and at its completion; 104-byte records as iotrail's, into
+ *           the CPU's ring: the floor of the default's own record set.
  * What iotrail record spends beyond mode 1 is its own doing; what mode 1
  * spends is the price of any per-I/O record on this kernel and CPU.
  * Records the ring could not take are counted (not_written), so a floor
@@ -98,7 +108,7 @@ static __always_inline int hit(__u64 id, __u32 hook)
 
 	if (!mode)
 		return 0;
-	if (mode == 4) {
+	if (mode >= 4) {
 		__u32 cpu = bpf_get_smp_processor_id();
 
 		rb = bpf_map_lookup_elem(&cpu_rings, &cpu);
@@ -147,12 +157,42 @@ struct sys_rec { /* the size of iotrail's struct it_sys_event */
 	__u64 w[13];
 };
 
+/* mode 6's I/O calls (x86-64 numbers; elsewhere only pread64 and
+ * io_uring_enter, which the generic table numbers alike on arm64 too) */
+static __always_inline bool io_call(__u64 nr)
+{
+#if defined(__TARGET_ARCH_x86)
+	return nr <= 1 || nr == 17 || nr == 18 || nr == 426;
+#else
+	return nr == NR_PREAD64 || nr == 426;
+#endif
+}
+
+/* mode 6: one record of iotrail's call size into the CPU's ring */
+static __always_inline void sys_record(__u64 w0, __u64 w1, __u64 w2)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	void *rb = bpf_map_lookup_elem(&cpu_rings, &cpu);
+	struct sys_rec r;
+
+	if (!rb)
+		return;
+	for (int i = 0; i < 13; i++)
+		r.w[i] = 0;
+	r.w[0] = w0;
+	r.w[1] = w1;
+	r.w[2] = 3; /* struct rec's hook: 3, a call's record */
+	r.w[3] = w2;
+	if (bpf_ringbuf_output(rb, &r, sizeof(r), wake_flag_of(rb, 256)))
+		__sync_fetch_and_add(&not_written, 1);
+}
+
 SEC("tp_btf/sys_enter")
 int floor_sys_enter(u64 *ctx)
 {
 	__u64 *ts;
 
-	if (mode != 3 || ctx[1] != NR_PREAD64)
+	if (mode == 6 ? !io_call(ctx[1]) : (mode != 3 || ctx[1] != NR_PREAD64))
 		return 0;
 	ts = bpf_task_storage_get(&entry_ts, bpf_get_current_task_btf(), 0,
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -166,19 +206,24 @@ int floor_sys_exit(u64 *ctx)
 {
 	struct pt_regs *regs = (struct pt_regs *)ctx[0];
 	struct sys_rec r;
-	__u64 *ts;
+	__u64 *ts, nr;
 
-	if (mode != 3)
+	if (mode != 3 && mode != 6)
 		return 0;
 #if defined(__TARGET_ARCH_x86)
-	if (regs->orig_ax != NR_PREAD64)
+	nr = regs->orig_ax;
 #else
-	if (regs->syscallno != NR_PREAD64)
+	nr = regs->syscallno;
 #endif
+	if (mode == 6 ? !io_call(nr) : nr != NR_PREAD64)
 		return 0;
 	ts = bpf_task_storage_get(&entry_ts, bpf_get_current_task_btf(), 0, 0);
 	if (!ts)
 		return 0;
+	if (mode == 6) {
+		sys_record(*ts, bpf_ktime_get_ns(), ctx[1]);
+		return 0;
+	}
 	for (int i = 0; i < 13; i++)
 		r.w[i] = 0;
 	r.w[0] = *ts;
@@ -186,5 +231,22 @@ int floor_sys_exit(u64 *ctx)
 	r.w[2] = ctx[1];
 	if (bpf_ringbuf_output(&ring, &r, sizeof(r), wake_flag(256)))
 		__sync_fetch_and_add(&not_written, 1);
+	return 0;
+}
+
+/* modes 5 and 6: an io_uring request's submission and completion */
+SEC("tp_btf/io_uring_submit_req")
+int floor_sys_uring_submit(u64 *ctx)
+{
+	if (mode == 6)
+		sys_record(bpf_ktime_get_ns(), ctx[0], 0);
+	return 0;
+}
+
+SEC("tp_btf/io_uring_complete")
+int floor_sys_uring_complete(u64 *ctx)
+{
+	if (mode == 6)
+		sys_record(bpf_ktime_get_ns(), ctx[1], 0);
 	return 0;
 }

@@ -5,13 +5,18 @@
  * away here as iotrail's consumer drains its ring: a poll on the same
  * 20 ms timer, then a consume, since the probes rarely wake it; 2: empty
  * sys_enter and sys_exit programs; 3: one 104-byte record per pread64,
- * entry time kept in task storage; 4: mode 1 with a ring per CPU), runs COMMAND, detaches. In modes 0
- * and 1, prints the records per hook and per completed I/O, and those the
- * ring could not take, on stderr (mode 1 must show 3 per I/O and 0 not
- * written, or it is no floor); exits with COMMAND's status.
- * For bench/overhead.sh (modes 0, 1) and bench/syscall_cost (mode 2).
+ * entry time kept in task storage; 4: mode 1 with a ring per CPU; 5: mode 4
+ * plus empty programs on the default recording's system-call hooks; 6: mode
+ * 4 plus a record where the default recording writes one for a call), runs
+ * COMMAND, detaches. In modes 0, 1, 4, 5 and 6, prints the records per
+ * hook and per completed I/O, and those the ring could not take, on stderr
+ * (mode 1 must show 3 per I/O and 0 not written, or it is no floor); exits
+ * with COMMAND's status.
+ * For bench/overhead.sh and bench/bpf_cost.sh (modes 0, 1, 4, 5, 6) and
+ * bench/syscall_cost (modes 2, 3).
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,14 +35,14 @@ struct rec {
 	__u64 w[5];
 };
 
-static unsigned long long records[3]; /* per hook: Q, D, C */
+static unsigned long long records[4]; /* per hook: Q, D, C, and calls (mode 6) */
 
 static int on_rec(void *ctx, void *data, size_t size)
 {
 	const struct rec *r = data;
 
 	(void)ctx;
-	if (size >= sizeof(*r) && r->hook < 3)
+	if (size >= sizeof(*r) && r->hook < 4)
 		records[r->hook]++;
 	return 0;
 }
@@ -53,9 +58,13 @@ static void report(struct bpf_object *obj, int mode)
 		fprintf(stderr, "hook_floor: cannot read the refused-record count: %s\n", strerror(errno));
 		refused = ~0ull;
 	}
-	fprintf(stderr, "hook_floor: mode %d, %llu records (Q %llu, D %llu, C %llu), %.2f per completed I/O, %llu not written (ring full)\n",
+	fprintf(stderr, "hook_floor: mode %d, %llu records (Q %llu, D %llu, C %llu), %.2f per completed I/O, %llu not written (ring full)",
 		mode, total, records[0], records[1], records[2],
 		records[2] ? (double)total / records[2] : 0.0, refused);
+	if (mode == 6)
+		fprintf(stderr, "; %llu call records (%.2f per completed I/O)", records[3],
+			records[2] ? (double)records[3] / records[2] : 0.0);
+	fputc('\n', stderr);
 }
 
 /* Mode 4: a ring per CPU in cpu_rings, each drained by the same manager. */
@@ -87,13 +96,13 @@ int main(int argc, char **argv)
 	struct bpf_object *obj;
 	struct bpf_program *prog;
 	struct ring_buffer *rb;
-	struct bpf_link *links[3];
+	struct bpf_link *links[8];
 	int mode, n = 0, status = 0;
 	pid_t child;
 	ssize_t len;
 
 	if (argc < 4 || strcmp(argv[2], "--")) {
-		fprintf(stderr, "usage: hook_floor 0|1|2|3|4 -- COMMAND [ARGS]\n");
+		fprintf(stderr, "usage: hook_floor 0|1|2|3|4|5|6 -- COMMAND [ARGS]\n");
 		return 2;
 	}
 	mode = atoi(argv[1]);
@@ -108,10 +117,18 @@ int main(int argc, char **argv)
 		fprintf(stderr, "hook_floor: cannot open %s: %s\n", obj_path, strerror(errno));
 		return 1;
 	}
-	/* the block hooks (modes 0, 1) or the system call pair (modes 2, 3) */
-	bpf_object__for_each_program(prog, obj)
-		bpf_program__set_autoload(prog, (mode == 2 || mode == 3) ==
-					  !strncmp(bpf_program__name(prog), "floor_sys_", 10));
+	/* the block hooks (modes 0, 1, 4), the system call pair (modes 2, 3),
+	 * or both with io_uring's two (modes 5, 6) */
+	bpf_object__for_each_program(prog, obj) {
+		const char *name = bpf_program__name(prog);
+		bool sys = !strncmp(name, "floor_sys_", 10);
+
+		if (mode >= 5)
+			bpf_program__set_autoload(prog, true);
+		else
+			bpf_program__set_autoload(prog, (mode == 2 || mode == 3) == sys &&
+						  (!sys || !strstr(name, "uring")));
+	}
 	if (bpf_map__set_initial_value(bpf_object__find_map_by_name(obj, ".rodata"), &mode, sizeof(mode))) {
 		fprintf(stderr, "hook_floor: cannot set the mode: .rodata of %s is not one int\n", obj_path);
 		return 1;
@@ -132,7 +149,7 @@ int main(int argc, char **argv)
 	rb = ring_buffer__new(bpf_map__fd(bpf_object__find_map_by_name(obj, "ring")), on_rec, NULL, NULL);
 	if (!rb)
 		return 1;
-	if (mode == 4 && add_cpu_rings(obj, rb))
+	if (mode >= 4 && add_cpu_rings(obj, rb))
 		return 1;
 	child = fork();
 	if (child == 0) {
@@ -144,7 +161,7 @@ int main(int argc, char **argv)
 		ring_buffer__consume(rb);
 	}
 	ring_buffer__consume(rb);
-	if (mode < 2 || mode == 4)
+	if (mode < 2 || mode >= 4)
 		report(obj, mode);
 	while (n)
 		bpf_link__destroy(links[--n]);

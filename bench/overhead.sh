@@ -12,6 +12,14 @@
 #   floorcpu: the floor's records into a ring per CPU (bench/hook_floor 4),
 #            as iotrail's rings are: the floor without the shared ring's
 #            cache-line traffic between the queueing and completing CPUs;
+#   sysempty: floorcpu plus programs that do nothing on the hooks the
+#            default adds for system calls (sys_enter, sys_exit,
+#            io_uring_submit_req, io_uring_complete; bench/hook_floor 5):
+#            what having those hooks at all costs;
+#   sysfloor: floorcpu plus a 104-byte record wherever the default writes
+#            one for a call (an I/O call's exit, an io_uring request's
+#            submission and completion; bench/hook_floor 6): the floor of
+#            the default's own set of records;
 #   block:   under `iotrail record --layers block --dev DEV` (full per-I/O
 #            records of that device);
 #   default: under `iotrail record --` (what a user gets: every layer this
@@ -54,6 +62,8 @@ run_config() {
 	empty) fio_iops "$qd" build/bench/hook_floor 0 -- ;;
 	floor) fio_iops "$qd" build/bench/hook_floor 1 -- ;;
 	floorcpu) fio_iops "$qd" build/bench/hook_floor 4 -- ;;
+	sysempty) fio_iops "$qd" build/bench/hook_floor 5 -- ;;
+	sysfloor) fio_iops "$qd" build/bench/hook_floor 6 -- ;;
 	block) fio_iops "$qd" build/iotrail record -o "$out/b.trail" --layers block --dev "$dev" -- ;;
 	default) fio_iops "$qd" build/iotrail record -o "$out/d.trail" -- ;;
 	syscall) fio_iops "$qd" build/iotrail record -o "$out/y.trail" --layers syscall -- ;;
@@ -77,7 +87,7 @@ for qd in 8 32; do
 		[ -s "$out/default.iops" ] && [ -s "$out/floor.iops" ] &&
 		awk -v d="$(cat "$out/default.iops")" -v f="$(cat "$out/floor.iops")" \
 			'BEGIN { printf "%.4f\n", d / f }' >> "$out/default-floor.ratios"
-		for c in floor block default syscall baseline reject sample100; do
+		for c in floor floorcpu sysempty sysfloor block default syscall baseline reject sample100; do
 			if [ -s "$out/$c.note" ]; then echo "      [$c: $(cat "$out/$c.note")]"; fi
 		done
 	done
