@@ -1,8 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * Hook probing: every "is it available?" answer comes from loading and
- * attaching a program that returns 0 (the kernel's own verdict), or from
- * tracefs/BTF for what needs no program. Kernel versions are never checked.
+ * Hook probing: every "is it available?" answer comes from loading a
+ * program that returns 0 against the hook (the kernel's own verdict), or
+ * from tracefs/BTF for what needs no program. Kernel versions are never
+ * checked. A BTF-typed program is loaded only, not attached: the kernel
+ * resolves its hook at load (a tracepoint's btf_trace_* typedef, which is
+ * compiled with the tracepoint; a function's BTF and symbol), and what only
+ * an attach could refuse is known without one (ftrace's list of traceable
+ * functions; whether this kernel has BPF trampolines at all, tried once on
+ * vfs_read). Attaching and detaching is what costs: text patching and RCU
+ * grace periods, ~0.2 s each in a TCG guest, on every hook of every layer
+ * before recording started.
  */
 #include <errno.h>
 #include <malloc.h>
@@ -129,9 +137,10 @@ static int module_btf_type(const char *module, const char *type_name, int kind,
 }
 
 /* Load a TRACING program of attach type `type` against BTF id `btf_id`
- * (in module BTF obj_fd when >= 0) and attach it; 0 or -errno. */
-static int load_and_attach_tracing(enum bpf_attach_type type, int btf_id, int obj_fd,
-				   char *why, size_t len, const char *what)
+ * (in module BTF obj_fd when >= 0), and attach it if `attach`; 0 or
+ * -errno. */
+static int load_tracing(enum bpf_attach_type type, int btf_id, int obj_fd, bool attach,
+			char *why, size_t len, const char *what)
 {
 	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = type,
 		    .attach_btf_id = btf_id);
@@ -144,6 +153,10 @@ static int load_and_attach_tracing(enum bpf_attach_type type, int btf_id, int ob
 		err = errno;
 		say(why, len, "%s: the kernel refused the program: %s", what, err);
 		return -err;
+	}
+	if (!attach) {
+		close(fd);
+		return 0;
 	}
 	link = bpf_raw_tracepoint_open(NULL, fd);
 	err = errno;
@@ -182,7 +195,7 @@ int it_probe_tp_btf(const char *tp, const char *module, char *why, size_t len)
 			return id;
 		}
 	}
-	err = load_and_attach_tracing(BPF_TRACE_RAW_TP, id, obj_fd, why, len, "tp_btf");
+	err = load_tracing(BPF_TRACE_RAW_TP, id, obj_fd, false, why, len, "tp_btf");
 	if (obj_fd >= 0)
 		close(obj_fd);
 	return err;
@@ -360,27 +373,65 @@ static void probe_tracepoint(const char *category, const char *name, const char 
 
 /* ---- functions: fentry > kprobe ---- */
 
-/* Is func in ftrace's list of traceable functions? -1 when the list cannot
- * be read (some sandboxed kernels), so the caller can tell "unknown". */
-static int function_listed(const char *func)
+/* ftrace's list of traceable functions, read once ("\nname\n" or "\nname
+ * [module]\n" per function: a newline in front of the first), or NULL when
+ * it cannot be read (some sandboxed kernels). */
+static const char *traceable_functions(void)
 {
-	const char *dir = it_tracefs_dir();
-	char path[256], line[256];
-	size_t n = strlen(func);
-	int found = 0;
+	static char *list;
+	static bool tried;
+	const char *dir;
+	char path[256];
+	size_t len = 1, cap = 1 << 20;
 	FILE *f;
 
+	if (tried)
+		return list;
+	tried = true;
+	dir = it_tracefs_dir();
 	if (!dir)
-		return -1;
+		return NULL;
 	snprintf(path, sizeof(path), "%s/available_filter_functions", dir);
 	f = fopen(path, "r");
 	if (!f)
-		return -1;
-	/* lines are "name" or "name [module]" */
-	while (!found && fgets(line, sizeof(line), f))
-		found = !strncmp(line, func, n) && (line[n] == '\n' || line[n] == ' ');
+		return NULL;
+	list = malloc(cap + 1);
+	if (list) {
+		size_t n;
+
+		list[0] = '\n';
+		while (list && (n = fread(list + len, 1, cap - len, f)) > 0) {
+			char *bigger;
+
+			len += n;
+			if (len < cap)
+				continue;
+			bigger = realloc(list, 2 * cap + 1);
+			if (!bigger)
+				free(list);
+			list = bigger;
+			cap *= 2;
+		}
+		if (list)
+			list[len] = 0;
+	}
 	fclose(f);
-	return found;
+	return list;
+}
+
+/* Is func in ftrace's list of traceable functions? -1 when the list cannot
+ * be read, so the caller can tell "unknown". */
+static int function_listed(const char *func)
+{
+	const char *list = traceable_functions(), *p;
+	size_t n = strlen(func);
+
+	if (!list)
+		return -1;
+	for (p = list; (p = strstr(p, func)); p += n)
+		if (p[-1] == '\n' && (p[n] == '\n' || p[n] == ' '))
+			return 1;
+	return 0;
 }
 
 int it_fentry_supported(char *why, size_t len)
@@ -397,8 +448,8 @@ int it_fentry_supported(char *why, size_t len)
 			cached = id;
 			snprintf(reason, sizeof(reason), "fentry: no kernel BTF to attach to");
 		} else {
-			cached = load_and_attach_tracing(BPF_TRACE_FENTRY, id, -1, reason,
-							 sizeof(reason), "fentry");
+			cached = load_tracing(BPF_TRACE_FENTRY, id, -1, true, reason,
+					      sizeof(reason), "fentry");
 		}
 		if (cached == -ENOTSUP || cached == -EOPNOTSUPP || cached == -524)
 			snprintf(reason, sizeof(reason),
@@ -449,10 +500,12 @@ int it_kprobe_supported(char *why, size_t len)
 	return cached;
 }
 
-/* fentry on one function: needs its BTF FUNC (vmlinux or module). */
+/* fentry on one function: needs its BTF FUNC (vmlinux or module), and
+ * ftrace must be able to patch it (listed as traceable; only when the list
+ * cannot be read is a program attached to find out). */
 static int probe_fentry_func(const char *func, const char *module, char *why, size_t len)
 {
-	int id, obj_fd = -1, err;
+	int id, obj_fd = -1, err, listed;
 
 	err = it_fentry_supported(why, len);
 	if (err)
@@ -470,7 +523,14 @@ static int probe_fentry_func(const char *func, const char *module, char *why, si
 			return id;
 		}
 	}
-	err = load_and_attach_tracing(BPF_TRACE_FENTRY, id, obj_fd, why, len, "fentry");
+	listed = function_listed(func);
+	if (!listed) {
+		say(why, len, "fentry: %s is not traceable here (not in ftrace's list): %s", func,
+		    ENOENT);
+		err = -ENOENT;
+	} else {
+		err = load_tracing(BPF_TRACE_FENTRY, id, obj_fd, listed < 0, why, len, "fentry");
+	}
 	if (obj_fd >= 0)
 		close(obj_fd);
 	return err;
