@@ -8,7 +8,7 @@
 cd "$(dirname "$0")/../.."
 . tests/integration/lib.sh
 . tests/integration/lib_syscall.sh
-TESTS="syscall_seq_exact syscall_filtered_out syscall_comm_filter syscall_calls_filter syscall_uring_tags syscall_errors"
+TESTS="syscall_seq_exact syscall_filtered_out syscall_comm_filter syscall_calls_filter syscall_uring_tags syscall_uring_kernel_join syscall_uring_punted syscall_errors"
 
 why=$(sys_blocker)
 if [ -n "$why" ]; then
@@ -129,6 +129,53 @@ else
 	else
 		pass "syscall_uring_tags ($got io_uring reads == fio's total_ios, each with one of its 3 files' paths)"
 	fi
+fi
+
+# ---- an io_uring request's two halves: joined in the kernel when its
+# completion runs in the submitting task (direct reads on a loop device,
+# QD 32: a slot per request in the task's table, a few share one), in the
+# recorder when the request went to io-wq (force_async: its submission
+# leaves the table when it is handed over, because on older kernels (6.1)
+# the worker posts the completion itself, out of the table's reach; this
+# kernel runs it in the submitter's task work all the same, so the check
+# is that the hand-over let go of them: fewer than half joined in the
+# kernel). Either way every request of fio's is one call record, none
+# unmatched.
+uring_join_run() { # NAME FIO-OPTIONS...: prints "calls kernel-joined unmatched fio-ios"
+	local n=$1
+	shift
+	"$IOTRAIL" record -v --layers syscall -o "$TMP/$n.trail" -- \
+		fio --name="$n" --filename="$LOOPDEV" --direct=1 --rw=randread --bs=4k --size=16M \
+		--ioengine=io_uring --number_ios=3000 "$@" \
+		--output-format=json --output="$TMP/$n.json" > "$TMP/$n.out" 2>&1
+	echo "$("$IOTRAIL" report --json "$TMP/$n.trail" 2>/dev/null |
+		jq '[.syscalls[] | select(.name == "uring_read") | .count] | add // 0')" \
+		"$(sed -n 's/.*io_uring requests: \([0-9]*\) joined in the kernel.*/\1/p' "$TMP/$n.out")" \
+		"$(sed -n 's/.*recorder; \([0-9]*\) completions without.*/\1/p' "$TMP/$n.out")" \
+		"$(jq '.jobs[0].read.total_ios' "$TMP/$n.json" 2>/dev/null)"
+}
+if ! command -v fio > /dev/null; then
+	skip syscall_uring_kernel_join "fio is not installed"
+	skip syscall_uring_punted "fio is not installed"
+elif ! make_loop 16; then
+	fail syscall_uring_kernel_join "cannot make a loop device"
+	fail syscall_uring_punted "cannot make a loop device"
+else
+	read -r calls kern unm want <<< "$(uring_join_run ujoin --iodepth=32)"
+	if [ -n "$want" ] && [ "$want" -ge 3000 ] && [ "$calls" = "$want" ] && [ "$unm" = 0 ] &&
+	   [ -n "$kern" ] && [ $((kern * 2)) -gt "$want" ] && [ "$kern" -le "$want" ]; then
+		pass "syscall_uring_kernel_join ($calls io_uring reads == fio's total_ios, $kern joined in the kernel, 0 unmatched)"
+	else
+		fail syscall_uring_kernel_join "uring_read calls '$calls', fio '$want', joined in the kernel '$kern' (want over half), unmatched '$unm'; $(grep -m1 -i 'error\|fail' "$TMP/ujoin.out")"
+	fi
+	read -r calls kern unm want <<< "$(uring_join_run upunt --iodepth=8 --force_async=1)"
+	if [ -n "$want" ] && [ "$want" -ge 3000 ] && [ "$calls" = "$want" ] && [ "$unm" = 0 ] &&
+	   [ -n "$kern" ] && [ $((kern * 2)) -lt "$want" ]; then
+		pass "syscall_uring_punted ($calls io_uring reads handed to io-wq == fio's total_ios, $kern of them joined in the kernel, 0 unmatched)"
+	else
+		fail syscall_uring_punted "uring_read calls '$calls', fio '$want', joined in the kernel '$kern' (want under half), unmatched '$unm'; $(grep -m1 -i 'error\|fail' "$TMP/upunt.out")"
+	fi
+	drop_loop
 fi
 
 # ---- bad input: one line on stderr, non-zero exit

@@ -323,7 +323,8 @@ const struct it_hook_def it_syscall_hooks[] = {
 	/* a process's title at its exit (record.c: a short-lived one's last title) */
 	[H_EXIT_TITLE] = { "sched_process_exit", "sched", NULL, true,
 			   { [IT_HOOK_RAW_TP] = "title_at_exit" } },
-	/* with --filter/--sample: requests handed to io-wq, counted apart */
+	/* requests handed to io-wq: their submission leaves the task's table
+	 * (syscall.bpf.c); with --filter/--sample, counted apart */
 	[H_URING_PUNT] = { "io_uring_queue_async_work", "io_uring", NULL, true,
 			   { [IT_HOOK_TP_BTF] = "uring_punt" } },
 };
@@ -534,7 +535,7 @@ static int configure_attempt(void *skel, enum it_hook_kind *kinds, void *ctx)
 		s->rodata->uring_on = 0;
 	if (!s->rodata->uring_on)
 		kinds[H_URING_SUBMIT] = kinds[H_URING_COMPLETE] = IT_HOOK_NONE;
-	if (!s->rodata->uring_on || !s->rodata->scope_mark_calls)
+	if (!s->rodata->uring_on)
 		kinds[H_URING_PUNT] = IT_HOOK_NONE;
 	if (!s->rodata->scope_pids && !s->rodata->scope_comm_len)
 		kinds[H_FORK] = kinds[H_EXIT_TASK] = IT_HOOK_NONE;
@@ -622,6 +623,7 @@ static const size_t time_at[] = {
 	[IT_SREC_CALL] = offsetof(struct it_sys_event, ts_exit),
 	[IT_SREC_URING_SUBMIT] = offsetof(struct it_sys_uring_submit, call.ts_enter),
 	[IT_SREC_URING_DONE] = offsetof(struct it_sys_uring_done, ts),
+	[IT_SREC_URING_BOTH] = offsetof(struct it_sys_uring_both, done.ts),
 	[IT_SREC_PATH] = offsetof(struct it_sys_path, tag_ts),
 	[IT_SREC_NAME] = offsetof(struct it_sys_name, ts_enter),
 	[IT_SREC_TASK] = offsetof(struct it_sys_task, ts),
