@@ -101,7 +101,7 @@
 	X(FREMOVEXATTR, 54, fremovexattr, fremovexattr, XATTR, 0, N, 1, N, N, N, N, N, N, IT_SK_FD | IT_SK_XNAME) \
 	X(IO_SUBMIT,  55, io_submit,   io_submit,   AIO,  N, N, N, N, 1, N, N, N, N, 0) \
 	X(IO_GETEVENTS, 56, io_getevents, io_getevents, AIO, N, N, N, N, 2, N, N, N, 1, 0) \
-	X(IO_URING_ENTER, 57, io_uring_enter, io_uring_enter, AIO, 0, N, N, N, 1, 3, N, N, 2, IT_SK_FD)
+	X(IO_URING_ENTER, 57, io_uring_enter, io_uring_enter, AIO, 0, N, N, N, 1, 3, N, N, 2, 0)
 
 /*
  * Per-request io_uring events (io_uring:io_uring_submit_req/complete): not
@@ -140,7 +140,10 @@ enum it_sys_call {
 #define IT_SG_URING (1u << 7) /* io_uring requests */
 
 /* How the kernel side decodes a call (the table's kind column). */
-#define IT_SK_FD          (1u << 0) /* fd argument names the file: tag it at entry */
+#define IT_SK_FD          (1u << 0) /* fd argument names the file: tag it at entry (not
+					   * io_uring_enter's: the ring, or with
+					   * IORING_ENTER_REGISTERED_RING an index
+					   * into the task's registered rings) */
 #define IT_SK_FPOS        (1u << 1) /* offset = file->f_pos at entry (read, write, readv, writev) */
 #define IT_SK_POS_OR_FPOS (1u << 2) /* offset argument, or f_pos when it is -1 (preadv2) */
 #define IT_SK_IOV         (1u << 3) /* count = sum of the iovecs */
