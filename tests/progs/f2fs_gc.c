@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
- * `f2fs_gc DIR [N]`: forces F2FS's foreground garbage collection on the
- * file system of DIR (F2FS_IOC_GARBAGE_COLLECT, synchronous), N rounds
- * (default 1), as Debian 12's f2fs_io has no gc command. Each round moves
- * the valid blocks of one victim section elsewhere; a round that finds no
- * victim (EAGAIN, ENODATA) ends the loop. Prints the rounds that collected.
+ * `f2fs_gc [--background] DIR [N]`: forces F2FS's foreground garbage
+ * collection on the file system of DIR (F2FS_IOC_GARBAGE_COLLECT,
+ * synchronous), N rounds (default 1), as Debian 12's f2fs_io has no gc
+ * command. Each round moves the valid blocks of one victim section
+ * elsewhere; a round that finds no victim (EAGAIN, ENODATA) ends the loop.
+ * Prints the rounds that collected. --background asks for background
+ * rounds instead (the ioctl's sync 0): they only mark the victim's data
+ * pages dirty, and writeback (the sync after) moves them.
  * The file system is synced before (so deletions count) and after (so
  * the moved blocks are where FIEMAP looks), saving the test VM two
  * `sync` processes.
@@ -26,12 +29,18 @@
 int main(int argc, char **argv)
 {
 	uint32_t sync = 1;
-	int n = argc > 2 ? atoi(argv[2]) : 1, done = 0;
+	int n, done = 0;
 
+	if (argc > 1 && !strcmp(argv[1], "--background")) {
+		sync = 0;
+		argv++;
+		argc--;
+	}
 	if (argc < 2) {
-		fprintf(stderr, "usage: f2fs_gc DIR [ROUNDS]\n");
+		fprintf(stderr, "usage: f2fs_gc [--background] DIR [ROUNDS]\n");
 		return 2;
 	}
+	n = argc > 2 ? atoi(argv[2]) : 1;
 	int fd = open(argv[1], O_RDONLY | O_DIRECTORY);
 	if (fd < 0) {
 		fprintf(stderr, "f2fs_gc: failed to open %s: %s\n", argv[1], strerror(errno));

@@ -26,6 +26,10 @@
 # checkpoints the syncs and the GC wrote, each closed; the text report's
 # lines fit 100 columns. `iotrail probe --layer fs` in the same boot
 # (after the recording attached them): F2FS's five tracepoints usable.
+# Then a background GC round (the ioctl's sync 0: it only marks the data
+# to move, the sync after it writes it): four more files, two deleted;
+# the files whose zone changed are those the trace says the background
+# round moved, from and to the same zones, written back after the round.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/vm/lib.sh
 
@@ -59,7 +63,8 @@ build/iotrail report --zones --json $out/zns.trail > $out/zns.json
 build/iotrail report --zones $out/zns.trail > $out/zns.txt
 GUEST
 f2fs_names="vm_extents_f2fs_zones vm_extents_f2fs_gc vm_record_extents_f2fs_gc vm_extents_f2fs_segment_types
-	    vm_record_f2fs_gc_rounds vm_record_f2fs_gc_moves vm_record_f2fs_checkpoints vm_probe_f2fs"
+	    vm_record_f2fs_gc_rounds vm_record_f2fs_gc_moves vm_record_f2fs_checkpoints vm_probe_f2fs
+	    vm_record_f2fs_bg_gc_moves"
 f2fs_why=""
 command -v mkfs.f2fs > /dev/null || f2fs_why="mkfs.f2fs is not installed (f2fs-tools; scripts/install-deps.sh)"
 [ -x build/tests/f2fs_gc ] || f2fs_why=${f2fs_why:-"build/tests/f2fs_gc is not built (make)"}
@@ -94,6 +99,14 @@ read -r p0 _ < /proc/uptime
 build/iotrail probe --layer fs --json > $out/probe.fs.json
 read -r p1 _ < /proc/uptime
 echo "\$p0 \$p1" > $out/probe.time
+# a background round: four more files, two of them deleted; the round
+# marks the rest of its victim's data, the sync after it moves them
+for i in 7 8 9 10; do printf '%s%6d' "\$pad" \$i > /tmp/f2fs/f\$i; done
+sync
+build/iotrail extents --json /tmp/f2fs > $out/f2fs.bg.before.json
+rm /tmp/f2fs/f7 /tmp/f2fs/f9
+build/iotrail record --layers fs --extents /tmp/f2fs -o $out/f2fs.bg.trail -- build/tests/f2fs_gc --background /tmp/f2fs 1 > $out/f2fs.bg.gc
+build/iotrail extents --json /tmp/f2fs > $out/f2fs.bg.after.json
 ) > $out/f2fs.log 2>&1
 GUEST
 fi
@@ -282,6 +295,40 @@ f2fs_event_checks() {
 		fail vm_record_f2fs_checkpoints "$ncp checkpoints (want >= 1), $open without their end, $lost events lost"
 	fi
 }
+# A background round writes no data itself: the files whose zone changed
+# across it (iotrail extents before and after) are those its round moved
+# in the trace, whole, between the same zones, and no other file; every
+# block of it written back after the round (by the sync that followed),
+# each one a block of these files
+f2fs_bg_check() {
+	local R=$TMP/f2fs.bg.report.json B=$out/f2fs.bg.before.json A=$out/f2fs.bg.after.json
+	local f zb za got moved="" why="" later data bytes
+	if ! build/iotrail report --json "$out/f2fs.bg.trail" > "$R" 2> "$TMP/f2fs.bg.err"; then
+		fail vm_record_f2fs_bg_gc_moves "no report of the background GC's trace: $(head -c 300 "$TMP/f2fs.bg.err"); guest: $(tail -n2 "$out/f2fs.log" | tr '\n' ' ')"
+		return
+	fi
+	for f in f2 f4 f5 f6 f8 f10; do
+		zb=$(jq -r --arg p "/tmp/f2fs/$f" '[.files[] | select(.path == $p) | .extents[].zone] | unique | join(",")' "$B")
+		za=$(jq -r --arg p "/tmp/f2fs/$f" '[.files[] | select(.path == $p) | .extents[].zone] | unique | join(",")' "$A")
+		got=$(jq -r --arg p "/tmp/f2fs/$f" '[.f2fs.gc_rounds[]? | select(.foreground | not) | .moved[] | select(.path == $p)] |
+			"\([.[].bytes] | add // 0) \([.[].from_zone] | unique | join(",")) \([.[].to_zone] | unique | join(","))"' "$R")
+		if [ -n "$za" ] && [ "$za" != "$zb" ]; then
+			moved="$moved $f"
+			[ "$got" = "1048576 $zb $za" ] || why="$why $f moved from zone $zb to $za, the trace: '$got';"
+		else
+			[ "$got" = "0  " ] || why="$why $f stayed in zone $zb, the trace moved it: '$got';"
+		fi
+	done
+	later=$(jq '[.f2fs.gc_rounds[]? | select(.foreground | not) | .data_blocks_written_back_later] | add // 0' "$R")
+	data=$(jq '[.f2fs.gc_rounds[]? | select(.foreground | not) | .data_blocks] | add // 0' "$R")
+	bytes=$(jq '[.f2fs.gc_rounds[]? | select(.foreground | not) | .moved[].bytes] | add // 0' "$R")
+	if [ -z "$why" ] && [ -n "$moved" ] && [ "$later" -gt 0 ] && [ "$later" = "$data" ] &&
+	   [ "$bytes" = $((later * 4096)) ]; then
+		pass "vm_record_f2fs_bg_gc_moves (a background GC round (ioctl sync 0) moved$moved, 1 MiB each, between the zones iotrail extents saw before and after, and no other file; its $later data blocks all written back after the round, all of them these files')"
+	else
+		fail vm_record_f2fs_bg_gc_moves "${why:-no file moved zone ($moved)}; background rounds' data blocks $data, written back later $later, moved bytes $bytes; rounds $(jq -c '[.f2fs.gc_rounds[]? | {foreground, ret, data_blocks, data_blocks_written_back_later}]' "$R" | head -c 300); f2fs_gc: $(cat "$out/f2fs.bg.gc" 2>/dev/null)"
+	fi
+}
 # the recording attached the five tracepoints (its F2FS events): probe
 # must call each usable
 probe_f2fs_check() {
@@ -301,5 +348,6 @@ if [ -n "$f2fs_why" ]; then
 else
 	f2fs_checks
 	probe_f2fs_check
+	f2fs_bg_check
 fi
 exit $FAILED

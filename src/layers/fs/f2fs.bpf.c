@@ -63,6 +63,48 @@ struct page___index {
 	unsigned long index;
 } __attribute__((preserve_access_index));
 
+/*
+ * A background GC round writes no data block itself: it marks the page
+ * dirty and "on-going migration" in page->private, and writeback moves
+ * it later, on another thread (F2FS's move_data_page; the mark is cleared
+ * when the write ends). F2FS keeps flags there when PG_private is set and
+ * bit PAGE_PRIVATE_NOT_POINTER (0) of the word is; the migration bit is
+ * PAGE_PRIVATE_ONGOING_MIGRATION, an anonymous enum's, so no CO-RE
+ * relocation reaches it: user space reads it from F2FS's BTF (3 in
+ * Debian's 6.1, after PAGE_PRIVATE_ATOMIC_WRITE, which later kernels
+ * dropped), and leaves 64 when it is not there: nothing is taken for a
+ * background move then.
+ */
+const volatile __u32 gcing_bit = 64;
+
+/* page->flags: an unsigned long, or since 6.17 a struct of one
+ * (memdesc_flags_t); CO-RE takes neither for the other */
+struct page___flags_ulong {
+	unsigned long flags;
+} __attribute__((preserve_access_index));
+struct memdesc_flags___it {
+	unsigned long f;
+};
+struct page___flags_memdesc {
+	struct memdesc_flags___it flags;
+} __attribute__((preserve_access_index));
+
+static __always_inline bool gc_marked(struct page *page)
+{
+	unsigned long flags = 0, priv;
+
+	if (gcing_bit >= 64)
+		return false;
+	if (bpf_core_field_exists(struct page___flags_ulong, flags))
+		flags = BPF_CORE_READ((struct page___flags_ulong *)page, flags);
+	else
+		flags = BPF_CORE_READ((struct page___flags_memdesc *)page, flags.f);
+	if (!((flags >> bpf_core_enum_value(enum pageflags, PG_private)) & 1))
+		return false;
+	priv = BPF_CORE_READ(page, private);
+	return (priv & 1) && ((priv >> (gcing_bit & 63)) & 1);
+}
+
 static __always_inline struct it_f2fs_event *event(__u16 kind, __u32 dev)
 {
 	struct it_f2fs_event *e = bpf_ringbuf_reserve(&f2fs_events, sizeof(*e), 0);
@@ -166,10 +208,16 @@ int f2fs_submit_page_write(struct bpf_raw_tracepoint_args *ctx)
 	__u32 k = type * 3 + temp;
 	__u64 *n;
 
+	__u32 later = 0;
+
 	if (type < 3 && temp < 3 && (n = bpf_map_lookup_elem(&f2fs_pages, &k)))
 		*n += 1;
-	if (!bpf_map_lookup_elem(&in_gc, &tid))
-		return 0;
+	if (!bpf_map_lookup_elem(&in_gc, &tid)) {
+		/* a data page a background round marked, written back now */
+		if (type != 0 || !gc_marked(page))
+			return 0;
+		later = IT_F2FS_GC_LATER;
+	}
 	struct it_f2fs_event *e = event(IT_F2FS_GC_WRITE,
 					BPF_CORE_READ(page, mapping, host, i_sb, s_dev));
 	if (!e)
@@ -178,7 +226,7 @@ int f2fs_submit_page_write(struct bpf_raw_tracepoint_args *ctx)
 	if (bpf_core_field_exists(struct page___index, index))
 		e->b = BPF_CORE_READ((struct page___index *)page, index);
 	e->c = BPF_CORE_READ(fio, old_blkaddr) | (__u64)BPF_CORE_READ(fio, new_blkaddr) << 32;
-	e->d = type | temp << 8;
+	e->d = type | temp << 8 | later;
 	bpf_ringbuf_submit(e, 0);
 	return 0;
 }

@@ -31,7 +31,9 @@ enum it_f2fs_kind {
 				 * block_ops", "finish checkpoint") */
 	IT_F2FS_GC_WRITE = 5,   /* a page written by a GC round: a: inode;
 				 * b: page index; c: old block | new block << 32
-				 * (F2FS block addresses); d: type | temperature << 8 */
+				 * (F2FS block addresses); d: type | temperature << 8,
+				 * | IT_F2FS_GC_LATER when a background round only
+				 * marked the page and writeback wrote it later */
 	IT_F2FS_PAGES = 6,      /* written at the end: a: page writes of type b
 				 * (0 data, 1 node, 2 meta) and temperature c (0 hot,
 				 * 1 warm, 2 cold), GC rounds' included */
@@ -45,6 +47,8 @@ struct it_f2fs_event {
 	__u32 pid, tid;
 	__u64 a, b, c, d;
 };
+
+#define IT_F2FS_GC_LATER (1u << 16) /* in a GC_WRITE's d: written back after its round */
 
 #define IT_F2FS_PAGE_KINDS 9    /* type (3) x temperature (3): the page counters */
 

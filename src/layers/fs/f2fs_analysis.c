@@ -4,7 +4,10 @@
  * a gc_begin and the next gc_end of the same thread (f2fs_gc runs on its
  * caller's thread and holds the file system's gc_lock); the page writes
  * the BPF program tagged as a GC's are those of the open round of their
- * thread. A checkpoint runs from its "start block_ops" phase to its
+ * thread, and a data page a background round only marked, which
+ * writeback wrote later (IT_F2FS_GC_LATER), is that of the last
+ * background round of its device begun before the write. A checkpoint
+ * runs from its "start block_ops" phase to its
  * "finish checkpoint" of the same device. F2FS addresses blocks of 4 KiB
  * from the start of its device (F2FS_BLKSIZE), as FIEMAP's physical bytes
  * do, so a moved block's old address names the file that had it in the
@@ -39,6 +42,7 @@ struct round {
 	int64_t ret;
 	uint64_t segs, secs, free_before, free_after;
 	uint64_t blocks[3];        /* written by type: data, node, meta */
+	uint64_t later;            /* of its data blocks, written back after it */
 	struct move *moves;
 	uint32_t nmoves;
 };
@@ -64,6 +68,7 @@ struct it_f2fs_an {
 	struct checkpoint *cp;
 	size_t ncp;
 	uint64_t bg_wakeups, lost;
+	uint64_t later_orphans;    /* written back later, no background round seen before */
 	const struct it_fs_snapshots *ss;
 	struct extent_ref *refs;   /* sorted by (dev, physical) */
 	size_t nrefs;
@@ -208,6 +213,8 @@ static int gc_write(struct it_f2fs_an *an, struct round *r, const struct it_f2fs
 
 	if (type < 3)
 		r->blocks[type]++;
+	if (e->d & IT_F2FS_GC_LATER)
+		r->later++;
 	if (type != 0 || !real_block(old)) /* data blocks are the files' */
 		return 0;
 	const char *path = an->refs ? file_at(an, dev, old * F2FS_BLOCK) : NULL;
@@ -269,6 +276,15 @@ int it_f2fs_an_finish(struct it_f2fs_an *an, const struct it_fs_snapshots *ss, u
 			open->segs = e->b;
 			open->secs = e->c;
 			open->free_after = e->d;
+		} else if (e->kind == IT_F2FS_GC_WRITE && (e->d & IT_F2FS_GC_LATER)) {
+			struct round *bg = NULL;
+			for (size_t k = an->nr; k-- > 0 && !bg;)
+				if (an->r[k].dev == e->dev && !an->r[k].fg)
+					bg = &an->r[k];
+			if (!bg)
+				an->later_orphans++;
+			else if (gc_write(an, bg, e))
+				return -1;
 		} else if (e->kind == IT_F2FS_GC_WRITE && open) {
 			if (gc_write(an, open, e))
 				return -1;
@@ -352,8 +368,9 @@ void it_f2fs_an_text(const struct it_f2fs_an *an, FILE *f, uint64_t t0)
 	pages_text(an, f);
 	if (an->nr) {
 		fprintf(f, "\nGC rounds (at: s after the start; segs/secs: freed; data/node: blocks it "
-			"wrote; free: sections\nbefore -> after; under a round: the data it moved, "
-			"by file, from zone -> to zone)\n");
+			"wrote, a background\nround's data when writeback wrote it later; free: sections "
+			"before -> after; under a round:\nthe data it moved, by file, from zone -> to "
+			"zone)\n");
 		fprintf(f, "  %10s %10s  %-4s %5s %5s %5s %7s %7s  %s\n", "at(s)", "took(ms)", "kind",
 			"ret", "segs", "secs", "data", "node", "free");
 	}
@@ -375,7 +392,13 @@ void it_f2fs_an_text(const struct it_f2fs_an *an, FILE *f, uint64_t t0)
 		}
 		if (r->nmoves > TEXT_MOVES)
 			fprintf(f, "      ... %u more (all of them in --json)\n", r->nmoves - TEXT_MOVES);
+		if (r->later)
+			fprintf(f, "      (%llu of its data blocks written back after the round)\n",
+				(unsigned long long)r->later);
 	}
+	if (an->later_orphans)
+		fprintf(f, "  %llu data blocks moved by a background round before the recording, "
+			"written back in it\n", (unsigned long long)an->later_orphans);
 	if (an->nr > TEXT_ROUNDS)
 		fprintf(f, "  ... %zu more rounds (all of them in --json)\n", an->nr - TEXT_ROUNDS);
 	if (!an->ncp)
@@ -426,6 +449,7 @@ static void round_json(struct it_json *j, const struct round *r, uint64_t t0)
 	it_json_kv_uint(j, "free_sections_after", r->free_after);
 	it_json_kv_uint(j, "data_blocks", r->blocks[0]);
 	it_json_kv_uint(j, "node_blocks", r->blocks[1]);
+	it_json_kv_uint(j, "data_blocks_written_back_later", r->later);
 	it_json_name(j, "moved");
 	it_json_array_start(j);
 	for (uint32_t k = 0; k < r->nmoves; k++) {
@@ -459,6 +483,7 @@ void it_f2fs_an_json(const struct it_f2fs_an *an, struct it_json *j, uint64_t t0
 	it_json_object_start(j);
 	it_json_kv_uint(j, "lost", an->lost);
 	it_json_kv_uint(j, "background_gc_wakeups", an->bg_wakeups);
+	it_json_kv_uint(j, "gc_blocks_of_rounds_before", an->later_orphans);
 	it_json_name(j, "page_writes");
 	it_json_object_start(j);
 	for (int t = 0; t < 3; t++) {

@@ -12,9 +12,11 @@
 #include <sys/vfs.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "cli.h"
+#include "hooks.h"
 #include "layer.h"
 #include "tracefile.h"
 #include "layers/fs/f2fs.h"
@@ -66,6 +68,35 @@ static int on_event(void *ctx, void *data, size_t size)
 	return err;
 }
 
+/* PAGE_PRIVATE_ONGOING_MIGRATION's value in F2FS's BTF (the bit of
+ * page->private a background GC round sets on a page to move: f2fs.bpf.c,
+ * gc_marked), or 64 when it is not there. Its enum has no name, which
+ * CO-RE needs, and its value moved (3 in 6.1, before PAGE_PRIVATE_ATOMIC_WRITE
+ * was dropped). */
+static uint32_t gcing_bit(void)
+{
+	const struct btf *base = it_vmlinux_btf();
+	struct btf *mod = base ? btf__load_module_btf("f2fs", (struct btf *)base) : NULL;
+	uint32_t bit = 64;
+
+	for (uint32_t id = mod ? btf__type_cnt(base) : 0; mod && id < btf__type_cnt(mod) && bit == 64;
+	     id++) {
+		const struct btf_type *t = btf__type_by_id(mod, id);
+		const struct btf_enum *e;
+
+		if (!btf_is_enum(t))
+			continue;
+		e = btf_enum(t);
+		for (int i = 0; i < btf_vlen(t); i++)
+			if (!strcmp(btf__name_by_offset(mod, e[i].name_off),
+				    "PAGE_PRIVATE_ONGOING_MIGRATION") &&
+			    e[i].val >= 0 && e[i].val < 64)
+				bit = (uint32_t)e[i].val;
+	}
+	btf__free(mod);
+	return bit;
+}
+
 int it_fs_f2fs_load(struct it_session *s)
 {
 	int err;
@@ -77,6 +108,7 @@ int it_fs_f2fs_load(struct it_session *s)
 	if (!(ff.skel = f2fs_bpf__open()))
 		return it_failf(-1, "failed to open the F2FS BPF object: %s", strerror(errno));
 	bpf_map__set_max_entries(ff.skel->maps.f2fs_events, (s->ringbuf_mb ? s->ringbuf_mb : 4) << 20);
+	ff.skel->rodata->gcing_bit = gcing_bit();
 	if ((err = f2fs_bpf__load(ff.skel)))
 		return it_failf(-1, "failed to load the F2FS tracepoint programs: %s (does the f2fs "
 				"module have BTF? /sys/kernel/btf/f2fs)", strerror(-err));
