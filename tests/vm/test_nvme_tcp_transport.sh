@@ -121,14 +121,20 @@ workload() { # TEST NAME OP
 		"$out/$n.json" 2>/dev/null)
 	read -r count detailed sumok uio dsplit dsumok dunl s1 s2 s3 avgs <<< "$line"
 	# every split command has its backing bios, or is counted without them
-	# (a lost block event, flagged by the report: at most 2%)
+	# (a lost block event, flagged by the report: at most 2%, or as many as
+	# the probe runs the kernel skipped, which the report counts: under TCG
+	# a block probe is now and then interrupted by itself, 9 runs in one
+	# recording of 40 1M reads)
+	local misses allowed
+	misses=$(jq -r '.probe_misses // 0' "$out/$n.json" 2>/dev/null)
+	allowed=$(( fio_ios / 50 > ${misses:-0} ? fio_ios / 50 : ${misses:-0} ))
 	if [ -n "$fio_ios" ] && [ "$fio_ios" -gt 0 ] && [ "$count" = "$fio_ios" ] &&
 	   [ "$detailed" = "$fio_ios" ] && [ "$sumok" = "$detailed" ] && [ "$uio" = 0 ] &&
-	   [ $((dsplit + dunl)) = "$fio_ios" ] && [ $((dunl * 50)) -le "$fio_ios" ] &&
+	   [ $((dsplit + dunl)) = "$fio_ios" ] && [ "$dunl" -le "$allowed" ] &&
 	   [ "$dsumok" = "$dsplit" ] && [ "$s1$s2$s3" = truetruetrue ]; then
 		pass "$t (fio total_ios $fio_ios = matched $count = split $detailed = with the backing disk's bios $dsplit + without $dunl, parts add up on $sumok and $dsumok and in the sums; avg us: $avgs)"
 	else
-		fail "$t" "fio total_ios '$fio_ios', matched '$count', split '$detailed', adding up '$sumok', with backend bios '$dsplit' adding up '$dsumok', without '$dunl', unmatched on I/O queues '$uio', sums '$s1 $s2 $s3'; not split: $(jq -c '.fabric.not_detailed' "$out/$n.json" 2>/dev/null); record: $(head -c 200 "$out/$n.err")"
+		fail "$t" "fio total_ios '$fio_ios', matched '$count', split '$detailed', adding up '$sumok', with backend bios '$dsplit' adding up '$dsumok', without '$dunl' (allowed $allowed: 2% or the report's $misses probe misses), unmatched on I/O queues '$uio', sums '$s1 $s2 $s3'; not split: $(jq -c '.fabric.not_detailed' "$out/$n.json" 2>/dev/null); record: $(head -c 200 "$out/$n.err")"
 	fi
 }
 workload vm_tcp_read4k read4k read
