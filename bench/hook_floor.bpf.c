@@ -89,8 +89,6 @@ static __always_inline __u64 wake_flag_of(void *rb, __u32 every)
 								       : BPF_RB_NO_WAKEUP;
 }
 
-#define wake_flag(every) wake_flag_of(&ring, every)
-
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 enum { HIT_Q, HIT_D, HIT_C };
@@ -168,11 +166,12 @@ static __always_inline bool io_call(__u64 nr)
 #endif
 }
 
-/* mode 6: one record of iotrail's call size into the CPU's ring */
+/* modes 3 and 6: one record of iotrail's call size, into the shared ring
+ * (mode 3) or the CPU's (mode 6) */
 static __always_inline void sys_record(__u64 w0, __u64 w1, __u64 w2)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
-	void *rb = bpf_map_lookup_elem(&cpu_rings, &cpu);
+	void *rb = mode == 6 ? bpf_map_lookup_elem(&cpu_rings, &cpu) : (void *)&ring;
 	struct sys_rec r;
 
 	if (!rb)
@@ -205,7 +204,6 @@ SEC("tp_btf/sys_exit")
 int floor_sys_exit(u64 *ctx)
 {
 	struct pt_regs *regs = (struct pt_regs *)ctx[0];
-	struct sys_rec r;
 	__u64 *ts, nr;
 
 	if (mode != 3 && mode != 6)
@@ -220,17 +218,7 @@ int floor_sys_exit(u64 *ctx)
 	ts = bpf_task_storage_get(&entry_ts, bpf_get_current_task_btf(), 0, 0);
 	if (!ts)
 		return 0;
-	if (mode == 6) {
-		sys_record(*ts, bpf_ktime_get_ns(), ctx[1]);
-		return 0;
-	}
-	for (int i = 0; i < 13; i++)
-		r.w[i] = 0;
-	r.w[0] = *ts;
-	r.w[1] = bpf_ktime_get_ns();
-	r.w[2] = ctx[1];
-	if (bpf_ringbuf_output(&ring, &r, sizeof(r), wake_flag(256)))
-		__sync_fetch_and_add(&not_written, 1);
+	sys_record(*ts, bpf_ktime_get_ns(), ctx[1]);
 	return 0;
 }
 

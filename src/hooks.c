@@ -373,16 +373,16 @@ static void probe_tracepoint(const char *category, const char *name, const char 
 
 /* ---- functions: fentry > kprobe ---- */
 
-/* ftrace's list of traceable functions, read once ("\nname\n" or "\nname
- * [module]\n" per function: a newline in front of the first), or NULL when
- * it cannot be read (some sandboxed kernels). */
+/* ftrace's list of traceable functions ("name\n" or "name [module]\n"
+ * per function), read once; NULL when it cannot be read (some sandboxed
+ * kernels). */
 static const char *traceable_functions(void)
 {
 	static char *list;
 	static bool tried;
 	const char *dir;
 	char path[256];
-	size_t len = 1, cap = 1 << 20;
+	size_t cap = 0;
 	FILE *f;
 
 	if (tried)
@@ -395,25 +395,10 @@ static const char *traceable_functions(void)
 	f = fopen(path, "r");
 	if (!f)
 		return NULL;
-	list = malloc(cap + 1);
-	if (list) {
-		size_t n;
-
-		list[0] = '\n';
-		while (list && (n = fread(list + len, 1, cap - len, f)) > 0) {
-			char *bigger;
-
-			len += n;
-			if (len < cap)
-				continue;
-			bigger = realloc(list, 2 * cap + 1);
-			if (!bigger)
-				free(list);
-			list = bigger;
-			cap *= 2;
-		}
-		if (list)
-			list[len] = 0;
+	/* the whole file: it holds no NUL */
+	if (getdelim(&list, &cap, '\0', f) < 0) {
+		free(list);
+		list = NULL;
 	}
 	fclose(f);
 	return list;
@@ -429,7 +414,7 @@ static int function_listed(const char *func)
 	if (!list)
 		return -1;
 	for (p = list; (p = strstr(p, func)); p += n)
-		if (p[-1] == '\n' && (p[n] == '\n' || p[n] == ' '))
+		if ((p == list || p[-1] == '\n') && (p[n] == '\n' || p[n] == ' '))
 			return 1;
 	return 0;
 }

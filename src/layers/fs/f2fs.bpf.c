@@ -205,10 +205,8 @@ int f2fs_submit_page_write(struct bpf_raw_tracepoint_args *ctx)
 	struct f2fs_io_info___it *fio = (void *)ctx->args[1];
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	__u32 type = BPF_CORE_READ(fio, type), temp = BPF_CORE_READ(fio, temp);
-	__u32 k = type * 3 + temp;
+	__u32 k = type * 3 + temp, later = 0;
 	__u64 *n;
-
-	__u32 later = 0;
 
 	if (type < 3 && temp < 3 && (n = bpf_map_lookup_elem(&f2fs_pages, &k)))
 		*n += 1;

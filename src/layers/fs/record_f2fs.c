@@ -109,6 +109,9 @@ int it_fs_f2fs_load(struct it_session *s)
 		return it_failf(-1, "failed to open the F2FS BPF object: %s", strerror(errno));
 	bpf_map__set_max_entries(ff.skel->maps.f2fs_events, (s->ringbuf_mb ? s->ringbuf_mb : 4) << 20);
 	ff.skel->rodata->gcing_bit = gcing_bit();
+	/* libbpf parses the kernel BTF again for the load: ours goes first, as
+	 * before the hook engine's loads (hooks.c) */
+	it_vmlinux_btf_release();
 	if ((err = f2fs_bpf__load(ff.skel)))
 		return it_failf(-1, "failed to load the F2FS tracepoint programs: %s (does the f2fs "
 				"module have BTF? /sys/kernel/btf/f2fs)", strerror(-err));

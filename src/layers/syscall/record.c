@@ -489,10 +489,11 @@ static int sink(void *ctx, const void *rec, size_t size)
 	}
 	if (type == IT_SREC_URING_DONE || type == IT_SREC_URING_BOTH) {
 		struct it_sys_uring_both b;
+		size_t len = type == IT_SREC_URING_BOTH ? sizeof(b) : sizeof(b.done);
 
-		if (size < (type == IT_SREC_URING_BOTH ? sizeof(b) : sizeof(b.done)))
+		if (size < len)
 			return 0;
-		memcpy(&b, rec, type == IT_SREC_URING_BOTH ? sizeof(b) : sizeof(b.done));
+		memcpy(&b, rec, len);
 		/* joined in the kernel: the same join, both halves at once */
 		if (type == IT_SREC_URING_BOTH) {
 			sys.uring_both++;

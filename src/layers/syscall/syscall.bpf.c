@@ -1081,6 +1081,23 @@ static __always_inline __u32 stash_slot(struct io_kiocb *req)
 	return (__u32)(((off >> 8) * 0x9E3779B97F4A7C15ull) >> 58) & (URING_STASH - 1);
 }
 
+/* The slot of task's table where req's submission waits, or NULL. */
+static __always_inline struct it_sys_uring_submit *stash_waiting(struct task_struct *task,
+								 struct io_kiocb *req)
+{
+	struct it_sys_uring_submit *w;
+	struct uring_stash *stash;
+
+	/* a task without storage has no table: one load */
+	if (bpf_core_field_exists(task->bpf_storage) && !task->bpf_storage)
+		return NULL;
+	stash = bpf_task_storage_get(&sys_uring_stash, task, 0, 0);
+	if (!stash)
+		return NULL;
+	w = &stash->s[stash_slot(req)];
+	return w->req == (__u64)req ? w : NULL;
+}
+
 /* Sends a waiting submission on its own and frees its slot. */
 static __always_inline void stash_flush(struct it_sys_uring_submit *w)
 {
@@ -1177,19 +1194,15 @@ int BPF_PROG(uring_punt, struct io_kiocb *req)
 	if (!uring_on)
 		return 0;
 	task = bpf_get_current_task_btf();
-	if (bpf_core_field_exists(task->bpf_storage) && !task->bpf_storage)
-		return 0;
 	if (!scope_mark_calls) {
-		struct uring_stash *stash = bpf_task_storage_get(&sys_uring_stash, task, 0, 0);
-		struct it_sys_uring_submit *w;
+		struct it_sys_uring_submit *w = stash_waiting(task, req);
 
-		if (!stash)
-			return 0;
-		w = &stash->s[stash_slot(req)];
-		if (w->req == (__u64)req)
+		if (w)
 			stash_flush(w);
 		return 0;
 	}
+	if (bpf_core_field_exists(task->bpf_storage) && !task->bpf_storage)
+		return 0;
 	st = bpf_task_storage_get(&sys_tstate, task, 0, 0);
 	if (st && st->upending && st->upend.req == (__u64)req)
 		st->upunted = 1;
@@ -1293,15 +1306,10 @@ int BPF_PROG(uring_complete, struct io_ring_ctx *ring, void *req, struct io_urin
 	};
 	/* its submission waiting in this task's table: both in one record */
 	if (!scope_mark_calls) {
-		struct task_struct *cur = bpf_get_current_task_btf();
-		struct uring_stash *stash = NULL;
-		struct it_sys_uring_submit *w;
+		struct it_sys_uring_submit *w = stash_waiting(bpf_get_current_task_btf(), r);
 		struct it_sys_uring_both *b;
 
-		if (!bpf_core_field_exists(cur->bpf_storage) || cur->bpf_storage)
-			stash = bpf_task_storage_get(&sys_uring_stash, cur, 0, 0);
-		w = stash ? &stash->s[stash_slot(RDONLY(struct io_kiocb, req))] : NULL;
-		if (w && w->req == (__u64)req) {
+		if (w) {
 			b = sys_reserve(sizeof(*b));
 			if (!b) {
 				count_drop();
