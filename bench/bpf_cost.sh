@@ -4,6 +4,7 @@
 # hardly does): fio 4K random reads, io_uring, QD 8 and 32 (QDS="8 32"),
 # on a loop device over a tmpfs file, under
 #   floor:    bench/hook_floor 1 (one minimal 64-byte record at Q, D, C)
+#   empty:    bench/hook_floor 0 (programs that return at once on Q, D, C)
 #   floorcpu: bench/hook_floor 4 (the same into a ring per CPU, as
 #             iotrail's rings are)
 #   sysempty: floorcpu plus empty programs on the default's system-call
@@ -69,6 +70,7 @@ grep -h '^prog_id:' /proc/\$PPID/fdinfo/* | awk '{ print \$2 }' | sort -u > $out
 	local pre
 	case $1 in
 	floor) pre=(build/bench/hook_floor 1 --) ;;
+	empty) pre=(build/bench/hook_floor 0 --) ;;
 	floorcpu) pre=(build/bench/hook_floor 4 --) ;;
 	sysempty) pre=(build/bench/hook_floor 5 --) ;;
 	sysfloor) pre=(build/bench/hook_floor 6 --) ;;

@@ -81,7 +81,8 @@ const volatile __u32 scope_pred_dev[IT_PRED_MAX];
 const volatile __u32 scope_sample_n;            /* 1 in N I/Os; 0 or 1: every one */
 const volatile __u32 scope_sample_epoch_n;      /* the first N of every epoch; 0: off */
 const volatile __u64 scope_sample_epoch_ns;
-__u64 scope_sample_epoch_state;                 /* sample_epoch.h's word */
+/* sample_epoch.h's word, in a cache line of its own (below) */
+__u64 scope_sample_epoch_state __attribute__((aligned(64)));
 
 #define IT_PRED_SAMPLING (scope_sample_n > 1 || scope_sample_epoch_n)
 #define IT_PRED_ON (scope_pred_n || IT_PRED_SAMPLING)
@@ -89,14 +90,17 @@ __u64 scope_sample_epoch_state;                 /* sample_epoch.h's word */
 /* What the predicate and the sampling left out (include/iotrail/
  * task_counts.h: enum it_io_count), in a cache line per CPU of global
  * data: an inlined CPU id and one uncontended atomic add (atomic because
- * a Q may nest in another on its CPU, in an interrupt). Its cost is the
- * line itself: nothing else a rejected Q writes, so it is mostly cold:
- * +35-40 ns per decided Q here (bench/bpf_cost.sh, README), as much as a
- * per-CPU map's lookup and add cost; without the add the Q's time was
- * the build before's.
+ * a Q may nest in another on its CPU, in an interrupt).
+ * The slots are aligned to their lines: unaligned, CPU 0's shared the
+ * first line of .bss with the block layer's tracked_live, which every
+ * request event of a scoped recording reads on the other CPU, so that
+ * line moved between the CPUs on every rejected Q (a rejected I/O cost
+ * ~200 ns of BPF time more than three empty programs; aligned, and with
+ * no clock read for it, 10-40: README, Performance). libbpf maps global
+ * data mmapable, so .bss is page-aligned.
  * Read from the skeleton's .bss at the end (CPUs beyond IT_COUNT_CPUS
  * share slots, still exactly: the adds are atomic; task_counts.h). */
-struct it_count_slot scope_io_slots[IT_COUNT_CPUS];
+struct it_count_slot scope_io_slots[IT_COUNT_CPUS] __attribute__((aligned(64)));
 
 static __always_inline void scope_count_io(unsigned int which)
 {

@@ -225,7 +225,7 @@ static __always_inline bool submitter_wanted(bool btf)
  * no kept I/O is in flight and a rejected request's events skip the table:
  * with a filter that keeps few I/Os, most of the time.
  */
-__u64 tracked_live = 0;
+__u64 tracked_live __attribute__((aligned(64))) = 0; /* read by every scoped event: a line of its own */
 
 static __always_inline bool is_tracked(const void *p)
 {
@@ -372,12 +372,18 @@ static __always_inline int on_bio(struct bio *bio, __u8 type, __s16 error, bool 
 			if (IT_SCOPE_ON && !submitter_wanted(btf))
 				return 0;
 			opf = KREAD(btf, bio, bi_opf);
-			decided_ns = bpf_ktime_get_ns();
+			/* the clock only where the decision needs it (an epoch,
+			 * the queuing call's mark) or the I/O is kept: a
+			 * rejected Q reads no clock */
+			if (scope_sample_epoch_n || scope_mark_calls)
+				decided_ns = bpf_ktime_get_ns();
 			kept = scope_pred_wanted(norm_op(opf), KREAD(btf, bio, bi_iter.bi_size), dev,
 						 decided_ns);
 			scope_mark_io(kept, decided_ns); /* for the syscall that queued it */
 			if (!kept)
 				return 0;
+			if (!decided_ns)
+				decided_ns = bpf_ktime_get_ns();
 			track(bio);
 		} else if (!is_tracked(bio)) {
 			return 0;
@@ -459,13 +465,17 @@ static __always_inline int on_bio_complete(struct request_queue *q, struct bio *
 static __always_inline int on_rq(struct request *rq, __u8 type, __u32 nr_bytes,
 				 __u32 sts, bool btf)
 {
-	__u32 dev = rq_dev(rq, btf);
 	struct blk_mq_hw_ctx *hctx;
 	struct it_event *e;
 	bool last = false;
-	__u32 opf, len, fseq;
+	__u32 opf, len, fseq, dev;
 	int tag;
 
+	/* scoped, with no kept I/O in flight: nothing to adopt or follow,
+	 * so a rejected request reads nothing at all (not even its disk) */
+	if (scoped && !tracked_live)
+		return 0;
+	dev = rq_dev(rq, btf);
 	if (!dev_wanted(dev))
 		return 0;
 	/* C adopts too: an empty REQ_PREFLUSH request is never inserted or
