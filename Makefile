@@ -24,7 +24,7 @@ LAYER_DIRS := $(wildcard src/layers/*)
 # and commands (libbpf), the rest pure C (snapshots, exposition, HTTP)
 ONLINE_APP := src/online/collect.c src/online/top.c src/online/serve.c
 BPF_SRCS  := $(wildcard src/layers/*/*.bpf.c) src/online/online.bpf.c
-SKELS     := $(patsubst %.bpf.c,$(BUILD)/%.skel.h,$(notdir $(BPF_SRCS)))
+SKELS     := $(patsubst %.bpf.c,$(BUILD)/%.skel.h,$(notdir $(BPF_SRCS))) $(BUILD)/syscall_compat.skel.h
 LAYER_RECORD := $(wildcard src/layers/*/record.c src/layers/*/record_*.c)
 # pure C: trace file, analysis, exporters (no libbpf; unit-tested)
 CORE_SRCS := src/tracefile.c src/writeq.c src/evring.c src/evpack.c src/layer_table.c src/scope_ids.c src/nvmf.c \
@@ -66,6 +66,12 @@ vpath %.bpf.c $(LAYER_DIRS) src/online
 $(BUILD)/bpf/%.bpf.o: %.bpf.c $(BUILD)/vmlinux.h $(wildcard bpf/*.bpf.h) $(wildcard include/iotrail/*.h)
 	@mkdir -p $(@D)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+# the syscall layer again for kernels without bpf_rdonly_cast (before 6.2):
+# the same source with probe reads where it loads through typed pointers
+$(BUILD)/bpf/syscall_compat.bpf.o: src/layers/syscall/syscall.bpf.c $(BUILD)/vmlinux.h $(wildcard bpf/*.bpf.h) $(wildcard include/iotrail/*.h)
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -DIT_SYS_COMPAT -c $< -o $@
 
 # libbpf's usdt.bpf.h includes <linux/errno.h>, which needs the multiarch asm/
 $(BUILD)/bpf/uprobe.bpf.o: BPF_CFLAGS += -idirafter /usr/include/$(shell $(CC) -dumpmachine)

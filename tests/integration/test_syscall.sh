@@ -8,7 +8,7 @@
 cd "$(dirname "$0")/../.."
 . tests/integration/lib.sh
 . tests/integration/lib_syscall.sh
-TESTS="syscall_seq_exact syscall_filtered_out syscall_comm_filter syscall_calls_filter syscall_uring_tags syscall_uring_kernel_join syscall_uring_punted syscall_errors"
+TESTS="syscall_seq_exact syscall_compat_seq_exact syscall_filtered_out syscall_comm_filter syscall_calls_filter syscall_uring_tags syscall_uring_kernel_join syscall_uring_punted syscall_errors"
 
 why=$(sys_blocker)
 if [ -n "$why" ]; then
@@ -41,6 +41,23 @@ elif ! diff "$TMP/seq.manifest" "$TMP/seq.got" > "$TMP/seq.diff"; then
 	fail syscall_seq_exact "event list differs from what the program did: $(head -4 "$TMP/seq.diff" | tr '\n' '|')"
 else
 	pass "syscall_seq_exact ($(wc -l < "$TMP/seq.got") calls match the program's own list)"
+fi
+
+# ---- the same with the programs for kernels without bpf_rdonly_cast
+# (probe reads; what Debian's 6.1 loads: tests/vm/test_syscall.sh)
+DIR=$TMP/seqc
+mkdir -p "$DIR"
+if ! IOTRAIL_SYSCALL_COMPAT=1 "$IOTRAIL" record -v --layers syscall --path "$DIR" -o "$TMP/seqc.trail" -- \
+	"$PROGS/syscall_seq" "$DIR" "$TMP/seqc.manifest" > "$TMP/seqc.out" 2>&1; then
+	fail syscall_compat_seq_exact "record failed: $(tail -1 "$TMP/seqc.out")"
+elif ! grep -q "programs for kernels without bpf_rdonly_cast" "$TMP/seqc.out"; then
+	fail syscall_compat_seq_exact "IOTRAIL_SYSCALL_COMPAT=1 did not load the compat programs: $(tail -1 "$TMP/seqc.out")"
+elif ! events_tsv "$TMP/seqc.trail" > "$TMP/seqc.got" 2> "$TMP/seqc.err"; then
+	fail syscall_compat_seq_exact "report failed: $(head -1 "$TMP/seqc.err")"
+elif ! diff "$TMP/seqc.manifest" "$TMP/seqc.got" > "$TMP/seqc.diff"; then
+	fail syscall_compat_seq_exact "event list differs from what the program did: $(head -4 "$TMP/seqc.diff" | tr '\n' '|')"
+else
+	pass "syscall_compat_seq_exact ($(wc -l < "$TMP/seqc.got") calls match the program's own list)"
 fi
 
 # ---- a process outside -p's tree works in the same directory

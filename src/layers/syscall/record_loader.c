@@ -25,10 +25,61 @@
 #include "iotrail/event.h"
 #include "iotrail/task_counts.h" /* before the skeleton: its .bss has struct it_count_slot */
 #include "syscall.skel.h"
+#include "syscall_compat.skel.h"
 #include "hooks.h"
 #include "layers/syscall/record_loader.h"
 
-IT_SKEL_OPS(syscall);
+/*
+ * Kernels without the bpf_rdonly_cast kfunc (before 6.2; Debian 12's 6.1)
+ * load the same programs built with CO-RE probe reads where the others
+ * load through typed pointers (syscall.bpf.c, IT_SYS_COMPAT). Both
+ * skeletons come from one source, so their maps, programs and data are
+ * laid out alike: the compat one is opened, then used as the other type
+ * (load, attach, destroy and every field are the same calls on both).
+ */
+#define SAME_LAYOUT(m) \
+	_Static_assert(offsetof(struct syscall_bpf, m) == offsetof(struct syscall_compat_bpf, m) && \
+		       sizeof(((struct syscall_bpf *)0)->m) == sizeof(((struct syscall_compat_bpf *)0)->m), \
+		       "the compat skeleton's " #m " differs")
+SAME_LAYOUT(maps);
+SAME_LAYOUT(progs);
+SAME_LAYOUT(links);
+SAME_LAYOUT(rodata);
+SAME_LAYOUT(bss);
+_Static_assert(sizeof(struct syscall_bpf) == sizeof(struct syscall_compat_bpf), "skeleton sizes");
+_Static_assert(sizeof(*((struct syscall_bpf *)0)->rodata) ==
+	       sizeof(*((struct syscall_compat_bpf *)0)->rodata), "rodata layouts");
+_Static_assert(sizeof(*((struct syscall_bpf *)0)->bss) ==
+	       sizeof(*((struct syscall_compat_bpf *)0)->bss), "bss layouts");
+
+static bool have_kfunc(const char *name);
+
+/* Whether this kernel needs the compat programs; asked once.
+ * IOTRAIL_SYSCALL_COMPAT=1 loads them anyway: the host tests run them on
+ * a kernel that would not, and bench/ measures what they cost. */
+static bool syscall_compat(void)
+{
+	static int known = -1;
+	const char *force = getenv("IOTRAIL_SYSCALL_COMPAT");
+
+	if (known < 0)
+		known = (force && !strcmp(force, "1")) || !have_kfunc("bpf_rdonly_cast");
+	return known;
+}
+
+static void *syscall_skel_open(void)
+{
+	return syscall_compat() ? (void *)syscall_compat_bpf__open() : (void *)syscall_bpf__open();
+}
+
+/* IT_SKEL_OPS's other four, on either skeleton */
+static int syscall_skel_load(void *s) { return syscall_bpf__load(s); }
+static void syscall_skel_destroy(void *s) { syscall_bpf__destroy(s); }
+static struct bpf_object *syscall_skel_object(void *s) { return ((struct syscall_bpf *)s)->obj; }
+static int syscall_skel_attach(void *s) { return syscall_bpf__attach(s); }
+static const struct it_skel_ops syscall_skel_ops = { syscall_skel_open, syscall_skel_load,
+						     syscall_skel_destroy, syscall_skel_object,
+						     syscall_skel_attach };
 
 struct it_syscall_layer {
 	struct syscall_bpf *skel;
@@ -347,11 +398,6 @@ int it_syscall_requires(char *why, size_t whylen)
 			 "cannot load; a kernel with CONFIG_DEBUG_INFO_BTF=y is needed");
 		return -1;
 	}
-	if (!have_kfunc("bpf_rdonly_cast")) {
-		snprintf(why, whylen, "the kernel lacks the bpf_rdonly_cast kfunc (Linux 6.2+) that "
-			 "the syscall probes read kernel memory with");
-		return -1;
-	}
 	return 0;
 }
 
@@ -562,6 +608,9 @@ static int load(struct it_syscall_layer *l, const struct it_syscall_opts *o, cha
 				sizeof(why), &e);
 	if (l->skel) {
 		l->hook = kinds[H_ENTER];
+		if (o->verbose && syscall_compat())
+			fprintf(stderr, "iotrail record: syscall: the programs for kernels without "
+				"bpf_rdonly_cast (probe reads)\n");
 		return 0;
 	}
 	if (!*err) /* not a filter of ours: the kernel's or the hooks' verdict */

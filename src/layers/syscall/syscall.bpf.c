@@ -55,8 +55,27 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
  * pointers typed with bpf_rdonly_cast (Linux 6.2+, inlined by the
  * verifier); helpers are left for user memory and the fd array slot.
  */
+#ifndef IT_SYS_COMPAT
 extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
 #define RDONLY(T, p) ((T *)bpf_rdonly_cast((const void *)(p), bpf_core_type_id_kernel(T)))
+/* a field through such a pointer (or a trusted one): a plain load */
+#define RD(p, f) ((p)->f)
+#define RD2(p, f, g) ((p)->f->g)
+#define URING_KERNEL_JOIN 1
+#else
+/*
+ * The same programs for kernels without bpf_rdonly_cast (before 6.2;
+ * Debian 12's 6.1): built again with IT_SYS_COMPAT (Makefile, the
+ * syscall_compat object), where such pointers are plain numbers, read
+ * field by field with CO-RE probe reads (a helper call each), and an
+ * io_uring request's halves go on two records, joined by the recorder
+ * (the kernel-side join hashes a typed pointer).
+ */
+#define RDONLY(T, p) ((T *)(unsigned long)(p))
+#define RD(p, f) BPF_CORE_READ(p, f)
+#define RD2(p, f, g) BPF_CORE_READ(p, f, g)
+#define URING_KERNEL_JOIN 0
+#endif
 
 /* ---- configuration, set by user space before load ---- */
 const volatile __u8 call_of_nr[IT_SYS_NR_MAX];  /* syscall nr -> enum it_sys_call, 0 = not traced */
@@ -277,9 +296,9 @@ static __always_inline void count_drop(void)
 static __always_inline bool id_wanted(struct task_struct *task)
 {
 	if (!filter_tids)
-		return scope_pid_wanted(task->tgid);
-	return (scope_pids && scope_bit(&scope_pid_bits, task->tgid)) ||
-	       scope_bit(&sys_tid_bits, task->pid);
+		return scope_pid_wanted(RD(task, tgid));
+	return (scope_pids && scope_bit(&scope_pid_bits, RD(task, tgid))) ||
+	       scope_bit(&sys_tid_bits, RD(task, pid));
 }
 
 static __always_inline __u8 file_type(__u32 mode)
@@ -313,8 +332,10 @@ static __always_inline struct file *fd_file(struct task_struct *task, long fd)
 	 * kiocb starts with a struct file pointer, so a slot read through it
 	 * is a plain load (a probe read would cost a helper call).
 	 */
+#ifndef IT_SYS_COMPAT
 	if (bpf_core_field_offset(struct kiocb, ki_filp) == 0)
 		return RDONLY(struct kiocb, &fdt->fd[fd])->ki_filp;
+#endif
 	bpf_probe_read_kernel(&f, sizeof(f), &fdt->fd[fd]);
 	return f ? RDONLY(struct file, f) : NULL;
 }
@@ -327,11 +348,11 @@ static __always_inline bool is_prefix_dir(struct dentry *d)
 
 	if (!nprefix)
 		return false;
-	ino = d->d_inode;
+	ino = RD(d, d_inode);
 	if (!ino)
 		return false;
-	dev = ino->i_sb->s_dev;
-	i = ino->i_ino;
+	dev = RD2(ino, i_sb, s_dev);
+	i = RD(ino, i_ino);
 	for (int k = 0; k < IT_SYS_MAX_PREFIX; k++)
 		if (k < nprefix && prefix_dev[k] == dev && prefix_ino[k] == i)
 			return true;
@@ -347,22 +368,22 @@ static __always_inline void walk_step(struct path_buf *b)
 	__u32 off = b->w.off;
 	long n;
 
-	parent = dentry->d_parent;
-	root = mnt->mnt.mnt_root;
+	parent = RD(dentry, d_parent);
+	root = RD(mnt, mnt.mnt_root);
 	if (is_prefix_dir(dentry))
 		b->w.match = 1;
 	if ((__u64)dentry == (__u64)root || (__u64)dentry == (__u64)parent) {
-		struct mount *up = mnt->mnt_parent;
+		struct mount *up = RD(mnt, mnt_parent);
 
 		if ((__u64)up == (__u64)mnt || !up) {
 			b->w.done = 1;
 			return;
 		}
-		b->w.dentry = (__u64)mnt->mnt_mountpoint;
+		b->w.dentry = (__u64)RD(mnt, mnt_mountpoint);
 		b->w.mnt = (__u64)up;
 		return;
 	}
-	name = dentry->d_name.name;
+	name = RD(dentry, d_name.name);
 	n = bpf_probe_read_kernel_str(&b->comps[off & (IT_PATH_MAX - 1)], 256, name);
 	if (n <= 0 || off + n >= IT_PATH_MAX) {
 		b->hdr.pflags |= IT_PATHF_TRUNCATED;
@@ -392,6 +413,11 @@ static __noinline bool walk_path(struct dentry *dentry, struct vfsmount *vfsmnt,
 	b->w.done = 0;
 	b->hdr.ncomp = 0;
 	b->hdr.pflags = 0;
+#ifdef IT_SYS_COMPAT
+	/* 6.1's verifier takes a loop only where a jump closes it; clang
+	 * closes this one by falling into its head */
+#pragma unroll
+#endif
 	for (int i = 0; i < IT_PATH_DEPTH; i++) {
 		walk_step(b);
 		if (b->w.done)
@@ -442,7 +468,7 @@ static __noinline int new_tag(struct tag_key *key, struct tag_val *val, struct d
 static __always_inline bool tag_dentry(struct tstate *st, struct dentry *dentry,
 				       struct vfsmount *mnt)
 {
-	struct inode *inode = dentry->d_inode;
+	struct inode *inode = RD(dentry, d_inode);
 	struct tag_key key;
 	struct tag_val val = {}, *v;
 	struct tag_cache *c;
@@ -450,9 +476,9 @@ static __always_inline bool tag_dentry(struct tstate *st, struct dentry *dentry,
 
 	if (!inode)
 		return true;
-	key.ino = inode->i_ino;
-	key.dev = inode->i_sb->s_dev;
-	key.gen = inode->i_generation;
+	key.ino = RD(inode, i_ino);
+	key.dev = RD2(inode, i_sb, s_dev);
+	key.gen = RD(inode, i_generation);
 	st->dev = key.dev;
 	st->ino = key.ino;
 	for (int i = 0; i < 2; i++) {
@@ -467,7 +493,7 @@ static __always_inline bool tag_dentry(struct tstate *st, struct dentry *dentry,
 	if (v) {
 		val = *v;
 	} else {
-		val.ftype = file_type(inode->i_mode);
+		val.ftype = file_type(RD(inode, i_mode));
 		if (new_tag(&key, &val, dentry, mnt))
 			return true;
 	}
@@ -489,7 +515,7 @@ static __always_inline bool tag_file(struct tstate *st, struct file *file)
 {
 	if (!file)
 		return true;
-	return tag_dentry(st, file->f_path.dentry, file->f_path.mnt);
+	return tag_dentry(st, RD(file, f_path.dentry), RD(file, f_path.mnt));
 }
 
 static __always_inline __u32 ppid_of(struct task_struct *task)
@@ -645,12 +671,12 @@ static __always_inline int on_enter(struct tstate *st, struct task_struct *task,
 			return 0;
 		if (f && ((d->kind & IT_SK_FPOS) ||
 			  ((d->kind & IT_SK_POS_OR_FPOS) && (__s64)st->offset == -1))) {
-			st->offset = f->f_pos;
+			st->offset = RD(f, f_pos);
 			st->sflags |= IT_SYSF_FPOS;
 		}
 		/* O_APPEND writes go to the end, whatever the position says */
-		if (f && (f->f_flags & O_APPEND_) && is_write(call)) {
-			st->offset = f->f_inode->i_size;
+		if (f && (RD(f, f_flags) & O_APPEND_) && is_write(call)) {
+			st->offset = RD2(f, f_inode, i_size);
 			st->sflags = (st->sflags & ~IT_SYSF_FPOS) | IT_SYSF_APPEND;
 		}
 	}
@@ -1141,9 +1167,9 @@ int BPF_PROG(uring_submit, struct io_kiocb *req)
 		/* the command area holds struct io_rw for read/write requests */
 		struct io_rw *rw = RDONLY(struct io_rw, &req->cmd);
 
-		e->offset = rw->kiocb.ki_pos;
-		e->count = rw->len;
-		e->flags = rw->flags;
+		e->offset = RD(rw, kiocb.ki_pos);
+		e->count = RD(rw, len);
+		e->flags = RD(rw, flags);
 	}
 	e->pid = task->tgid;
 	e->tid = task->pid;
@@ -1160,7 +1186,9 @@ int BPF_PROG(uring_submit, struct io_kiocb *req)
 		return 0;
 	}
 	/* waits in the task's table for its completion (see above) */
-	stash = bpf_task_storage_get(&sys_uring_stash, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	stash = URING_KERNEL_JOIN ? bpf_task_storage_get(&sys_uring_stash, task, 0,
+							 BPF_LOCAL_STORAGE_GET_F_CREATE)
+				  : NULL;
 	if (stash) {
 		struct it_sys_uring_submit *w = &stash->s[stash_slot(req)];
 
@@ -1195,7 +1223,7 @@ int BPF_PROG(uring_punt, struct io_kiocb *req)
 		return 0;
 	task = bpf_get_current_task_btf();
 	if (!scope_mark_calls) {
-		struct it_sys_uring_submit *w = stash_waiting(task, req);
+		struct it_sys_uring_submit *w = URING_KERNEL_JOIN ? stash_waiting(task, req) : NULL;
 
 		if (w)
 			stash_flush(w);
@@ -1237,11 +1265,11 @@ static __always_inline struct task_struct *uring_submitter(void *req)
 	struct task_struct *t;
 
 	if (bpf_core_field_exists(r->tctx)) {
-		struct io_uring_task *tc = r->tctx;
+		struct io_uring_task *tc = RD(r, tctx);
 
-		t = tc ? RDONLY(struct io_uring_task, tc)->task : NULL;
+		t = tc ? RD(RDONLY(struct io_uring_task, tc), task) : NULL;
 	} else {
-		t = ((struct io_kiocb___task *)r)->task;
+		t = RD((struct io_kiocb___task *)r, task);
 	}
 	return t ? RDONLY(struct task_struct, t) : NULL;
 }
@@ -1281,7 +1309,7 @@ int BPF_PROG(uring_complete, struct io_ring_ctx *ring, void *req, struct io_urin
 		 * the recorder drops them. */
 		t = uring_submitter(req);
 		if (t && (!id_wanted(t) ||
-			  (scope_comm_len && !scope_bit(&scope_comm_bits, t->tgid))))
+			  (scope_comm_len && !scope_bit(&scope_comm_bits, RD(t, tgid)))))
 			return 0;
 	}
 	st = bpf_map_lookup_elem(&sys_uring_tags, &zero);
@@ -1292,12 +1320,12 @@ int BPF_PROG(uring_complete, struct io_ring_ctx *ring, void *req, struct io_urin
 	st->tag_ts = 0;
 	st->ftype = 0;
 	r = RDONLY(struct io_kiocb, req);
-	f = r->file;
+	f = RD(r, file);
 	if (f)
 		f = RDONLY(struct file, f);
 	/* the other requests' file field may hold something else: no tag */
 	keep = true;
-	if (f && uring_call(r->opcode) != IT_SYS_URING_OTHER)
+	if (f && uring_call(RD(r, opcode)) != IT_SYS_URING_OTHER)
 		keep = tag_file(st, f);
 	d = (struct it_sys_uring_done){
 		.rec = IT_SREC_URING_DONE, .ftype = st->ftype, .keep = keep, .dev = st->dev,
@@ -1305,7 +1333,7 @@ int BPF_PROG(uring_complete, struct io_ring_ctx *ring, void *req, struct io_urin
 		.ts = bpf_ktime_get_ns(), .ino = st->ino, .tag_ts = st->tag_ts,
 	};
 	/* its submission waiting in this task's table: both in one record */
-	if (!scope_mark_calls) {
+	if (URING_KERNEL_JOIN && !scope_mark_calls) {
 		struct it_sys_uring_submit *w = stash_waiting(bpf_get_current_task_btf(), r);
 		struct it_sys_uring_both *b;
 
