@@ -29,36 +29,29 @@ events_tsv() {
 		.path] | @tsv'
 }
 
-# ---- the sequence, call by call
-DIR=$TMP/seq
-mkdir -p "$DIR"
-if ! "$IOTRAIL" record --layers syscall --path "$DIR" -o "$TMP/seq.trail" -- \
-	"$PROGS/syscall_seq" "$DIR" "$TMP/seq.manifest" > "$TMP/seq.out" 2>&1; then
-	fail syscall_seq_exact "record failed: $(tail -1 "$TMP/seq.out")"
-elif ! events_tsv "$TMP/seq.trail" > "$TMP/seq.got" 2> "$TMP/seq.err"; then
-	fail syscall_seq_exact "report failed: $(head -1 "$TMP/seq.err")"
-elif ! diff "$TMP/seq.manifest" "$TMP/seq.got" > "$TMP/seq.diff"; then
-	fail syscall_seq_exact "event list differs from what the program did: $(head -4 "$TMP/seq.diff" | tr '\n' '|')"
-else
-	pass "syscall_seq_exact ($(wc -l < "$TMP/seq.got") calls match the program's own list)"
-fi
-
-# ---- the same with the programs for kernels without bpf_rdonly_cast
-# (probe reads; what Debian's 6.1 loads: tests/vm/test_syscall.sh)
-DIR=$TMP/seqc
-mkdir -p "$DIR"
-if ! IOTRAIL_SYSCALL_COMPAT=1 "$IOTRAIL" record -v --layers syscall --path "$DIR" -o "$TMP/seqc.trail" -- \
-	"$PROGS/syscall_seq" "$DIR" "$TMP/seqc.manifest" > "$TMP/seqc.out" 2>&1; then
-	fail syscall_compat_seq_exact "record failed: $(tail -1 "$TMP/seqc.out")"
-elif ! grep -q "programs for kernels without bpf_rdonly_cast" "$TMP/seqc.out"; then
-	fail syscall_compat_seq_exact "IOTRAIL_SYSCALL_COMPAT=1 did not load the compat programs: $(tail -1 "$TMP/seqc.out")"
-elif ! events_tsv "$TMP/seqc.trail" > "$TMP/seqc.got" 2> "$TMP/seqc.err"; then
-	fail syscall_compat_seq_exact "report failed: $(head -1 "$TMP/seqc.err")"
-elif ! diff "$TMP/seqc.manifest" "$TMP/seqc.got" > "$TMP/seqc.diff"; then
-	fail syscall_compat_seq_exact "event list differs from what the program did: $(head -4 "$TMP/seqc.diff" | tr '\n' '|')"
-else
-	pass "syscall_compat_seq_exact ($(wc -l < "$TMP/seqc.got") calls match the program's own list)"
-fi
+# ---- the sequence, call by call: NAME, then env assignments for record
+# (IOTRAIL_SYSCALL_COMPAT=1: the programs for kernels without
+# bpf_rdonly_cast, what Debian's 6.1 loads: tests/vm/test_syscall.sh)
+seq_exact() {
+	local n=$1 dir=$TMP/$1
+	shift
+	mkdir -p "$dir"
+	if ! env "$@" "$IOTRAIL" record -v --layers syscall --path "$dir" -o "$TMP/$n.trail" -- \
+		"$PROGS/syscall_seq" "$dir" "$TMP/$n.manifest" > "$TMP/$n.out" 2>&1; then
+		fail "$n" "record failed: $(tail -1 "$TMP/$n.out")"
+	elif [ "$n" = syscall_compat_seq_exact ] &&
+	     ! grep -q "programs for kernels without bpf_rdonly_cast" "$TMP/$n.out"; then
+		fail "$n" "IOTRAIL_SYSCALL_COMPAT=1 did not load the compat programs: $(tail -1 "$TMP/$n.out")"
+	elif ! events_tsv "$TMP/$n.trail" > "$TMP/$n.got" 2> "$TMP/$n.err"; then
+		fail "$n" "report failed: $(head -1 "$TMP/$n.err")"
+	elif ! diff "$TMP/$n.manifest" "$TMP/$n.got" > "$TMP/$n.diff"; then
+		fail "$n" "event list differs from what the program did: $(head -4 "$TMP/$n.diff" | tr '\n' '|')"
+	else
+		pass "$n ($(wc -l < "$TMP/$n.got") calls match the program's own list)"
+	fi
+}
+seq_exact syscall_seq_exact
+seq_exact syscall_compat_seq_exact IOTRAIL_SYSCALL_COMPAT=1
 
 # ---- a process outside -p's tree works in the same directory
 DIR=$TMP/filt
