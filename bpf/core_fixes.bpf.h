@@ -118,4 +118,21 @@ enum req_flag_bits___x {
 	(bpf_core_enum_value_exists(enum req_flag_bits___x, __REQ_##name##___x) &&   \
 	 ((opf) >> bpf_core_enum_value(enum req_flag_bits___x, __REQ_##name##___x) & 1))
 
+/*
+ * A tracepoint's argument i from a tp_btf or raw_tp program's ctx, where
+ * the arguments moved between kernels: the program tests a flag in
+ * rodata (known to the verifier: rodata is frozen at load, so it prunes
+ * the other branch and never checks its out-of-range argument). CTX_AT
+ * keeps i an immediate of the load instruction: with a plain
+ * ctx[flag ? 1 : 0] clang computes ctx + 8 * flag, and the verifier
+ * rejects loads through a modified ctx pointer.
+ */
+#define CTX_AT(ctx, i)                                                             \
+	({                                                                         \
+		__u64 __v;                                                         \
+		asm volatile("%0 = *(u64 *)(%1 + %2)"                              \
+			     : "=r"(__v) : "r"(ctx), "i"((i) * 8));                \
+		__v;                                                               \
+	})
+
 #endif

@@ -221,14 +221,7 @@ static __always_inline int on_complete(struct request *rq, __u32 nr_bytes, bool 
 }
 
 /* Before v5.11 the request tracepoints had a leading request_queue (see
- * block.bpf.c); CTX_AT keeps the argument index an immediate. */
-#define CTX_AT(ctx, i)                                                             \
-	({                                                                         \
-		__u64 __v;                                                         \
-		asm volatile("%0 = *(u64 *)(%1 + %2)"                              \
-			     : "=r"(__v) : "r"(ctx), "i"((i) * 8));                \
-		__v;                                                               \
-	})
+ * block.bpf.c; CTX_AT: core_fixes.bpf.h). */
 #define ARG0(ctx) (tp_has_queue_arg ? CTX_AT(ctx, 1) : CTX_AT(ctx, 0))
 
 SEC("tp_btf/block_rq_issue")

@@ -10,14 +10,23 @@
 #    exactly COUNT write records of 4096 bytes on the file's path, at
 #    offsets 0, 4096, ..., and one fsync of it;
 #  - --comm keeps one process's calls: a second dd beside it (another
-#    name) leaves no record.
+#    name) leaves no record;
+#  - io_uring (6.1 names the submission's tracepoint io_uring_submit_sqe
+#    and gives io_uring_complete other arguments): fio's UR io_uring 4K
+#    reads are exactly UR uring_read records on /dev/nvme0n1 of 4096
+#    bytes each;
+#  - and under --filter 'op=read && size>=32k' (issue 14: the decision
+#    follows an I/O into the request that queued it) over fio's U1 4K and
+#    U2 64K io_uring reads: exactly U2 requests and U2 I/Os recorded, the
+#    kernel's counts U2 requests kept and U1 left out.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/vm/lib.sh
 
 NIOS=300
 COUNT=40
+UR=200 U1=150 U2=60
 names="vm_syscall_loads vm_syscall_preads vm_syscall_preads_own_io vm_syscall_writes
-       vm_syscall_fsync vm_syscall_comm"
+       vm_syscall_fsync vm_syscall_comm vm_syscall_uring vm_syscall_uring_filter"
 vm_skip_unless fio jq -- $names
 
 out=$TMP/out
@@ -36,6 +45,19 @@ build/iotrail record --layers syscall --comm dd --path /tmp/systest -o $out/comm
 	'/tmp/othercp if=/dev/zero of=/tmp/systest/g bs=4k count=7 2>/dev/null;
 	 dd if=/dev/zero of=/tmp/systest/h bs=4k count=5 2>/dev/null' 2> $out/comm.err
 build/iotrail report --json --events $out/comm.trail > $out/comm.events.json
+build/iotrail record --layers syscall,block --dev nvme0n1 -o $out/uring.trail -- \
+	fio --name=ur --filename=/dev/nvme0n1 --rw=randread --bs=4k --direct=1 --ioengine=io_uring \
+	    --iodepth=4 --number_ios=$UR --size=64M --output-format=json --output=$out/uring.json \
+	    2> $out/uring.err
+build/iotrail report --json --events $out/uring.trail > $out/uring.events.json
+echo 2 > /sys/block/nvme0n1/queue/nomerges
+build/iotrail record --layers syscall,block --dev nvme0n1 --filter 'op=read && size>=32k' \
+	-o $out/ufilter.trail -- \
+	fio --filename=/dev/nvme0n1 --rw=randread --direct=1 --ioengine=io_uring --iodepth=4 \
+	    --size=64M --output-format=json --output=$out/ufilter.json \
+	    --name=u4 --bs=4k --number_ios=$U1 --name=u64 --stonewall --bs=64k --number_ios=$U2 \
+	    2> $out/ufilter.err
+build/iotrail report --json $out/ufilter.trail > $out/ufilter.report.json
 GUEST
 vm vm_syscall --nvme --out "$out" -- bash "$TMP/syscall.sh"
 E=$out/fio.events.json
@@ -97,5 +119,27 @@ if [ "$h" = 5 ] && [ "$others" = 0 ] && [ "$g" = 0 ]; then
 	pass "vm_syscall_comm (--comm dd: dd's 5 writes, none of the 7 of the same program under another name)"
 else
 	fail vm_syscall_comm "--comm dd: writes of h '$h' (want 5), records of other processes '$others', of g '$g' (want 0)"
+fi
+U=$out/uring.events.json
+want=$(jq '.jobs[0].read.total_ios' "$out/uring.json" 2>/dev/null)
+usel='[.events[] | select(.call == "uring_read" and (.path | endswith("/dev/nvme0n1")))]'
+n=$(jq "$usel | length" "$U" 2>/dev/null)
+n4k=$(jq "$usel | map(select(.ret == 4096 and .count == 4096)) | length" "$U" 2>/dev/null)
+if [ "$want" = "$UR" ] && [ "$n" = "$UR" ] && [ "$n4k" = "$UR" ]; then
+	pass "vm_syscall_uring ($n uring_read records of 4096 bytes on /dev/nvme0n1 == fio's total_ios)"
+else
+	fail vm_syscall_uring "uring_read records on /dev/nvme0n1 '$n' ($n4k of 4096 bytes), fio total_ios '$want', want $UR; record said: $(grep -v '^libbpf' "$out/uring.err" | tail -n1)"
+fi
+
+F=$out/ufilter.report.json
+read -r reqs ios kept left < <(jq -r '[([.syscalls[] | select(.name | startswith("uring_")) | .count] | add // 0),
+	([.groups[].count] | add // 0), .task.uring_kept,
+	(.task.uring_not_kept + .task.uring_no_io + .task.uring_async)] | @tsv' "$F" 2>/dev/null)
+did=$(jq -r '[.jobs[].read.total_ios] | join(" ")' "$out/ufilter.json" 2>/dev/null)
+if [ "$did" = "$U1 $U2" ] && [ "$reqs" = "$U2" ] && [ "$ios" = "$U2" ] && [ "$kept" = "$U2" ] &&
+   [ "$left" = "$U1" ]; then
+	pass "vm_syscall_uring_filter (--filter: $reqs io_uring requests and $ios I/Os == fio's $U2 64K reads; the kernel counted $kept kept, $left left out)"
+else
+	fail vm_syscall_uring_filter "fio did '$did' (want $U1 $U2); recorded $reqs requests, $ios I/Os; kernel counts kept '$kept' left out '$left'; record said: $(grep -v '^libbpf' "$out/ufilter.err" | tail -n1)"
 fi
 exit $FAILED

@@ -529,18 +529,7 @@ out:
  * ctx is the raw tracepoint argument array in both variants. Before v5.11
  * most block tracepoints had extra leading arguments; ARG() skips them.
  * tp_has_queue_arg is known to the verifier (rodata is frozen at load), so
- * it prunes the other branch and never checks its out-of-range argument.
- *
- * CTX_AT loads ctx[i] with i an immediate of the load instruction: with a
- * plain ctx[flag ? 1 : 0] clang computes ctx + 8 * flag, and the verifier
- * rejects loads through a modified ctx pointer. */
-#define CTX_AT(ctx, i)                                                             \
-	({                                                                         \
-		__u64 __v;                                                         \
-		asm volatile("%0 = *(u64 *)(%1 + %2)"                              \
-			     : "=r"(__v) : "r"(ctx), "i"((i) * 8));                \
-		__v;                                                               \
-	})
+ * it prunes the other branch (CTX_AT: core_fixes.bpf.h). */
 /* argument n (counted on v5.11+) when the old layout had `extra` more in
  * front of it */
 #define ARG(ctx, n, extra) (tp_has_queue_arg ? CTX_AT(ctx, (n) + (extra)) : CTX_AT(ctx, n))

@@ -34,6 +34,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include "iotrail/syscall.h"
+#include "core_fixes.bpf.h"
 #include "cpu_rings.bpf.h"
 #include "scope.bpf.h"
 
@@ -1132,8 +1133,10 @@ static __always_inline void stash_flush(struct it_sys_uring_submit *w)
 	w->req = 0;
 }
 
-SEC("tp_btf/io_uring_submit_req")
-int BPF_PROG(uring_submit, struct io_kiocb *req)
+/* A request's submission (the tracepoint is io_uring_submit_req since 6.3
+ * or so, io_uring_submit_sqe before, with the request first either way:
+ * the loader attaches the program of the name the kernel has). */
+static __always_inline int on_uring_submit(struct io_kiocb *req)
 {
 	struct task_struct *task;
 	struct it_sys_uring_submit r = {};
@@ -1201,6 +1204,18 @@ int BPF_PROG(uring_submit, struct io_kiocb *req)
 	if (sys_output(&r, sizeof(r), wakeup_flag()))
 		count_drop();
 	return 0;
+}
+
+SEC("tp_btf/io_uring_submit_req")
+int BPF_PROG(uring_submit, struct io_kiocb *req)
+{
+	return on_uring_submit(req);
+}
+
+SEC("tp_btf/io_uring_submit_sqe")
+int BPF_PROG(uring_submit_sqe, struct io_kiocb *req)
+{
+	return on_uring_submit(req);
 }
 
 /* A request handed to io-wq (IOSQE_ASYNC, or its inline attempt would
@@ -1274,9 +1289,17 @@ static __always_inline struct task_struct *uring_submitter(void *req)
 	return t ? RDONLY(struct task_struct, t) : NULL;
 }
 
+/* io_uring_complete's arguments: (ring, req, cqe) on newer kernels,
+ * (ctx, req, user_data, res, cflags, extra1, extra2) on older ones (6.1);
+ * set by the loader from the tracepoint's BTF */
+const volatile bool uring_complete_old;
+
 SEC("tp_btf/io_uring_complete")
-int BPF_PROG(uring_complete, struct io_ring_ctx *ring, void *req, struct io_uring_cqe *cqe)
+int uring_complete(u64 *ctx)
 {
+	void *req = (void *)CTX_AT(ctx, 1);
+	int res = uring_complete_old ? (int)CTX_AT(ctx, 3)
+				     : ((struct io_uring_cqe *)CTX_AT(ctx, 2))->res;
 	struct it_sys_uring_done d;
 	struct task_struct *t;
 	struct io_kiocb *r;
@@ -1329,7 +1352,7 @@ int BPF_PROG(uring_complete, struct io_ring_ctx *ring, void *req, struct io_urin
 		keep = tag_file(st, f);
 	d = (struct it_sys_uring_done){
 		.rec = IT_SREC_URING_DONE, .ftype = st->ftype, .keep = keep, .dev = st->dev,
-		.cpu = bpf_get_smp_processor_id(), .res = cqe->res, .req = (__u64)req,
+		.cpu = bpf_get_smp_processor_id(), .res = res, .req = (__u64)req,
 		.ts = bpf_ktime_get_ns(), .ino = st->ino, .tag_ts = st->tag_ts,
 	};
 	/* its submission waiting in this task's table: both in one record */
