@@ -294,12 +294,17 @@ static __always_inline void count_drop(void)
 }
 
 /* The pid/tid filter, before anything else is looked at. */
-static __always_inline bool id_wanted(struct task_struct *task)
+static __always_inline bool ids_wanted(__u32 tgid, __u32 pid)
 {
 	if (!filter_tids)
-		return scope_pid_wanted(RD(task, tgid));
-	return (scope_pids && scope_bit(&scope_pid_bits, RD(task, tgid))) ||
-	       scope_bit(&sys_tid_bits, RD(task, pid));
+		return scope_pid_wanted(tgid);
+	return (scope_pids && scope_bit(&scope_pid_bits, tgid)) || scope_bit(&sys_tid_bits, pid);
+}
+
+/* task: a trusted pointer (the current task): plain loads on every kernel */
+static __always_inline bool id_wanted(struct task_struct *task)
+{
+	return ids_wanted(task->tgid, task->pid);
 }
 
 static __always_inline __u8 file_type(__u32 mode)
@@ -1330,9 +1335,12 @@ int uring_complete(u64 *ctx)
 		 * and --comm by the set of processes it matched (at their
 		 * submission). --cgroup tests the current task only, so there
 		 * the recorder drops them. */
+		__u32 tgid;
+
 		t = uring_submitter(req);
-		if (t && (!id_wanted(t) ||
-			  (scope_comm_len && !scope_bit(&scope_comm_bits, RD(t, tgid)))))
+		tgid = t ? RD(t, tgid) : 0;
+		if (t && (!ids_wanted(tgid, RD(t, pid)) ||
+			  (scope_comm_len && !scope_bit(&scope_comm_bits, tgid))))
 			return 0;
 	}
 	st = bpf_map_lookup_elem(&sys_uring_tags, &zero);
