@@ -8,7 +8,7 @@
 cd "$(dirname "$0")/../.."
 . tests/integration/lib.sh
 . tests/integration/lib_syscall.sh
-TESTS="syscall_seq_exact syscall_compat_seq_exact syscall_filtered_out syscall_comm_filter syscall_calls_filter syscall_uring_tags syscall_uring_kernel_join syscall_uring_punted syscall_errors"
+TESTS="syscall_seq_exact syscall_compat_seq_exact syscall_filtered_out syscall_comm_filter syscall_calls_filter syscall_uring_tags syscall_uring_kernel_join syscall_compat_uring_kernel_join syscall_uring_punted syscall_errors"
 
 why=$(sys_blocker)
 if [ -n "$why" ]; then
@@ -166,9 +166,11 @@ uring_join_run() { # NAME FIO-OPTIONS...: prints "calls kernel-joined unmatched 
 }
 if ! command -v fio > /dev/null; then
 	skip syscall_uring_kernel_join "fio is not installed"
+	skip syscall_compat_uring_kernel_join "fio is not installed"
 	skip syscall_uring_punted "fio is not installed"
 elif ! make_loop 16; then
 	fail syscall_uring_kernel_join "cannot make a loop device"
+	fail syscall_compat_uring_kernel_join "cannot make a loop device"
 	fail syscall_uring_punted "cannot make a loop device"
 else
 	read -r calls kern unm want <<< "$(uring_join_run ujoin --iodepth=32)"
@@ -177,6 +179,16 @@ else
 		pass "syscall_uring_kernel_join ($calls io_uring reads == fio's total_ios, $kern joined in the kernel, 0 unmatched)"
 	else
 		fail syscall_uring_kernel_join "uring_read calls '$calls', fio '$want', joined in the kernel '$kern' (want over half), unmatched '$unm'; $(grep -m1 -i 'error\|fail' "$TMP/ujoin.out")"
+	fi
+	# the same with the programs for kernels without bpf_rdonly_cast: their
+	# slot is a hash of the request's user_data, not of its address
+	read -r calls kern unm want <<< "$(IOTRAIL_SYSCALL_COMPAT=1 uring_join_run ucjoin --iodepth=32)"
+	if [ -n "$want" ] && [ "$want" -ge 3000 ] && [ "$calls" = "$want" ] && [ "$unm" = 0 ] &&
+	   [ -n "$kern" ] && [ $((kern * 2)) -gt "$want" ] && [ "$kern" -le "$want" ] &&
+	   grep -q "programs for kernels without bpf_rdonly_cast" "$TMP/ucjoin.out"; then
+		pass "syscall_compat_uring_kernel_join ($calls io_uring reads == fio's total_ios, $kern joined in the kernel, 0 unmatched)"
+	else
+		fail syscall_compat_uring_kernel_join "uring_read calls '$calls', fio '$want', joined in the kernel '$kern' (want over half), unmatched '$unm'; $(grep -m1 -i 'error\|fail\|programs for' "$TMP/ucjoin.out")"
 	fi
 	read -r calls kern unm want <<< "$(uring_join_run upunt --iodepth=8 --force_async=1)"
 	if [ -n "$want" ] && [ "$want" -ge 3000 ] && [ "$calls" = "$want" ] && [ "$unm" = 0 ] &&

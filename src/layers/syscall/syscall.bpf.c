@@ -62,20 +62,16 @@ extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
 /* a field through such a pointer (or a trusted one): a plain load */
 #define RD(p, f) ((p)->f)
 #define RD2(p, f, g) ((p)->f->g)
-#define URING_KERNEL_JOIN 1
 #else
 /*
  * The same programs for kernels without bpf_rdonly_cast (before 6.2;
  * Debian 12's 6.1): built again with IT_SYS_COMPAT (Makefile, the
  * syscall_compat object), where such pointers are plain numbers, read
- * field by field with CO-RE probe reads (a helper call each), and an
- * io_uring request's halves go on two records, joined by the recorder
- * (the kernel-side join hashes a typed pointer).
+ * field by field with CO-RE probe reads (a helper call each).
  */
 #define RDONLY(T, p) ((T *)(unsigned long)(p))
 #define RD(p, f) BPF_CORE_READ(p, f)
 #define RD2(p, f, g) BPF_CORE_READ(p, f, g)
-#define URING_KERNEL_JOIN 0
 #endif
 
 /* ---- configuration, set by user space before load ---- */
@@ -1108,9 +1104,19 @@ struct {
  * nothing. */
 static __always_inline __u32 stash_slot(struct io_kiocb *req)
 {
+#ifndef IT_SYS_COMPAT
 	__u64 off = (__u64)req - (__u64)req->ctx;
 
 	return (__u32)(((off >> 8) * 0x9E3779B97F4A7C15ull) >> 58) & (URING_STASH - 1);
+#else
+	/* the completion's request is a plain number here: a hash of what
+	 * both halves can read, the request's user_data (fio's and most
+	 * programs' are unique among the requests in flight; equal ones
+	 * share a slot, and the address check tells them apart) */
+	__u64 ud = RD(req, cqe.user_data);
+
+	return (__u32)((ud * 0x9E3779B97F4A7C15ull) >> 58) & (URING_STASH - 1);
+#endif
 }
 
 /* The slot of task's table where req's submission waits, or NULL. */
@@ -1194,9 +1200,7 @@ static __always_inline int on_uring_submit(struct io_kiocb *req)
 		return 0;
 	}
 	/* waits in the task's table for its completion (see above) */
-	stash = URING_KERNEL_JOIN ? bpf_task_storage_get(&sys_uring_stash, task, 0,
-							 BPF_LOCAL_STORAGE_GET_F_CREATE)
-				  : NULL;
+	stash = bpf_task_storage_get(&sys_uring_stash, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (stash) {
 		struct it_sys_uring_submit *w = &stash->s[stash_slot(req)];
 
@@ -1243,7 +1247,7 @@ int BPF_PROG(uring_punt, struct io_kiocb *req)
 		return 0;
 	task = bpf_get_current_task_btf();
 	if (!scope_mark_calls) {
-		struct it_sys_uring_submit *w = URING_KERNEL_JOIN ? stash_waiting(task, req) : NULL;
+		struct it_sys_uring_submit *w = stash_waiting(task, req);
 
 		if (w)
 			stash_flush(w);
@@ -1364,7 +1368,7 @@ int uring_complete(u64 *ctx)
 		.ts = bpf_ktime_get_ns(), .ino = st->ino, .tag_ts = st->tag_ts,
 	};
 	/* its submission waiting in this task's table: both in one record */
-	if (URING_KERNEL_JOIN && !scope_mark_calls) {
+	if (!scope_mark_calls) {
 		struct it_sys_uring_submit *w = stash_waiting(bpf_get_current_task_btf(), r);
 		struct it_sys_uring_both *b;
 
