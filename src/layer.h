@@ -94,7 +94,8 @@ struct it_layer_ops {
 	const struct it_hook_def *hooks;
 	size_t nhooks;
 	/* The layer also needs this (beyond its hooks), for `iotrail probe`:
-	 * 0, or -1 with why. NULL: its hooks say it all. */
+	 * 0, or -1 with why. NULL: its hooks say it all. Asked before the
+	 * hooks are probed: it may give them the names this kernel has. */
 	int (*requires)(char *why, size_t len);
 
 	/* ---- recording; start == NULL: probed only, not recorded yet ---- */

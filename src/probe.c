@@ -70,7 +70,9 @@ static int quiet_libbpf(enum libbpf_print_level level, const char *fmt, va_list 
 	return 0;
 }
 
-static void judge(const struct it_layer_ops *l, const struct it_hook_status *st, struct verdict *v)
+/* needs: what the layer's `requires` said is missing, NULL if nothing */
+static void judge(const struct it_layer_ops *l, const struct it_hook_status *st, const char *needs,
+		  struct verdict *v)
 {
 	int votes[IT_HOOK_KINDS] = { 0 }, best = IT_HOOK_NONE;
 
@@ -90,7 +92,8 @@ static void judge(const struct it_layer_ops *l, const struct it_hook_status *st,
 			best = k;
 	v->kind = best;
 	/* the layer needs more of the kernel than its hooks: then it cannot run */
-	if (l->requires && l->requires(v->needs, sizeof(v->needs))) {
+	if (needs) {
+		snprintf(v->needs, sizeof(v->needs), "%s", needs);
 		v->required_ok = 0;
 		v->kind = IT_HOOK_NONE;
 	}
@@ -273,11 +276,16 @@ int cmd_probe(int argc, char **argv)
 	if (!all)
 		return it_fail(1, "probe the hooks", "out of memory", NULL);
 	for (size_t i = 0; i < it_nlayers; i++) {
+		const struct it_layer_ops *l = it_layers[i];
+		char needs[sizeof(v[i].needs)] = "";
+		/* asked first: it may give the hooks the names this kernel has */
+		bool lacks = l->requires && l->requires(needs, sizeof(needs));
+
 		st[i] = all + off;
-		for (size_t k = 0; k < it_layers[i]->nhooks; k++, off++)
-			if (listed(it_layers[i])) /* the others' rows stay zero: not asked */
-				it_hook_probe(&it_layers[i]->hooks[k], &all[off]);
-		judge(it_layers[i], st[i], &v[i]);
+		for (size_t k = 0; k < l->nhooks; k++, off++)
+			if (listed(l)) /* the others' rows stay zero: not asked */
+				it_hook_probe(&l->hooks[k], &all[off]);
+		judge(l, st[i], lacks ? needs : NULL, &v[i]);
 	}
 	uname(&u);
 	it_fentry_supported(fentry_why, sizeof(fentry_why));

@@ -2,7 +2,9 @@
 # The syscall layer on Debian's stock kernel (6.1: no bpf_rdonly_cast, so
 # the compat programs, syscall.bpf.c's IT_SYS_COMPAT), one boot with the
 # emulated NVMe SSD:
-#  - it loads at all, and says which hook it took;
+#  - it loads at all, and says which hook it took; `iotrail probe` calls
+#    the layer usable and names io_uring's submission hook as this kernel
+#    does (io_uring_submit_sqe on 6.1), usable;
 #  - fio's NIOS direct 4K preads of /dev/nvme0n1 (psync) are exactly NIOS
 #    pread64 records on that path, each returning 4096 and owning its one
 #    block I/O (the block layer in the same recording, --dev nvme0n1);
@@ -27,13 +29,15 @@ cd "$(dirname "$0")/../.." || exit 1
 NIOS=300
 COUNT=40
 UR=200 U1=150 U2=60
-names="vm_syscall_loads vm_syscall_preads vm_syscall_preads_own_io vm_syscall_writes
+names="vm_syscall_loads vm_syscall_probe vm_syscall_preads vm_syscall_preads_own_io vm_syscall_writes
        vm_syscall_fsync vm_syscall_comm vm_syscall_uring vm_syscall_uring_filter"
 vm_skip_unless fio jq -- $names
 
 out=$TMP/out
 mkdir -p "$out"
 cat > "$TMP/syscall.sh" <<GUEST
+build/iotrail probe --json > $out/probe.json 2> $out/probe.err
+ls /sys/kernel/tracing/events/io_uring > $out/uring_tracepoints
 build/iotrail record --layers syscall,block --dev nvme0n1 -o $out/fio.trail -- \
 	fio --name=sys --filename=/dev/nvme0n1 --rw=randread --bs=4k --direct=1 --ioengine=psync \
 	    --number_ios=$NIOS --size=64M --output-format=json --output=$out/fio.json 2> $out/fio.err
@@ -77,6 +81,19 @@ case "$hooks" in
 		pass "vm_syscall_loads (kernel $kernel: $hooks)" ;;
 	*) fail vm_syscall_loads "hooks '$hooks' on $kernel have no syscall layer; record said: $(tail -n1 "$out/fio.err")" ;;
 esac
+
+P=$out/probe.json
+layer=$(jq -r '.layers[] | select(.name == "syscall") | .available' "$P" 2>/dev/null)
+sub=$(jq -r '.layers[] | select(.name == "syscall") | .hooks[] | select(.name | startswith("io_uring_submit")) |
+	"\(.name)=\(.hook)"' "$P" 2>/dev/null)
+has_tp=$(jq -r '.layers[] | select(.name == "syscall") | .hooks[] | select(.name | startswith("io_uring_submit")) |
+	.name' "$P" 2>/dev/null)
+if [ "$layer" = yes ] && [ "$sub" = "$has_tp=tp_btf" ] && [ -n "$has_tp" ] &&
+   grep -qx "$has_tp" "$out/uring_tracepoints"; then
+	pass "vm_syscall_probe (syscall layer usable; $sub, a tracepoint of this kernel)"
+else
+	fail vm_syscall_probe "probe: syscall available '$layer', io_uring submission hook '$sub'; $(head -c 200 "$out/probe.err")"
+fi
 
 want=$(jq '.jobs[0].read.total_ios' "$out/fio.json" 2>/dev/null)
 sel='[.events[] | select(.call == "pread64" and .comm == "fio" and (.path | endswith("/dev/nvme0n1")))]'

@@ -360,7 +360,7 @@ static bool have_kfunc(const char *name)
 	[IT_HOOK_RAW_TP] = "sys_" #x "_raw", [IT_HOOK_TRACEPOINT] = "sys_" #x "_tp" } }
 enum { H_ENTER, H_EXIT, H_URING_SUBMIT, H_URING_COMPLETE, H_FORK, H_EXIT_TASK, H_EXIT_TITLE,
        H_URING_PUNT };
-const struct it_hook_def it_syscall_hooks[] = {
+struct it_hook_def it_syscall_hooks[] = {
 	[H_ENTER] = SYS_HOOK(enter),
 	[H_EXIT] = SYS_HOOK(exit),
 	[H_URING_SUBMIT] = { "io_uring_submit_req", "io_uring", NULL, true,
@@ -386,6 +386,54 @@ const char *it_syscall_hooks_desc(const struct it_syscall_layer *l)
 	return l->hooks_desc;
 }
 
+/* Before 6.3 or so (Debian's 6.1) the submission's tracepoint was
+ * io_uring_submit_sqe, with the request first as now; and io_uring_complete
+ * took (ctx, req, user_data, res, cflags, extra1, extra2), not (ring, req,
+ * cqe). Both read from the kernel's BTF, once. */
+static int btf_trace_arity(const char *tp)
+{
+	const struct btf *btf = it_vmlinux_btf();
+	char name[96];
+	const struct btf_type *t;
+	int id;
+
+	snprintf(name, sizeof(name), "btf_trace_%s", tp);
+	id = btf ? btf__find_by_name_kind(btf, name, BTF_KIND_TYPEDEF) : -1;
+	/* typedef -> pointer -> func_proto (void *__data, arguments...) */
+	t = id < 0 ? NULL : btf__type_by_id(btf, id);
+	t = t ? btf__type_by_id(btf, t->type) : NULL;
+	t = t && btf_is_ptr(t) ? btf__type_by_id(btf, t->type) : NULL;
+	return t && btf_is_func_proto(t) ? (int)btf_vlen(t) - 1 : -1;
+}
+
+static bool submit_sqe_kernel(void)
+{
+	static int known = -1;
+
+	if (known < 0)
+		known = btf_trace_arity("io_uring_submit_req") < 0 &&
+			btf_trace_arity("io_uring_submit_sqe") >= 1;
+	return known;
+}
+
+static bool uring_complete_old(void)
+{
+	static int known = -1;
+
+	if (known < 0)
+		known = btf_trace_arity("io_uring_complete") == 7;
+	return known;
+}
+
+static void uring_hook_names(struct it_hook_def *hooks)
+{
+	(void)uring_complete_old(); /* asked now, while the BTF is parsed */
+	if (submit_sqe_kernel()) {
+		hooks[H_URING_SUBMIT].name = "io_uring_submit_sqe";
+		hooks[H_URING_SUBMIT].prog[IT_HOOK_TP_BTF] = "uring_submit_sqe";
+	}
+}
+
 int it_syscall_requires(char *why, size_t whylen)
 {
 	if (!it_tracepoint_in_tracefs("raw_syscalls", "sys_enter")) {
@@ -398,6 +446,7 @@ int it_syscall_requires(char *why, size_t whylen)
 			 "cannot load; a kernel with CONFIG_DEBUG_INFO_BTF=y is needed");
 		return -1;
 	}
+	uring_hook_names(it_syscall_hooks);
 	return 0;
 }
 
@@ -559,54 +608,6 @@ static int attach(struct it_syscall_layer *l, char *err, size_t errlen)
 	return 0;
 }
 
-/* Before 6.3 or so (Debian's 6.1) the submission's tracepoint was
- * io_uring_submit_sqe, with the request first as now; and io_uring_complete
- * took (ctx, req, user_data, res, cflags, extra1, extra2), not (ring, req,
- * cqe). Both read from the kernel's BTF, once. */
-static int btf_trace_arity(const char *tp)
-{
-	const struct btf *btf = it_vmlinux_btf();
-	char name[96];
-	const struct btf_type *t;
-	int id;
-
-	snprintf(name, sizeof(name), "btf_trace_%s", tp);
-	id = btf ? btf__find_by_name_kind(btf, name, BTF_KIND_TYPEDEF) : -1;
-	/* typedef -> pointer -> func_proto (void *__data, arguments...) */
-	t = id < 0 ? NULL : btf__type_by_id(btf, id);
-	t = t ? btf__type_by_id(btf, t->type) : NULL;
-	t = t && btf_is_ptr(t) ? btf__type_by_id(btf, t->type) : NULL;
-	return t && btf_is_func_proto(t) ? (int)btf_vlen(t) - 1 : -1;
-}
-
-static bool submit_sqe_kernel(void)
-{
-	static int known = -1;
-
-	if (known < 0)
-		known = btf_trace_arity("io_uring_submit_req") < 0 &&
-			btf_trace_arity("io_uring_submit_sqe") >= 1;
-	return known;
-}
-
-static bool uring_complete_old(void)
-{
-	static int known = -1;
-
-	if (known < 0)
-		known = btf_trace_arity("io_uring_complete") == 7;
-	return known;
-}
-
-static void uring_hook_names(struct it_hook_def *hooks)
-{
-	(void)uring_complete_old(); /* asked now, while the BTF is parsed */
-	if (submit_sqe_kernel()) {
-		hooks[H_URING_SUBMIT].name = "io_uring_submit_sqe";
-		hooks[H_URING_SUBMIT].prog[IT_HOOK_TP_BTF] = "uring_submit_sqe";
-	}
-}
-
 struct load_ctx {
 	struct it_syscall_layer *l;
 	const struct it_syscall_opts *o;
@@ -648,9 +649,8 @@ static int load(struct it_syscall_layer *l, const struct it_syscall_opts *o, cha
 		size_t errlen)
 {
 	struct load_ctx c = { l, o, err, errlen };
-	struct it_hook_def hooks[IT_SYSCALL_NHOOKS];
 	struct it_hook_load hl = {
-		.layer = "syscall", .hooks = hooks, .nhooks = IT_SYSCALL_NHOOKS,
+		.layer = "syscall", .hooks = it_syscall_hooks, .nhooks = IT_SYSCALL_NHOOKS,
 		.skel = &syscall_skel_ops, .configure = configure_attempt, .ctx = &c,
 		.force = o->hook, .verbose = o->verbose,
 	};
@@ -658,8 +658,7 @@ static int load(struct it_syscall_layer *l, const struct it_syscall_opts *o, cha
 	char why[256];
 	int e;
 
-	memcpy(hooks, it_syscall_hooks, sizeof(hooks));
-	uring_hook_names(hooks);
+	uring_hook_names(it_syscall_hooks);
 	*err = 0;
 	l->skel = it_hooks_load(&hl, kinds, l->hooks_desc, sizeof(l->hooks_desc), why,
 				sizeof(why), &e);

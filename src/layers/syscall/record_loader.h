@@ -24,7 +24,9 @@ struct ring_buffer;
  * every call, the classic syscalls:sys_{enter,exit}_X tracepoints only
  * the traced ones; io_uring; fork tracking), for the hook engine and
  * `iotrail probe`. */
-extern const struct it_hook_def it_syscall_hooks[];
+/* the rows, under the names this kernel gives them once it_syscall_requires
+ * or a load has asked (io_uring's submission: record_loader.c) */
+extern struct it_hook_def it_syscall_hooks[];
 #define IT_SYSCALL_NHOOKS 8
 
 #define IT_SYS_MAX_IDS 64
