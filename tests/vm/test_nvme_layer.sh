@@ -15,7 +15,10 @@
 #  - the text report's device table shows the optimal I/O size from sysfs;
 #  - --filter 'op=read && size>=32k' over 4K and 64K reads: the block and
 #    NVMe layers keep exactly fio's 64K reads, each with its command (the
-#    NVMe layer follows the block layer's decision on this kernel too).
+#    NVMe layer follows the block layer's decision on this kernel too);
+#  - the online mode on this kernel (issue 14): `iotrail top --json`'s
+#    intervals add up to fio's reads and writes exactly, Q2C counted for
+#    each.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/vm/lib.sh
 
@@ -25,7 +28,7 @@ DEPTH=8
 names="vm_nvme_layer_hooks vm_nvme_layer_fio_commands vm_nvme_layer_linked vm_nvme_layer_stages
        vm_nvme_layer_qd vm_nvme_layer_csv vm_nvme_layer_discard_ranges vm_nvme_layer_sq_hook
        vm_nvme_layer_sq_backlog vm_nvme_layer_sq_qd1 vm_nvme_layer_cqe_stages vm_nvme_layer_qd_time
-       vm_nvme_layer_opt_io vm_nvme_layer_filter"
+       vm_nvme_layer_opt_io vm_nvme_layer_filter vm_online_top"
 vm_skip_unless fio jq -- $names vm_export_errors
 
 # export's error paths need no VM
@@ -65,6 +68,14 @@ build/iotrail record --layers block -o $out/filter.trail --dev nvme0n1 --filter 
 	 fio --name=f64 --filename=/dev/nvme0n1 --rw=randread --bs=64k --direct=1 --number_ios=50 \
 	     --size=64M --output-format=json --output=$out/f64.json'
 build/iotrail report --json $out/filter.trail > $out/filter.json
+# the online mode: fio starts once top printed its first interval, and
+# ends well inside the four after it
+build/iotrail top --json --dev nvme0n1 --count 5 > $out/top.jsonl 2> $out/top.err &
+TOP=\$!
+while [ ! -s $out/top.jsonl ] && kill -0 \$TOP 2>/dev/null; do sleep 0.1; done
+fio --name=top --filename=/dev/nvme0n1 --rw=randrw --bs=4k --direct=1 --ioengine=libaio --iodepth=8 \
+    --number_ios=400 --size=64M --output-format=json --output=$out/top.fio.json
+wait \$TOP
 GUEST
 vm vm_nvme_layer --nvme --out "$out" -- bash "$TMP/nvme_layer.sh"
 R=$out/fio.report.json
@@ -223,6 +234,22 @@ elif [ "$n4" = 100 ] && [ "$n64" = 50 ] && [ "$kept" = "$n64" ] && [ "$cmds" = "
 	pass "vm_nvme_layer_filter ($kept block reads and $cmds NVMe read commands, all linked == fio's $n64 64K reads; its $n4 4K reads left out, as the kernel counted: $passed passed, $fout filtered out)"
 else
 	fail vm_nvme_layer_filter "fio 4K $n4, 64K $n64; kept $kept block I/Os, $cmds NVMe read commands ($linked linked, $unlinked unlinked); the kernel counted $passed passed, $fout filtered out"
+fi
+
+# ---- the online mode ----
+T=$out/top.jsonl
+read -r r w rq wq <<< "$(jq -s -r '[([.[].groups[] | select(.op == "read") | .ios] | add // 0),
+	([.[].groups[] | select(.op == "write") | .ios] | add // 0),
+	([.[].groups[] | select(.op == "read") | .q2c.count] | add // 0),
+	([.[].groups[] | select(.op == "write") | .q2c.count] | add // 0)] | @tsv' "$T" 2>/dev/null)"
+fr=$(jq '.jobs[0].read.total_ios' "$out/top.fio.json" 2>/dev/null)
+fw=$(jq '.jobs[0].write.total_ios' "$out/top.fio.json" 2>/dev/null)
+n=$(grep -c '^{' "$T" 2>/dev/null)
+if [ -n "$fr" ] && [ $((fr + fw)) = 400 ] && [ "$r" = "$fr" ] && [ "$w" = "$fw" ] &&
+   [ "$rq" = "$fr" ] && [ "$wq" = "$fw" ] && [ "$n" = 5 ]; then
+	pass "vm_online_top ($n intervals of iotrail top --json: $r reads and $w writes, each with its Q2C == fio's $fr and $fw)"
+else
+	fail vm_online_top "top's $n intervals: reads $r (Q2C $rq), writes $w (Q2C $wq); fio read '$fr', wrote '$fw'; $(head -c 200 "$out/top.err")"
 fi
 
 exit $FAILED
