@@ -386,7 +386,7 @@ const char *it_syscall_hooks_desc(const struct it_syscall_layer *l)
 	return l->hooks_desc;
 }
 
-/* Before 6.3 or so (Debian's 6.1) the submission's tracepoint was
+/* On older kernels (Debian's 6.1) the submission's tracepoint was
  * io_uring_submit_sqe, with the request first as now; and io_uring_complete
  * took (ctx, req, user_data, res, cflags, extra1, extra2), not (ring, req,
  * cqe). Both read from the kernel's BTF, once. */

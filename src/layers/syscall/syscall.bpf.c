@@ -1144,9 +1144,10 @@ static __always_inline void stash_flush(struct it_sys_uring_submit *w)
 	w->req = 0;
 }
 
-/* A request's submission (the tracepoint is io_uring_submit_req since 6.3
- * or so, io_uring_submit_sqe before, with the request first either way:
- * the loader attaches the program of the name the kernel has). */
+/* A request's submission (the tracepoint is io_uring_submit_req, and
+ * io_uring_submit_sqe on older kernels such as Debian's 6.1, with the
+ * request first either way: the loader attaches the program of the name
+ * the kernel has). */
 static __always_inline int on_uring_submit(struct io_kiocb *req)
 {
 	struct task_struct *task;
