@@ -7,6 +7,9 @@
 #   block      iotrail record --layers block --dev DEV
 #   floor      bench/hook_floor 1: one minimal 64-byte record at Q, D and C,
 #              drained (the floor of any per-I/O tracer here)
+#   sysfloor   bench/hook_floor 6: the same into a ring per CPU, plus a
+#              record wherever the default writes one for a system call or
+#              an io_uring request (the floor of the default's own records)
 #   perf       perf record -a -e block:block_rq_issue -e block:block_rq_complete
 #   bpftrace   bpftrace printing each I/O's issue-to-complete latency
 #   ftrace     the kernel's block trace events through a tracefs instance's
@@ -21,6 +24,7 @@
 # blktrace). A peer tool runs around fio: started, given
 # SETTLE seconds to attach, then fio, then it is stopped with SIGINT.
 #   bench/peers.sh [ROUNDS] [SECONDS]        (defaults: 5 rounds, 4 s per run)
+#   PEERS="perf biolatency" picks the peers tried (default: all of them)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-5}
@@ -122,14 +126,15 @@ run_config() {
 	default) fio_iops "$qd" build/iotrail record -o "$out/d.trail" -- ;;
 	block) fio_iops "$qd" build/iotrail record -o "$out/b.trail" --layers block --dev "$dev" -- ;;
 	floor) fio_iops "$qd" build/bench/hook_floor 1 -- ;;
+	sysfloor) fio_iops "$qd" build/bench/hook_floor 6 -- ;;
 	*) fio_with_peer "$qd" "$name" ;;
 	esac > "$out/$name.iops"
 }
 
 echo "iotrail and its peers: fio randread 4K io_uring on $dev (loop over tmpfs, mq-deadline), ${secs}s runs, $rounds rounds"
 echo "kernel $(uname -r); $(perf --version 2>&1 | head -1); bpftrace $(bpftrace --version 2>&1 | awk '{ print $2 }')"
-configs=(untraced default block floor)
-for p in perf bpftrace ftrace biolatency blktrace biosnoop; do
+configs=(untraced default block floor sysfloor)
+for p in ${PEERS:-perf bpftrace ftrace biolatency blktrace biosnoop}; do
 	tool=$p
 	[ "$p" != ftrace ] || tool=cat
 	if ! command -v "$tool" > /dev/null; then
