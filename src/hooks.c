@@ -84,6 +84,26 @@ const struct btf *it_vmlinux_btf(void)
 	return vmlinux_btf();
 }
 
+int it_btf_trace_arity(const char *tp)
+{
+	const struct btf *btf = vmlinux_btf();
+	const struct btf_type *t;
+	char name[128];
+	int id;
+
+	if (!btf)
+		return -ENOENT;
+	snprintf(name, sizeof(name), "btf_trace_%s", tp);
+	id = btf__find_by_name_kind(btf, name, BTF_KIND_TYPEDEF);
+	if (id < 0)
+		return -ENOENT;
+	/* typedef -> pointer -> func_proto (void *__data, arguments...) */
+	t = btf__type_by_id(btf, id);
+	t = t ? btf__type_by_id(btf, t->type) : NULL;
+	t = t && btf_is_ptr(t) ? btf__type_by_id(btf, t->type) : NULL;
+	return t && btf_is_func_proto(t) ? (int)btf_vlen(t) - 1 : -EINVAL;
+}
+
 /* The parsed kernel BTF is some megabytes: freed once the probes are
  * loaded (parsed again if asked for after). */
 void it_vmlinux_btf_release(void)

@@ -125,6 +125,11 @@ void *it_hooks_load(const struct it_hook_load *l, enum it_hook_kind *kinds, char
 struct btf;
 const struct btf *it_vmlinux_btf(void);
 void it_vmlinux_btf_release(void); /* when no more probes are loaded */
+/* How many arguments tracepoint tp takes on this kernel (its btf_trace_tp
+ * typedef's, less the leading void *__data): where an argument list moved
+ * between kernels. -ENOENT without BTF or the typedef, -EINVAL when it is
+ * not a function pointer. */
+int it_btf_trace_arity(const char *tp);
 
 /* ---- the recording's one poll ---- */
 struct ring_buffer;

@@ -41,14 +41,7 @@ static int quiet_libbpf(enum libbpf_print_level level, const char *fmt, va_list 
  * arity of its BTF typedef; 0 when not or when the BTF cannot tell. */
 static int rq_tp_has_queue_arg(void)
 {
-	const struct btf *btf = it_vmlinux_btf();
-	const struct btf_type *t;
-	int id = btf ? btf__find_by_name_kind(btf, "btf_trace_block_rq_issue", BTF_KIND_TYPEDEF) : -1;
-
-	t = id < 0 ? NULL : btf__type_by_id(btf, id);
-	t = t ? btf__type_by_id(btf, t->type) : NULL;
-	t = t && btf_is_ptr(t) ? btf__type_by_id(btf, t->type) : NULL;
-	return t && btf_is_func_proto(t) && btf_vlen(t) == 3;
+	return it_btf_trace_arity("block_rq_issue") == 2; /* ([q,] rq) */
 }
 
 /* The value of this kernel's enumerator `name` (its flag bit numbers are

@@ -66,18 +66,9 @@ static struct {
  * kernel BTF cannot tell. */
 static int tp_has_queue_arg(void)
 {
-	const struct btf *btf = it_vmlinux_btf();
-	const struct btf_type *t;
-	int id;
+	int n = it_btf_trace_arity("block_rq_issue"); /* ([q,] rq) */
 
-	if (!btf)
-		return -ENOENT;
-	id = btf__find_by_name_kind(btf, "btf_trace_block_rq_issue", BTF_KIND_TYPEDEF);
-	/* typedef -> pointer -> func_proto (void *__data, [q,] rq) */
-	t = id < 0 ? NULL : btf__type_by_id(btf, id);
-	t = t ? btf__type_by_id(btf, t->type) : NULL;
-	t = t && btf_is_ptr(t) ? btf__type_by_id(btf, t->type) : NULL;
-	return id < 0 ? id : !t || !btf_is_func_proto(t) ? -EINVAL : btf_vlen(t) == 3;
+	return n < 0 ? n : n == 2;
 }
 
 /* RQF_FLUSH_SEQ of request->rq_flags: since the flags became bit numbers

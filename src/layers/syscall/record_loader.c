@@ -390,29 +390,13 @@ const char *it_syscall_hooks_desc(const struct it_syscall_layer *l)
  * io_uring_submit_sqe, with the request first as now; and io_uring_complete
  * took (ctx, req, user_data, res, cflags, extra1, extra2), not (ring, req,
  * cqe). Both read from the kernel's BTF, once. */
-static int btf_trace_arity(const char *tp)
-{
-	const struct btf *btf = it_vmlinux_btf();
-	char name[96];
-	const struct btf_type *t;
-	int id;
-
-	snprintf(name, sizeof(name), "btf_trace_%s", tp);
-	id = btf ? btf__find_by_name_kind(btf, name, BTF_KIND_TYPEDEF) : -1;
-	/* typedef -> pointer -> func_proto (void *__data, arguments...) */
-	t = id < 0 ? NULL : btf__type_by_id(btf, id);
-	t = t ? btf__type_by_id(btf, t->type) : NULL;
-	t = t && btf_is_ptr(t) ? btf__type_by_id(btf, t->type) : NULL;
-	return t && btf_is_func_proto(t) ? (int)btf_vlen(t) - 1 : -1;
-}
-
 static bool submit_sqe_kernel(void)
 {
 	static int known = -1;
 
 	if (known < 0)
-		known = btf_trace_arity("io_uring_submit_req") < 0 &&
-			btf_trace_arity("io_uring_submit_sqe") >= 1;
+		known = it_btf_trace_arity("io_uring_submit_req") < 0 &&
+			it_btf_trace_arity("io_uring_submit_sqe") >= 1;
 	return known;
 }
 
@@ -421,7 +405,7 @@ static bool uring_complete_old(void)
 	static int known = -1;
 
 	if (known < 0)
-		known = btf_trace_arity("io_uring_complete") == 7;
+		known = it_btf_trace_arity("io_uring_complete") == 7;
 	return known;
 }
 
