@@ -1184,12 +1184,14 @@ static void warn_silent_layers(const struct session *ss)
 			ss->disk[i].discards;
 	if (!busy)
 		return;
-	if (it_scope_on(&ss->o->scope)) {
+	if (it_scope_tracks(&ss->o->scope)) {
 		const struct it_scope *sc = &ss->o->scope;
-		int n = snprintf(scope, sizeof(scope), "the scope (%s%s%s", sc->npids ? "-p " : "",
-				 sc->comm ? "--comm " : "", sc->cgroup ? "--cgroup " : "");
+		bool pred = sc->filter && sc->filter->n, smp = sc->sample_n > 1 || sc->sample_epoch_n;
+		int n = snprintf(scope, sizeof(scope), "the scope (%s%s%s%s%s", sc->npids ? "-p " : "",
+				 sc->comm ? "--comm " : "", sc->cgroup ? "--cgroup " : "",
+				 pred ? "--filter " : "", smp ? "--sample " : "");
 
-		snprintf(scope + n - 1, sizeof(scope) - (n - 1), ") may leave out who did them; ");
+		snprintf(scope + n - 1, sizeof(scope) - (n - 1), ") may leave them out; ");
 	}
 	FOR_STARTED(ss, i, l)
 		if (l->recorded && !l->recorded())

@@ -165,8 +165,10 @@ static void silent_block_layer(FILE *f, const struct it_report_input *in)
 			(unsigned long long)d->reads, (unsigned long long)d->writes,
 			(unsigned long long)d->flushes);
 	}
-	fputs(".\n*** A scope (-p, --comm, --cgroup) keeps only the I/O its processes submit;\n"
-	      "*** record without it to compare.\n", f);
+	fputs(in->task ? ".\n*** The task (its line above) keeps only the I/O it selects; a scope (-p,\n"
+			 "*** --comm, --cgroup) only that of its processes; record without them to compare.\n"
+		       : ".\n*** A scope (-p, --comm, --cgroup) keeps only the I/O its processes submit;\n"
+			 "*** record without it to compare.\n", f);
 }
 
 static void warnings(FILE *f, const struct it_report_input *in)

@@ -9,7 +9,13 @@
 #                exactly N2 system calls, pread64s each owning its I/O (no
 #                pwrite64, no I/O no call owns); the kernel's counts: N2
 #                passed, N1+N3 filtered out; the report says what was kept
-#                and groups as the task says
+#                and groups as the task says; the recorder's summary
+#                says how many the predicate left out
+#   task_filter_none  a predicate no I/O passes (op=read && op=write): the
+#                summary counts all of fio's I/Os left out by it, the
+#                "recorded nothing" warning names --filter, the report
+#                says 0 of fio's total were kept and its warning names the
+#                task
 #   task_sample  --sample 1/10, block and syscall layers: the count is
 #                inside the binomial 99.9% bounds of N1+N2+N3 trials, every
 #                sampled I/O has its Q, D and C (no stage missing: each
@@ -130,8 +136,31 @@ else
 	elif [ "$counts" != "$N2 $((N1 + N3)) $N2 false" ] ||
 	     [[ "$line" != *"system calls: only those that queued a kept I/O, $N2;"* ]]; then
 		fail task_filter "the kernel's counts (passed, filtered out, calls kept, unfiltered) are '$counts', want '$N2 $((N1 + N3)) $N2 false'; task line '$line'"
+	elif ! grep -q "$N2 I/Os, .* (left out in the kernel: $((N1 + N3)) by the predicate, 0 by the sampling)" \
+		"$TMP/filter.out"; then
+		fail task_filter "the recorder's summary does not say the $((N1 + N3)) left out: $(grep 'iotrail record:' "$TMP/filter.out" | tail -1)"
 	else
 		pass "task_filter ($total I/Os == fio's $N2 64K reads, none of its $N1 4K reads and $N3 8K writes; $calls calls, each owning its I/O; $line)"
+	fi
+fi
+
+# ---- a predicate no I/O passes: said by the recorder, named as the cause ----
+if ! record none --filter 'op=read && op=write'; then
+	fail task_filter_none "record failed: $(tail -1 "$TMP/none.out")"
+else
+	want=$(fio_total)
+	if ! grep -q "0 I/Os, 0 events, 0 dropped (left out in the kernel: $want by the predicate, 0 by the sampling)" \
+		"$TMP/none.out"; then
+		fail task_filter_none "the summary does not say fio's $want I/Os were left out: $(grep 'iotrail record:' "$TMP/none.out" | tr '\n' ' ')"
+	elif ! grep -q "warning: the block layer recorded nothing while its devices completed .* the scope (--filter) may leave them out" \
+		"$TMP/none.out"; then
+		fail task_filter_none "the warning does not name --filter: $(grep warning "$TMP/none.out")"
+	elif ! "$IOTRAIL" report "$TMP/none.trail" | grep -q "only I/Os with op=read && op=write: 0 of $want, $want filtered out"; then
+		fail task_filter_none "the report's task line is '$("$IOTRAIL" report "$TMP/none.trail" | grep -A2 '^task')'"
+	elif ! "$IOTRAIL" report "$TMP/none.trail" | grep -q "^\*\*\* The task (its line above) keeps only the I/O it selects"; then
+		fail task_filter_none "the report's warning does not name the task: $("$IOTRAIL" report "$TMP/none.trail" | grep '^\*\*\*' | tr '\n' ' ')"
+	else
+		pass "task_filter_none (0 of fio's $want I/Os kept, all counted as left out by the predicate; the warning names --filter)"
 	fi
 fi
 

@@ -59,6 +59,8 @@ static struct {
 	uint64_t events, ios, dropped, missed;
 	uint64_t *drops;             /* per CPU, s->ncpu of them */
 	size_t ring_bytes;           /* each CPU's ring */
+	bool task_counted;           /* the task decided: io_counts are its totals */
+	uint64_t io_counts[IT_IOC_MAX]; /* kept, skipped by sampling, rejected */
 } b;
 
 /* The v5.11 block tracepoint change (commit a54895fa057c): 1 when
@@ -318,6 +320,8 @@ static int write_task_counts(struct it_session *s)
 	for (size_t cpu = 0; cpu < nslots; cpu++)
 		for (int k = 0; k < 4; k++)
 			c[k] += b.skel->bss->scope_io_slots[cpu].c.n[k];
+	b.task_counted = true;
+	memcpy(b.io_counts, c, sizeof(b.io_counts));
 	err = add_counts_event(s, 0, c);
 	/* io_uring's before the calls': a reader older than IT_TCF_URING
 	 * takes both for the calls' and keeps the last */
@@ -340,8 +344,15 @@ static int finish(struct it_session *s)
 
 static void summary(char *out, size_t len)
 {
-	snprintf(out, len, "%llu I/Os, %llu events, %llu dropped", (unsigned long long)b.ios,
-		 (unsigned long long)b.events, (unsigned long long)b.dropped);
+	int n = snprintf(out, len, "%llu I/Os, %llu events, %llu dropped", (unsigned long long)b.ios,
+			 (unsigned long long)b.events, (unsigned long long)b.dropped);
+
+	/* what the task left out, in the kernel's count: a filter that
+	 * keeps nothing says so here, not only in the report */
+	if (b.task_counted && n > 0 && (size_t)n < len)
+		snprintf(out + n, len - n, " (left out in the kernel: %llu by the predicate, "
+			 "%llu by the sampling)", (unsigned long long)b.io_counts[IT_IOC_REJECTED],
+			 (unsigned long long)b.io_counts[IT_IOC_SKIPPED]);
 	if (b.missed)
 		fprintf(stderr, "iotrail record: %llu probe runs were skipped by the kernel (a probe "
 			"interrupted by itself on one CPU): their events are missing; the report "
