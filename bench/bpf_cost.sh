@@ -7,6 +7,9 @@
 #   empty:    bench/hook_floor 0 (programs that return at once on Q, D, C)
 #   floorcpu: bench/hook_floor 4 (the same into a ring per CPU, as
 #             iotrail's rings are)
+#   floorspsc: floorcpu's records into a buffer per CPU and hook, one
+#             producer and one consumer, no lock (bench/hook_floor 7): what
+#             a record costs without the BPF ring buffer's reserve/commit
 #   sysempty: floorcpu plus empty programs on the default's system-call
 #             hooks (bench/hook_floor 5)
 #   sysfloor: floorcpu plus a record where the default writes one for a
@@ -16,7 +19,7 @@
 #   baseline: the default recording with BASELINE=path/to/another/iotrail
 #   reject:   `iotrail record --layers block --dev DEV --filter` with a
 #             predicate no I/O passes: what an I/O a task filters out costs
-#   baseline-reject: the same with BASELINE's build
+#   baseline-reject, baseline-block: reject, block with BASELINE's build
 #   sample100, baseline-sample100: `--sample 1/100` instead of the filter
 #   usample10, ureject (and baseline-usample10, baseline-ureject): the same
 #             two with the syscall layer too (--layers block,syscall --comm
@@ -72,11 +75,13 @@ grep -h '^prog_id:' /proc/\$PPID/fdinfo/* | awk '{ print \$2 }' | sort -u > $out
 	floor) pre=(build/bench/hook_floor 1 --) ;;
 	empty) pre=(build/bench/hook_floor 0 --) ;;
 	floorcpu) pre=(build/bench/hook_floor 4 --) ;;
+	floorspsc) pre=(build/bench/hook_floor 7 --) ;;
 	sysempty) pre=(build/bench/hook_floor 5 --) ;;
 	sysfloor) pre=(build/bench/hook_floor 6 --) ;;
 	block) pre=(build/iotrail record -o "$out/t.trail" --layers block --dev "$dev" --) ;;
 	default) pre=(build/iotrail record -o "$out/t.trail" --) ;;
 	baseline) pre=("$baseline" record -o "$out/t.trail" --) ;;
+	baseline-block) pre=("$baseline" record -o "$out/t.trail" --layers block --dev "$dev" --) ;;
 	reject) pre=(build/iotrail record -o "$out/t.trail" --layers block --dev "$dev" \
 		--filter 'op=read && op=write' --) ;;
 	baseline-reject) pre=("$baseline" record -o "$out/t.trail" --layers block --dev "$dev" \

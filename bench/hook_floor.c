@@ -7,7 +7,8 @@
  * sys_enter and sys_exit programs; 3: one 104-byte record per pread64,
  * entry time kept in task storage; 4: mode 1 with a ring per CPU; 5: mode 4
  * plus empty programs on the default recording's system-call hooks; 6: mode
- * 4 plus a record where the default recording writes one for a call), runs
+ * 4 plus a record where the default recording writes one for a call; 7: mode
+ * 4's records into a buffer per CPU and hook, mapped here), runs
  * COMMAND, detaches. In modes 0, 1, 4, 5 and 6, prints the records per
  * hook and per completed I/O, and those the ring could not take, on stderr
  * (mode 1 must show 3 per I/O and 0 not written, or it is no floor); exits
@@ -20,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -90,6 +92,45 @@ static int add_cpu_rings(struct bpf_object *obj, struct ring_buffer *rb)
 	return 0;
 }
 
+/* Mode 7: the buffers of hook_floor.bpf.c's spsc map, 3 per CPU. */
+#define SPSC_SLOTS 8192
+struct spsc {
+	__u64 prod, pad1[7];
+	__u64 cons, pad2[7];
+	struct rec slot[SPSC_SLOTS];
+};
+
+static struct spsc *spsc_bufs;
+static int spsc_n;
+
+static int spsc_map(struct bpf_object *obj)
+{
+	struct bpf_map *m = bpf_object__find_map_by_name(obj, "spsc");
+	size_t bytes = sizeof(struct spsc) * (size_t)spsc_n;
+	void *p;
+
+	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(m), 0);
+	if (p == MAP_FAILED) {
+		fprintf(stderr, "hook_floor: cannot map the spsc buffers: %s\n", strerror(errno));
+		return -1;
+	}
+	spsc_bufs = p;
+	return 0;
+}
+
+/* Takes what each buffer holds, as on_rec does with a ring's records. */
+static void spsc_drain(void)
+{
+	for (int i = 0; i < spsc_n; i++) {
+		struct spsc *b = &spsc_bufs[i];
+		__u64 p = __atomic_load_n(&b->prod, __ATOMIC_ACQUIRE), c = b->cons;
+
+		for (; c < p; c++)
+			on_rec(NULL, &b->slot[c & (SPSC_SLOTS - 1)], sizeof(struct rec));
+		__atomic_store_n(&b->cons, c, __ATOMIC_RELEASE);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	char obj_path[4096];
@@ -102,7 +143,7 @@ int main(int argc, char **argv)
 	ssize_t len;
 
 	if (argc < 4 || strcmp(argv[2], "--")) {
-		fprintf(stderr, "usage: hook_floor 0|1|2|3|4|5|6 -- COMMAND [ARGS]\n");
+		fprintf(stderr, "usage: hook_floor 0|1|2|3|4|5|6|7 -- COMMAND [ARGS]\n");
 		return 2;
 	}
 	mode = atoi(argv[1]);
@@ -117,13 +158,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "hook_floor: cannot open %s: %s\n", obj_path, strerror(errno));
 		return 1;
 	}
-	/* the block hooks (modes 0, 1, 4), the system call pair (modes 2, 3),
+	/* the block hooks (modes 0, 1, 4, 7), the system call pair (modes 2, 3),
 	 * or both with io_uring's two (modes 5, 6) */
 	bpf_object__for_each_program(prog, obj) {
 		const char *name = bpf_program__name(prog);
 		bool sys = !strncmp(name, "floor_sys_", 10);
 
-		if (mode >= 5)
+		if (mode == 5 || mode == 6)
 			bpf_program__set_autoload(prog, true);
 		else
 			bpf_program__set_autoload(prog, (mode == 2 || mode == 3) == sys &&
@@ -132,6 +173,13 @@ int main(int argc, char **argv)
 	if (bpf_map__set_initial_value(bpf_object__find_map_by_name(obj, ".rodata"), &mode, sizeof(mode))) {
 		fprintf(stderr, "hook_floor: cannot set the mode: .rodata of %s is not one int\n", obj_path);
 		return 1;
+	}
+	if (mode == 7) {
+		spsc_n = 3 * libbpf_num_possible_cpus();
+		bpf_map__set_max_entries(bpf_object__find_map_by_name(obj, "spsc"), spsc_n);
+	} else {
+		/* not used: as small as the map can be */
+		bpf_map__set_max_entries(bpf_object__find_map_by_name(obj, "spsc"), 1);
 	}
 	if (bpf_object__load(obj)) {
 		fprintf(stderr, "hook_floor: cannot load %s\n", obj_path);
@@ -149,7 +197,9 @@ int main(int argc, char **argv)
 	rb = ring_buffer__new(bpf_map__fd(bpf_object__find_map_by_name(obj, "ring")), on_rec, NULL, NULL);
 	if (!rb)
 		return 1;
-	if (mode >= 4 && add_cpu_rings(obj, rb))
+	if (mode >= 4 && mode <= 6 && add_cpu_rings(obj, rb))
+		return 1;
+	if (mode == 7 && spsc_map(obj))
 		return 1;
 	child = fork();
 	if (child == 0) {
@@ -157,10 +207,14 @@ int main(int argc, char **argv)
 		_exit(127);
 	}
 	while (waitpid(child, &status, WNOHANG) == 0) {
-		ring_buffer__poll(rb, POLL_MS);
+		ring_buffer__poll(rb, POLL_MS); /* mode 7: the timer alone */
 		ring_buffer__consume(rb);
+		if (spsc_bufs)
+			spsc_drain();
 	}
 	ring_buffer__consume(rb);
+	if (spsc_bufs)
+		spsc_drain();
 	if (mode < 2 || mode >= 4)
 		report(obj, mode);
 	while (n)

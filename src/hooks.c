@@ -945,10 +945,10 @@ int it_ring_join(struct ring_buffer **rb, int map_fd,
 }
 
 int it_evring_make(struct it_evring **out, int outer_fd, unsigned int ncpu, size_t bytes,
-		   int (*fn)(void *ctx, void *data, size_t size),
+		   unsigned int extra, int (*fn)(void *ctx, void *data, size_t size),
 		   uint64_t (*key)(const void *data, size_t size), void *ctx)
 {
-	struct it_evring *r = it_evring_new(ncpu, fn, key, ctx);
+	struct it_evring *r = it_evring_new(ncpu + extra, fn, key, ctx);
 	int err = 0;
 
 	if (!r)

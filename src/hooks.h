@@ -143,10 +143,11 @@ int it_ring_join(struct ring_buffer **rb, int map_fd,
 /* Per-CPU rings (evring.h): a BPF ring buffer of bytes per CPU (ncpu of
  * them) made and put into the array-of-rings map outer_fd, each mapped
  * into a new evring *out whose records go to fn (merged by key, NULL: an
- * it_event's time). Before any probe that writes them is attached. 0, or
+ * it_event's time), with extra sources after them for the caller to set
+ * (it_evring_set). Before any probe that writes them is attached. 0, or
  * -errno (*out then freed and NULL). */
 int it_evring_make(struct it_evring **out, int outer_fd, unsigned int ncpu, size_t bytes,
-		   int (*fn)(void *ctx, void *data, size_t size),
+		   unsigned int extra, int (*fn)(void *ctx, void *data, size_t size),
 		   uint64_t (*key)(const void *data, size_t size), void *ctx);
 /* Each CPU's ring when total bytes are divided among ncpu: the largest
  * power of two within its share, at least a page (a BPF ring's size is a

@@ -58,6 +58,10 @@ struct it_session {
 	struct {
 		struct bpf_map *events, *drops, *tracked;
 		uint64_t wakeup_bytes;
+		/* the per-CPU event buffers (event.h, struct it_ev_buf) of
+		 * the layers whose programs cannot be preempted; NULL: none */
+		struct bpf_map *bufs;
+		uint64_t buf_mask, buf_wakeup;
 	} ev;
 	/* A task's predicate or sampling, followed into the system calls
 	 * (bpf/scope.bpf.h): io_marks when a recorded layer follows_io; the

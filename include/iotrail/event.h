@@ -374,4 +374,34 @@ static inline int it_event_ends_io(const struct it_event *e)
 #define IT_DEV_MINOR(d) ((__u32)(d) & ((1u << IT_MINORBITS) - 1))
 #define IT_MKDEV(ma, mi) (((__u32)(ma) << IT_MINORBITS) | (__u32)(mi))
 
+
+/*
+ * The event buffer of one CPU (bpf/events.bpf.h, IT_EV_BUFS): a single
+ * writer's ring, mapped by the recorder (src/layers/block/record.c), whose
+ * data is laid out as a BPF ring buffer's (an 8-byte header before each
+ * record: its length, IT_EV_BUF_DISCARD on space to skip), so that
+ * src/evring.c reads it as it reads a ring. One per CPU: the producer's
+ * line, the consumer's line (the recorder moves cons), then the data,
+ * mask + 1 bytes and room for one record past their end (the map's value
+ * size).
+ */
+#define IT_EV_BUF_DISCARD (1u << 30) /* BPF_RINGBUF_DISCARD_BIT */
+#define IT_EV_BUF_REC (8 + sizeof(struct it_event)) /* header + event */
+struct it_ev_buf {
+	__u64 prod;     /* bytes written: the next record starts at prod & mask */
+	__u64 next;     /* prod once the record being written is whole */
+	__u32 taken;    /* programs on this CPU between reserving and submitting */
+	__u32 since;    /* records since the fill was last looked at */
+	__u64 pad1[5];
+	__u64 cons;     /* the consumer's position */
+	__u64 pad2[7];
+	/* events for the ring: [0] and [1] of programs interrupting the
+	 * one that holds the buffer, [2] of one that found it full */
+	struct it_event nested[3];
+	__u8 data[8];   /* really mask + 1 + IT_EV_BUF_REC bytes */
+};
+/* The map value's size for a data area of bytes (a power of two). */
+#define IT_EV_BUF_VALUE_SIZE(bytes) \
+	((__u32)(sizeof(struct it_ev_buf) - 8 + (bytes) + IT_EV_BUF_REC + 7) & ~7u)
+
 #endif

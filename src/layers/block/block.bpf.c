@@ -34,6 +34,7 @@
 
 #include "iotrail/event.h"
 #include "core_fixes.bpf.h"
+#define IT_EV_BUFS /* tracepoints only: events.bpf.h */
 #include "events.bpf.h"
 #include "scope.bpf.h"
 

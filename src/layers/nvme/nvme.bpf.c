@@ -29,6 +29,7 @@
 
 #include "iotrail/event.h"
 #include "core_fixes.bpf.h"
+#define IT_EV_BUFS /* tracepoints only: events.bpf.h */
 #include "events.bpf.h"
 #define NVME_CMD_DSM 0x09
 #define MAX_DSM_RANGES 64 /* ranges followed per DSM command (the spec allows 256) */

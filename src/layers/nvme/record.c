@@ -48,8 +48,13 @@ static int configure(void *obj, enum it_hook_kind *kinds, void *ctx)
 		k->rodata->filter_devs[i] = s->devs[i];
 	k->rodata->scoped = it_scope_tracks(s->scope);
 	k->rodata->wakeup_bytes = s->ev.wakeup_bytes;
-	/* the block layer's ring, drop counter and scope's tracked table */
-	return it_session_share_events(s, k->maps.events, k->maps.drops, k->maps.tracked);
+	/* the block layer's ring, drop counter and scope's tracked table,
+	 * and its event buffers (the NVMe driver's programs are tracepoints,
+	 * as the block layer's: events.bpf.h) */
+	k->rodata->ev_buf_mask = s->ev.buf_mask;
+	k->rodata->ev_buf_wakeup = s->ev.buf_wakeup;
+	return it_session_share_events(s, k->maps.events, k->maps.drops, k->maps.tracked) ?:
+	       bpf_map__reuse_fd(k->maps.ev_bufs, bpf_map__fd(s->ev.bufs));
 }
 
 static int available(char *why, size_t len)

@@ -738,7 +738,7 @@ static uint64_t record_time(const void *data, size_t size)
 int it_syscall_join_ring(struct it_syscall_layer *l, struct it_evring **rings)
 {
 	return it_evring_make(rings, bpf_map__fd(l->skel->maps.sys_events), l->ncpu, l->ring_bytes,
-			      on_record, record_time, l);
+			      0, on_record, record_time, l);
 }
 
 void it_syscall_detach(struct it_syscall_layer *l)
