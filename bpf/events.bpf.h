@@ -234,6 +234,8 @@ static __always_inline void ev_submit(struct it_event *e)
 		rb = it_cpu_ring(&events);
 		if (!rb || bpf_ringbuf_output(rb, e, sizeof(*e), 0))
 			ev_count_drop();
+		else /* a program may interrupt this one here: atomic */
+			__sync_fetch_and_add(&b->ringed, 1);
 		ev_barrier();
 		b->taken--; /* the overflow slot's 1 back to 0 too */
 		return;

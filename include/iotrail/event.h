@@ -392,7 +392,8 @@ struct it_ev_buf {
 	__u64 next;     /* prod once the record being written is whole */
 	__u32 taken;    /* programs on this CPU between reserving and submitting */
 	__u32 since;    /* records since the fill was last looked at */
-	__u64 pad1[5];
+	__u64 ringed;   /* events sent through the CPU's ring instead (nested, full) */
+	__u64 pad1[4];
 	__u64 cons;     /* the consumer's position */
 	__u64 pad2[7];
 	/* events for the ring: [0] and [1] of programs interrupting the

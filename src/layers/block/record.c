@@ -414,6 +414,17 @@ static void summary(char *out, size_t len)
 	if (b.dropped)
 		fprintf(stderr, "iotrail record: events were lost: the consumer fell behind; "
 			"try a larger --ringbuf-mb or --dev/-p filters\n");
+	if (b.s->verbose && b.bufs_mem) {
+		size_t vsize = bpf_map__value_size(b.bufs);
+		uint64_t ringed = 0;
+
+		for (unsigned int cpu = 0; cpu < b.s->ncpu; cpu++)
+			ringed += ((const struct it_ev_buf *)((const char *)b.bufs_mem +
+							      vsize * cpu))->ringed;
+		fprintf(stderr, "iotrail record: %llu block and NVMe events went through the rings, "
+			"not the CPUs' event buffers (a probe that interrupted another, or a "
+			"full buffer)\n", (unsigned long long)ringed);
+	}
 }
 
 static uint64_t recorded(void)
