@@ -102,16 +102,6 @@ struct rec {
 	__u64 w[5];
 };
 
-/*
- * Mode 7: the same record into a buffer of its own per CPU and hook, one
- * producer (this program on this CPU: tracepoints run it with preemption
- * off, and the kernel never runs a program inside itself on one CPU) and
- * one consumer (hook_floor.c, through the map's mmap): no lock, no atomic,
- * no header, where a BPF ring buffer takes a spinlock with interrupts off
- * and writes a header at reserve and commit (it serves many producers).
- * The record is complete before prod moves past it (x86 keeps stores in
- * order; the empty asm keeps the compiler from reordering them).
- */
 /* the record, as every mode that writes one writes it */
 static __always_inline void fill(struct rec *r, __u64 id, __u32 hook)
 {
@@ -123,6 +113,16 @@ static __always_inline void fill(struct rec *r, __u64 id, __u32 hook)
 		r->w[i] = 0;
 }
 
+/*
+ * Mode 7: the same record into a buffer of its own per CPU and hook, one
+ * producer (this program on this CPU: tracepoints run it with preemption
+ * off, and the kernel never runs a program inside itself on one CPU) and
+ * one consumer (hook_floor.c, through the map's mmap): no lock, no atomic,
+ * no header, where a BPF ring buffer takes a spinlock with interrupts off
+ * and writes a header at reserve and commit (it serves many producers).
+ * The record is complete before prod moves past it (x86 keeps stores in
+ * order; the empty asm keeps the compiler from reordering them).
+ */
 #define SPSC_SLOTS 8192 /* 512 KiB per CPU and hook: 1.5 MiB per CPU, the rings' 2 */
 struct spsc {
 	__u64 prod, pad1[7];  /* a line the producer writes */

@@ -9,7 +9,7 @@
  * plus empty programs on the default recording's system-call hooks; 6: mode
  * 4 plus a record where the default recording writes one for a call; 7: mode
  * 4's records into a buffer per CPU and hook, mapped here), runs
- * COMMAND, detaches. In modes 0, 1, 4, 5 and 6, prints the records per
+ * COMMAND, detaches. In modes 0, 1 and 4 to 7, prints the records per
  * hook and per completed I/O, and those the ring could not take, on stderr
  * (mode 1 must show 3 per I/O and 0 not written, or it is no floor); exits
  * with COMMAND's status.

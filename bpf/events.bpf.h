@@ -8,10 +8,11 @@
  *
  * One ring per CPU (cpu_rings.bpf.h says why); the recorder merges the
  * CPUs' rings by time (src/evring.c), so the events of one I/O stay in
- * causal order in the file. *
+ * causal order in the file.
+ *
  * An object whose programs all run with preemption off (tracepoints: the
  * block and NVMe layers) defines IT_EV_BUFS before including this: its
- * events go into a buffer of their own per CPU (struct it_ev_buf below),
+ * events go into a buffer of their own per CPU (struct it_ev_buf, event.h),
  * written with plain stores, where a BPF ring buffer takes a spinlock with
  * interrupts off and writes a header twice (it serves any number of
  * producers): bench/hook_floor 7 against 4, one 64-byte record at Q, D
@@ -110,8 +111,6 @@ struct {
 #endif
 
 #ifdef IT_EV_BUF_ON
-#define IT_EV_REC IT_EV_BUF_REC
-#define IT_RB_DISCARD IT_EV_BUF_DISCARD
 #define ev_barrier() asm volatile("" ::: "memory")
 
 static __always_inline struct it_ev_buf *ev_buf(void)
@@ -145,19 +144,19 @@ static __always_inline struct it_event *ev_buf_reserve(struct it_ev_buf *b)
 	ev_barrier();
 	pos = b->prod;
 	off = pos & ev_buf_mask;
-	if (off + IT_EV_REC > size)
+	if (off + IT_EV_BUF_REC > size)
 		pad = size - off;
-	if (pos + pad + IT_EV_REC - *(volatile __u64 *)&b->cons > size)
+	if (pos + pad + IT_EV_BUF_REC - *(volatile __u64 *)&b->cons > size)
 		return &b->nested[2]; /* taken stays 1: interrupters use [0], [1] */
 	if (pad) { /* what is left at the end: skipped by the reader */
-		*(__u32 *)&b->data[off] = (__u32)(pad - 8) | IT_RB_DISCARD;
+		*(__u32 *)&b->data[off] = (__u32)(pad - 8) | IT_EV_BUF_DISCARD;
 		*(__u32 *)&b->data[off + 4] = 0;
 		pos += pad;
 		off = 0;
 	}
 	*(__u32 *)&b->data[off] = sizeof(struct it_event);
 	*(__u32 *)&b->data[off + 4] = 0;
-	b->next = pos + IT_EV_REC;
+	b->next = pos + IT_EV_BUF_REC;
 	return (struct it_event *)&b->data[off + 8];
 }
 #endif
@@ -202,6 +201,7 @@ static __always_inline struct it_event *ev_reserve(__u8 type, __u8 layer, __u32 
 	return e;
 }
 
+#ifndef IT_EV_BUF_ON /* (the buffers count in struct it_ev_buf's since) */
 /* Events submitted on this CPU since the ring's fill was last looked at. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -209,6 +209,7 @@ struct {
 	__type(key, __u32);
 	__type(value, __u32);
 } ev_since_query SEC(".maps");
+#endif
 
 /* Wakeups (irq_work + epoll) cost more than the event itself at 100K+ IOPS:
  * the consumer polls on a short timer, and is only woken early when the

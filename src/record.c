@@ -1186,10 +1186,10 @@ static void warn_silent_layers(const struct session *ss)
 		return;
 	if (it_scope_tracks(&ss->o->scope)) {
 		const struct it_scope *sc = &ss->o->scope;
-		bool pred = sc->filter && sc->filter->n, smp = sc->sample_n > 1 || sc->sample_epoch_n;
 		int n = snprintf(scope, sizeof(scope), "the scope (%s%s%s%s%s", sc->npids ? "-p " : "",
 				 sc->comm ? "--comm " : "", sc->cgroup ? "--cgroup " : "",
-				 pred ? "--filter " : "", smp ? "--sample " : "");
+				 it_task_filters(sc) ? "--filter " : "",
+				 it_task_samples(sc) ? "--sample " : "");
 
 		snprintf(scope + n - 1, sizeof(scope) - (n - 1), ") may leave them out; ");
 	}

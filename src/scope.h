@@ -36,10 +36,21 @@ static inline bool it_scope_on(const struct it_scope *sc)
 	return sc && (sc->npids || sc->comm || sc->cgroup);
 }
 
-/* Whether a task's predicate or sampling decides which I/Os are kept. */
+/* Whether a task's predicate (--filter), its sampling (--sample), either
+ * decides which I/Os are kept. */
+static inline bool it_task_filters(const struct it_scope *sc)
+{
+	return sc && sc->filter && sc->filter->n;
+}
+
+static inline bool it_task_samples(const struct it_scope *sc)
+{
+	return sc && (sc->sample_n > 1 || sc->sample_epoch_n);
+}
+
 static inline bool it_task_decides(const struct it_scope *sc)
 {
-	return sc && ((sc->filter && sc->filter->n) || sc->sample_n > 1 || sc->sample_epoch_n);
+	return it_task_filters(sc) || it_task_samples(sc);
 }
 
 /* Whether I/Os are tracked from their first event: a process scope, a
