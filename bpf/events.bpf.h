@@ -12,20 +12,14 @@
  *
  * An object whose programs all run with preemption off (tracepoints: the
  * block and NVMe layers) defines IT_EV_BUFS before including this: its
- * events go into a buffer of their own per CPU (struct it_ev_buf, event.h),
- * written with plain stores, where a BPF ring buffer takes a spinlock with
- * interrupts off and writes a header twice (it serves any number of
- * producers): bench/hook_floor 7 against 4, one 64-byte record at Q, D
- * and C, 381-403 ns of BPF time per I/O against 531-563, empty programs
- * 180-193. A program that interrupts another on the same CPU (a
- * completion's interrupt during a Q) finds the buffer taken and sends its
- * event through the CPU's ring instead; the recorder merges both by time.
- * The buffer is laid out as a ring buffer's data (8-byte header, length,
- * 8-byte aligned), so src/evring.c reads both alike; a record never wraps
- * around its end (the space left there is a discarded record).
- * Programs that may be preempted (fentry, fexit) cannot share a buffer this
- * way (a preempted writer's buffer could be taken by another task's
- * program): those objects use the ring alone.
+ * events go into an event buffer per CPU (ev_buf.bpf.h), held by the
+ * program writing: a program that interrupts another on the same CPU (a
+ * completion's interrupt during a Q) finds it taken and sends its event
+ * through the CPU's ring instead; the recorder merges both by time.
+ * Programs that may be preempted (fentry, fexit) cannot hold the buffer
+ * this way (a preempted writer's buffer could be taken by another task's
+ * program, and the nesting below would not unwind in order): those
+ * objects use the ring alone.
  */
 #ifndef IOTRAIL_EVENTS_BPF_H
 #define IOTRAIL_EVENTS_BPF_H
@@ -35,6 +29,7 @@
 
 #include "iotrail/event.h"
 #include "cpu_rings.bpf.h"
+#include "ev_buf.bpf.h"
 
 #define IT_MAX_DEVS 16
 
@@ -88,38 +83,13 @@ static __always_inline void ev_count_drop(void)
 		__sync_fetch_and_add(n, 1); /* a completion irq may nest */
 }
 
-#ifdef IT_EV_BUFS
-const volatile __u64 ev_buf_mask = 4095;          /* data bytes - 1, a power of two */
-const volatile __u64 ev_buf_wakeup = 16 << 20;    /* wake the consumer beyond this */
-
-/* struct it_ev_buf (event.h), one per CPU */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, 1);          /* the possible CPUs: user space */
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, 8192);        /* user space: IT_EV_BUF_VALUE_SIZE */
-} ev_bufs SEC(".maps");
-
-/* x86 keeps stores in order: a record is whole before the producer
- * position moves past it, with only the compiler held back. Elsewhere
- * that would need a release store: the ring alone there (the buffers
- * stay empty). */
-#ifdef __TARGET_ARCH_x86
-#define IT_EV_BUF_ON 1
-#endif
+#ifndef IT_EV_BUFS
+#undef IT_EV_BUF_ON /* the ring alone */
+#else
+IT_EV_BUFS_MAP(ev_bufs);
 #endif
 
 #ifdef IT_EV_BUF_ON
-#define ev_barrier() asm volatile("" ::: "memory")
-
-static __always_inline struct it_ev_buf *ev_buf(void)
-{
-	__u32 cpu = bpf_get_smp_processor_id();
-
-	return bpf_map_lookup_elem(&ev_bufs, &cpu);
-}
-
 /* The CPU's buffer's next record; when programs that this one interrupts
  * hold the buffer (or its first nested slot), a nested slot; when the
  * buffer is full, the overflow slot (the ring takes the event, as it took
@@ -129,8 +99,8 @@ static __always_inline struct it_ev_buf *ev_buf(void)
  * was. */
 static __always_inline struct it_event *ev_buf_reserve(struct it_ev_buf *b)
 {
-	__u64 pos, off, pad = 0, size = ev_buf_mask + 1;
-	__u32 taken = b->taken;
+	__u64 taken = b->taken;
+	struct it_event *e;
 
 	if (taken) {
 		if (taken > 2)
@@ -142,22 +112,8 @@ static __always_inline struct it_event *ev_buf_reserve(struct it_ev_buf *b)
 	}
 	b->taken = 1;
 	ev_barrier();
-	pos = b->prod;
-	off = pos & ev_buf_mask;
-	if (off + IT_EV_BUF_REC > size)
-		pad = size - off;
-	if (pos + pad + IT_EV_BUF_REC - *(volatile __u64 *)&b->cons > size)
-		return &b->nested[2]; /* taken stays 1: interrupters use [0], [1] */
-	if (pad) { /* what is left at the end: skipped by the reader */
-		*(__u32 *)&b->data[off] = (__u32)(pad - 8) | IT_EV_BUF_DISCARD;
-		*(__u32 *)&b->data[off + 4] = 0;
-		pos += pad;
-		off = 0;
-	}
-	*(__u32 *)&b->data[off] = sizeof(struct it_event);
-	*(__u32 *)&b->data[off + 4] = 0;
-	b->next = pos + IT_EV_BUF_REC;
-	return (struct it_event *)&b->data[off + 8];
+	e = ev_buf_place(b, sizeof(*e));
+	return e ? e : &b->nested[2]; /* full: taken stays 1, interrupters use [0], [1] */
 }
 #endif
 
@@ -169,7 +125,7 @@ static __always_inline struct it_event *ev_reserve(__u8 type, __u8 layer, __u32 
 	__u64 id = bpf_get_current_pid_tgid();
 	struct it_event *e;
 #ifdef IT_EV_BUF_ON
-	struct it_ev_buf *b = ev_buf();
+	struct it_ev_buf *b = ev_buf_of_cpu(&ev_bufs);
 
 	e = b ? ev_buf_reserve(b) : NULL;
 #else
@@ -226,7 +182,7 @@ struct {
  * record with a wakeup: the reader skips it). */
 static __always_inline void ev_submit(struct it_event *e)
 {
-	struct it_ev_buf *b = ev_buf();
+	struct it_ev_buf *b = ev_buf_of_cpu(&ev_bufs);
 	void *rb;
 
 	if (!b)
@@ -241,17 +197,7 @@ static __always_inline void ev_submit(struct it_event *e)
 		b->taken--; /* the overflow slot's 1 back to 0 too */
 		return;
 	}
-	ev_barrier();
-	b->prod = b->next;
-	ev_barrier();
-	b->taken = 0;
-	if (!(++b->since & 63) && b->prod - *(volatile __u64 *)&b->cons > ev_buf_wakeup &&
-	    (rb = it_cpu_ring(&events))) {
-		void *w = bpf_ringbuf_reserve(rb, 8, 0);
-
-		if (w)
-			bpf_ringbuf_discard(w, BPF_RB_FORCE_WAKEUP);
-	}
+	ev_buf_publish(b, &events);
 }
 #else
 static __always_inline void ev_submit(struct it_event *e)

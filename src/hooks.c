@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -33,6 +34,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "iotrail/event.h"
 #include "evring.h"
 #include "hooks.h"
 
@@ -972,6 +974,61 @@ int it_evring_make(struct it_evring **out, int outer_fd, unsigned int ncpu, size
 	}
 	*out = r;
 	return err;
+}
+
+/* An array map's value is at most what kmalloc gives (4 MiB with 4 KiB
+ * pages): the largest power of two of data that fits with the header. */
+#define EV_BUF_MAX ((size_t)2 << 20)
+
+void it_ev_bufs_size(struct it_ev_bufs *m, struct bpf_map *map, size_t total, unsigned int ncpu,
+		     unsigned int part, size_t *ring_bytes)
+{
+	size_t share = it_ring_bytes_per_cpu(total, ncpu);
+
+	m->map = map;
+	m->ncpu = ncpu;
+	m->data_bytes = share < EV_BUF_MAX ? share : EV_BUF_MAX;
+	*ring_bytes = share <= EV_BUF_MAX ? it_ring_bytes_per_cpu(share / part * ncpu, ncpu) : share;
+	bpf_map__set_max_entries(map, ncpu);
+	bpf_map__set_value_size(map, IT_EV_BUF_VALUE_SIZE(m->data_bytes));
+}
+
+int it_ev_bufs_map(struct it_ev_bufs *m, struct it_evring *r, unsigned int first)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), vsize = bpf_map__value_size(m->map);
+	unsigned char *mem;
+
+	m->len = (vsize * m->ncpu + page - 1) / page * page;
+	mem = mmap(NULL, m->len, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(m->map), 0);
+	if (mem == MAP_FAILED)
+		return -errno;
+	m->mem = mem;
+	for (unsigned int cpu = 0; cpu < m->ncpu; cpu++) {
+		struct it_ev_buf *buf = (struct it_ev_buf *)(mem + vsize * cpu);
+
+		it_evring_set(r, first + cpu, &(struct it_evring_src){
+			.consumer_pos = (unsigned long *)&buf->cons,
+			.producer_pos = (const unsigned long *)&buf->prod,
+			.data = buf->data, .mask = m->data_bytes - 1 });
+	}
+	return 0;
+}
+
+uint64_t it_ev_bufs_ringed(const struct it_ev_bufs *m)
+{
+	size_t vsize = m->mem ? bpf_map__value_size(m->map) : 0;
+	uint64_t n = 0;
+
+	for (unsigned int cpu = 0; m->mem && cpu < m->ncpu; cpu++)
+		n += ((const struct it_ev_buf *)((const char *)m->mem + vsize * cpu))->ringed;
+	return n;
+}
+
+void it_ev_bufs_unmap(struct it_ev_bufs *m)
+{
+	if (m->mem)
+		munmap(m->mem, m->len);
+	m->mem = NULL;
 }
 
 size_t it_ring_bytes_per_cpu(size_t total, unsigned int ncpu)

@@ -154,6 +154,31 @@ int it_evring_make(struct it_evring **out, int outer_fd, unsigned int ncpu, size
  * power of two and a multiple of the page size). */
 size_t it_ring_bytes_per_cpu(size_t total, unsigned int ncpu);
 
+/* A layer's CPUs' event buffers (bpf/ev_buf.bpf.h, struct it_ev_buf: one
+ * value per CPU of an mmapable array), mapped as sources of an evring. */
+struct it_ev_bufs {
+	struct bpf_map *map;
+	size_t data_bytes;             /* each buffer's data: a power of two */
+	void *mem;                     /* the map, mapped (NULL: not yet) */
+	size_t len;
+	unsigned int ncpu;
+};
+/* Divides a layer's share of --ringbuf-mb (total) among its CPUs' event
+ * buffers and rings: each CPU's buffer takes its share, up to what an
+ * array map's value may hold, and its ring a part of it (1 / part) for
+ * what the buffer does not take (a program that could not take the buffer
+ * or found it full, and the records the buffer is not for), or all of the
+ * share beyond the buffer's limit. Sizes the map (its entries, value
+ * size) before the load. */
+void it_ev_bufs_size(struct it_ev_bufs *m, struct bpf_map *map, size_t total, unsigned int ncpu,
+		     unsigned int part, size_t *ring_bytes);
+/* Maps the buffers as sources first.. first + ncpu - 1 of r (after the
+ * rings: it_evring_make's extra). 0, or -errno. */
+int it_ev_bufs_map(struct it_ev_bufs *m, struct it_evring *r, unsigned int first);
+/* Records the CPUs' programs sent through the rings instead (ringed). */
+uint64_t it_ev_bufs_ringed(const struct it_ev_bufs *m);
+void it_ev_bufs_unmap(struct it_ev_bufs *m);
+
 /* ---- counters every layer reads ---- */
 struct bpf_map;
 /* A per-CPU array's entry 0 (a layer's ring-buffer drop counter): per CPU

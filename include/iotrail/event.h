@@ -376,33 +376,40 @@ static inline int it_event_ends_io(const struct it_event *e)
 
 
 /*
- * The event buffer of one CPU (bpf/events.bpf.h, IT_EV_BUFS): a single
- * writer's ring, mapped by the recorder (src/layers/block/record.c), whose
+ * The event buffer of one CPU (bpf/ev_buf.bpf.h): a ring with one writer
+ * at a time, mapped by the recorder (src/hooks.c: it_ev_bufs_map), whose
  * data is laid out as a BPF ring buffer's (an 8-byte header before each
  * record: its length, IT_EV_BUF_DISCARD on space to skip), so that
- * src/evring.c reads it as it reads a ring. One per CPU: the producer's
- * line, the consumer's line (the recorder moves cons), then the data,
- * mask + 1 bytes and room for one record past their end (the map's value
- * size).
+ * src/evring.c reads it as it reads a ring. The block and NVMe layers
+ * write their events into one (events.bpf.h), the syscall layer its
+ * fixed-size records into another (syscall.bpf.c). One per CPU: the
+ * producer's line, the consumer's line (the recorder moves cons), then
+ * the data, mask + 1 bytes and IT_EV_BUF_SLACK past their end (room for
+ * one record, the largest any layer writes there: the map's value size).
  */
 #define IT_EV_BUF_DISCARD (1u << 30) /* BPF_RINGBUF_DISCARD_BIT */
 #define IT_EV_BUF_REC (8 + sizeof(struct it_event)) /* header + event */
+#define IT_EV_BUF_SLACK 256
 struct it_ev_buf {
 	__u64 prod;     /* bytes written: the next record starts at prod & mask */
 	__u64 next;     /* prod once the record being written is whole */
-	__u32 taken;    /* programs on this CPU between reserving and submitting */
-	__u32 since;    /* records since the fill was last looked at */
+	__u64 taken;    /* programs on this CPU between reserving and submitting
+			 * (64 bits: a compare-and-exchange of 64 bits needs no
+			 * newer BPF instruction set, syscall.bpf.c) */
 	__u64 ringed;   /* events sent through the CPU's ring instead (nested, full) */
-	__u64 pad1[4];
+	__u32 since;    /* records since the fill was last looked at */
+	__u32 pad0;
+	__u64 pad1[3];
 	__u64 cons;     /* the consumer's position */
 	__u64 pad2[7];
-	/* events for the ring: [0] and [1] of programs interrupting the
-	 * one that holds the buffer, [2] of one that found it full */
+	/* block and NVMe events for the ring: [0] and [1] of programs
+	 * interrupting the one that holds the buffer, [2] of one that found
+	 * it full (events.bpf.h) */
 	struct it_event nested[3];
-	__u8 data[8];   /* really mask + 1 + IT_EV_BUF_REC bytes */
+	__u8 data[8];   /* really mask + 1 + IT_EV_BUF_SLACK bytes */
 };
 /* The map value's size for a data area of bytes (a power of two). */
 #define IT_EV_BUF_VALUE_SIZE(bytes) \
-	((__u32)(sizeof(struct it_ev_buf) - 8 + (bytes) + IT_EV_BUF_REC + 7) & ~7u)
+	((__u32)(sizeof(struct it_ev_buf) - 8 + (bytes) + IT_EV_BUF_SLACK))
 
 #endif

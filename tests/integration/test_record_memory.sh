@@ -7,10 +7,12 @@
 # counted as the maps' memlock). Asserted:
 #   - each layer's share has the default size: 2 MiB per possible CPU,
 #     a power of two from 4 to 64 MiB (src/record.c), divided among the
-#     CPUs (src/hooks.c, it_ring_bytes_per_cpu): the syscall layer's a
-#     ring per CPU of that share, the block layer's an event buffer per
-#     CPU of it (an array map's values, bpf/events.bpf.h) and a ring of a
-#     quarter of it;
+#     CPUs (src/hooks.c, it_ring_bytes_per_cpu): each layer's event
+#     buffer per CPU takes the share (an array map's values,
+#     bpf/ev_buf.bpf.h; at most 2 MiB each) and its ring a part of it
+#     (hooks.c: it_ev_bufs_size; the block layer's a quarter: the NVMe/TCP
+#     layers write there; the syscall layer's an eighth), or the whole
+#     share beyond 2 MiB;
 #   - the whole (the rings + resident memory + the other maps, the event
 #     buffers among them) stays under 32 MB;
 #   - nothing dropped, no system call lost, and fio's reads in the trace
@@ -45,10 +47,16 @@ ring=$((ring << 20))
 # divided: the largest power of two within a CPU's share, at least a page
 per=4096
 while [ $((per * 2)) -le $((ring / ncpu)) ]; do per=$((per * 2)); done
-# the block layer's rings: a quarter (its event buffers take the share)
-quarter=4096
-while [ $((quarter * 2)) -le $((per / 4)) ]; do quarter=$((quarter * 2)); done
-want=$( (for _ in $(seq 1 "$ncpu"); do echo $per; echo $quarter; done) | sort -n | xargs)
+# each layer's rings: a part (its event buffers take the share), or the
+# share beyond the buffers' limit
+part() {
+	local r=4096
+	while [ $((r * 2)) -le $((per / $1)) ]; do r=$((r * 2)); done
+	[ "$per" -gt $((2 << 20)) ] && r=$per
+	echo $r
+}
+quarter=$(part 4) eighth=$(part 8)
+want=$( (for _ in $(seq 1 "$ncpu"); do echo $quarter; echo $eighth; done) | sort -n | xargs)
 
 # shellcheck disable=SC2016 # $PPID and $1 are the inner shell's
 "$IOTRAIL" record -o "$TMP/m.trail" -- sh -c 'grep "^VmHWM:" /proc/$PPID/status > "$1"; shift; exec "$@"' \
@@ -83,7 +91,7 @@ reads=$(jq_report "$TMP/m.trail" "[.groups[] | select(.key.op == \"read\" and .k
 if [ "$samples" -eq 0 ]; then
 	fail record_memory "no sample taken while fio ran (it ran too briefly?): $summary"
 elif [ "$(echo $rings | tr ' ' '\n' | sort -n | xargs)" != "$want" ]; then
-	fail record_memory "ring buffers of '$(echo $rings)' bytes, want '$want' (two layers, $ncpu CPUs, $ring bytes each; the block layer's rings a quarter)"
+	fail record_memory "ring buffers of '$(echo $rings)' bytes, want '$want' (two layers, $ncpu CPUs, $ring bytes each; the rings a quarter and an eighth of a CPU's share)"
 elif ! [[ $hwm_kb =~ ^[0-9]+$ ]]; then
 	fail record_memory "the recorder's VmHWM at COMMAND's start was not read: '$(cat "$TMP/hwm" 2>/dev/null)'"
 elif [ $((hwm_kb * 1024)) -gt 32000000 ]; then
@@ -95,5 +103,5 @@ elif ! [[ $summary =~ " 0 dropped" && $summary =~ "(0 lost)" ]]; then
 elif [ "$reads" -lt $((fio_ios * 99 / 100)) ]; then
 	fail record_memory "recorded $reads reads on $LOOPNAME, fio did $fio_ios"
 else
-	pass "record_memory (start-up peak $((hwm_kb * 1024 / 1000000)) MB; rings $ncpu x ($((per >> 10)) + $((quarter >> 10))) KiB, $((ringsum / 1000000)) MB in all; the rest (event buffers, other maps, resident) peaked at $((rest / 1000000)) MB over $samples samples: $(((rest + ringsum) / 1000000)) MB; 0 dropped; $reads of fio's $fio_ios reads)"
+	pass "record_memory (start-up peak $((hwm_kb * 1024 / 1000000)) MB; rings $ncpu x ($((quarter >> 10)) + $((eighth >> 10))) KiB, $((ringsum / 1000000)) MB in all; the rest (event buffers, other maps, resident) peaked at $((rest / 1000000)) MB over $samples samples: $(((rest + ringsum) / 1000000)) MB; 0 dropped; $reads of fio's $fio_ios reads)"
 fi

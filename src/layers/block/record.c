@@ -54,22 +54,13 @@ static const struct it_hook_def block_hooks[] = {
 };
 #define NHOOKS (sizeof(block_hooks) / sizeof(block_hooks[0]))
 
-/* The most an event buffer's data may be: an array map's value is at most
- * what kmalloc gives (4 MiB on x86-64); beyond it the rings take the rest. */
-#define EV_BUF_MAX ((size_t)2 << 20)
-
 static struct {
 	struct block_bpf *skel;
 	struct it_session *s;
 	uint64_t events, ios, dropped, missed;
 	uint64_t *drops;             /* per CPU, s->ncpu of them */
 	size_t ring_bytes;           /* each CPU's ring */
-	/* each CPU's event buffer (event.h, struct it_ev_buf): its data
-	 * bytes, the map, and the map's values as the recorder maps them */
-	size_t buf_bytes;
-	struct bpf_map *bufs;
-	void *bufs_mem;
-	size_t bufs_len;
+	struct it_ev_bufs bufs;       /* each CPU's event buffer (events.bpf.h) */
 	bool task_counted;           /* the task decided: io_counts are its totals */
 	uint64_t io_counts[IT_IOC_MAX]; /* kept, skipped by sampling, rejected */
 } b;
@@ -126,22 +117,15 @@ static int configure(void *skel, enum it_hook_kind *kinds, void *ctx)
 	IT_SCOPE_PRED_RODATA(k->rodata, s->scope);
 	it_scope_size_maps(s->scope, k->maps.scope_pid_bits, k->maps.scope_comm_bits);
 	k->rodata->scope_mark_calls = s->io_marks && it_task_decides(s->scope);
-	/* --ringbuf-mb split among the CPUs: each CPU's event buffer
-	 * (events.bpf.h) takes that share, up to what an array map's value
-	 * may hold, and its ring a quarter of it for what the buffer does
-	 * not take (interrupting programs' events, the NVMe target's and
-	 * the fabric's), or all of the share beyond the buffer's limit. The
-	 * consumer is woken early only when a quarter of one is used. */
-	b.ring_bytes = it_ring_bytes_per_cpu((size_t)s->ringbuf_mb << 20, s->ncpu);
-	b.buf_bytes = b.ring_bytes < EV_BUF_MAX ? b.ring_bytes : EV_BUF_MAX;
-	if (b.ring_bytes <= EV_BUF_MAX)
-		b.ring_bytes = it_ring_bytes_per_cpu(b.ring_bytes / 4 * s->ncpu, s->ncpu);
+	/* --ringbuf-mb split among the CPUs' event buffers (events.bpf.h)
+	 * and rings (hooks.h); the ring takes the events of interrupting
+	 * programs, the NVMe target's and the fabric's. The consumer is
+	 * woken early only when a quarter of one is used. */
+	it_ev_bufs_size(&b.bufs, k->maps.ev_bufs, (size_t)s->ringbuf_mb << 20, s->ncpu, 4,
+			&b.ring_bytes);
 	k->rodata->wakeup_bytes = b.ring_bytes / 4;
-	k->rodata->ev_buf_mask = b.buf_bytes - 1;
-	k->rodata->ev_buf_wakeup = b.buf_bytes / 4;
-	b.bufs = k->maps.ev_bufs;
-	bpf_map__set_max_entries(b.bufs, s->ncpu);
-	bpf_map__set_value_size(b.bufs, IT_EV_BUF_VALUE_SIZE(b.buf_bytes));
+	k->rodata->ev_buf_mask = b.bufs.data_bytes - 1;
+	k->rodata->ev_buf_wakeup = b.bufs.data_bytes / 4;
 	/* (the rings themselves are made at attach: cpu_rings.bpf.h) */
 	bpf_map__set_max_entries(k->maps.events, s->ncpu);
 	if (!k->rodata->scoped) /* the scope's bookkeeping map stays unused: keep it small */
@@ -210,7 +194,7 @@ static int start(struct it_session *s, char *hooks, size_t hlen, char *why, size
 	s->ev.drops = b.skel->maps.drops;
 	s->ev.tracked = b.skel->maps.tracked;
 	s->ev.wakeup_bytes = b.skel->rodata->wakeup_bytes;
-	s->ev.bufs = b.bufs;
+	s->ev.bufs = b.bufs.map;
 	s->ev.buf_mask = b.skel->rodata->ev_buf_mask;
 	s->ev.buf_wakeup = b.skel->rodata->ev_buf_wakeup;
 	if (b.skel->rodata->scope_mark_calls) {
@@ -218,30 +202,6 @@ static int start(struct it_session *s, char *hooks, size_t hlen, char *why, size
 		s->call_counts = b.skel->maps.scope_call_counts;
 	}
 	return 1;
-}
-
-/* The CPUs' event buffers, mapped (their values, one after another), as
- * sources ncpu.. of the stream's evring, after its rings: each read as a
- * ring is (evring.h), merged with the rings by time. */
-static int map_bufs(struct it_evring *evr, unsigned int ncpu)
-{
-	size_t page = (size_t)sysconf(_SC_PAGESIZE), vsize = bpf_map__value_size(b.bufs);
-	unsigned char *mem;
-
-	b.bufs_len = (vsize * ncpu + page - 1) / page * page;
-	mem = mmap(NULL, b.bufs_len, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(b.bufs), 0);
-	if (mem == MAP_FAILED)
-		return -errno;
-	b.bufs_mem = mem;
-	for (unsigned int cpu = 0; cpu < ncpu; cpu++) {
-		struct it_ev_buf *buf = (struct it_ev_buf *)(mem + vsize * cpu);
-
-		it_evring_set(evr, ncpu + cpu, &(struct it_evring_src){
-			.consumer_pos = (unsigned long *)&buf->cons,
-			.producer_pos = (const unsigned long *)&buf->prod,
-			.data = buf->data, .mask = b.buf_bytes - 1 });
-	}
-	return 0;
 }
 
 static int attach(struct it_session *s, char *why, size_t wlen)
@@ -259,7 +219,7 @@ static int attach(struct it_session *s, char *why, size_t wlen)
 	err = it_evring_make(&evr, bpf_map__fd(b.skel->maps.events), s->ncpu, b.ring_bytes,
 			     s->ncpu, on_event, NULL, s);
 	if (!err)
-		err = map_bufs(evr, s->ncpu);
+		err = it_ev_bufs_map(&b.bufs, evr, s->ncpu);
 	if (!err)
 		err = it_session_add_evring(s, evr);
 	else if (evr)
@@ -414,17 +374,10 @@ static void summary(char *out, size_t len)
 	if (b.dropped)
 		fprintf(stderr, "iotrail record: events were lost: the consumer fell behind; "
 			"try a larger --ringbuf-mb or --dev/-p filters\n");
-	if (b.s->verbose && b.bufs_mem) {
-		size_t vsize = bpf_map__value_size(b.bufs);
-		uint64_t ringed = 0;
-
-		for (unsigned int cpu = 0; cpu < b.s->ncpu; cpu++)
-			ringed += ((const struct it_ev_buf *)((const char *)b.bufs_mem +
-							      vsize * cpu))->ringed;
+	if (b.s->verbose && b.bufs.mem)
 		fprintf(stderr, "iotrail record: %llu block and NVMe events went through the rings, "
 			"not the CPUs' event buffers (a probe that interrupted another, or a "
-			"full buffer)\n", (unsigned long long)ringed);
-	}
+			"full buffer)\n", (unsigned long long)it_ev_bufs_ringed(&b.bufs));
 }
 
 static uint64_t recorded(void)
@@ -434,8 +387,7 @@ static uint64_t recorded(void)
 
 static void block_free(void)
 {
-	if (b.bufs_mem)
-		munmap(b.bufs_mem, b.bufs_len);
+	it_ev_bufs_unmap(&b.bufs);
 	block_bpf__destroy(b.skel);
 	free(b.drops);
 	memset(&b, 0, sizeof(b));

@@ -590,6 +590,10 @@ static int finish(struct it_session *s)
 			(unsigned long long)sys.uring_both, (unsigned long long)sys.uring.unmatched,
 			(unsigned long long)sys.uring.filtered, sys.uring.len,
 			(unsigned long long)sys.uring.evicted);
+	if (s->verbose)
+		fprintf(stderr, "syscall: %llu records went through the rings, not the CPUs' "
+			"buffers (a program that found its CPU's buffer held or full)\n",
+			(unsigned long long)it_syscall_ringed(sys.l));
 	return it_writer_set_drops(s->w, 0, IT_LAYER_SYSCALL, per_cpu, s->ncpu);
 }
 

@@ -26,6 +26,7 @@
 #include "iotrail/task_counts.h" /* before the skeleton: its .bss has struct it_count_slot */
 #include "syscall.skel.h"
 #include "syscall_compat.skel.h"
+#include "evring.h"
 #include "hooks.h"
 #include "layers/syscall/record_loader.h"
 
@@ -91,6 +92,7 @@ struct it_syscall_layer {
 	void *ctx;
 	unsigned int ncpu;         /* rings: one per possible CPU */
 	size_t ring_bytes;         /* each */
+	struct it_ev_bufs bufs;    /* the fixed-size records' buffers (syscall.bpf.c) */
 };
 
 /* __NR_x + 1 per call, 0 where this architecture has no such call. */
@@ -517,10 +519,15 @@ static int configure(struct it_syscall_layer *l, const struct it_syscall_opts *o
 		if (set_prefix(s, k, o->paths[k], err, errlen))
 			return -1;
 	s->rodata->nprefix = o->npaths;
-	/* a ring per CPU (made at it_syscall_join_ring), the total divided */
+	/* an event buffer and a ring per CPU (made at it_syscall_join_ring),
+	 * the total divided (hooks.h: it_ev_bufs_size); the ring an eighth:
+	 * it takes the rare records (paths, names, tasks, titles) and what
+	 * finds the buffer held or full */
 	l->ncpu = (unsigned int)libbpf_num_possible_cpus();
-	l->ring_bytes = it_ring_bytes_per_cpu(o->ringbuf_bytes ? o->ringbuf_bytes : 4 << 20,
-					      l->ncpu);
+	it_ev_bufs_size(&l->bufs, s->maps.sys_bufs, o->ringbuf_bytes ? o->ringbuf_bytes : 4 << 20,
+			l->ncpu, 8, &l->ring_bytes);
+	s->rodata->ev_buf_mask = l->bufs.data_bytes - 1;
+	s->rodata->ev_buf_wakeup = l->bufs.data_bytes / 8;
 	bpf_map__set_max_entries(s->maps.sys_events, l->ncpu);
 	/* wake the consumer when an eighth is used; it polls anyway (see the BPF side) */
 	s->rodata->wakeup_bytes = l->ring_bytes / 8;
@@ -737,8 +744,21 @@ static uint64_t record_time(const void *data, size_t size)
 
 int it_syscall_join_ring(struct it_syscall_layer *l, struct it_evring **rings)
 {
-	return it_evring_make(rings, bpf_map__fd(l->skel->maps.sys_events), l->ncpu, l->ring_bytes,
-			      0, on_record, record_time, l);
+	int err = it_evring_make(rings, bpf_map__fd(l->skel->maps.sys_events), l->ncpu,
+				 l->ring_bytes, l->ncpu, on_record, record_time, l);
+
+	if (!err)
+		err = it_ev_bufs_map(&l->bufs, *rings, l->ncpu);
+	if (err && *rings) {
+		it_evring_free(*rings);
+		*rings = NULL;
+	}
+	return err;
+}
+
+uint64_t it_syscall_ringed(const struct it_syscall_layer *l)
+{
+	return it_ev_bufs_ringed(&l->bufs);
 }
 
 void it_syscall_detach(struct it_syscall_layer *l)
@@ -763,6 +783,7 @@ void it_syscall_close(struct it_syscall_layer *l)
 	for (size_t i = 0; i < l->nlinks; i++)
 		bpf_link__destroy(l->links[i]);
 	free(l->links);
+	it_ev_bufs_unmap(&l->bufs);
 	syscall_bpf__destroy(l->skel);
 	free(l);
 }

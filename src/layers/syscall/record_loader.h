@@ -72,7 +72,7 @@ struct it_syscall_layer *it_syscall_open(const struct it_syscall_opts *o, it_sys
 int it_syscall_attach(struct it_syscall_layer *l, const struct it_syscall_opts *o, char *err,
 		      size_t errlen);
 
-/* Makes the layer's rings, one per CPU, into *rings (merged by time,
+/* Makes the layer's rings and event buffers, one each per CPU, into *rings (merged by time,
  * evring.h): the sink is then called from it_evring_drain. Before
  * it_syscall_attach. 0 or -errno. */
 int it_syscall_join_ring(struct it_syscall_layer *l, struct it_evring **rings);
@@ -82,6 +82,10 @@ void it_syscall_detach(struct it_syscall_layer *l);
 /* Records lost because the ring was full: per CPU into per_cpu (ncpu
  * entries, may be NULL), total as the return value. */
 uint64_t it_syscall_drops(const struct it_syscall_layer *l, uint64_t *per_cpu, uint32_t ncpu);
+/* Fixed-size records sent through the rings, not the CPUs' buffers (a
+ * program that found its CPU's buffer held by a preempted or interrupted
+ * one, or full). */
+uint64_t it_syscall_ringed(const struct it_syscall_layer *l);
 
 /* The hooks in use, for the trace's hook list: "syscall=tp_btf". */
 const char *it_syscall_hooks_desc(const struct it_syscall_layer *l);

@@ -36,6 +36,7 @@
 #include "iotrail/syscall.h"
 #include "core_fixes.bpf.h"
 #include "cpu_rings.bpf.h"
+#include "ev_buf.bpf.h"
 #include "scope.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -115,6 +116,20 @@ static __always_inline void *sys_reserve(__u64 size)
 
 	return rb ? bpf_ringbuf_reserve(rb, size, 0) : NULL;
 }
+
+/*
+ * The fixed-size records (calls, io_uring submissions and completions: all
+ * but paths, names, tasks and titles) go into a buffer per CPU instead
+ * (ev_buf.bpf.h: plain stores, where a ring takes a spinlock with
+ * interrupts off and writes a header twice). sys_enter and sys_exit are
+ * faultable tracepoints on newer kernels (6.18 here), run with preemption
+ * on: a
+ * program may be preempted while it holds the buffer, and another task's
+ * program may then run on the CPU. So the buffer is taken by a
+ * compare-and-exchange, and a program that finds it taken (or full) sends
+ * its record through the ring; the recorder merges both by time.
+ */
+IT_EV_BUFS_MAP(sys_bufs);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -287,6 +302,41 @@ static __always_inline void count_drop(void)
 
 	if (n)
 		*n += 1;
+}
+
+/* A record of size bytes (a constant, at most IT_EV_BUF_SLACK - 8) into
+ * this CPU's buffer, or its ring: 0, or nonzero (not written). */
+static __always_inline long sys_record(void *data, __u64 size)
+{
+#ifdef IT_EV_BUF_ON
+	struct it_ev_buf *b = ev_buf_of_cpu(&sys_bufs);
+	void *p;
+	long err;
+
+	if (!b)
+		return -1;
+	if (!__sync_val_compare_and_swap(&b->taken, 0, 1)) {
+		p = ev_buf_place(b, size);
+		if (p) {
+			/* records are 8-byte aligned, and every one starts
+			 * with its u16 kind on an 8-byte boundary: copied a
+			 * word at a time (a copy of unknown alignment goes
+			 * byte by byte) */
+			__builtin_memcpy(__builtin_assume_aligned(p, 8),
+					 __builtin_assume_aligned(data, 8), size);
+			ev_buf_publish(b, &sys_events);
+			return 0;
+		}
+		ev_barrier();
+		b->taken = 0;
+	}
+	err = sys_output(data, size, wakeup_flag());
+	if (!err) /* a program may interrupt this one here: atomic */
+		__sync_fetch_and_add(&b->ringed, 1);
+	return err;
+#else
+	return sys_output(data, size, wakeup_flag());
+#endif
 }
 
 /* The pid/tid filter, before anything else is looked at. */
@@ -835,7 +885,7 @@ static __always_inline void uring_decide(struct task_struct *task, struct tstate
 		scope_count(&scope_call_counts, IT_CCK_URING, IT_URC_KEPT);
 		/* sent before its completion can find it (on another CPU);
 		 * a submission lost to a full ring has its completion kept out */
-		if (sys_output(&st->upend, sizeof(st->upend), wakeup_flag()))
+		if (sys_record(&st->upend, sizeof(st->upend)))
 			count_drop();
 		else
 			bpf_map_update_elem(&sys_uring_kept, &st->upend.req, &one, BPF_ANY);
@@ -891,8 +941,8 @@ static __always_inline int on_exit(long nr, long ret)
 		return 0;
 	}
 
-	/* built on the stack and copied by one helper call (output), which is
-	 * cheaper here than reserve + submit */
+	/* built on the stack and copied into the buffer (or by one helper
+	 * call into the ring, cheaper than reserve + submit there) */
 	e = &ev;
 	e->rec = IT_SREC_CALL;
 	e->call = st->call;
@@ -925,7 +975,7 @@ static __always_inline int on_exit(long nr, long ret)
 	e->tag_ts = st->tag_ts;
 	e->cgroup = cgroup_of(task);
 	e->aux = st->aux;
-	if (sys_output(e, sizeof(*e), wakeup_flag()))
+	if (sys_record(e, sizeof(*e)))
 		count_drop();
 	return 0;
 }
@@ -1139,7 +1189,7 @@ static __always_inline struct it_sys_uring_submit *stash_waiting(struct task_str
 /* Sends a waiting submission on its own and frees its slot. */
 static __always_inline void stash_flush(struct it_sys_uring_submit *w)
 {
-	if (sys_output(w, sizeof(*w), wakeup_flag()))
+	if (sys_record(w, sizeof(*w)))
 		count_drop();
 	w->req = 0;
 }
@@ -1210,8 +1260,8 @@ static __always_inline int on_uring_submit(struct io_kiocb *req)
 		*w = r;
 		return 0;
 	}
-	/* built on the stack and copied by one helper call, as on_exit does */
-	if (sys_output(&r, sizeof(r), wakeup_flag()))
+	/* built on the stack and copied, as on_exit does */
+	if (sys_record(&r, sizeof(r)))
 		count_drop();
 	return 0;
 }
@@ -1371,24 +1421,19 @@ int uring_complete(u64 *ctx)
 	/* its submission waiting in this task's table: both in one record */
 	if (!scope_mark_calls) {
 		struct it_sys_uring_submit *w = stash_waiting(bpf_get_current_task_btf(), r);
-		struct it_sys_uring_both *b;
+		struct it_sys_uring_both b;
 
 		if (w) {
-			b = sys_reserve(sizeof(*b));
-			if (!b) {
-				count_drop();
-				w->req = 0;
-				return 0;
-			}
 			d.rec = IT_SREC_URING_BOTH;
-			b->done = d;
-			__builtin_memcpy(&b->sub, w, sizeof(b->sub));
+			b.done = d;
+			__builtin_memcpy(&b.sub, w, sizeof(b.sub));
 			w->req = 0;
-			bpf_ringbuf_submit(b, wakeup_flag());
+			if (sys_record(&b, sizeof(b)))
+				count_drop();
 			return 0;
 		}
 	}
-	if (sys_output(&d, sizeof(d), wakeup_flag()))
+	if (sys_record(&d, sizeof(d)))
 		count_drop();
 	return 0;
 }
