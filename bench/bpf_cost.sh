@@ -5,6 +5,9 @@
 # on a loop device over a tmpfs file, under
 #   floor:    bench/hook_floor 1 (one minimal 64-byte record at Q, D, C)
 #   empty:    bench/hook_floor 0 (programs that return at once on Q, D, C)
+#   clockfloor: bench/hook_floor 9 (programs on Q, D, C that read the clock
+#             once each and do nothing else: the least a tracer that
+#             times each of the three events pays)
 #   floorcpu: bench/hook_floor 4 (the same into a ring per CPU, as
 #             iotrail's rings are)
 #   floorspsc: floorcpu's records into a buffer per CPU and hook, one
@@ -74,6 +77,7 @@ grep -h '^prog_id:' /proc/\$PPID/fdinfo/* | awk '{ print \$2 }' | sort -u > $out
 	case $1 in
 	floor) pre=(build/bench/hook_floor 1 --) ;;
 	empty) pre=(build/bench/hook_floor 0 --) ;;
+	clockfloor) pre=(build/bench/hook_floor 9 --) ;;
 	floorcpu) pre=(build/bench/hook_floor 4 --) ;;
 	floorspsc) pre=(build/bench/hook_floor 7 --) ;;
 	sysempty) pre=(build/bench/hook_floor 5 --) ;;

@@ -159,6 +159,10 @@ static __always_inline int spsc_hit(__u64 id, __u32 hook)
 	return 0;
 }
 
+/* modes 8 and 9: where each clock read goes (so that it is not optimised
+ * away) */
+__u64 clock_sink;
+
 static __always_inline int hit(__u64 id, __u32 hook)
 {
 	void *rb = &ring;
@@ -166,6 +170,10 @@ static __always_inline int hit(__u64 id, __u32 hook)
 
 	if (!mode)
 		return 0;
+	if (mode == 9) {
+		clock_sink = bpf_ktime_get_ns();
+		return 0;
+	}
 	if (mode == 7)
 		return spsc_hit(id, hook);
 	if (mode >= 4) {
@@ -242,9 +250,6 @@ static __always_inline void sys_record(__u64 w0, __u64 w1, __u64 w2)
 	if (bpf_ringbuf_output(rb, &r, sizeof(r), wake_flag_of(rb, 256)))
 		__sync_fetch_and_add(&not_written, 1);
 }
-
-/* mode 8: where each clock read goes (so that it is not optimised away) */
-__u64 clock_sink;
 
 SEC("tp_btf/sys_enter")
 int floor_sys_enter(u64 *ctx)
