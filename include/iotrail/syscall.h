@@ -172,7 +172,8 @@ enum it_srec_type {
 	 * joined by the recorder into one IT_SREC_CALL (src/layers/syscall/uring_join.c) */
 	IT_SREC_URING_SUBMIT = 6, /* struct it_sys_uring_submit */
 	IT_SREC_URING_DONE = 7,   /* struct it_sys_uring_done */
-	IT_SREC_URING_BOTH = 8,   /* struct it_sys_uring_both: the two, joined in the kernel */
+	/* 8 was both halves in one ring record, joined in the kernel (until
+	 * 2026-11: two records into the CPU's buffer cost less); not reused */
 };
 
 /* File types, from the inode's S_IFMT. */
@@ -326,18 +327,6 @@ struct it_sys_uring_done {
 	__u64 ts;       /* bpf_ktime_get_ns at completion */
 	__u64 ino;
 	__u64 tag_ts;
-};
-
-/*
- * Both halves in one ring record (done.rec = IT_SREC_URING_BOTH), when
- * the completion ran in the task that submitted the request, as io_uring
- * runs it unless the request went to an io-wq worker: the submission
- * waited in that task's table in the kernel (syscall.bpf.c), which costs
- * less than a ring record of its own.
- */
-struct it_sys_uring_both {
-	struct it_sys_uring_done done;
-	struct it_sys_uring_submit sub; /* sub.call.rec = IT_SREC_URING_SUBMIT */
 };
 
 #define IT_SYS_IOV_MAX 8

@@ -8,7 +8,7 @@
 cd "$(dirname "$0")/../.."
 . tests/integration/lib.sh
 . tests/integration/lib_syscall.sh
-TESTS="syscall_seq_exact syscall_compat_seq_exact syscall_filtered_out syscall_comm_filter syscall_calls_filter syscall_uring_tags syscall_uring_kernel_join syscall_compat_uring_kernel_join syscall_uring_punted syscall_errors"
+TESTS="syscall_seq_exact syscall_compat_seq_exact syscall_filtered_out syscall_comm_filter syscall_calls_filter syscall_uring_tags syscall_uring_join syscall_compat_uring_join syscall_uring_punted syscall_errors"
 
 why=$(sys_blocker)
 if [ -n "$why" ]; then
@@ -141,17 +141,14 @@ else
 	fi
 fi
 
-# ---- an io_uring request's two halves: joined in the kernel when its
-# completion runs in the submitting task (direct reads on a loop device,
-# QD 32: a slot per request in the task's table, a few share one), in the
-# recorder when the request went to io-wq (force_async: its submission
-# leaves the table when it is handed over, because on older kernels (6.1)
-# the worker posts the completion itself, out of the table's reach; this
-# kernel runs it in the submitter's task work all the same, so the check
-# is that the hand-over let go of them: fewer than half joined in the
-# kernel). Either way every request of fio's is one call record, none
-# unmatched.
-uring_join_run() { # NAME FIO-OPTIONS...: prints "calls kernel-joined unmatched fio-ios"
+# ---- an io_uring request's two halves (its submission and its
+# completion, two records from the kernel) joined by the recorder into one
+# call record: every request of fio's is one call record, no completion
+# without its submission, none thrown out or left waiting. Direct reads on
+# a loop device at QD 32 (completions in the submitting task's task work),
+# the same with the programs for kernels without bpf_rdonly_cast, and
+# requests handed to io-wq (force_async).
+uring_join_run() { # NAME FIO-OPTIONS...: prints "calls unmatched waiting thrown fio-ios"
 	local n=$1
 	shift
 	"$IOTRAIL" record -v --layers syscall -o "$TMP/$n.trail" -- \
@@ -160,43 +157,38 @@ uring_join_run() { # NAME FIO-OPTIONS...: prints "calls kernel-joined unmatched 
 		--output-format=json --output="$TMP/$n.json" > "$TMP/$n.out" 2>&1
 	echo "$("$IOTRAIL" report --json "$TMP/$n.trail" 2>/dev/null |
 		jq '[.syscalls[] | select(.name == "uring_read") | .count] | add // 0')" \
-		"$(sed -n 's/.*io_uring requests: \([0-9]*\) joined in the kernel.*/\1/p' "$TMP/$n.out")" \
-		"$(sed -n 's/.*recorder; \([0-9]*\) completions without.*/\1/p' "$TMP/$n.out")" \
+		"$(sed -n 's/.*io_uring requests: \([0-9]*\) completions without.*/\1/p' "$TMP/$n.out")" \
+		"$(sed -n 's/.*, \([0-9]*\) submissions still waiting.*/\1/p' "$TMP/$n.out")" \
+		"$(sed -n 's/.*waiting, \([0-9]*\) thrown out.*/\1/p' "$TMP/$n.out")" \
 		"$(jq '.jobs[0].read.total_ios' "$TMP/$n.json" 2>/dev/null)"
 }
+uring_join_check() { # TEST WHAT CALLS UNMATCHED WAITING THROWN FIO-IOS [EXTRA-CONDITION-OK]
+	local t=$1 what=$2 calls=$3 unm=$4 wait=$5 thrown=$6 want=$7 extra=${8:-1}
+	if [ -n "$want" ] && [ "$want" -ge 3000 ] && [ "$calls" = "$want" ] && [ "$unm" = 0 ] &&
+	   [ "$wait" = 0 ] && [ "$thrown" = 0 ] && [ "$extra" = 1 ]; then
+		pass "$t ($calls io_uring reads$what == fio's total_ios, joined in the recorder: 0 unmatched, 0 waiting, 0 thrown out)"
+	else
+		fail "$t" "uring_read calls '$calls', fio '$want'; completions without submission '$unm', submissions waiting '$wait', thrown out '$thrown' (want 0 each)"
+	fi
+}
 if ! command -v fio > /dev/null; then
-	skip syscall_uring_kernel_join "fio is not installed"
-	skip syscall_compat_uring_kernel_join "fio is not installed"
+	skip syscall_uring_join "fio is not installed"
+	skip syscall_compat_uring_join "fio is not installed"
 	skip syscall_uring_punted "fio is not installed"
 elif ! make_loop 16; then
-	fail syscall_uring_kernel_join "cannot make a loop device"
-	fail syscall_compat_uring_kernel_join "cannot make a loop device"
+	fail syscall_uring_join "cannot make a loop device"
+	fail syscall_compat_uring_join "cannot make a loop device"
 	fail syscall_uring_punted "cannot make a loop device"
 else
-	read -r calls kern unm want <<< "$(uring_join_run ujoin --iodepth=32)"
-	if [ -n "$want" ] && [ "$want" -ge 3000 ] && [ "$calls" = "$want" ] && [ "$unm" = 0 ] &&
-	   [ -n "$kern" ] && [ $((kern * 2)) -gt "$want" ] && [ "$kern" -le "$want" ]; then
-		pass "syscall_uring_kernel_join ($calls io_uring reads == fio's total_ios, $kern joined in the kernel, 0 unmatched)"
-	else
-		fail syscall_uring_kernel_join "uring_read calls '$calls', fio '$want', joined in the kernel '$kern' (want over half), unmatched '$unm'; $(grep -m1 -i 'error\|fail' "$TMP/ujoin.out")"
-	fi
-	# the same with the programs for kernels without bpf_rdonly_cast: their
-	# slot is a hash of the request's user_data, not of its address
-	read -r calls kern unm want <<< "$(IOTRAIL_SYSCALL_COMPAT=1 uring_join_run ucjoin --iodepth=32)"
-	if [ -n "$want" ] && [ "$want" -ge 3000 ] && [ "$calls" = "$want" ] && [ "$unm" = 0 ] &&
-	   [ -n "$kern" ] && [ $((kern * 2)) -gt "$want" ] && [ "$kern" -le "$want" ] &&
-	   grep -q "programs for kernels without bpf_rdonly_cast" "$TMP/ucjoin.out"; then
-		pass "syscall_compat_uring_kernel_join ($calls io_uring reads == fio's total_ios, $kern joined in the kernel, 0 unmatched)"
-	else
-		fail syscall_compat_uring_kernel_join "uring_read calls '$calls', fio '$want', joined in the kernel '$kern' (want over half), unmatched '$unm'; $(grep -m1 -i 'error\|fail\|programs for' "$TMP/ucjoin.out")"
-	fi
-	read -r calls kern unm want <<< "$(uring_join_run upunt --iodepth=8 --force_async=1)"
-	if [ -n "$want" ] && [ "$want" -ge 3000 ] && [ "$calls" = "$want" ] && [ "$unm" = 0 ] &&
-	   [ -n "$kern" ] && [ $((kern * 2)) -lt "$want" ]; then
-		pass "syscall_uring_punted ($calls io_uring reads handed to io-wq == fio's total_ios, $kern of them joined in the kernel, 0 unmatched)"
-	else
-		fail syscall_uring_punted "uring_read calls '$calls', fio '$want', joined in the kernel '$kern' (want under half), unmatched '$unm'; $(grep -m1 -i 'error\|fail' "$TMP/upunt.out")"
-	fi
+	read -r calls unm wait thrown want <<< "$(uring_join_run ujoin --iodepth=32)"
+	uring_join_check syscall_uring_join "" "$calls" "$unm" "$wait" "$thrown" "$want"
+	read -r calls unm wait thrown want <<< "$(IOTRAIL_SYSCALL_COMPAT=1 uring_join_run ucjoin --iodepth=32)"
+	compat=0
+	grep -q "programs for kernels without bpf_rdonly_cast" "$TMP/ucjoin.out" && compat=1
+	uring_join_check syscall_compat_uring_join " (the programs for kernels without bpf_rdonly_cast)" \
+		"$calls" "$unm" "$wait" "$thrown" "$want" "$compat"
+	read -r calls unm wait thrown want <<< "$(uring_join_run upunt --iodepth=8 --force_async=1)"
+	uring_join_check syscall_uring_punted " handed to io-wq" "$calls" "$unm" "$wait" "$thrown" "$want"
 	drop_loop
 fi
 

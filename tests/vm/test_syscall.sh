@@ -17,8 +17,9 @@
 #    and gives io_uring_complete other arguments): fio's UR io_uring 4K
 #    reads are exactly UR uring_read records on /dev/nvme0n1 of 4096
 #    bytes each, under --comm fio (a completion is kept by its
-#    submitter's process, read from the request), over half of them
-#    joined in the kernel (the compat programs' slot: the user_data);
+#    submitter's process, read from the request), every completion
+#    joined with its submission in the recorder (none without one, none
+#    left waiting or thrown out);
 #  - and under --filter 'op=read && size>=32k' (issue 14: the decision
 #    follows an I/O into the request that queued it) over fio's U1 4K and
 #    U2 64K io_uring reads: exactly U2 requests and U2 I/Os recorded, the
@@ -144,12 +145,11 @@ want=$(jq '.jobs[0].read.total_ios' "$out/uring.json" 2>/dev/null)
 usel='[.events[] | select(.call == "uring_read" and (.path | endswith("/dev/nvme0n1")))]'
 n=$(jq "$usel | length" "$U" 2>/dev/null)
 n4k=$(jq "$usel | map(select(.ret == 4096 and .count == 4096)) | length" "$U" 2>/dev/null)
-joined=$(sed -n 's/.*io_uring requests: \([0-9]*\) joined in the kernel.*/\1/p' "$out/uring.err")
-if [ "$want" = "$UR" ] && [ "$n" = "$UR" ] && [ "$n4k" = "$UR" ] && [ -n "$joined" ] &&
-   [ $((joined * 2)) -gt "$UR" ] && [ "$joined" -le "$UR" ]; then
-	pass "vm_syscall_uring ($n uring_read records of 4096 bytes on /dev/nvme0n1 == fio's total_ios, under --comm fio; $joined joined in the kernel)"
+join=$(sed -n 's/.*io_uring requests: \([0-9]*\) completions without their submission, [0-9]* outside --path, \([0-9]*\) submissions still waiting, \([0-9]*\) thrown out.*/\1 \2 \3/p' "$out/uring.err")
+if [ "$want" = "$UR" ] && [ "$n" = "$UR" ] && [ "$n4k" = "$UR" ] && [ "$join" = "0 0 0" ]; then
+	pass "vm_syscall_uring ($n uring_read records of 4096 bytes on /dev/nvme0n1 == fio's total_ios, under --comm fio; every completion joined with its submission)"
 else
-	fail vm_syscall_uring "uring_read records on /dev/nvme0n1 '$n' ($n4k of 4096 bytes), fio total_ios '$want', want $UR; joined in the kernel '$joined' (want over half); record said: $(grep -v '^libbpf' "$out/uring.err" | tail -n1)"
+	fail vm_syscall_uring "uring_read records on /dev/nvme0n1 '$n' ($n4k of 4096 bytes), fio total_ios '$want', want $UR; completions without submission, submissions waiting, thrown out: '$join' (want 0 0 0); record said: $(grep -v '^libbpf' "$out/uring.err" | tail -n1)"
 fi
 
 F=$out/ufilter.report.json

@@ -43,7 +43,6 @@ static struct {
 	struct it_syscall_layer *l;
 	uint64_t calls, side, dropped;
 	struct it_uring_join uring; /* io_uring requests' halves, joined here */
-	uint64_t uring_both;        /* of them, sent joined by the kernel (IT_SREC_URING_BOTH) */
 	/* processes whose title is written: an open-addressing set of pids */
 	uint32_t *titled;
 	size_t ntitled, titlecap;
@@ -487,20 +486,13 @@ static int sink(void *ctx, const void *rec, size_t size)
 		}
 		return 0;
 	}
-	if (type == IT_SREC_URING_DONE || type == IT_SREC_URING_BOTH) {
-		struct it_sys_uring_both b;
-		size_t len = type == IT_SREC_URING_BOTH ? sizeof(b) : sizeof(b.done);
+	if (type == IT_SREC_URING_DONE) {
+		struct it_sys_uring_done d;
 
-		if (size < len)
+		if (size < sizeof(d))
 			return 0;
-		memcpy(&b, rec, len);
-		/* joined in the kernel: the same join, both halves at once */
-		if (type == IT_SREC_URING_BOTH) {
-			sys.uring_both++;
-			if (it_uring_join_submit(&sys.uring, &b.sub))
-				return s->err = -ENOMEM;
-		}
-		if (!it_uring_join_done(&sys.uring, &b.done, &joined))
+		memcpy(&d, rec, sizeof(d));
+		if (!it_uring_join_done(&sys.uring, &d, &joined))
 			return 0;
 		rec = &joined;
 		size = sizeof(joined);
@@ -584,10 +576,9 @@ static int finish(struct it_session *s)
 	per_cpu[0] += sys.uring.evicted;
 	sys.dropped += sys.uring.evicted;
 	if (s->verbose)
-		fprintf(stderr, "syscall: io_uring requests: %llu joined in the kernel, the others in "
-			"the recorder; %llu completions without their submission, %llu outside "
-			"--path, %u submissions still waiting, %llu thrown out\n",
-			(unsigned long long)sys.uring_both, (unsigned long long)sys.uring.unmatched,
+		fprintf(stderr, "syscall: io_uring requests: %llu completions without their "
+			"submission, %llu outside --path, %u submissions still waiting, %llu thrown "
+			"out\n", (unsigned long long)sys.uring.unmatched,
 			(unsigned long long)sys.uring.filtered, sys.uring.len,
 			(unsigned long long)sys.uring.evicted);
 	if (s->verbose)

@@ -376,8 +376,8 @@ struct it_hook_def it_syscall_hooks[] = {
 	/* a process's title at its exit (record.c: a short-lived one's last title) */
 	[H_EXIT_TITLE] = { "sched_process_exit", "sched", NULL, true,
 			   { [IT_HOOK_RAW_TP] = "title_at_exit" } },
-	/* requests handed to io-wq: their submission leaves the task's table
-	 * (syscall.bpf.c); with --filter/--sample, counted apart */
+	/* requests handed to io-wq: with --filter/--sample, counted apart
+	 * (syscall.bpf.c) */
 	[H_URING_PUNT] = { "io_uring_queue_async_work", "io_uring", NULL, true,
 			   { [IT_HOOK_TP_BTF] = "uring_punt" } },
 };
@@ -719,7 +719,6 @@ static const size_t time_at[] = {
 	[IT_SREC_CALL] = offsetof(struct it_sys_event, ts_exit),
 	[IT_SREC_URING_SUBMIT] = offsetof(struct it_sys_uring_submit, call.ts_enter),
 	[IT_SREC_URING_DONE] = offsetof(struct it_sys_uring_done, ts),
-	[IT_SREC_URING_BOTH] = offsetof(struct it_sys_uring_both, done.ts),
 	[IT_SREC_PATH] = offsetof(struct it_sys_path, tag_ts),
 	[IT_SREC_NAME] = offsetof(struct it_sys_name, ts_enter),
 	[IT_SREC_TASK] = offsetof(struct it_sys_task, ts),

@@ -1110,90 +1110,20 @@ static __always_inline bool uring_rw(__u16 call)
 }
 
 /*
- * An io_uring request is sent in two ring records, its submission and its
+ * An io_uring request is sent in two records, its submission and its
  * completion, joined by the request's address in the recorder
  * (uring_join.c), which writes the one call record the trace file holds.
- * Kept in a BPF LRU hash from submission to completion instead (as
- * before), a request cost a map update, lookup and delete, and the map
- * 3 MB of kernel memory; a second ring record costs here about what those
- * did (bench/bpf_cost.sh: ~600 ns of BPF time a request either way), so
- * the gain is the memory and a completion half as dear.
- *
- * Where the block layer does not decide (no --filter/--sample), the
- * submission waits instead in a table of the submitting task's own
- * (task storage, a slot per request by its address's hash): io_uring
- * runs a request's completion in the task that submitted it (its task
- * work), unless it went to an io-wq worker, so the completion finds it
- * there with one lookup and sends both halves in one ring record
- * (IT_SREC_URING_BOTH): one ring record a request instead of two, the
- * dearest part of either program on this machine (bench/hook_floor 6:
- * ~250 ns a record). A submission leaves the table on its own record
- * when the request is handed to io-wq (uring_punt) or another request
- * needs its slot, so the recorder joins it with a completion that runs
- * elsewhere, as before; one whose completion never runs in its task is
- * in no record until then (a request in flight at the stop: as before,
- * no call record for it either way).
+ * Kept in a BPF LRU hash from submission to completion instead, a request
+ * cost a map update, lookup and delete, and the map 3 MB of kernel
+ * memory. Held in a table of the submitting task's own (task storage, a
+ * slot per request) until its completion, to send both halves in one
+ * ring record, it cost more than a second record once records went into
+ * the CPU's event buffer (sys_record): bench/bpf_cost.sh, the default
+ * recording's BPF time per I/O at QD 8 / 32, 1274 / 1229 ns with two
+ * records against 1296 / 1291 with the table (2026-11-24, 20:24 UTC; the
+ * completion ~140 ns a run against ~190, the submission ~250 against
+ * ~220, and the 6.6 KB table per task out of the caches).
  */
-#define URING_STASH 64 /* slots per task: a power of two, above fio's usual depths */
-
-struct uring_stash {
-	struct it_sys_uring_submit s[URING_STASH];
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct uring_stash);
-} sys_uring_stash SEC(".maps");
-
-/* The table's slot of a request: a hash of its address less its ring's.
- * The verifier forbids arithmetic on a pointer but, in a privileged
- * program, lets one pointer be subtracted from another (the difference is
- * a plain number); struct io_kiocb is 256-byte aligned, so the low bits say
- * nothing. */
-static __always_inline __u32 stash_slot(struct io_kiocb *req)
-{
-#ifndef IT_SYS_COMPAT
-	__u64 off = (__u64)req - (__u64)req->ctx;
-
-	return (__u32)(((off >> 8) * 0x9E3779B97F4A7C15ull) >> 58) & (URING_STASH - 1);
-#else
-	/* the completion's request is a plain number here: a hash of what
-	 * both halves can read, the request's user_data (fio's and most
-	 * programs' are unique among the requests in flight; equal ones
-	 * share a slot, and the address check tells them apart) */
-	__u64 ud = RD(req, cqe.user_data);
-
-	return (__u32)((ud * 0x9E3779B97F4A7C15ull) >> 58) & (URING_STASH - 1);
-#endif
-}
-
-/* The slot of task's table where req's submission waits, or NULL. */
-static __always_inline struct it_sys_uring_submit *stash_waiting(struct task_struct *task,
-								 struct io_kiocb *req)
-{
-	struct it_sys_uring_submit *w;
-	struct uring_stash *stash;
-
-	/* a task without storage has no table: one load */
-	if (bpf_core_field_exists(task->bpf_storage) && !task->bpf_storage)
-		return NULL;
-	stash = bpf_task_storage_get(&sys_uring_stash, task, 0, 0);
-	if (!stash)
-		return NULL;
-	w = &stash->s[stash_slot(req)];
-	return w->req == (__u64)req ? w : NULL;
-}
-
-/* Sends a waiting submission on its own and frees its slot. */
-static __always_inline void stash_flush(struct it_sys_uring_submit *w)
-{
-	if (sys_record(w, sizeof(*w)))
-		count_drop();
-	w->req = 0;
-}
-
 /* A request's submission (the tracepoint is io_uring_submit_req, and
  * io_uring_submit_sqe on older kernels such as Debian's 6.1, with the
  * request first either way: the loader attaches the program of the name
@@ -1202,7 +1132,6 @@ static __always_inline int on_uring_submit(struct io_kiocb *req)
 {
 	struct task_struct *task;
 	struct it_sys_uring_submit r = {};
-	struct uring_stash *stash;
 	struct it_sys_event *e;
 	struct tstate *st;
 
@@ -1250,16 +1179,6 @@ static __always_inline int on_uring_submit(struct io_kiocb *req)
 		st->upunted = 0;
 		return 0;
 	}
-	/* waits in the task's table for its completion (see above) */
-	stash = bpf_task_storage_get(&sys_uring_stash, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (stash) {
-		struct it_sys_uring_submit *w = &stash->s[stash_slot(req)];
-
-		if (w->req) /* another request's: it goes on its own */
-			stash_flush(w);
-		*w = r;
-		return 0;
-	}
 	/* built on the stack and copied, as on_exit does */
 	if (sys_record(&r, sizeof(r)))
 		count_drop();
@@ -1279,31 +1198,19 @@ int BPF_PROG(uring_submit_sqe, struct io_kiocb *req)
 }
 
 /* A request handed to io-wq (IOSQE_ASYNC, or its inline attempt would
- * block): on older kernels (6.1, for one) its worker posts the completion itself,
- * where the submitting task's table is out of reach, so a submission
- * waiting there goes on its own record now (newer kernels post it from the
- * submitter's task work: a ring record more than needed, on a path that
- * costs microseconds anyway). With the block layer deciding, the worker queues its I/O,
- * where the decision cannot follow it; noted for uring_decide's count.
- * Also fires for a retry (-EAGAIN at completion), from the submitter's
- * task work, of a request already decided: then nothing is pending for
- * it. */
+ * block): with the block layer deciding, the worker queues its I/O, where
+ * the decision cannot follow it; noted for uring_decide's count. Also
+ * fires for a retry (-EAGAIN at completion), from the submitter's task
+ * work, of a request already decided: then nothing is pending for it. */
 SEC("tp_btf/io_uring_queue_async_work")
 int BPF_PROG(uring_punt, struct io_kiocb *req)
 {
 	struct task_struct *task;
 	struct tstate *st;
 
-	if (!uring_on)
+	if (!uring_on || !scope_mark_calls)
 		return 0;
 	task = bpf_get_current_task_btf();
-	if (!scope_mark_calls) {
-		struct it_sys_uring_submit *w = stash_waiting(task, req);
-
-		if (w)
-			stash_flush(w);
-		return 0;
-	}
 	if (bpf_core_field_exists(task->bpf_storage) && !task->bpf_storage)
 		return 0;
 	st = bpf_task_storage_get(&sys_tstate, task, 0, 0);
@@ -1418,21 +1325,6 @@ int uring_complete(u64 *ctx)
 		.cpu = bpf_get_smp_processor_id(), .res = res, .req = (__u64)req,
 		.ts = bpf_ktime_get_ns(), .ino = st->ino, .tag_ts = st->tag_ts,
 	};
-	/* its submission waiting in this task's table: both in one record */
-	if (!scope_mark_calls) {
-		struct it_sys_uring_submit *w = stash_waiting(bpf_get_current_task_btf(), r);
-		struct it_sys_uring_both b;
-
-		if (w) {
-			d.rec = IT_SREC_URING_BOTH;
-			b.done = d;
-			__builtin_memcpy(&b.sub, w, sizeof(b.sub));
-			w->req = 0;
-			if (sys_record(&b, sizeof(b)))
-				count_drop();
-			return 0;
-		}
-	}
 	if (sys_record(&d, sizeof(d)))
 		count_drop();
 	return 0;
