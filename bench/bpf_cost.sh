@@ -41,6 +41,10 @@
 # block / floor of the BPF time per I/O, and the end their medians per
 # queue depth (the goal: default <= floor in BPF time is the same as
 # default >= floor in IOPS, where the BPF time is what differs).
+# Beside it, the tracer's own CPU time over fio's run (its threads'
+# schedstat: draining the rings, packing, compressing, writing), per I/O,
+# and the two summed: what tracing costs the machine's CPUs per I/O,
+# kernel and user side, in one steady figure.
 # Only the tracer's own programs count (the prog_id of
 # each BPF program fd the tracer holds, from /proc/PID/fdinfo), so programs
 # that others load on a shared machine are left out; their runs still share
@@ -66,12 +70,22 @@ case " ${configs[*]} " in
 *" baseline"*) [ -n "$baseline" ] || { echo "bpf_cost: a baseline configuration needs BASELINE=path/to/iotrail" >&2; exit 1; } ;;
 esac
 
+# The CPU time (ns) of process $1's threads so far: the tracer's own work
+# in user space and the system calls it makes (draining, writing), which
+# the BPF run time leaves out.
+cat > "$out/cpu.sh" <<'EOF2'
+cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%.0f\n", s }'
+EOF2
+
 # fio under configuration $1; bpftool's view of the programs just before
-# fio's tracer exits in $out/progs, fio's results in $out/fio.json
+# fio's tracer exits in $out/progs, fio's results in $out/fio.json, the
+# tracer's CPU time over fio's run in $out/cpu
 run_config() {
-	local inner="fio --name=bench --filename=$dev --rw=randread --bs=4k --direct=1 \
+	local inner="c0=\$(bash $out/cpu.sh \$PPID); \
+fio --name=bench --filename=$dev --rw=randread --bs=4k --direct=1 \
 --ioengine=io_uring --iodepth=$qd --time_based --runtime=$secs --size=512M \
---output-format=json --output=$out/fio.json; bpftool prog show > $out/progs; \
+--output-format=json --output=$out/fio.json; \
+echo \$(( \$(bash $out/cpu.sh \$PPID) - c0 )) > $out/cpu; bpftool prog show > $out/progs; \
 grep -h '^prog_id:' /proc/\$PPID/fdinfo/* | awk '{ print \$2 }' | sort -u > $out/ours"
 	local pre
 	case $1 in
@@ -122,7 +136,7 @@ programs() {
 
 echo "BPF programs' run time: fio randread 4K io_uring on $dev (loop over tmpfs), ${secs}s runs"
 for qd in ${QDS:-32}; do
-	rm -f "$out"/*.perio "$out"/*.over
+	rm -f "$out"/*.perio "$out"/*.over "$out"/*.cpuio "$out"/*.allio
 	for i in $(seq 1 "$rounds"); do
 		for c in $(round_order "$i" "${configs[@]}"); do
 			run_config "$c"
@@ -130,10 +144,13 @@ for qd in ${QDS:-32}; do
 			programs > "$out/p"
 			total=$(awk '$1 == "TOTAL" { print $2 }' "$out/p")
 			perio=$(awk -v t="$total" -v n="$ios" 'BEGIN { printf "%.0f", t / n }')
+			cpuio=$(awk -v t="$(cat "$out/cpu")" -v n="$ios" 'BEGIN { printf "%.0f", t / n }')
 			echo "$perio" > "$out/$c.now"
 			echo "$perio" >> "$out/$c.perio"
-			printf "  QD %-2s round %d %-8s %7d IOPS  %5d ns of BPF per I/O:" "$qd" "$i" "$c" \
-				"$(jq -r '.jobs[0].read.iops | floor' "$out/fio.json")" "$perio"
+			echo "$cpuio" >> "$out/$c.cpuio"
+			echo $((perio + cpuio)) >> "$out/$c.allio"
+			printf "  QD %-2s round %d %-8s %7d IOPS  %5d ns of BPF + %5d of the tracer's CPU per I/O:" \
+				"$qd" "$i" "$c" "$(jq -r '.jobs[0].read.iops | floor' "$out/fio.json")" "$perio" "$cpuio"
 			awk -v n="$ios" '$1 != "TOTAL" && $3 >= 1000 { printf " %s %d x%.2f", $1, $2, $3 / n }' "$out/p"
 			echo " (ns per run x runs per I/O)"
 		done
@@ -149,6 +166,12 @@ for qd in ${QDS:-32}; do
 	printf "QD %s: median BPF ns per I/O over %d rounds:" "$qd" "$rounds"
 	for c in "${configs[@]}"; do printf " %s %s" "$c" "$(median < "$out/$c.perio")"; done
 	echo
+	printf "QD %s: median of the tracer's CPU time per I/O (its threads: draining, writing):" "$qd"
+	for c in "${configs[@]}"; do printf " %s %s" "$c" "$(median < "$out/$c.cpuio")"; done
+	echo " ns"
+	printf "QD %s: median of BPF + the tracer's CPU per I/O:" "$qd"
+	for c in "${configs[@]}"; do printf " %s %s" "$c" "$(median < "$out/$c.allio")"; done
+	echo " ns"
 	printf "QD %s: median of the rounds' BPF time per I/O over the floor's:" "$qd"
 	for c in "${configs[@]:1}"; do printf " %s %s" "$c" "$(median < "$out/$c.over")"; done
 	echo " (goal for default: <= 1)"
