@@ -1,5 +1,6 @@
 # Sourced by the benchmarks (overhead.sh, memory.sh, peers.sh), with the
-# script's name as $1: a 512 MiB loop device over a tmpfs file, zeroed (so
+# script's name as $1: a 512 MiB loop device over a tmpfs file (scheduler
+# none), zeroed (so
 # reads hit allocated pages), in $dev; a scratch directory in $out; both
 # removed on exit. Needs $secs (seconds per fio run).
 img=$(mktemp /dev/shm/iotrail-"$1".XXXXXX)
@@ -9,6 +10,9 @@ cleanup() { [ -n "$dev" ] && losetup -d "$dev"; rm -f "$img"; rm -rf "$out"; }
 trap cleanup EXIT
 truncate -s 512M "$img"
 dev=$(losetup -f --show --direct-io=on "$img")
+# a loop device keeps its scheduler across detach and attach (peers.sh sets
+# mq-deadline): none, as a new one has, unless the script sets another
+echo none > "/sys/block/${dev#/dev/}/queue/scheduler"
 dd if=/dev/zero of="$dev" bs=1M count=512 oflag=direct status=none
 
 # fio's IOPS (4K random reads, io_uring) at queue depth $1 under the command
