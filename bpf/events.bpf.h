@@ -16,10 +16,14 @@
  * program writing: a program that interrupts another on the same CPU (a
  * completion's interrupt during a Q) finds it taken and sends its event
  * through the CPU's ring instead; the recorder merges both by time.
- * Programs that may be preempted (fentry, fexit) cannot hold the buffer
- * this way (a preempted writer's buffer could be taken by another task's
- * program, and the nesting below would not unwind in order): those
- * objects use the ring alone.
+ * Programs that may be preempted (fentry, fexit: the NVMe/TCP initiator's
+ * and the target's objects) cannot take the buffer this way (a preempted
+ * writer's slot could be taken by another task's program, and the nesting
+ * below would not unwind in order): those objects define IT_EV_BUFS_CAS,
+ * take the same buffers with a compare-and-exchange and, when it is held
+ * (by a program they interrupted, or a preempted one) or full, reserve in
+ * the ring. A tracepoint program that runs while one of theirs holds the
+ * buffer takes a nested slot as it would under another tracepoint's.
  */
 #ifndef IOTRAIL_EVENTS_BPF_H
 #define IOTRAIL_EVENTS_BPF_H
@@ -83,13 +87,36 @@ static __always_inline void ev_count_drop(void)
 		__sync_fetch_and_add(n, 1); /* a completion irq may nest */
 }
 
-#ifndef IT_EV_BUFS
-#undef IT_EV_BUF_ON /* the ring alone */
-#else
+#if defined(IT_EV_BUFS) || defined(IT_EV_BUFS_CAS)
 IT_EV_BUFS_MAP(ev_bufs);
+#else
+#undef IT_EV_BUF_ON /* the ring alone */
 #endif
 
-#ifdef IT_EV_BUF_ON
+#if defined(IT_EV_BUF_ON) && defined(IT_EV_BUFS_CAS)
+/* The CPU's buffer's next record when no other program holds it and it
+ * has room; else its slot for the ring, when no other program holds that
+ * (both taken by compare-and-exchange); else NULL (a drop: three programs
+ * on one CPU at once, two of them preempted). (A ring reservation here
+ * would leave ev_submit a pointer to test against the buffer's, which the
+ * verifier cannot follow: it sees a reservation that may not be
+ * submitted.) */
+static __always_inline struct it_event *ev_buf_reserve(struct it_ev_buf *b)
+{
+	struct it_event *e;
+
+	if (!__sync_val_compare_and_swap(&b->taken, 0, 1)) {
+		e = ev_buf_place(b, sizeof(*e));
+		if (e)
+			return e;
+		ev_barrier();
+		b->taken = 0;
+	}
+	if (!__sync_val_compare_and_swap(&b->slot_taken, 0, 1))
+		return &b->slot;
+	return NULL;
+}
+#elif defined(IT_EV_BUF_ON)
 /* The CPU's buffer's next record; when programs that this one interrupts
  * hold the buffer (or its first nested slot), a nested slot; when the
  * buffer is full, the overflow slot (the ring takes the event, as it took
@@ -174,7 +201,29 @@ struct {
  * between the submitting and the completing CPU on every event), which
  * saves a helper call on the others; the wakeup then comes at most 64
  * events (4 KiB) per CPU late, far inside the ring's slack. */
-#ifdef IT_EV_BUF_ON
+#if defined(IT_EV_BUF_ON) && defined(IT_EV_BUFS_CAS)
+/* The event is whole: the slot's goes through the ring, the buffer's is
+ * published. */
+static __always_inline void ev_submit(struct it_event *e)
+{
+	struct it_ev_buf *b = ev_buf_of_cpu(&ev_bufs);
+	void *rb;
+
+	if (!b)
+		return;
+	if (e == &b->slot) {
+		rb = it_cpu_ring(&events);
+		if (!rb || bpf_ringbuf_output(rb, e, sizeof(*e), 0))
+			ev_count_drop();
+		else /* a program may interrupt this one here: atomic */
+			__sync_fetch_and_add(&b->ringed, 1);
+		ev_barrier();
+		b->slot_taken = 0;
+		return;
+	}
+	ev_buf_publish(b, &events);
+}
+#elif defined(IT_EV_BUF_ON)
 /* The event reserved from the CPU's buffer is whole: the consumer may
  * read it. An interrupting program's (the nested slot) goes through the
  * ring. The buffer's fill is looked at once in 64 records, and beyond

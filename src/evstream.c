@@ -26,6 +26,14 @@ int it_session_share_events(const struct it_session *s, struct bpf_map *events,
 	return err;
 }
 
+int it_session_share_bufs(const struct it_session *s, struct bpf_map *bufs, __u64 *mask,
+			  __u64 *wakeup)
+{
+	*mask = s->ev.buf_mask;
+	*wakeup = s->ev.buf_wakeup;
+	return bpf_map__reuse_fd(bufs, bpf_map__fd(s->ev.bufs));
+}
+
 void *it_session_start_in_events(const struct it_session *s, const struct it_hook_load *l,
 				 char *hooks, size_t hlen, char *why, size_t wlen)
 {

@@ -160,6 +160,10 @@ int it_session_add_evring(struct it_session *s, struct it_evring *r);
  * stream's (bpf_map__reuse_fd). 0 or -errno. */
 int it_session_share_events(const struct it_session *s, struct bpf_map *events,
 			    struct bpf_map *drops, struct bpf_map *tracked);
+/* And its event buffers (ev_bufs, events.bpf.h): the stream's, with their
+ * size and wakeup threshold in its rodata (*mask, *wakeup). 0 or -errno. */
+int it_session_share_bufs(const struct it_session *s, struct bpf_map *bufs, __u64 *mask,
+			  __u64 *wakeup);
 /* Its start: loads through the hook engine (l). Returns the skeleton, or
  * NULL with why (the stream is not recorded, no hook, the kernel refused). */
 void *it_session_start_in_events(const struct it_session *s, const struct it_hook_load *l,

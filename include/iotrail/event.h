@@ -399,13 +399,17 @@ struct it_ev_buf {
 	__u64 ringed;   /* events sent through the CPU's ring instead (nested, full) */
 	__u32 since;    /* records since the fill was last looked at */
 	__u32 pad0;
-	__u64 pad1[3];
+	__u64 slot_taken; /* slot is held (IT_EV_BUFS_CAS objects: events.bpf.h) */
+	__u64 pad1[2];
 	__u64 cons;     /* the consumer's position */
 	__u64 pad2[7];
 	/* block and NVMe events for the ring: [0] and [1] of programs
 	 * interrupting the one that holds the buffer, [2] of one that found
 	 * it full (events.bpf.h) */
 	struct it_event nested[3];
+	/* the event for the ring of a program that may be preempted (fentry,
+	 * fexit) and found the buffer held or full */
+	struct it_event slot;
 	__u8 data[8];   /* really mask + 1 + IT_EV_BUF_SLACK bytes */
 };
 /* The map value's size for a data area of bytes (a power of two). */

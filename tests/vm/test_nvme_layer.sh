@@ -264,7 +264,7 @@ else
 fi
 
 # ---- events of interrupting probes, through the rings ----
-ringed=$(sed -n 's/^iotrail record: \([0-9]*\) block and NVMe events went through the rings.*/\1/p' "$out/nested.err")
+ringed=$(sed -n 's/^iotrail record: \([0-9]*\) block, NVMe and NVMe\/TCP events went through the rings.*/\1/p' "$out/nested.err")
 summary=$(grep -E '^iotrail record: [0-9]+ I/Os' "$out/nested.err")
 nf=$(jq '.jobs[0].read.total_ios' "$out/nested.fio.json" 2>/dev/null)
 read -r reads cmds <<< "$(jq -r '[([.groups[] | select(.key.op == "read") | .count] | add // 0),

@@ -375,9 +375,10 @@ static void summary(char *out, size_t len)
 		fprintf(stderr, "iotrail record: events were lost: the consumer fell behind; "
 			"try a larger --ringbuf-mb or --dev/-p filters\n");
 	if (b.s->verbose && b.bufs.mem)
-		fprintf(stderr, "iotrail record: %llu block and NVMe events went through the rings, "
-			"not the CPUs' event buffers (a probe that interrupted another, or a "
-			"full buffer)\n", (unsigned long long)it_ev_bufs_ringed(&b.bufs));
+		fprintf(stderr, "iotrail record: %llu block, NVMe and NVMe/TCP events went through "
+			"the rings, not the CPUs' event buffers (a probe that interrupted another "
+			"or found the buffer held, or a full buffer)\n",
+			(unsigned long long)it_ev_bufs_ringed(&b.bufs));
 }
 
 static uint64_t recorded(void)

@@ -51,10 +51,9 @@ static int configure(void *obj, enum it_hook_kind *kinds, void *ctx)
 	/* the block layer's ring, drop counter and scope's tracked table,
 	 * and its event buffers (the NVMe driver's programs are tracepoints,
 	 * as the block layer's: events.bpf.h) */
-	k->rodata->ev_buf_mask = s->ev.buf_mask;
-	k->rodata->ev_buf_wakeup = s->ev.buf_wakeup;
 	return it_session_share_events(s, k->maps.events, k->maps.drops, k->maps.tracked) ?:
-	       bpf_map__reuse_fd(k->maps.ev_bufs, bpf_map__fd(s->ev.bufs));
+	       it_session_share_bufs(s, k->maps.ev_bufs, &k->rodata->ev_buf_mask,
+				     &k->rodata->ev_buf_wakeup);
 }
 
 static int available(char *why, size_t len)

@@ -33,6 +33,7 @@
 #include <bpf/bpf_core_read.h>
 
 #include "iotrail/event.h"
+#define IT_EV_BUFS_CAS /* fentry/fexit may be preempted: events.bpf.h */
 #include "events.bpf.h"
 #include "fn_hooks.bpf.h"
 #include "io_work.bpf.h"

@@ -24,6 +24,7 @@
 #include <bpf/bpf_core_read.h>
 
 #include "iotrail/event.h"
+#define IT_EV_BUFS_CAS /* fentry/fexit may be preempted: events.bpf.h */
 #include "events.bpf.h"
 #include "nvmet.bpf.h"
 #include "fn_hooks.bpf.h"

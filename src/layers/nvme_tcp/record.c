@@ -75,7 +75,11 @@ static int configure_host(void *obj, enum it_hook_kind *kinds, void *ctx)
 
 	(void)kinds;
 	k->rodata->wakeup_bytes = s->ev.wakeup_bytes;
-	return it_session_share_events(s, k->maps.events, k->maps.drops, k->maps.tracked);
+	/* the block layer's ring, drop counter, -p table and event buffers
+	 * (taken by compare-and-exchange here: events.bpf.h) */
+	return it_session_share_events(s, k->maps.events, k->maps.drops, k->maps.tracked) ?:
+	       it_session_share_bufs(s, k->maps.ev_bufs, &k->rodata->ev_buf_mask,
+				     &k->rodata->ev_buf_wakeup);
 }
 
 static int configure_target(void *obj, enum it_hook_kind *kinds, void *ctx)
@@ -85,7 +89,11 @@ static int configure_target(void *obj, enum it_hook_kind *kinds, void *ctx)
 
 	(void)kinds;
 	k->rodata->wakeup_bytes = s->ev.wakeup_bytes;
-	return it_session_share_events(s, k->maps.events, k->maps.drops, k->maps.tracked);
+	/* the block layer's ring, drop counter, -p table and event buffers
+	 * (taken by compare-and-exchange here: events.bpf.h) */
+	return it_session_share_events(s, k->maps.events, k->maps.drops, k->maps.tracked) ?:
+	       it_session_share_bufs(s, k->maps.ev_bufs, &k->rodata->ev_buf_mask,
+				     &k->rodata->ev_buf_wakeup);
 }
 
 static int module_available(const char *module, const char *what, char *why, size_t len)

@@ -46,8 +46,11 @@ static int configure(void *obj, enum it_hook_kind *kinds, void *ctx)
 
 	(void)kinds;
 	k->rodata->wakeup_bytes = s->ev.wakeup_bytes;
-	/* the block layer's ring, drop counter and -p table */
-	return it_session_share_events(s, k->maps.events, k->maps.drops, k->maps.tracked);
+	/* the block layer's ring, drop counter, -p table and event buffers
+	 * (taken by compare-and-exchange here: events.bpf.h) */
+	return it_session_share_events(s, k->maps.events, k->maps.drops, k->maps.tracked) ?:
+	       it_session_share_bufs(s, k->maps.ev_bufs, &k->rodata->ev_buf_mask,
+				     &k->rodata->ev_buf_wakeup);
 }
 
 static int available(char *why, size_t len)
