@@ -201,23 +201,32 @@ struct {
  * between the submitting and the completing CPU on every event), which
  * saves a helper call on the others; the wakeup then comes at most 64
  * events (4 KiB) per CPU late, far inside the ring's slack. */
+#ifdef IT_EV_BUF_ON
+/* An event of one of b's slots (not its data) into the CPU's ring, or a
+ * counted drop; the slot is free again after this. */
+static __always_inline void ev_ring_out(struct it_ev_buf *b, struct it_event *e)
+{
+	void *rb = it_cpu_ring(&events);
+
+	if (!rb || bpf_ringbuf_output(rb, e, sizeof(*e), 0))
+		ev_count_drop();
+	else /* a program may interrupt this one here: atomic */
+		__sync_fetch_and_add(&b->ringed, 1);
+	ev_barrier();
+}
+#endif
+
 #if defined(IT_EV_BUF_ON) && defined(IT_EV_BUFS_CAS)
 /* The event is whole: the slot's goes through the ring, the buffer's is
  * published. */
 static __always_inline void ev_submit(struct it_event *e)
 {
 	struct it_ev_buf *b = ev_buf_of_cpu(&ev_bufs);
-	void *rb;
 
 	if (!b)
 		return;
 	if (e == &b->slot) {
-		rb = it_cpu_ring(&events);
-		if (!rb || bpf_ringbuf_output(rb, e, sizeof(*e), 0))
-			ev_count_drop();
-		else /* a program may interrupt this one here: atomic */
-			__sync_fetch_and_add(&b->ringed, 1);
-		ev_barrier();
+		ev_ring_out(b, e);
 		b->slot_taken = 0;
 		return;
 	}
@@ -232,17 +241,11 @@ static __always_inline void ev_submit(struct it_event *e)
 static __always_inline void ev_submit(struct it_event *e)
 {
 	struct it_ev_buf *b = ev_buf_of_cpu(&ev_bufs);
-	void *rb;
 
 	if (!b)
 		return;
 	if (e == &b->nested[0] || e == &b->nested[1] || e == &b->nested[2]) {
-		rb = it_cpu_ring(&events);
-		if (!rb || bpf_ringbuf_output(rb, e, sizeof(*e), 0))
-			ev_count_drop();
-		else /* a program may interrupt this one here: atomic */
-			__sync_fetch_and_add(&b->ringed, 1);
-		ev_barrier();
+		ev_ring_out(b, e);
 		b->taken--; /* the overflow slot's 1 back to 0 too */
 		return;
 	}
