@@ -123,9 +123,8 @@ static __always_inline void *sys_reserve(__u64 size)
  * (ev_buf.bpf.h: plain stores, where a ring takes a spinlock with
  * interrupts off and writes a header twice). sys_enter and sys_exit are
  * faultable tracepoints on newer kernels (6.18 here), run with preemption
- * on: a
- * program may be preempted while it holds the buffer, and another task's
- * program may then run on the CPU. So the buffer is taken by a
+ * on: a program may be preempted while it holds the buffer, and another
+ * task's program may then run on the CPU. So the buffer is taken by a
  * compare-and-exchange, and a program that finds it taken (or full) sends
  * its record through the ring; the recorder merges both by time.
  */
