@@ -1,8 +1,8 @@
 # Sourced by the benchmarks (overhead.sh, memory.sh, peers.sh), with the
 # script's name as $1: a 512 MiB loop device over a tmpfs file (scheduler
-# none), zeroed (so
-# reads hit allocated pages), in $dev; a scratch directory in $out; both
-# removed on exit. Needs $secs (seconds per fio run).
+# none), zeroed (so reads hit allocated pages), in $dev; a scratch
+# directory in $out; both removed on exit. Needs $secs (seconds per fio
+# run).
 img=$(mktemp /dev/shm/iotrail-"$1".XXXXXX)
 out=$(mktemp -d /tmp/iotrail-"$1".XXXXXX)
 dev=""

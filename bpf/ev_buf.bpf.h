@@ -8,9 +8,9 @@
  * programs 180-193. One program writes at a time: it holds the buffer
  * (taken) from placing its record to publishing it. How a program takes
  * it is the object's: the block and NVMe layers' tracepoints run with
- * preemption off and nest like interrupts (events.bpf.h), the syscall
- * layer's sys_exit may be preempted (syscall.bpf.c: a compare-and-
- * exchange). A program that cannot take it, or finds it full, sends its
+ * preemption off and nest like interrupts (events.bpf.h); the NVMe/TCP
+ * layers' probes and the syscall layer's sys_exit may be preempted
+ * (ev_buf_take: a compare-and-exchange). A program that cannot take it, or finds it full, sends its
  * record through the CPU's ring instead; the recorder merges buffers and
  * rings by time (src/evring.c reads both alike: the data is laid out as
  * a ring buffer's, a record never wraps around the end, the space left
@@ -83,6 +83,27 @@ static __always_inline void *ev_buf_place(struct it_ev_buf *b, __u64 len)
 	*(__u32 *)&b->data[off + 4] = 0;
 	b->next = pos + rec;
 	return &b->data[off + 8];
+}
+
+/* For programs that may be preempted (run with preemption on: fentry,
+ * fexit, faultable tracepoints), which cannot nest their holds as
+ * interrupts do: takes b by a compare-and-exchange and places a record of
+ * len bytes there (ev_buf_place). The record's pointer, b held until
+ * ev_buf_publish; NULL when another program holds b (one this one
+ * interrupted, or a preempted one) or it is full (b not held). A 64-bit
+ * compare-and-exchange needs no newer BPF instruction set. */
+static __always_inline void *ev_buf_take(struct it_ev_buf *b, __u64 len)
+{
+	void *p;
+
+	if (__sync_val_compare_and_swap(&b->taken, 0, 1))
+		return NULL;
+	p = ev_buf_place(b, len);
+	if (!p) {
+		ev_barrier();
+		b->taken = 0;
+	}
+	return p;
 }
 
 /* The record placed last in b is whole: the consumer may read it, and b

@@ -20,10 +20,11 @@
  * and the target's objects) cannot take the buffer this way (a preempted
  * writer's slot could be taken by another task's program, and the nesting
  * below would not unwind in order): those objects define IT_EV_BUFS_CAS,
- * take the same buffers with a compare-and-exchange and, when it is held
- * (by a program they interrupted, or a preempted one) or full, reserve in
- * the ring. A tracepoint program that runs while one of theirs holds the
- * buffer takes a nested slot as it would under another tracepoint's.
+ * take the same buffers with a compare-and-exchange (ev_buf_take) and,
+ * when one is held (by a program they interrupted, or a preempted one)
+ * or full, write into its slot for the ring. A tracepoint program that
+ * runs while one of theirs holds the buffer takes a nested slot as it
+ * would under another tracepoint's.
  */
 #ifndef IOTRAIL_EVENTS_BPF_H
 #define IOTRAIL_EVENTS_BPF_H
@@ -103,15 +104,10 @@ IT_EV_BUFS_MAP(ev_bufs);
  * submitted.) */
 static __always_inline struct it_event *ev_buf_reserve(struct it_ev_buf *b)
 {
-	struct it_event *e;
+	struct it_event *e = ev_buf_take(b, sizeof(*e));
 
-	if (!__sync_val_compare_and_swap(&b->taken, 0, 1)) {
-		e = ev_buf_place(b, sizeof(*e));
-		if (e)
-			return e;
-		ev_barrier();
-		b->taken = 0;
-	}
+	if (e)
+		return e;
 	if (!__sync_val_compare_and_swap(&b->slot_taken, 0, 1))
 		return &b->slot;
 	return NULL;

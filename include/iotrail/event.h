@@ -380,8 +380,8 @@ static inline int it_event_ends_io(const struct it_event *e)
  * at a time, mapped by the recorder (src/hooks.c: it_ev_bufs_map), whose
  * data is laid out as a BPF ring buffer's (an 8-byte header before each
  * record: its length, IT_EV_BUF_DISCARD on space to skip), so that
- * src/evring.c reads it as it reads a ring. The block and NVMe layers
- * write their events into one (events.bpf.h), the syscall layer its
+ * src/evring.c reads it as it reads a ring. The block, NVMe and NVMe/TCP
+ * layers write their events into one (events.bpf.h), the syscall layer its
  * fixed-size records into another (syscall.bpf.c). One per CPU: the
  * producer's line, the consumer's line (the recorder moves cons), then
  * the data, mask + 1 bytes and IT_EV_BUF_SLACK past their end (room for
@@ -395,7 +395,7 @@ struct it_ev_buf {
 	__u64 next;     /* prod once the record being written is whole */
 	__u64 taken;    /* programs on this CPU between reserving and submitting
 			 * (64 bits: a compare-and-exchange of 64 bits needs no
-			 * newer BPF instruction set, syscall.bpf.c) */
+			 * newer BPF instruction set: ev_buf_take) */
 	__u64 ringed;   /* events sent through the CPU's ring instead (nested, full) */
 	__u32 since;    /* records since the fill was last looked at */
 	__u32 pad0;

@@ -125,8 +125,9 @@ static __always_inline void *sys_reserve(__u64 size)
  * faultable tracepoints on newer kernels (6.18 here), run with preemption
  * on: a program may be preempted while it holds the buffer, and another
  * task's program may then run on the CPU. So the buffer is taken by a
- * compare-and-exchange, and a program that finds it taken (or full) sends
- * its record through the ring; the recorder merges both by time.
+ * compare-and-exchange (ev_buf_take), and a program that finds it taken
+ * (or full) sends its record through the ring; the recorder merges both
+ * by time.
  */
 IT_EV_BUFS_MAP(sys_bufs);
 
@@ -314,20 +315,15 @@ static __always_inline long sys_record(void *data, __u64 size)
 
 	if (!b)
 		return -1;
-	if (!__sync_val_compare_and_swap(&b->taken, 0, 1)) {
-		p = ev_buf_place(b, size);
-		if (p) {
-			/* records are 8-byte aligned, and every one starts
-			 * with its u16 kind on an 8-byte boundary: copied a
-			 * word at a time (a copy of unknown alignment goes
-			 * byte by byte) */
-			__builtin_memcpy(__builtin_assume_aligned(p, 8),
-					 __builtin_assume_aligned(data, 8), size);
-			ev_buf_publish(b, &sys_events);
-			return 0;
-		}
-		ev_barrier();
-		b->taken = 0;
+	p = ev_buf_take(b, size);
+	if (p) {
+		/* records are 8-byte aligned, and every one starts with its
+		 * u16 kind on an 8-byte boundary: copied a word at a time (a
+		 * copy of unknown alignment goes byte by byte) */
+		__builtin_memcpy(__builtin_assume_aligned(p, 8), __builtin_assume_aligned(data, 8),
+				 size);
+		ev_buf_publish(b, &sys_events);
+		return 0;
 	}
 	err = sys_output(data, size, wakeup_flag());
 	if (!err) /* a program may interrupt this one here: atomic */
