@@ -62,7 +62,9 @@ fi
 # CPU) and the recorder stopped for 1 s while dd makes one-byte reads and
 # writes. Calls are lost, and every one is counted: the calls in the trace
 # + the calls it says it lost == dd's 2 x N (ground truth: dd's count);
-# and the ring took records when the buffer was full (record -v).
+# and the ring took records when the buffer was full (record -v). Side
+# records lost meanwhile (the exit title of a process anywhere on the
+# machine: sleep's below) are counted apart, not as calls.
 NAME=syscall_overload_counts_exact
 N=3000000
 cp "$(command -v dd)" "$TMP/ddover"

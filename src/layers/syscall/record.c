@@ -42,6 +42,7 @@ static struct {
 	bool filters_given;
 	struct it_syscall_layer *l;
 	uint64_t calls, side, dropped;
+	uint64_t side_dropped;      /* paths, names, tasks, exit titles */
 	struct it_uring_join uring; /* io_uring requests' halves, joined here */
 	/* processes whose title is written: an open-addressing set of pids */
 	uint32_t *titled;
@@ -575,6 +576,7 @@ static int finish(struct it_session *s)
 	 * requests too (no CPU to name: counted on the first) */
 	per_cpu[0] += sys.uring.evicted;
 	sys.dropped += sys.uring.evicted;
+	sys.side_dropped = it_syscall_side_drops(sys.l);
 	if (s->verbose)
 		fprintf(stderr, "syscall: io_uring requests: %llu completions without their "
 			"submission, %llu outside --path, %u submissions still waiting, %llu thrown "
@@ -588,10 +590,16 @@ static int finish(struct it_session *s)
 	return it_writer_set_drops(s->w, 0, IT_LAYER_SYSCALL, per_cpu, s->ncpu);
 }
 
+/* The calls lost, and apart from them the side records lost (a call
+ * whose path or name was lost is in the trace without it). */
 static void summary(char *out, size_t len)
 {
-	snprintf(out, len, "%llu system calls (%llu lost)", (unsigned long long)sys.calls,
-		 (unsigned long long)sys.dropped);
+	int n = snprintf(out, len, "%llu system calls (%llu lost)", (unsigned long long)sys.calls,
+			 (unsigned long long)sys.dropped);
+
+	if (sys.side_dropped && n >= 0 && (size_t)n < len)
+		snprintf(out + n, len - n, ", %llu paths, names or titles lost",
+			 (unsigned long long)sys.side_dropped);
 }
 
 static uint64_t recorded(void)

@@ -775,6 +775,11 @@ uint64_t it_syscall_drops(const struct it_syscall_layer *l, uint64_t *per_cpu, u
 	return it_percpu_counter(l->skel->maps.sys_drops, per_cpu, ncpu);
 }
 
+uint64_t it_syscall_side_drops(const struct it_syscall_layer *l)
+{
+	return it_percpu_counter(l->skel->maps.sys_side_drops, NULL, 0);
+}
+
 void it_syscall_close(struct it_syscall_layer *l)
 {
 	if (!l)

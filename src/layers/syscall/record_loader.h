@@ -79,9 +79,13 @@ int it_syscall_join_ring(struct it_syscall_layer *l, struct it_evring **rings);
 /* Stops the probes; records already in the ring can still be consumed. */
 void it_syscall_detach(struct it_syscall_layer *l);
 
-/* Records lost because the ring was full: per CPU into per_cpu (ncpu
- * entries, may be NULL), total as the return value. */
+/* Calls lost because the ring was full (call records, io_uring requests'
+ * halves): per CPU into per_cpu (ncpu entries, may be NULL), total as the
+ * return value. */
 uint64_t it_syscall_drops(const struct it_syscall_layer *l, uint64_t *per_cpu, uint32_t ncpu);
+/* Side records lost because the ring was full: paths, names, tasks and
+ * exit titles (what calls refer to; not calls). */
+uint64_t it_syscall_side_drops(const struct it_syscall_layer *l);
 /* Fixed-size records sent through the rings, not the CPUs' buffers (a
  * program that found its CPU's buffer held by a preempted or interrupted
  * one, or full). */

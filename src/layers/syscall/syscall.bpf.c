@@ -131,12 +131,15 @@ static __always_inline void *sys_reserve(__u64 size)
  */
 IT_EV_BUFS_MAP(sys_bufs);
 
+/* Records lost because the ring was full: sys_drops the calls' (a call,
+ * an io_uring request's half), sys_side_drops the side records' (a path, a
+ * name, a task, an exit title: what a call refers to, not a call). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, __u64);
-} sys_drops SEC(".maps");
+} sys_drops SEC(".maps"), sys_side_drops SEC(".maps");
 
 /* The last files a thread used, so repeated calls on one file skip the
  * tag table (a hash lookup). */
@@ -295,14 +298,16 @@ static __always_inline __u64 wakeup_flag(void)
 		BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 }
 
-static __always_inline void count_drop(void)
+static __always_inline void count_in(void *drops)
 {
 	__u32 zero = 0;
-	__u64 *n = bpf_map_lookup_elem(&sys_drops, &zero);
+	__u64 *n = bpf_map_lookup_elem(drops, &zero);
 
 	if (n)
 		*n += 1;
 }
+#define count_drop() count_in(&sys_drops)
+#define count_side_drop() count_in(&sys_side_drops)
 
 /* A record of size bytes (a constant, at most IT_EV_BUF_SLACK - 8) into
  * this CPU's buffer, or its ring: 0, or nonzero (not written). */
@@ -503,7 +508,7 @@ static __noinline int new_tag(struct tag_key *key, struct tag_val *val, struct d
 	if (len > IT_PATH_MAX)
 		len = IT_PATH_MAX;
 	if (sys_output(&b->hdr, sizeof(b->hdr) + len, wakeup_flag()))
-		count_drop();
+		count_side_drop();
 	return 0;
 }
 
@@ -581,7 +586,7 @@ static __always_inline void emit_task(struct task_struct *task, struct tstate *s
 	struct it_sys_task *t = sys_reserve(sizeof(*t));
 
 	if (!t) {
-		count_drop();
+		count_side_drop();
 		return;
 	}
 	t->rec = IT_SREC_TASK;
@@ -782,7 +787,7 @@ static __always_inline void emit_name(struct name_buf *b)
 {
 	if (sys_output(b, sizeof(b->hdr) + (b->hdr.len & (IT_NAME_MAX - 1)),
 			       wakeup_flag()))
-		count_drop();
+		count_side_drop();
 }
 
 /* The directory a relative name is under: dirfd, or the cwd. */
@@ -1360,7 +1365,7 @@ int BPF_PROG(title_at_exit, struct task_struct *task)
 		len = IT_TITLE_MAX;
 	r = sys_reserve(sizeof(*r));
 	if (!r) {
-		count_drop();
+		count_side_drop();
 		return 0;
 	}
 	/* task is current: its own user memory */
