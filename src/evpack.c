@@ -188,3 +188,79 @@ int it_unpack_events(const uint8_t *in, size_t len, struct it_event *evs, size_t
 	}
 	return in == end ? 0 : -1;
 }
+
+/* ---- fixed-size records of 64-bit words (IT_COMP_WORDS) ---- */
+
+void it_wpack_reset(struct it_wpacker *p)
+{
+	memset(p, 0, sizeof(*p));
+}
+
+/* The reference slot of a record: its first 32 bits folded to 4 (a syscall
+ * record's kind and call; records alike in them are alike in the rest). */
+static inline unsigned int wpack_slot(uint64_t w0)
+{
+	uint32_t k = (uint32_t)w0;
+
+	k ^= k >> 16;
+	k ^= k >> 8;
+	return (k ^ k >> 4) % IT_WPACK_REFS;
+}
+
+size_t it_wpack_record(struct it_wpacker *p, const void *rec, unsigned int nwords, uint8_t *out)
+{
+	uint64_t w[IT_WPACK_WORDS], *ref;
+	unsigned int mask = 0, slot;
+	uint8_t *o = out + 3;
+
+	memcpy(w, rec, nwords * sizeof(uint64_t));
+	slot = wpack_slot(w[0]);
+	ref = p->ref[slot];
+	for (unsigned int i = 0; i < nwords; i++)
+		if (w[i] != ref[i]) {
+			mask |= 1u << i;
+			o = put_varint(o, zigzag((int64_t)(w[i] - ref[i])));
+			ref[i] = w[i];
+		}
+	out[0] = (uint8_t)slot;
+	out[1] = (uint8_t)mask;
+	out[2] = (uint8_t)(mask >> 8);
+	return (size_t)(o - out);
+}
+
+int it_wunpack_records(const uint8_t *in, size_t len, void *recs, size_t n, unsigned int nwords)
+{
+	static const uint64_t zero[IT_WPACK_WORDS];
+	const uint8_t *end = in + len;
+	/* as it_unpack_events: each slot's reference is its last record in recs */
+	const uint64_t *refs[IT_WPACK_REFS];
+	uint64_t *r = recs, v;
+
+	if (!nwords || nwords > IT_WPACK_WORDS)
+		return -1;
+	for (size_t k = 0; k < IT_WPACK_REFS; k++)
+		refs[k] = zero;
+	for (size_t i = 0; i < n; i++, r += nwords) {
+		const uint64_t *ref;
+		unsigned int mask;
+
+		if (end - in < 3 || in[0] >= IT_WPACK_REFS)
+			return -1;
+		ref = refs[in[0]];
+		refs[in[0]] = r;
+		mask = in[1] | (unsigned int)in[2] << 8;
+		if (mask >> nwords)
+			return -1;
+		in += 3;
+		for (unsigned int k = 0; k < nwords; k++) {
+			r[k] = ref[k];
+			if (!(mask & (1u << k)))
+				continue;
+			in = end - in >= 10 ? get_varint_fast(in, &v) : get_varint(in, end, &v);
+			if (!in)
+				return -1;
+			r[k] += (uint64_t)unzigzag(v);
+		}
+	}
+	return in == end ? 0 : -1;
+}

@@ -4,9 +4,10 @@
  * described in doc/trace-format.md.
  *
  * Writer: records go into streams, one per (machine, layer, chunk type),
- * each buffering up to one chunk (1 MiB raw): struct it_event records are
- * packed as they come (evpack.h), other records are copied and compressed
- * with one reused zstd context when their chunk is written. Each chunk
+ * each buffering up to one chunk (1 MiB raw): struct it_event records and
+ * the fixed-size records a manifest says are word-packed are packed as
+ * they come (evpack.h), other records are copied and compressed with one
+ * reused zstd context when their chunk is written. Each chunk
  * goes out with one write() (header + payload), so a crash leaves whole
  * chunks plus at most one cut one. What a layer's records are (size,
  * encoding) is the caller's layers manifest: this file knows no layer.
@@ -138,8 +139,11 @@ static const char *check_layers(const struct it_layer_rec *l, size_t n, char *wh
 			const struct it_record_type *t = &l[i].records[k];
 
 			if (own_type(t->chunk_type) || !t->chunk_type || t->chunk_type == IT_ANY ||
-			    (t->encoding != IT_COMP_ZSTD && t->encoding != IT_COMP_PACK) ||
+			    (t->encoding != IT_COMP_ZSTD && t->encoding != IT_COMP_PACK &&
+			     t->encoding != IT_COMP_WORDS) ||
 			    (t->encoding == IT_COMP_PACK && t->size != sizeof(struct it_event)) ||
+			    (t->encoding == IT_COMP_WORDS &&
+			     (!t->size || t->size % 8 || t->size / 8 > IT_WPACK_WORDS)) ||
 			    t->size > CHUNK_RAW || !memchr(t->name, '\0', sizeof(t->name)) ||
 			    find_record_type(&l[i], 1, l[i].id, t->chunk_type) != t) {
 				snprintf(why, len, "layer %u: record type %u (chunk type %u, "
@@ -256,14 +260,21 @@ static void losses_free(struct losses *ls)
 
 struct stream {
 	uint16_t machine, layer, type;
-	uint16_t encoding;        /* IT_COMP_PACK or IT_COMP_ZSTD */
+	uint16_t encoding;        /* IT_COMP_PACK, IT_COMP_WORDS or IT_COMP_ZSTD */
 	uint32_t size;            /* record size; 0: variable, padded to 8 */
 	uint32_t n;               /* records pending */
-	struct buf data;          /* PACK: room for a chunk header, then the packed
-				   * records; else the raw records */
+	uint32_t cap;             /* PACK, WORDS: records per chunk */
+	struct buf data;          /* PACK, WORDS: room for a chunk header, then the
+				   * packed records; else the raw records */
 	size_t len;               /* bytes of pending records in data */
-	struct it_packer *packer;
+	struct it_packer *packer; /* PACK */
+	struct it_wpacker *wpacker; /* WORDS */
 };
+
+static bool packed(const struct stream *s)
+{
+	return s->encoding == IT_COMP_PACK || s->encoding == IT_COMP_WORDS;
+}
 
 struct it_writer {
 	int fd;
@@ -378,26 +389,27 @@ static int write_chunk(struct it_writer *w, uint16_t type, uint16_t machine, uin
 	return write_records(w, type, machine, layer, count, data, len, 0);
 }
 
-/* A stream's packed events as one chunk: no copy, no compression (packing
+/* A stream's packed records as one chunk: no copy, no compression (packing
  * already made them about as small as zstd did, at a tenth of the CPU;
  * doc/trace-format.md). */
 static int write_packed(struct it_writer *w, struct stream *s)
 {
 	struct it_chunk_header h = chunk_header(w, s->type, s->machine, s->layer, s->n,
-						s->n * sizeof(struct it_event));
+						s->n * s->size);
 	unsigned char *payload = (unsigned char *)s->data.p + sizeof(h);
-	struct it_event *raw;
+	uint64_t *raw;
 	int err;
 
-	h.compression = IT_COMP_PACK;
+	h.compression = s->encoding;
 	h.stored_len = (uint32_t)s->len;
 	if (h.stored_len < h.raw_len)
 		return put_chunk(w, &h, s->data.p, s->n);
-	/* random-looking events pack larger than they are: store them the old
+	/* random-looking records pack larger than they are: store them the old
 	 * way (rare, so decoding them back is fine) */
 	if (!(raw = malloc(h.raw_len)))
 		return w->err = -ENOMEM;
-	if (!it_unpack_events(payload, h.stored_len, raw, s->n))
+	if (s->encoding == IT_COMP_PACK ? !it_unpack_events(payload, h.stored_len, (void *)raw, s->n) :
+	    !it_wunpack_records(payload, h.stored_len, raw, s->n, s->size / 8))
 		err = write_records(w, s->type, s->machine, s->layer, h.count, raw, h.raw_len, s->n);
 	else
 		err = w->err = -EIO; /* our own encoding: cannot happen */
@@ -420,11 +432,11 @@ static void flush_stream(struct it_writer *w, struct stream *s)
 			struct stream *o = &w->streams[i];
 
 			if (o != s && !o->size && o->n && o->machine == s->machine &&
-			    o->layer == s->layer && o->encoding != IT_COMP_PACK)
+			    o->layer == s->layer && !packed(o))
 				flush_stream(w, o);
 		}
 	if (s->n && !w->err) {
-		if (s->encoding == IT_COMP_PACK)
+		if (packed(s))
 			err = write_packed(w, s);
 		else
 			err = write_records(w, s->type, s->machine, s->layer, s->n, s->data.p, s->len,
@@ -464,11 +476,23 @@ static struct stream *get_stream(struct it_writer *w, uint16_t machine, uint16_t
 	s = &w->streams[w->nstreams];
 	*s = (struct stream){ .machine = machine, .layer = layer, .type = type,
 			      .encoding = t->encoding, .size = t->size };
-	if (s->encoding == IT_COMP_PACK ?
-	    !(s->packer = malloc(sizeof(*s->packer))) ||
-	    buf_reserve(&s->data, sizeof(struct it_chunk_header) + CHUNK_EVENTS * IT_PACK_MAX) :
-	    buf_reserve(&s->data, CHUNK_RAW)) {
+	if (s->encoding == IT_COMP_PACK) {
+		s->cap = CHUNK_EVENTS;
+		s->packer = malloc(sizeof(*s->packer));
+	} else if (s->encoding == IT_COMP_WORDS) {
+		s->cap = CHUNK_RAW / s->size;
+		s->wpacker = malloc(sizeof(*s->wpacker));
+	}
+	if ((s->encoding == IT_COMP_PACK && !s->packer) ||
+	    (s->encoding == IT_COMP_WORDS && !s->wpacker) ||
+	    buf_reserve(&s->data, s->encoding == IT_COMP_PACK ?
+				  sizeof(struct it_chunk_header) + CHUNK_EVENTS * IT_PACK_MAX :
+			  s->encoding == IT_COMP_WORDS ?
+				  sizeof(struct it_chunk_header) +
+					  s->cap * IT_WPACK_MAX(s->size / 8) :
+				  CHUNK_RAW)) {
 		free(s->packer);
+		free(s->wpacker);
 		free(s->data.p);
 		*err = w->err = -ENOMEM;
 		return NULL;
@@ -496,7 +520,18 @@ int it_writer_add_record(struct it_writer *w, uint16_t machine, uint16_t layer, 
 			it_pack_reset(s->packer);
 		at = (unsigned char *)s->data.p + sizeof(struct it_chunk_header) + s->len;
 		s->len += it_pack_event(s->packer, rec, at);
-		if (++s->n == CHUNK_EVENTS)
+		if (++s->n == s->cap)
+			flush_stream(w, s);
+		return w->err;
+	}
+	if (s->encoding == IT_COMP_WORDS) {
+		if (len != s->size)
+			return -EINVAL;
+		if (!s->n)
+			it_wpack_reset(s->wpacker);
+		at = (unsigned char *)s->data.p + sizeof(struct it_chunk_header) + s->len;
+		s->len += it_wpack_record(s->wpacker, rec, s->size / 8, at);
+		if (++s->n == s->cap)
 			flush_stream(w, s);
 		return w->err;
 	}
@@ -856,6 +891,7 @@ void it_writer_abort(struct it_writer *w)
 	ZSTD_freeCCtx(w->cctx);
 	for (size_t i = 0; i < w->nstreams; i++) {
 		free(w->streams[i].packer);
+		free(w->streams[i].wpacker);
 		free(w->streams[i].data.p);
 	}
 	losses_free(&w->losses);
@@ -1036,8 +1072,9 @@ static enum rd read_header(struct it_reader *r, struct hdr *x)
 	x->machine = h->machine;
 	x->layer = r->version < 3 ? it_legacy_chunk_layer(&x->type) : h->layer;
 	x->rt = own_type(x->type) ? NULL : record_type(r, x->layer, x->type);
-	if (h->compression > IT_COMP_PACK ||
-	    (h->compression == IT_COMP_PACK && (!x->rt || x->rt->encoding != IT_COMP_PACK))) {
+	if (h->compression > IT_COMP_WORDS || (h->compression == IT_COMP_WORDS && r->version < 4) ||
+	    ((h->compression == IT_COMP_PACK || h->compression == IT_COMP_WORDS) &&
+	     (!x->rt || x->rt->encoding != h->compression))) {
 		set_err(r, "unknown compression %u in the chunk at offset %llu",
 			h->compression, (unsigned long long)r->off);
 		return RD_BAD;
@@ -1047,7 +1084,10 @@ static enum rd read_header(struct it_reader *r, struct hdr *x)
 	    (h->compression == IT_COMP_ZSTD &&
 	     (!h->raw_len || !h->stored_len || h->stored_len > ZSTD_compressBound(h->raw_len))) ||
 	    (h->compression == IT_COMP_PACK &&
-	     (h->stored_len < 3ull * h->count || h->stored_len > (uint64_t)IT_PACK_MAX * h->count))) {
+	     (h->stored_len < 3ull * h->count || h->stored_len > (uint64_t)IT_PACK_MAX * h->count)) ||
+	    (h->compression == IT_COMP_WORDS &&
+	     (h->stored_len < 3ull * h->count ||
+	      h->stored_len > (uint64_t)IT_WPACK_MAX(x->rt->size / 8) * h->count))) {
 		set_err(r, "impossible lengths in the chunk at offset %llu (raw %u, stored %u)",
 			(unsigned long long)r->off, h->raw_len, h->stored_len);
 		return RD_BAD;
@@ -1115,6 +1155,11 @@ static enum rd read_payload(struct it_reader *r, const struct hdr *x, struct buf
 	} else if (h->compression == IT_COMP_PACK &&
 		   it_unpack_events(dst->p, h->stored_len, raw->p, h->count)) {
 		set_err(r, "cannot unpack the %s chunk at offset %llu: not %u packed events",
+			chunk_name(x), (unsigned long long)at, h->count);
+		return RD_BAD;
+	} else if (h->compression == IT_COMP_WORDS &&
+		   it_wunpack_records(dst->p, h->stored_len, raw->p, h->count, x->rt->size / 8)) {
+		set_err(r, "cannot unpack the %s chunk at offset %llu: not %u packed records",
 			chunk_name(x), (unsigned long long)at, h->count);
 		return RD_BAD;
 	}
@@ -1698,7 +1743,8 @@ static int check_file_header(int fd, uint32_t *version, char *err, size_t errlen
 		return -1;
 	}
 	/* version 2 added packed EVENTS chunks, version 3 the machine and layer
-	 * of each chunk: older files read with what they lack made up */
+	 * of each chunk, version 4 packed fixed-size records (IT_COMP_WORDS):
+	 * older files read with what they lack made up */
 	if (fh.version < 1 || fh.version > IT_TRACE_VERSION) {
 		snprintf(err, errlen, "unsupported trace format version %u (this build reads versions 1 to %u%s)",
 			 fh.version, IT_TRACE_VERSION,

@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 #define IT_TRACE_MAGIC   "IOTRAIL\0"   /* 8 bytes */
-#define IT_TRACE_VERSION 3u
+#define IT_TRACE_VERSION 4u
 #define IT_CHUNK_MAGIC   0x4b435449u   /* "ITCK" */
 
 struct it_file_header {
@@ -65,6 +65,8 @@ enum it_compression {
 	IT_COMP_NONE = 0,
 	IT_COMP_ZSTD = 1,
 	IT_COMP_PACK = 2,       /* struct it_event records only: src/evpack.c's encoding (version 2+) */
+	IT_COMP_WORDS = 3,      /* other fixed-size records of up to 16 64-bit words, packed
+				 * word by word (src/evpack.c; version 4+) */
 };
 
 struct it_chunk_header {
@@ -127,7 +129,8 @@ struct it_device_rec {
 #define IT_LAYER_MAX_RECORDS 6
 struct it_record_type {
 	uint16_t chunk_type;        /* enum it_chunk_type (not one of the file's own) */
-	uint16_t encoding;          /* IT_COMP_PACK (struct it_event, 64 bytes) or IT_COMP_ZSTD */
+	uint16_t encoding;          /* IT_COMP_PACK (struct it_event, 64 bytes), IT_COMP_WORDS
+				     * (a size of 8 to 128, a multiple of 8) or IT_COMP_ZSTD */
 	uint32_t size;              /* bytes per record; 0: variable, each padded to 8 bytes */
 	char     name[24];          /* e.g. "it_sys_event" */
 };

@@ -26,7 +26,7 @@ _Static_assert(sizeof(struct it_f2fs_event) == 56, "f2fs event layout");
 const struct it_layer_rec it_fs_records = {
 	.id = IT_LAYER_FS, .version = 2, .name = "fs", .nrecords = 2,
 	.records = { { IT_CHUNK_FS_EXTENTS, IT_COMP_ZSTD, 0, "it_fs_rec" },
-		     { IT_CHUNK_FS_F2FS, IT_COMP_ZSTD, sizeof(struct it_f2fs_event),
+		     { IT_CHUNK_FS_F2FS, IT_COMP_WORDS, sizeof(struct it_f2fs_event),
 		       "it_f2fs_event" } },
 };
 

@@ -689,7 +689,7 @@ TEST(tracefile_foreign_empty_and_future_files)
 	expect_open_error(path, &fh, 20, "cut short", NULL);
 	expect_open_error(path, &fh, sizeof(fh), "cut short", "HOST");
 	fh.version = IT_TRACE_VERSION + 1;
-	expect_open_error(path, &fh, sizeof(fh), "version 4", "reads versions 1 to 3");
+	expect_open_error(path, &fh, sizeof(fh), "version 5", "reads versions 1 to 4");
 	fh.version = __builtin_bswap32(IT_TRACE_VERSION);
 	expect_open_error(path, &fh, sizeof(fh), "big-endian", NULL);
 	fh.version = IT_TRACE_VERSION;
@@ -1399,6 +1399,100 @@ out:
 	unlink(path);
 }
 
+/* Word-packed fixed-size records (IT_COMP_WORDS), as the syscall layer's
+ * are written: syscall-shaped records across chunks come back exactly and
+ * take a fraction of their size; records packing cannot shrink (random
+ * bytes) come back exactly too, stored the old way. */
+#define TEST_WORDS 43
+static const struct it_layer_rec words_layers[] = {
+	{ .id = TEST_LAYER, .version = 1, .name = "test", .nrecords = 1,
+	  .records = { { TEST_WORDS, IT_COMP_WORDS, 112, "test_words" } } },
+};
+
+static bool words_file(const char *path, const uint64_t (*recs)[14], size_t n, off_t *size)
+{
+	struct it_host_rec host;
+	struct it_trace_head head = { .host = &host, .layers = words_layers, .nlayers = 1 };
+	struct it_writer *w;
+	struct stat sb;
+	char err[256];
+
+	make_host(&host);
+	w = it_writer_open(path, &head, err, sizeof(err));
+	if (!ASSERT_NOT_NULL(w, err))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!ASSERT_EQ(it_writer_add_record(w, 0, TEST_LAYER, TEST_WORDS, recs[i], 112), 0,
+			       "add"))
+			break;
+	ASSERT_EQ(it_writer_add_record(w, 0, TEST_LAYER, TEST_WORDS, recs[0], 104), -EINVAL,
+		  "wrong size");
+	if (!ASSERT_EQ(it_writer_close(w, 1), 0, "close") || stat(path, &sb))
+		return false;
+	*size = sb.st_size;
+	return true;
+}
+
+static size_t words_read(const char *path, const uint64_t (*recs)[14], size_t n, size_t *chunks)
+{
+	const struct it_select sel = { 0, TEST_LAYER, TEST_WORDS };
+	struct it_reader *r;
+	struct it_chunk c;
+	char err[256];
+	size_t k = 0;
+
+	*chunks = 0;
+	r = it_reader_open_select(path, &sel, 1, err, sizeof(err));
+	if (!ASSERT_NOT_NULL(r, err))
+		return 0;
+	while (it_reader_next_chunk(r, &c) > 0) {
+		if (!ASSERT_TRUE(c.len == c.count * 112u && k + c.count <= n &&
+					 !memcmp(c.data, recs[k], c.len),
+				 "chunk of records as written"))
+			break;
+		k += c.count;
+		(*chunks)++;
+	}
+	it_reader_close(r);
+	return k;
+}
+
+TEST(tracefile_word_packed_records)
+{
+	enum { N = 20000 };
+	static uint64_t recs[N][14];
+	uint64_t s = 31, t = 1ull << 40;
+	size_t chunks;
+	char path[64];
+	off_t size;
+
+	ASSERT_TRUE(tmp_path(path), "mkstemp");
+	for (size_t i = 0; i < N; i++) {
+		memset(recs[i], 0, sizeof(recs[i]));
+		recs[i][0] = 1 | (uint64_t)(i & 1 ? 3 : 60) << 16;
+		recs[i][1] = 77 | (uint64_t)78 << 32;
+		t += 500 + rng_next(&s) % 3000;
+		recs[i][5] = t;
+		recs[i][6] = t + 9000 + rng_next(&s) % 2000;
+		recs[i][8] = (rng_next(&s) % 100000) << 12;
+		recs[i][9] = 4096;
+	}
+	if (words_file(path, recs, N, &size)) {
+		ASSERT_EQ(words_read(path, recs, N, &chunks), N, "every record read back");
+		ASSERT_EQ(chunks, 3, "9362 records of 112 bytes a chunk");
+		ASSERT_TRUE(size < (off_t)sizeof(recs) / 5, "a fifth of the raw size or less");
+	}
+	for (size_t i = 0; i < 3000; i++)
+		for (size_t k = 0; k < 14; k++)
+			recs[i][k] = rng_next(&s);
+	if (words_file(path, recs, 3000, &size)) {
+		ASSERT_EQ(words_read(path, recs, 3000, &chunks), 3000, "random records read back");
+		ASSERT_EQ(chunks, 1, "one chunk");
+		ASSERT_TRUE(size > 3000 * 112, "stored as they are (nothing shrinks them)");
+	}
+	unlink(path);
+}
+
 TEST(tracefile_bad_manifest_refused)
 {
 	struct it_host_rec host;
@@ -1418,6 +1512,16 @@ TEST(tracefile_bad_manifest_refused)
 	ASSERT_TRUE(!w && strstr(err, "listed twice"), err);
 	bad[1] = test_layers[1];
 	bad[1].records[1].encoding = IT_COMP_PACK;       /* packing is for 64-byte events */
+	w = it_writer_open(path, &head, err, sizeof(err));
+	ASSERT_TRUE(!w && strstr(err, "bad layers manifest"), err);
+	bad[1] = test_layers[1];
+	bad[1].records[1].encoding = IT_COMP_WORDS;      /* not for variable records */
+	w = it_writer_open(path, &head, err, sizeof(err));
+	ASSERT_TRUE(!w && strstr(err, "bad layers manifest"), err);
+	bad[1].records[1].size = 12;                     /* nor for a size not in words */
+	w = it_writer_open(path, &head, err, sizeof(err));
+	ASSERT_TRUE(!w && strstr(err, "bad layers manifest"), err);
+	bad[1].records[1].size = 136;                    /* nor past 16 words */
 	w = it_writer_open(path, &head, err, sizeof(err));
 	ASSERT_TRUE(!w && strstr(err, "bad layers manifest"), err);
 	it_writer_abort(w);

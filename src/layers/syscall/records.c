@@ -20,6 +20,6 @@ _Static_assert(sizeof(struct it_sys_task) == 48, "task record layout");
 
 const struct it_layer_rec it_syscall_records = {
 	.id = IT_LAYER_SYSCALL, .version = 1, .name = "syscall", .nrecords = 2,
-	.records = { { IT_CHUNK_SYSCALLS, IT_COMP_ZSTD, sizeof(struct it_sys_event), "it_sys_event" },
+	.records = { { IT_CHUNK_SYSCALLS, IT_COMP_WORDS, sizeof(struct it_sys_event), "it_sys_event" },
 		     { IT_CHUNK_SYSSIDE, IT_COMP_ZSTD, 0, "it_sys_path/name/task" } },
 };
