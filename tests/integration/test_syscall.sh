@@ -8,7 +8,7 @@
 cd "$(dirname "$0")/../.."
 . tests/integration/lib.sh
 . tests/integration/lib_syscall.sh
-TESTS="syscall_seq_exact syscall_compat_seq_exact syscall_filtered_out syscall_comm_filter syscall_calls_filter syscall_uring_tags syscall_uring_join syscall_compat_uring_join syscall_uring_punted syscall_errors"
+TESTS="syscall_seq_exact syscall_compat_seq_exact syscall_filtered_out syscall_comm_filter syscall_calls_filter syscall_uring_tags syscall_uring_join syscall_compat_uring_join syscall_uring_punted syscall_ppid_cgroup_follow syscall_errors"
 
 why=$(sys_blocker)
 if [ -n "$why" ]; then
@@ -190,6 +190,42 @@ else
 	read -r calls unm wait thrown want <<< "$(uring_join_run upunt --iodepth=8 --force_async=1)"
 	uring_join_check syscall_uring_punted " handed to io-wq" "$calls" "$unm" "$wait" "$thrown" "$want"
 	drop_loop
+fi
+
+# ---- a call's parent and cgroup as they are when it is made (the programs
+# keep them per thread and read them again when their pointers change):
+# a process that moves to another cgroup, then is reparented, opens a
+# file before, between and after; each open carries what the process
+# itself read from the kernel then (tests/progs/reparent_cgroup.py).
+NAME=syscall_ppid_cgroup_follow
+cgroot=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+cg=$cgroot/iotrail-it.${RUNTAG}cg
+if [ -z "$cgroot" ] || ! command -v python3 > /dev/null || ! mkdir "$cg" 2> /dev/null; then
+	skip "$NAME" "needs python3 and a writable cgroup v2 mount (${cgroot:-none})"
+else
+	dir=$TMP/$NAME
+	mkdir -p "$dir"
+	touch "$dir/a" "$dir/b" "$dir/c"
+	"$IOTRAIL" record --layers syscall --calls openat --path "$dir" -o "$TMP/$NAME.trail" -- \
+		sh -c 'python3 "$1" "$2" "$3" "$4"; i=0
+		       while [ ! -e "$2/done" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done' \
+		sh tests/progs/reparent_cgroup.py "$dir" "$cg" "$cgroot" > "$TMP/$NAME.out" 2>&1
+	got=$("$IOTRAIL" report --json --events "$TMP/$NAME.trail" 2> /dev/null |
+	      jq -r --arg d "$dir/" '.events[] | select(.call == "openat" and (.path | ltrimstr($d) | test("^[abc]$")))
+	                             | "\(.path | ltrimstr($d)) \(.ppid) \(.cgroup)"')
+	want=$(cat "$dir/truth" 2> /dev/null)
+	rmdir "$cg" 2> /dev/null
+	read -r _ p1 c1 <<< "$(sed -n 1p <<< "$want")"
+	read -r _ p3 c3 <<< "$(sed -n 3p <<< "$want")"
+	if [ -z "$want" ]; then
+		fail "$NAME" "the process wrote no truth: $(tail -2 "$TMP/$NAME.out" | tr '\n' '|')"
+	elif [ "$got" != "$want" ]; then
+		fail "$NAME" "the opens carry '$(tr '\n' '|' <<< "$got")', the process saw '$(tr '\n' '|' <<< "$want")' (name ppid cgroup)"
+	elif [ "$p1" = "$p3" ] || [ "$c1" = "$c3" ]; then
+		fail "$NAME" "the parent or the cgroup did not change ('$(tr '\n' '|' <<< "$want")'): nothing tested"
+	else
+		pass "$NAME (ppid $p1 then $p3, cgroup $c1 then $c3, in each open as the process saw them)"
+	fi
 fi
 
 # ---- bad input: one line on stderr, non-zero exit
