@@ -209,19 +209,23 @@ static inline unsigned int wpack_slot(uint64_t w0)
 
 size_t it_wpack_record(struct it_wpacker *p, const void *rec, unsigned int nwords, uint8_t *out)
 {
-	uint64_t w[IT_WPACK_WORDS], *ref;
+	const unsigned char *r = rec;
 	unsigned int mask = 0, slot;
 	uint8_t *o = out + 3;
+	uint64_t w, *ref;
 
-	memcpy(w, rec, nwords * sizeof(uint64_t));
-	slot = wpack_slot(w[0]);
+	memcpy(&w, r, sizeof(w));
+	slot = wpack_slot(w);
 	ref = p->ref[slot];
-	for (unsigned int i = 0; i < nwords; i++)
-		if (w[i] != ref[i]) {
+	/* a word at a time from the record (no copy of it first) */
+	for (unsigned int i = 0; i < nwords; i++, r += sizeof(w)) {
+		memcpy(&w, r, sizeof(w));
+		if (w != ref[i]) {
 			mask |= 1u << i;
-			o = put_varint(o, zigzag((int64_t)(w[i] - ref[i])));
-			ref[i] = w[i];
+			o = put_varint(o, zigzag((int64_t)(w - ref[i])));
+			ref[i] = w;
 		}
+	}
 	out[0] = (uint8_t)slot;
 	out[1] = (uint8_t)mask;
 	out[2] = (uint8_t)(mask >> 8);
