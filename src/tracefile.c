@@ -63,7 +63,6 @@ _Static_assert(offsetof(struct it_clock_rec, offset_ns) == 8, "clock record layo
 _Static_assert(sizeof(struct it_note_rec) == 128, "note record layout");
 
 #define CHUNK_RAW    (1u << 20)    /* raw bytes of records per chunk at most */
-#define CHUNK_EVENTS (CHUNK_RAW / sizeof(struct it_event)) /* 16384 */
 #define ZSTD_LEVEL   (-1)          /* see doc/trace-format.md: fastest with a good ratio */
 #define MAX_PAYLOAD  (64u << 20)   /* raw or stored; larger is damage, not data */
 #define MAX_STREAMS  64            /* (machine, layer, type) streams of a writer */
@@ -458,6 +457,7 @@ static struct stream *get_stream(struct it_writer *w, uint16_t machine, uint16_t
 {
 	const struct it_record_type *t;
 	struct stream *s = &w->streams[w->last];
+	size_t room;
 
 	if (w->nstreams && s->machine == machine && s->layer == layer && s->type == type)
 		return s;
@@ -476,21 +476,20 @@ static struct stream *get_stream(struct it_writer *w, uint16_t machine, uint16_t
 	s = &w->streams[w->nstreams];
 	*s = (struct stream){ .machine = machine, .layer = layer, .type = type,
 			      .encoding = t->encoding, .size = t->size };
-	if (s->encoding == IT_COMP_PACK) {
-		s->cap = CHUNK_EVENTS;
-		s->packer = malloc(sizeof(*s->packer));
-	} else if (s->encoding == IT_COMP_WORDS) {
+	/* a packed stream's chunk: its header, then 1 MiB of raw records
+	 * packed, each at most IT_PACK_MAX or IT_WPACK_MAX bytes */
+	room = CHUNK_RAW;
+	if (packed(s)) {
 		s->cap = CHUNK_RAW / s->size;
-		s->wpacker = malloc(sizeof(*s->wpacker));
+		if (s->encoding == IT_COMP_PACK)
+			s->packer = malloc(sizeof(*s->packer));
+		else
+			s->wpacker = malloc(sizeof(*s->wpacker));
+		room = sizeof(struct it_chunk_header) +
+		       (size_t)s->cap * (s->encoding == IT_COMP_PACK ? IT_PACK_MAX :
+								IT_WPACK_MAX(s->size / 8));
 	}
-	if ((s->encoding == IT_COMP_PACK && !s->packer) ||
-	    (s->encoding == IT_COMP_WORDS && !s->wpacker) ||
-	    buf_reserve(&s->data, s->encoding == IT_COMP_PACK ?
-				  sizeof(struct it_chunk_header) + CHUNK_EVENTS * IT_PACK_MAX :
-			  s->encoding == IT_COMP_WORDS ?
-				  sizeof(struct it_chunk_header) +
-					  s->cap * IT_WPACK_MAX(s->size / 8) :
-				  CHUNK_RAW)) {
+	if ((packed(s) && !s->packer && !s->wpacker) || buf_reserve(&s->data, room)) {
 		free(s->packer);
 		free(s->wpacker);
 		free(s->data.p);
@@ -513,24 +512,19 @@ int it_writer_add_record(struct it_writer *w, uint16_t machine, uint16_t layer, 
 		return w->err;
 	if (!(s = get_stream(w, machine, layer, type, &err)))
 		return err;
-	if (s->encoding == IT_COMP_PACK) {
-		if (len != sizeof(struct it_event))
+	if (packed(s)) {
+		if (len != s->size) /* PACK: the manifest's size is struct it_event's */
 			return -EINVAL;
-		if (!s->n)
-			it_pack_reset(s->packer);
 		at = (unsigned char *)s->data.p + sizeof(struct it_chunk_header) + s->len;
-		s->len += it_pack_event(s->packer, rec, at);
-		if (++s->n == s->cap)
-			flush_stream(w, s);
-		return w->err;
-	}
-	if (s->encoding == IT_COMP_WORDS) {
-		if (len != s->size)
-			return -EINVAL;
-		if (!s->n)
-			it_wpack_reset(s->wpacker);
-		at = (unsigned char *)s->data.p + sizeof(struct it_chunk_header) + s->len;
-		s->len += it_wpack_record(s->wpacker, rec, s->size / 8, at);
+		if (s->encoding == IT_COMP_PACK) {
+			if (!s->n)
+				it_pack_reset(s->packer);
+			s->len += it_pack_event(s->packer, rec, at);
+		} else {
+			if (!s->n)
+				it_wpack_reset(s->wpacker);
+			s->len += it_wpack_record(s->wpacker, rec, s->size / 8, at);
+		}
 		if (++s->n == s->cap)
 			flush_stream(w, s);
 		return w->err;

@@ -576,20 +576,10 @@ static __always_inline bool tag_file(struct tstate *st, struct file *file)
 	return tag_dentry(st, RD(file, f_path.dentry), RD(file, f_path.mnt));
 }
 
-static __always_inline __u32 ppid_of(struct task_struct *task)
-{
-	return task->real_parent->tgid;
-}
-
-/* bpf_get_current_cgroup_id without the helper call. */
-static __always_inline __u64 cgroup_of(struct task_struct *task)
-{
-	return task->cgroups->dfl_cgrp->kn->id;
-}
-
 /*
- * ppid_of and cgroup_of for a record, at the cost of a load or two while
- * they stay what they were: the thread's slot keeps the last values with
+ * The parent's tgid and the cgroup id (bpf_get_current_cgroup_id without
+ * the helper call) for a record, at the cost of a load or two while they
+ * stay what they were: the thread's slot keeps the last values with
  * the pointers they came from (task->real_parent; task->cgroups and its
  * default cgroup), and the parent's task_struct and the cgroup's kernfs
  * node, cold lines two pointers away, are read again only when a pointer
@@ -629,9 +619,8 @@ static __always_inline void emit_task(struct task_struct *task, struct tstate *s
 	t->reserved = 0;
 	t->pid = task->tgid;
 	t->tid = task->pid;
-	t->ppid = ppid_of(task);
+	ids_of(task, st, &t->ppid, &t->cgroup);
 	t->ts = bpf_ktime_get_ns();
-	t->cgroup = cgroup_of(task);
 	__builtin_memcpy(t->comm, st->comm, sizeof(t->comm));
 	bpf_ringbuf_submit(t, wakeup_flag());
 }
