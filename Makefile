@@ -4,7 +4,7 @@
 
 # Builds run one job per core unless -j is given (sub-makes share the top
 # one's jobs): a fresh clone's build, the fuzz targets' sanitizer build
-# included, takes 70 s instead of 123 on two cores, a minute of the time
+# included, takes 72 s instead of 123 on two cores, a minute of the time
 # `make test` is kept within.
 ifeq ($(MAKELEVEL)$(filter -j%,$(MAKEFLAGS)),0)
 MAKEFLAGS += -j$(shell nproc)
