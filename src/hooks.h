@@ -154,6 +154,15 @@ int it_evring_make(struct it_evring **out, int outer_fd, unsigned int ncpu, size
  * power of two and a multiple of the page size). */
 size_t it_ring_bytes_per_cpu(size_t total, unsigned int ncpu);
 
+/* The part of a CPU's buffer or ring that, once used, makes its programs
+ * wake the recorder before its poll timer would (record.c: POLL_MS). A
+ * wakeup is a context switch, some 20 us of the recorder's CPU under this
+ * VM's hypervisor: at an eighth (the syscall layer) and a quarter (the
+ * block stream) they came 100-150 times a second at 100K IOPS. Half of a
+ * 2 MiB buffer still leaves its programs 1 MiB to write while the
+ * recorder, at nice -20, wakes and drains. */
+#define IT_WAKE_SHARE 2
+
 /* A layer's CPUs' event buffers (bpf/ev_buf.bpf.h, struct it_ev_buf: one
  * value per CPU of an mmapable array), mapped as sources of an evring. */
 struct it_ev_bufs {

@@ -120,12 +120,12 @@ static int configure(void *skel, enum it_hook_kind *kinds, void *ctx)
 	/* --ringbuf-mb split among the CPUs' event buffers (events.bpf.h)
 	 * and rings (hooks.h); the ring takes the events of interrupting
 	 * programs, the NVMe target's and the fabric's. The consumer is
-	 * woken early only when a quarter of one is used. */
+	 * woken early only when half of one is used (IT_WAKE_SHARE). */
 	it_ev_bufs_size(&b.bufs, k->maps.ev_bufs, (size_t)s->ringbuf_mb << 20, s->ncpu, 4,
 			&b.ring_bytes);
-	k->rodata->wakeup_bytes = b.ring_bytes / 4;
+	k->rodata->wakeup_bytes = b.ring_bytes / IT_WAKE_SHARE;
 	k->rodata->ev_buf_mask = b.bufs.data_bytes - 1;
-	k->rodata->ev_buf_wakeup = b.bufs.data_bytes / 4;
+	k->rodata->ev_buf_wakeup = b.bufs.data_bytes / IT_WAKE_SHARE;
 	/* (the rings themselves are made at attach: cpu_rings.bpf.h) */
 	bpf_map__set_max_entries(k->maps.events, s->ncpu);
 	if (!k->rodata->scoped) /* the scope's bookkeeping map stays unused: keep it small */

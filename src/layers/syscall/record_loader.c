@@ -527,10 +527,10 @@ static int configure(struct it_syscall_layer *l, const struct it_syscall_opts *o
 	it_ev_bufs_size(&l->bufs, s->maps.sys_bufs, o->ringbuf_bytes ? o->ringbuf_bytes : 4 << 20,
 			l->ncpu, 8, &l->ring_bytes);
 	s->rodata->ev_buf_mask = l->bufs.data_bytes - 1;
-	s->rodata->ev_buf_wakeup = l->bufs.data_bytes / 8;
+	s->rodata->ev_buf_wakeup = l->bufs.data_bytes / IT_WAKE_SHARE;
 	bpf_map__set_max_entries(s->maps.sys_events, l->ncpu);
-	/* wake the consumer when an eighth is used; it polls anyway (see the BPF side) */
-	s->rodata->wakeup_bytes = l->ring_bytes / 8;
+	/* wake the consumer when half is used; it polls anyway (see the BPF side) */
+	s->rodata->wakeup_bytes = l->ring_bytes / IT_WAKE_SHARE;
 	return 0;
 }
 
