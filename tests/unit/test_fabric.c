@@ -411,6 +411,75 @@ out:
 	it_fabric_free(f);
 }
 
+/* Two machines whose clocks move apart at 1000 ppm (two guests under a
+ * loaded host did: the offset went from -1.2 ms to +0.05 ms in 1.3 s),
+ * more than the tracker's drift allowance: its estimate, taken from the
+ * fastest I/O of a window, goes stale within the window, and its arrival
+ * window starts after the capsule's real arrival on the target. Each
+ * read's own round trip still bounds where that arrival can be, so every
+ * read is split, with the arrival that carried it. */
+#define DRIFT_AHEAD 3700000000ll /* the target's clock reads 3.7 s ahead */
+
+/* A target time, as the pass gives it: moved by the first guess (exactly
+ * -DRIFT_AHEAD at the start), so what is left is the drift, +1000 ppm. */
+static uint64_t on_target(uint64_t host_ns)
+{
+	return host_ns + (host_ns - 1000000) / 1000;
+}
+
+TEST(fabric_cross_drifting_clocks_find_arrivals)
+{
+	struct it_fabric *f = it_fabric_new();
+	struct it_event c = ctrl_ev(INST, CNTLID, IT_NVME_TR_TCP);
+	const int n = 200;
+
+	it_fabric_cross(f, 1, &(struct it_clock_guess){ -DRIFT_AHEAD, 0, 0, 5000000 }, true,
+			-DRIFT_AHEAD, 5000000);
+	it_fabric_event(f, &c);
+	for (int i = 0; i < n; i++) {
+		/* one read every 10 ms, on the initiator's clock: sent 10-20 us
+		 * after S, on the target's socket at 50 us, parsed at 60,
+		 * executed at 65, done at 100, data and response out at 110 and
+		 * 115, on the initiator's socket at 150, completed at 160 */
+		uint64_t s = 1000000 + (uint64_t)i * 10000000;
+		uint16_t cid = (uint16_t)(0x1000 + i);
+		struct it_event t[] = {
+			TREADY(on_target(s + 50000)),
+			TI(on_target(s + 60000), 0x500 + i, 1, cid, IT_NVME_READ),
+			TX(on_target(s + 65000), 0x500 + i, cid, IT_NVME_READ),
+			TC(on_target(s + 100000), 0x500 + i, 1, cid, IT_NVME_READ),
+			TSEND(on_target(s + 110000), cid, IT_TCPT_DATA_PDU),
+			TSEND(on_target(s + 115000), cid, IT_TCPT_RESPONSE),
+		};
+		struct it_event hs = hsend(s + 10000, s + 20000, cid, IT_TCP_CMD_PDU, IT_TCP_CMD_PDU, true);
+		struct it_event hr = HREADY(s + 150000);
+		struct it_fabric_host h = host(s, s + 160000, 1, cid, IT_NVME_READ);
+
+		it_fabric_feeding(f, 1);
+		events(f, t, N(t));
+		it_fabric_settle_target(f);
+		it_fabric_feeding(f, 0);
+		it_fabric_event(f, &hs);
+		it_fabric_event(f, &hr);
+		it_fabric_host(f, &h);
+		it_fabric_settle(f);
+	}
+	ASSERT_EQ(it_fabric_finish(f), 0, "finish");
+	const struct it_fabric_results *r = it_fabric_results(f);
+	ASSERT_TRUE(r->cross, "two machines");
+	ASSERT_EQ(r->matched, (uint64_t)n, "every read matched");
+	ASSERT_EQ(r->gap[IT_FG_TARGET_ARRIVAL], 0, "none without its arrival on the target");
+	ASSERT_EQ(r->detailed, (uint64_t)n, "every read split");
+	ASSERT_EQ(r->detail_sum_ok, (uint64_t)n, "its parts add up");
+	const struct it_fabric_op *o = op_stats(r, false, IT_NVME_READ);
+	/* the target's own stretch, on its own clock whatever the offset:
+	 * arrival (50) to parse (60), 10 us each */
+	if (ASSERT_NOT_NULL(o, "reads"))
+		ASSERT_NEAR((double)stage_sum(o, IT_FS_TARGET_RECV), n * 10000.0, n * 20.0,
+			    "target.recv from the carrying arrival");
+	it_fabric_free(f);
+}
+
 TEST(fabric_transport_write_r2t_and_loopback)
 {
 	/* a 128K write: the capsule goes out alone (the request leaves the

@@ -885,12 +885,43 @@ static void track(struct track *t, uint64_t hs0, uint64_t ti, uint64_t tsr, uint
  * so the last arrival before its use is the likeliest carrier; the first
  * after the estimated send was another PDU's whenever the estimate ran
  * early (seen at QD4 on two guests: 26 of 404 I/Os not causal; with the
- * last, none, and the QD1 stages unchanged). */
+ * last, none, and the QD1 stages unchanged).
+ * The estimate comes from other I/Os, and two guests' clocks can move
+ * apart faster than TRACK_DRIFT_PPM allows: under a loaded host, ~1000
+ * ppm (the offset went from -1.2 ms to +0.05 ms over 1.3 s of one run, and
+ * 16 of 400 reads found no arrival). So when its window holds none, the
+ * arrival is looked for from earliest: the first moment this I/O's own
+ * round trip allows (its send, moved by the largest offset its own points
+ * bound), which holds whatever the clocks did before. */
 static enum it_tcp_found arrival(struct it_fabric *f, enum it_tcp_side side, uint16_t ctrl,
-				 uint16_t qid, int64_t at, uint64_t unc, uint64_t to, uint64_t *p)
+				 uint16_t qid, int64_t at, uint64_t unc, int64_t earliest, uint64_t to,
+				 uint64_t *p)
 {
-	return it_fabric_tcp_arrival_last(f->tcp, side, ctrl, qid,
-					  at > (int64_t)unc ? (uint64_t)at - unc : 0, to, p);
+	int64_t from = at > (int64_t)unc ? at - (int64_t)unc : 0;
+	enum it_tcp_found r = it_fabric_tcp_arrival_last(f->tcp, side, ctrl, qid, (uint64_t)from, to, p);
+
+	if (r == IT_TCP_NONE && earliest < from)
+		r = it_fabric_tcp_arrival_last(f->tcp, side, ctrl, qid,
+					       earliest > 0 ? (uint64_t)earliest : 0, to, p);
+	return r;
+}
+
+/* This I/O's own bounds on the offset to add to a moved target time: its
+ * capsule out before its parse, its response out before its completion
+ * ([HS0 - TI, N - TSR]). lo > hi: its points bound nothing (then the
+ * arrivals are looked for in the estimate's window alone). */
+struct own_bound {
+	int64_t lo, hi;
+};
+
+static int64_t earliest_on_target(const struct own_bound *b, uint64_t sent, int64_t at)
+{
+	return b->lo <= b->hi ? (int64_t)sent - b->hi : at;
+}
+
+static int64_t earliest_on_host(const struct own_bound *b, uint64_t sent, int64_t at)
+{
+	return b->lo <= b->hi ? (int64_t)sent + b->lo : at;
 }
 
 /* A write's R2T round trip, given its R2T (TR2T) and H2C sends (HH0,
@@ -900,7 +931,7 @@ static enum it_tcp_found arrival(struct it_fabric *f, enum it_tcp_side side, uin
  * before the backend started (TH). All five points, or none (the R2T
  * parts are then left out; target.queue stays whole). */
 static void r2t_points(struct it_fabric *f, const struct it_fabric_host *h, const struct tcmd *t,
-		       uint64_t *p, int64_t d, uint64_t unc)
+		       uint64_t *p, int64_t d, uint64_t unc, const struct own_bound *own)
 {
 	enum it_tcp_found hr = IT_TCP_NONE, th = IT_TCP_NONE;
 
@@ -911,10 +942,14 @@ static void r2t_points(struct it_fabric *f, const struct it_fabric_host *h, cons
 			th = it_fabric_tcp_arrival_last(f->tcp, IT_TCP_TARGET, t->cntlid, t->qid,
 							p[IT_FP_HH0], t->tx, &p[IT_FP_TH]);
 		} else {
-			hr = arrival(f, IT_TCP_HOST, h->ctrl, h->qid, (int64_t)p[IT_FP_TR2T] + d, unc,
-				     p[IT_FP_HH0], &p[IT_FP_HR2T]);
-			th = arrival(f, IT_TCP_TARGET, t->cntlid, t->qid, (int64_t)p[IT_FP_HH0] - d,
-				     unc, t->tx, &p[IT_FP_TH]);
+			int64_t at = (int64_t)p[IT_FP_TR2T] + d;
+
+			hr = arrival(f, IT_TCP_HOST, h->ctrl, h->qid, at, unc,
+				     earliest_on_host(own, p[IT_FP_TR2T], at), p[IT_FP_HH0],
+				     &p[IT_FP_HR2T]);
+			at = (int64_t)p[IT_FP_HH0] - d;
+			th = arrival(f, IT_TCP_TARGET, t->cntlid, t->qid, at, unc,
+				     earliest_on_target(own, p[IT_FP_HH0], at), t->tx, &p[IT_FP_TH]);
 		}
 	}
 	if (hr != IT_TCP_FOUND || th != IT_TCP_FOUND)
@@ -943,12 +978,13 @@ static int transport_points(struct it_fabric *f, const struct it_fabric_host *h,
 		if (ts == IT_TCP_FOUND)
 			hr = it_fabric_tcp_arrival(f->tcp, IT_TCP_HOST, h->ctrl, h->qid,
 						   p[IT_FP_TSR], h->n, &p[IT_FP_HR]);
-		r2t_points(f, h, t, p, 0, 0);
+		r2t_points(f, h, t, p, 0, 0, NULL);
 	} else if (hs == IT_TCP_FOUND && ts == IT_TCP_FOUND) {
 		/* across two clocks: where the I/Os so far put the send, not
 		 * the coarse guess give or take its slack (another PDU's
 		 * arrival can be in that slack) */
-		int64_t d;
+		struct own_bound own = { (int64_t)(p[IT_FP_HS0] - t->ti), (int64_t)(h->n - p[IT_FP_TSR]) };
+		int64_t d, at;
 		uint64_t unc;
 
 		track(&f->track, p[IT_FP_HS0], t->ti, p[IT_FP_TSR], h->n, &d, &unc);
@@ -956,11 +992,13 @@ static int transport_points(struct it_fabric *f, const struct it_fabric_host *h,
 			d = 0;
 			unc = f->slack;
 		}
-		tr = arrival(f, IT_TCP_TARGET, t->cntlid, t->qid, (int64_t)p[IT_FP_HS0] - d, unc,
-			     t->ti, &p[IT_FP_TR]);
-		hr = arrival(f, IT_TCP_HOST, h->ctrl, h->qid, (int64_t)p[IT_FP_TSR] + d, unc, h->n,
-			     &p[IT_FP_HR]);
-		r2t_points(f, h, t, p, d, unc);
+		at = (int64_t)p[IT_FP_HS0] - d;
+		tr = arrival(f, IT_TCP_TARGET, t->cntlid, t->qid, at, unc,
+			     earliest_on_target(&own, p[IT_FP_HS0], at), t->ti, &p[IT_FP_TR]);
+		at = (int64_t)p[IT_FP_TSR] + d;
+		hr = arrival(f, IT_TCP_HOST, h->ctrl, h->qid, at, unc,
+			     earliest_on_host(&own, p[IT_FP_TSR], at), h->n, &p[IT_FP_HR]);
+		r2t_points(f, h, t, p, d, unc, &own);
 	}
 	if (hs == IT_TCP_GONE || ts == IT_TCP_GONE || tr == IT_TCP_GONE || hr == IT_TCP_GONE)
 		return IT_FG_GONE;
