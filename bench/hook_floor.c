@@ -11,13 +11,16 @@
  * 4's records into a buffer per CPU and hook, mapped here; 8: sys_enter
  * and sys_exit programs that read the clock once each per pread64, and
  * do nothing else: the least a tracer that times each call pays; 9: the
- * block hooks' programs reading the clock once each, nothing else), runs
+ * block hooks' programs reading the clock once each, nothing else; 10:
+ * sys_enter and sys_exit programs that read the calling process's id and
+ * compare it with one no process has: the least a tracer that filters by
+ * process pays for a call it filters out), runs
  * COMMAND, detaches. In modes 0, 1 and 4 to 7, prints the records per
  * hook and per completed I/O, and those the ring could not take, on stderr
  * (mode 1 must show 3 per I/O and 0 not written, or it is no floor); exits
  * with COMMAND's status.
  * For bench/overhead.sh and bench/bpf_cost.sh (modes 0, 1, 4 to 7, 9) and
- * bench/syscall_cost (modes 2, 3, 8).
+ * bench/syscall_cost (modes 2, 3, 8, 10).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -146,7 +149,7 @@ int main(int argc, char **argv)
 	ssize_t len;
 
 	if (argc < 4 || strcmp(argv[2], "--")) {
-		fprintf(stderr, "usage: hook_floor 0|1|2|3|4|5|6|7|8|9 -- COMMAND [ARGS]\n");
+		fprintf(stderr, "usage: hook_floor 0|1|2|3|4|5|6|7|8|9|10 -- COMMAND [ARGS]\n");
 		return 2;
 	}
 	mode = atoi(argv[1]);
@@ -161,7 +164,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "hook_floor: cannot open %s: %s\n", obj_path, strerror(errno));
 		return 1;
 	}
-	/* the block hooks (modes 0, 1, 4, 7, 9), the system call pair (modes 2, 3, 8),
+	/* the block hooks (modes 0, 1, 4, 7, 9), the system call pair (modes 2, 3, 8, 10),
 	 * or both with io_uring's two (modes 5, 6) */
 	bpf_object__for_each_program(prog, obj) {
 		const char *name = bpf_program__name(prog);
@@ -170,7 +173,8 @@ int main(int argc, char **argv)
 		if (mode == 5 || mode == 6)
 			bpf_program__set_autoload(prog, true);
 		else
-			bpf_program__set_autoload(prog, (mode == 2 || mode == 3 || mode == 8) == sys &&
+			bpf_program__set_autoload(prog, (mode == 2 || mode == 3 || mode == 8 ||
+							  mode == 10) == sys &&
 						  (!sys || !strstr(name, "uring")));
 	}
 	if (bpf_map__set_initial_value(bpf_object__find_map_by_name(obj, ".rodata"), &mode, sizeof(mode))) {
