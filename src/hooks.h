@@ -158,7 +158,8 @@ size_t it_ring_bytes_per_cpu(size_t total, unsigned int ncpu);
  * wake the recorder before its poll timer would (record.c: POLL_MS). A
  * wakeup is a context switch, some 20 us of the recorder's CPU under this
  * VM's hypervisor: at an eighth (the syscall layer) and a quarter (the
- * block stream) they came 100-150 times a second at 100K IOPS. Half of a
+ * block stream) the recorder switched 200-300 times a second at 100-130K
+ * IOPS (its 20 ms timer's 50 included), at half 100-170. Half of a
  * 2 MiB buffer still leaves its programs 1 MiB to write while the
  * recorder, at nice -20, wakes and drains. */
 #define IT_WAKE_SHARE 2

@@ -845,16 +845,25 @@ static void alone(struct it_fabric *f, const struct it_fabric_host *h)
 	}
 }
 
+/* This I/O's own bounds on the offset to add to a moved target time: its
+ * capsule out before its parse, its response out before its completion
+ * ([HS0 - TI, N - TSR]). lo > hi: its points bound nothing (then the
+ * arrivals are looked for in the estimate's window alone). */
+struct own_bound {
+	int64_t lo, hi;
+};
+
 #define TRACK_WINDOW_NS 1000000000ull
 #define TRACK_DRIFT_PPM 500 /* two guests' clocks were seen 250 ppm apart */
 
-/* One I/O's sample into the tracker; the best estimate for time at: the
- * offset to add to a moved target time, and how far it can be off. */
-static void track(struct track *t, uint64_t hs0, uint64_t ti, uint64_t tsr, uint64_t n,
-		  int64_t *delta, uint64_t *unc)
+/* One I/O's sample (its capsule out at hs0, its own bounds) into the
+ * tracker; the best estimate for time hs0: the offset to add to a moved
+ * target time, and how far it can be off. */
+static void track(struct track *t, uint64_t hs0, const struct own_bound *own, int64_t *delta,
+		  uint64_t *unc)
 {
 	struct track_sample x = { .at = hs0 }, *b;
-	int64_t lo = (int64_t)(hs0 - ti), hi = (int64_t)(n - tsr);
+	int64_t lo = own->lo, hi = own->hi;
 
 	if (hi >= lo) {
 		x.rtt = (uint64_t)(hi - lo);
@@ -905,14 +914,6 @@ static enum it_tcp_found arrival(struct it_fabric *f, enum it_tcp_side side, uin
 					       earliest > 0 ? (uint64_t)earliest : 0, to, p);
 	return r;
 }
-
-/* This I/O's own bounds on the offset to add to a moved target time: its
- * capsule out before its parse, its response out before its completion
- * ([HS0 - TI, N - TSR]). lo > hi: its points bound nothing (then the
- * arrivals are looked for in the estimate's window alone). */
-struct own_bound {
-	int64_t lo, hi;
-};
 
 static int64_t earliest_on_target(const struct own_bound *b, uint64_t sent, int64_t at)
 {
@@ -987,7 +988,7 @@ static int transport_points(struct it_fabric *f, const struct it_fabric_host *h,
 		int64_t d, at;
 		uint64_t unc;
 
-		track(&f->track, p[IT_FP_HS0], t->ti, p[IT_FP_TSR], h->n, &d, &unc);
+		track(&f->track, p[IT_FP_HS0], &own, &d, &unc);
 		if (unc == UINT64_MAX) {
 			d = 0;
 			unc = f->slack;
