@@ -35,7 +35,7 @@ BPF_SRCS  := $(wildcard src/layers/*/*.bpf.c) src/online/online.bpf.c
 SKELS     := $(patsubst %.bpf.c,$(BUILD)/%.skel.h,$(notdir $(BPF_SRCS))) $(BUILD)/syscall_compat.skel.h
 LAYER_RECORD := $(wildcard src/layers/*/record.c src/layers/*/record_*.c)
 # pure C: trace file, analysis, exporters (no libbpf; unit-tested)
-CORE_SRCS := src/tracefile.c src/writeq.c src/evring.c src/spool.c src/evpack.c src/layer_table.c src/scope_ids.c src/nvmf.c \
+CORE_SRCS := src/tracefile.c src/writeq.c src/evring.c src/evpack.c src/layer_table.c src/scope_ids.c src/nvmf.c \
 	     src/trace_merge.c src/task.c src/flight.c src/agent/proto.c src/agent/query.c src/agent/query_target.c \
 	     $(filter-out %.bpf.c $(LAYER_RECORD),$(wildcard src/layers/*/*.c)) \
 	     $(wildcard src/analyze/*.c) $(wildcard src/export/*.c) $(wildcard src/extents/*.c) \

@@ -37,7 +37,6 @@ struct it_evring {
 	unsigned int *heap;            /* rings with a due record, earliest first */
 	it_evring_fn fn;
 	it_evring_key key;
-	it_evring_look look;
 	void *ctx;
 };
 
@@ -62,16 +61,6 @@ struct it_evring *it_evring_new(unsigned int n, it_evring_fn fn, it_evring_key k
 	r->key = key;
 	r->ctx = ctx;
 	return r;
-}
-
-void it_evring_set_look(struct it_evring *r, it_evring_look look)
-{
-	r->look = look;
-}
-
-struct it_evring *it_evring_twin(const struct it_evring *r)
-{
-	return it_evring_new(r->n, r->fn, r->key, r->ctx);
 }
 
 void it_evring_set(struct it_evring *r, unsigned int i, const struct it_evring_src *src)
@@ -215,8 +204,6 @@ long it_evring_drain(struct it_evring *r, uint64_t upto_ns)
 	while (len) {
 		struct ring *g = &r->rings[r->heap[0]];
 
-		if (r->look)
-			r->look(r->ctx, g->head, g->head_len);
 		err = r->fn(r->ctx, (void *)g->head, g->head_len);
 		advance(g);
 		if (err < 0)
@@ -229,96 +216,6 @@ long it_evring_drain(struct it_evring *r, uint64_t upto_ns)
 	for (unsigned int i = 0; i < r->n; i++)
 		give_back(&r->rings[i]);
 	return err < 0 ? err : done;
-}
-
-uint64_t it_evring_next(struct it_evring *r)
-{
-	uint64_t t = UINT64_MAX;
-
-	for (unsigned int i = 0; i < r->n; i++) {
-		struct ring *g = &r->rings[i];
-
-		if (g->src.data && peek(r, g) && g->head_ts < t)
-			t = g->head_ts;
-	}
-	return t;
-}
-
-/* A record's whole size in its ring: header, data, padding to 8 bytes. */
-static unsigned long rec_bytes(uint32_t len)
-{
-	return ((len & ~(uint32_t)BPF_RINGBUF_DISCARD_BIT) + BPF_RINGBUF_HDR_SZ + 7) & ~7ul;
-}
-
-/* Looks at the committed records of [from, to) of a ring. */
-static void look_at(const struct it_evring *r, const struct ring *g, unsigned long from,
-		    unsigned long to)
-{
-	while (from < to) {
-		const unsigned char *p = g->src.data + (from & g->src.mask);
-		uint32_t len;
-
-		memcpy(&len, p, sizeof(len));
-		if (!(len & BPF_RINGBUF_DISCARD_BIT))
-			r->look(r->ctx, p + BPF_RINGBUF_HDR_SZ, len);
-		from += rec_bytes(len);
-	}
-}
-
-/* Ring i's committed records, in runs contiguous in memory: a BPF ring
- * buffer's data is mapped twice, so a record is whole across its end, and
- * an event buffer's record that passes its end runs into its slack; either
- * way the next record starts again at the front, a new run. */
-static long take_ring(struct it_evring *r, unsigned int i, it_evring_put put, void *ctx)
-{
-	struct ring *g = &r->rings[i];
-	unsigned long prod = __atomic_load_n(g->src.producer_pos, __ATOMIC_ACQUIRE);
-	unsigned long run = g->cons, pos = g->cons;
-	long n = 0, in_run = 0;
-	int err = 0;
-
-	g->head = NULL;
-	for (;;) {
-		const unsigned char *p = pos < prod ? g->src.data + (pos & g->src.mask) : NULL;
-		uint32_t len = p ? __atomic_load_n((const uint32_t *)p, __ATOMIC_ACQUIRE) : 0;
-		bool busy = p && (len & BPF_RINGBUF_BUSY_BIT);
-
-		/* the run ends at the end, a busy record, or a jump in memory */
-		if (pos > run && (!p || busy || p != g->src.data + (run & g->src.mask) + (pos - run))) {
-			err = put(ctx, i, g->src.data + (run & g->src.mask), pos - run);
-			if (err)
-				break;
-			if (r->look)
-				look_at(r, g, run, pos);
-			g->cons = run = pos;
-			n += in_run;
-			in_run = 0;
-		}
-		if (!p || busy)
-			break;
-		pos += rec_bytes(len);
-		in_run += !(len & BPF_RINGBUF_DISCARD_BIT);
-	}
-	g->prod = prod;
-	give_back(g);
-	return err && err != -EAGAIN ? err : n;
-}
-
-long it_evring_take(struct it_evring *r, it_evring_put put, void *ctx)
-{
-	long done = 0;
-
-	for (unsigned int i = 0; i < r->n; i++) {
-		long m;
-
-		if (!r->rings[i].src.data)
-			continue;
-		m = take_ring(r, i, put, ctx);
-		if (m < 0)
-			return m;
-		done += m;
-	}
-	return done;
 }
 
 void it_evring_free(struct it_evring *r)

@@ -36,9 +36,6 @@ struct it_evring_src {
 /* Called with each record in time order; a negative return stops the
  * drain (the record counts as handed on) and is returned by it. */
 typedef int (*it_evring_fn)(void *ctx, void *data, size_t size);
-/* What must be done with a record as it leaves its ring, before it is
- * handed on (which a spool may do long after: spool.h); NULL: nothing. */
-typedef void (*it_evring_look)(void *ctx, const void *data, size_t size);
 /* A record's time, the merge's key (records of several kinds); NULL: its
  * first 8 bytes, as struct it_event's ts_ns. */
 typedef uint64_t (*it_evring_key)(const void *data, size_t size);
@@ -59,24 +56,6 @@ unsigned int it_evring_count(const struct it_evring *r);
  * across the rings (UINT64_MAX: all of them). The records handed on, or
  * the callback's negative return. */
 long it_evring_drain(struct it_evring *r, uint64_t upto_ns);
-/* Looks at each record as it leaves its ring (drain or take), before fn. */
-void it_evring_set_look(struct it_evring *r, it_evring_look look);
-/* An empty set of as many rings, handing records on as r does (its fn,
- * key and ctx; no look: r's takes did that): the reader of r's spool. */
-struct it_evring *it_evring_twin(const struct it_evring *r);
-/* The time of the earliest record ready to hand on, UINT64_MAX: none. */
-uint64_t it_evring_next(struct it_evring *r);
-
-/* Receives a run of ring i's records as they lie in it (8-byte headers,
- * padding, discarded ones and all): 0, -EAGAIN when it has no room for
- * them now (they stay in the ring, as does the rest of that ring), or
- * another -errno, which stops the take. */
-typedef int (*it_evring_put)(void *ctx, unsigned int i, const void *bytes, size_t len);
-/* Takes every committed record of every ring, unmerged and whatever its
- * time, in runs to put (a busy record stops its ring, as in a drain),
- * looks at each (it_evring_set_look) and gives the space back. The
- * records taken, or put's error. */
-long it_evring_take(struct it_evring *r, it_evring_put put, void *ctx);
 /* Unmaps and closes the rings; frees r. NULL is fine. */
 void it_evring_free(struct it_evring *r);
 

@@ -45,9 +45,6 @@ struct it_session {
 	/* One poll for every layer: the first layer with a ring creates it,
 	 * the others add theirs (ring_buffer__add). */
 	struct ring_buffer *rb;
-	/* a layer's records come through rb (libbpf hands them on as they
-	 * come): the event rings are then not spooled (record.c) */
-	bool live_rings;
 	/* Per-CPU rings merged by time (evring.h): the it_event stream's
 	 * (made by the block layer), the syscall layer's; the session's from
 	 * it_session_add_evring on, drained and freed with the others. */

@@ -35,7 +35,6 @@
 #include "analyze/clock_store.h"
 #include "cli.h"
 #include "evring.h"
-#include "spool.h"
 #include "flight.h"
 #include "commands.h"
 #include "hooks.h"
@@ -63,11 +62,6 @@
  * with the rings meanwhile. Part of the 32 MB budget (bench/memory.sh);
  * compressed syscall chunks hold ~10x their size in calls. */
 #define WRITE_QUEUE_MB 2
-/* How much of the recording may wait, raw, in the spool (spool.h) before
- * it is packed into the trace; at most half the free room of the trace's
- * file system. A minute of fio's 4K reads at 130K IOPS takes ~1.7 GB raw;
- * past the bound the rest is packed as it comes, a spool's length late. */
-#define SPOOL_DEFAULT (512ull << 20)
 
 struct record_opts {
 	const char *output;
@@ -79,7 +73,6 @@ struct record_opts {
 	bool output_set;              /* -o given: it wins over the task file's */
 	unsigned int ringbuf_mb;
 	int drain_nice;                 /* the draining thread's nice value */
-	uint64_t spool_bytes;         /* --spool: 0 packs every record as it comes */
 	enum it_hook_kind force_hook; /* IT_HOOK_NONE: best available */
 	bool verbose;
 	char **cmd;                   /* NULL: no COMMAND */
@@ -168,11 +161,6 @@ static void usage(FILE *f)
 		"                       (default: 2 per CPU, from 4 to 64)\n"
 		"      --drain-nice N   nice value of the thread that empties the rings\n"
 		"                       (default -20: it keeps up when every CPU is busy)\n"
-		"      --spool SIZE     with COMMAND: keep up to SIZE of the records raw in\n"
-		"                       files in $TMPDIR (default /var/tmp) and pack them\n"
-		"                       into FILE when COMMAND ends (default 512m, at most\n"
-		"                       half the free room; past it the rest is packed as it\n"
-		"                       comes); 0: pack them as they come\n"
 		"      --hook KIND      force tp_btf or raw_tp (default: best available;\n"
 		"                       see iotrail probe)\n"
 		"  -v, --verbose        show libbpf's messages and hook decisions\n"
@@ -286,8 +274,7 @@ static int parse_layers(struct record_opts *o, const char *arg)
 
 /* long options without a letter (below the layers' IT_LAYER_OPT codes) */
 enum { OPT_FILTER = 0x0800, OPT_SAMPLE, OPT_TASK, OPT_FLIGHT, OPT_FLIGHT_MEMORY, OPT_TRIGGER,
-       OPT_SINK, OPT_START, OPT_STOP, OPT_ON_FULL, OPT_DRAIN_NICE,
-       OPT_SPOOL };
+       OPT_SINK, OPT_START, OPT_STOP, OPT_ON_FULL, OPT_DRAIN_NICE };
 
 /* The getopt table: the common options, then every layer's. */
 static struct option *build_longopts(void)
@@ -321,7 +308,6 @@ static struct option *build_longopts(void)
 		{ "start", required_argument, NULL, OPT_START },
 		{ "stop", required_argument, NULL, OPT_STOP },
 		{ "drain-nice", required_argument, NULL, OPT_DRAIN_NICE },
-		{ "spool", required_argument, NULL, OPT_SPOOL },
 	};
 	size_t n = sizeof(common) / sizeof(common[0]), k = 0;
 	struct option *all;
@@ -501,7 +487,6 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	int c, rc = 0;
 
 	*o = (struct record_opts){ .output = "iotrail.trail", .ringbuf_mb = 0, .drain_nice = -20,
-				   .spool_bytes = SPOOL_DEFAULT,
 				   .scope.cgroup_fd = -1 };
 	if (!longopts)
 		return fail("parse the options", "out of memory", NULL);
@@ -580,13 +565,6 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 				rc = it_fail(-1, "parse --ringbuf-mb", optarg,
 					  "give a power of two from 1 to 2048");
 			break;
-		case OPT_SPOOL: {
-			char why[128];
-
-			if (it_size_parse(optarg, &o->spool_bytes, why, sizeof(why)))
-				rc = it_fail(-1, "parse --spool", why, "give a size (512m, 2g) or 0");
-			break;
-		}
 		case OPT_DRAIN_NICE:
 			errno = 0;
 			num = strtol(optarg, &end, 10);
@@ -720,12 +698,6 @@ struct session {
 	unsigned int flight_files;    /* FILE.N written so far */
 	struct it_writer_stats ws;    /* the trace's writer at the end (the queue) */
 	struct it_sink *sink;         /* --sink: the file into ClickHouse as written */
-	/* the event rings' records wait here, raw, to be packed at the end
-	 * (spool.h); NULL: packed as they come */
-	struct it_spool *spool;
-	uint64_t spool_peak, spool_total; /* bytes, for the summary */
-	uint64_t pack_ns;             /* packing what the spool held at the end */
-	bool spool_full;              /* it filled: the rest packed as it came */
 };
 
 #define FOR_STARTED(ss, i, l) \
@@ -981,56 +953,10 @@ static int rings_wait(const struct it_session *s, int ms)
 	return epoll_wait(fd, evs, 8, ms) < 0 ? -errno : 0;
 }
 
-/* Packs at most this much of a full spool per pass of the loop (~15 ms
- * here), so that the rings are still emptied every pass meanwhile. */
-#define SPOOL_STEP (16ull << 20)
-
-/* The spool gave out (a write failed: its file system is full): what it
- * holds is packed now, and the rest as it comes. */
-static int spool_off(struct session *ss, int err)
-{
-	int rc = it_spool_hand_on(ss->spool, UINT64_MAX, 0);
-
-	fprintf(stderr, "iotrail record: warning: the spool beside %s failed: %s; its records "
-		"are packed into the trace now, the rest as they come\n", ss->o->output,
-		strerror(-err));
-	ss->spool_peak = it_spool_peak(ss->spool);
-	ss->spool_total = it_spool_total(ss->spool);
-	it_spool_free(ss->spool);
-	ss->spool = NULL;
-	return rc;
-}
-
-/* Into the spool, and out of it where it fills up (all: to the end, after
- * the probes detached). Records taken, or -errno. */
-static long spool_consume(struct session *ss, bool all)
-{
-	uint64_t now = it_clock_ns(CLOCK_MONOTONIC);
-	long n = it_spool_take(ss->spool, now);
-	int err = 0;
-
-	if (n < 0)
-		return spool_off(ss, (int)n);
-	if (all) {
-		uint64_t t0 = it_clock_ns(CLOCK_MONOTONIC);
-
-		err = it_spool_hand_on(ss->spool, UINT64_MAX, 0);
-		ss->pack_ns += it_clock_ns(CLOCK_MONOTONIC) - t0;
-	} else if (it_spool_held(ss->spool) > it_spool_bytes(ss->spool) / 4 * 3) {
-		/* older than the hold: what the rings may still be writing is
-		 * stamped later (EV_HOLD_NS) */
-		ss->spool_full = true;
-		err = it_spool_hand_on(ss->spool, now - EV_HOLD_NS, SPOOL_STEP);
-	}
-	ss->s.consumed += (uint64_t)n;
-	return err < 0 ? err : n;
-}
-
 /* Hands on what the rings hold (all: the event rings to their end, after
  * the probes detached): records taken, or -errno. */
-static int rings_consume(struct session *ss, bool all)
+static int rings_consume(struct it_session *s, bool all)
 {
-	struct it_session *s = &ss->s;
 	long n = 0, m;
 
 	if (s->rb) {
@@ -1039,13 +965,7 @@ static int rings_consume(struct session *ss, bool all)
 			return (int)m;
 		n += m;
 	}
-	if (ss->spool) {
-		m = spool_consume(ss, all);
-		if (m < 0)
-			return (int)m;
-		n += m;
-	}
-	for (unsigned int k = 0; k < s->nevr && !ss->spool; k++) {
+	for (unsigned int k = 0; k < s->nevr; k++) {
 		m = it_evring_drain(s->evr[k], all ? UINT64_MAX
 						   : it_clock_ns(CLOCK_MONOTONIC) - EV_HOLD_NS);
 		if (m < 0)
@@ -1055,40 +975,11 @@ static int rings_consume(struct session *ss, bool all)
 	return n > INT32_MAX ? INT32_MAX : (int)n;
 }
 
-/* The spool, for a recording as long as its COMMAND (where the cost to
- * COMMAND is the measure): not without one (a recording until Ctrl-C or
- * -d, often long, keeps every chunk in the file as it comes, so that even
- * a recorder killed with SIGKILL leaves a file that reads; the spool's
- * files go with the process), nor where records must reach the file as
- * they come (--flush-every, --flight, --sink, --target), nor where a layer
- * hands on records of libbpf's rings (they would come far ahead of the
- * spooled ones). Its files go to $TMPDIR or /var/tmp, not beside the
- * trace: a trace's file system that stalls (frozen, a slow disk) then
- * stalls only the writer's thread, as it did (test_record_stall). Without
- * room there, records are packed as they come, as with --spool 0. */
-static void spool_start(struct session *ss)
-{
-	const struct record_opts *o = ss->o;
-	const char *dir = getenv("TMPDIR");
-
-	if (!o->spool_bytes || !o->cmd || !ss->s.nevr || ss->s.flight || o->flush_every_s > 0 ||
-	    o->sink || ss->nremote || ss->s.live_rings)
-		return;
-	if (!dir || !*dir)
-		dir = "/var/tmp";
-	ss->spool = it_spool_new(dir, ss->s.evr, ss->s.nevr, o->spool_bytes,
-				 it_clock_ns(CLOCK_MONOTONIC));
-	if (!ss->spool && verbose)
-		fprintf(stderr, "iotrail record: no spool in %s (%s): records are packed as they "
-			"come\n", dir, strerror(errno));
-}
-
 /* Asks COMMAND to stop, consuming events meanwhile so its last I/Os are
  * recorded: it gets the signal that stopped us (SIGTERM when the duration
  * ended), then SIGKILL after 2 s. */
-static void stop_command(pid_t pid, int *status, struct session *ss)
+static void stop_command(pid_t pid, int *status, struct it_session *s)
 {
-	struct it_session *s = &ss->s;
 	uint64_t deadline = it_clock_ns(CLOCK_MONOTONIC) + 2000000000ull;
 
 	kill(pid, stop_signal ? stop_signal : SIGTERM);
@@ -1099,7 +990,7 @@ static void stop_command(pid_t pid, int *status, struct session *ss)
 			return;
 		}
 		rings_wait(s, POLL_MS);
-		rings_consume(ss, false);
+		rings_consume(s, false);
 	}
 }
 
@@ -1166,7 +1057,7 @@ static void linger(struct session *ss)
 	while (nsignals < 2 && !s->err && now - start < LINGER_MAX_NS) {
 		idle = it_devices_idle(ss->o->devs, ss->o->ndevs);
 		rings_wait(s, POLL_MS);
-		rings_consume(ss, false);
+		rings_consume(s, false);
 		now = it_clock_ns(CLOCK_MONOTONIC);
 		if (s->consumed != seen) {
 			seen = s->consumed;
@@ -1208,7 +1099,7 @@ static void record_loop(struct session *ss)
 			break; /* before a poll that would take I/O past it */
 		err = rings_wait(s, POLL_MS);
 		if (err >= 0 || err == -EINTR)
-			err = rings_consume(ss, false);
+			err = rings_consume(s, false);
 		if (err < 0 && err != -EINTR && !s->err)
 			s->err = err;
 		now = it_clock_ns(CLOCK_MONOTONIC);
@@ -1239,7 +1130,7 @@ static void record_loop(struct session *ss)
 	if (s->err) /* writing failed: COMMAND is left alone (stopped_early) */
 		return;
 	if (ss->child > 0)
-		stop_command(ss->child, &ss->status, ss);
+		stop_command(ss->child, &ss->status, s);
 	if (ss->o->cmd)
 		linger(ss);
 }
@@ -1326,12 +1217,8 @@ static int finish(struct session *ss)
 	FOR_STARTED(ss, i, l)
 		if (l->detach)
 			l->detach();
-	while (rings_consume(ss, true) > 0)
+	while (rings_consume(s, true) > 0)
 		;
-	if (ss->spool) {
-		ss->spool_peak = it_spool_peak(ss->spool);
-		ss->spool_total = it_spool_total(ss->spool);
-	}
 	FOR_STARTED(ss, i, l)
 		if (l->finish && !err)
 			err = l->finish(s);
@@ -1377,16 +1264,6 @@ static void summary(const struct session *ss, bool ran_command)
 		snprintf(tail, sizeof(tail), "; command exit status %d", exit_code(ss->status));
 	else if (stop_signal)
 		snprintf(tail, sizeof(tail), "; stopped by %s", strsignal(stop_signal));
-	if (ss->spool_total) {
-		char peak[32], total[32];
-
-		human_bytes(ss->spool_peak, peak, sizeof(peak));
-		human_bytes(ss->spool_total, total, sizeof(total));
-		fprintf(stderr, "iotrail record: spooled %s raw (at most %s at once), packed %.2f s "
-			"after the end%s\n", total, peak, ss->pack_ns / 1e9,
-			ss->spool_full ? "; the spool filled up (--spool): the rest was packed as it "
-			"came" : "");
-	}
 	fprintf(stderr, "iotrail record: %s, %s in %s, %.2f s%s\n", counts, size, ss->o->output,
 		(ss->end_ns - ss->s.start_ns) / 1e9, tail);
 	if (ss->ws.waits)
@@ -1878,7 +1755,6 @@ int cmd_record(int argc, char **argv)
 	if (rc)
 		fprintf(stderr, "iotrail record: warning: cannot start the trace's writer thread: "
 			"%s; the recording waits on each write\n", strerror(-rc));
-	spool_start(&ss);
 	record_loop(&ss);
 	if (s->err) {
 		ret = stopped_early(&ss);
@@ -1909,7 +1785,6 @@ out:
 	it_sink_cancel(ss.sink);
 	/* the rings first: they map the layers' ring buffer maps */
 	ring_buffer__free(s->rb);
-	it_spool_free(ss.spool);
 	for (unsigned int k = 0; k < s->nevr; k++)
 		it_evring_free(s->evr[k]);
 	if (rings_epfd >= 0)

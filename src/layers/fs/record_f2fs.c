@@ -115,7 +115,6 @@ int it_fs_f2fs_load(struct it_session *s)
 	if ((err = f2fs_bpf__load(ff.skel)))
 		return it_failf(-1, "failed to load the F2FS tracepoint programs: %s (does the f2fs "
 				"module have BTF? /sys/kernel/btf/f2fs)", strerror(-err));
-	s->live_rings = true;
 	err = it_ring_join(&s->rb, bpf_map__fd(ff.skel->maps.f2fs_events), on_event, s);
 	if (err)
 		return it_failf(-1, "failed to open the F2FS ring buffer: %s", strerror(-err));

@@ -458,30 +458,8 @@ static void title_at_exit(const void *rec, size_t size)
 	pthread_mutex_unlock(&tr.lock);
 }
 
-/* A record as it leaves its ring (before sink, which the spool may call
- * after the recording): the title of a process a task record names is
- * read now, while the process may still run (see TITLE_DELAY_NS); a title
- * the program sent at a process's exit is kept for it. */
-static void look(void *ctx, const void *rec, size_t size)
-{
-	uint16_t type;
-
-	(void)ctx;
-	if (size < sizeof(type))
-		return;
-	memcpy(&type, rec, sizeof(type));
-	if (type == IT_SREC_TITLE) {
-		title_at_exit(rec, size);
-	} else if (type == IT_SREC_TASK && size >= sizeof(struct it_sys_task)) {
-		struct it_sys_task t;
-
-		memcpy(&t, rec, sizeof(t));
-		title_seen(t.pid);
-	}
-}
-
-/* Every record, in ring order, into the trace file; the titles read
- * (look) as they are due. */
+/* Every record, in ring order, into the trace file; the titles of the
+ * processes the task records name (see TITLE_DELAY_NS). */
 static int sink(void *ctx, const void *rec, size_t size)
 {
 	struct it_session *s = ctx;
@@ -495,8 +473,10 @@ static int sink(void *ctx, const void *rec, size_t size)
 	if (size < sizeof(type))
 		return 0; /* a malformed record: not the file's fault */
 	memcpy(&type, rec, sizeof(type));
-	if (type == IT_SREC_TITLE)
-		return 0; /* look kept it */
+	if (type == IT_SREC_TITLE) {
+		title_at_exit(rec, size);
+		return 0;
+	}
 	if (type == IT_SREC_URING_SUBMIT) {
 		if (size >= sizeof(struct it_sys_uring_submit)) {
 			struct it_sys_uring_submit sub;
@@ -533,6 +513,12 @@ static int sink(void *ctx, const void *rec, size_t size)
 		return sys.tlen && !(sys.calls & 255) ? titles_due(s, false) : 0;
 	}
 	sys.side++;
+	if (type == IT_SREC_TASK && size >= sizeof(struct it_sys_task)) {
+		struct it_sys_task t;
+
+		memcpy(&t, rec, sizeof(t));
+		title_seen(t.pid);
+	}
 	return sys.tlen ? titles_due(s, false) : 0;
 }
 
@@ -542,7 +528,6 @@ static int start(struct it_session *s, char *hooks, size_t hlen, char *why, size
 	sys.o.ringbuf_bytes = (size_t)s->ringbuf_mb << 20; /* --ringbuf-mb: every ring alike */
 	sys.o.marks = s->marks; /* the block layer's decisions, when a task makes them */
 	sys.o.call_counts = s->call_counts;
-	sys.o.look = look;
 	sys.l = it_syscall_open(&sys.o, sink, s, why, wlen);
 	if (!sys.l)
 		return 0;

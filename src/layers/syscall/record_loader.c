@@ -89,7 +89,6 @@ struct it_syscall_layer {
 	enum it_hook_kind hook;    /* of sys_enter/sys_exit */
 	char hooks_desc[128];
 	it_syscall_sink sink;
-	void (*look)(void *ctx, const void *rec, size_t size);
 	void *ctx;
 	unsigned int ncpu;         /* rings: one per possible CPU */
 	size_t ring_bytes;         /* each */
@@ -444,13 +443,6 @@ static int on_record(void *ctx, void *data, size_t size)
 	return l->sink(l->ctx, data, size);
 }
 
-static void on_look(void *ctx, const void *data, size_t size)
-{
-	struct it_syscall_layer *l = ctx;
-
-	l->look(l->ctx, data, size);
-}
-
 /* A --path prefix: its directory (dev, inode) for fd-based calls and its
  * canonical string for absolute names. */
 static int set_prefix(struct syscall_bpf *s, unsigned k, const char *path, char *err,
@@ -684,7 +676,6 @@ struct it_syscall_layer *it_syscall_open(const struct it_syscall_opts *o, it_sys
 		return NULL;
 	}
 	l->sink = sink;
-	l->look = o->look;
 	l->ctx = ctx;
 	if (load(l, o, err, errlen))
 		goto fail;
@@ -757,8 +748,6 @@ int it_syscall_join_ring(struct it_syscall_layer *l, struct it_evring **rings)
 
 	if (!err)
 		err = it_ev_bufs_map(&l->bufs, *rings, l->ncpu);
-	if (!err && l->look)
-		it_evring_set_look(*rings, on_look);
 	if (err && *rings) {
 		it_evring_free(*rings);
 		*rings = NULL;

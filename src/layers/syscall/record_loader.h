@@ -41,9 +41,6 @@ struct it_syscall_opts {
 	const char *paths[IT_SYS_MAX_PREFIX]; /* path prefixes, existing */
 	size_t npaths;
 	size_t ringbuf_bytes;       /* 0 = 4 MiB */
-	/* sees each record as it leaves its ring, before sink (which a spool
-	 * may call much later: spool.h), with sink's ctx; NULL: none */
-	void (*look)(void *ctx, const void *rec, size_t size);
 	/* a task's predicate or sampling, decided by the block layer: its
 	 * maps of the I/O marks and the calls' counts (scope.bpf.h), reused;
 	 * then only calls that queued a kept I/O are recorded. NULL: every call */

@@ -282,7 +282,6 @@ static int start(struct it_session *s, char *hooks, size_t hlen, char *why, size
 	for (size_t i = 0; i < up.ndefs; i++)
 		if (attach_one(&up.defs[i], why, wlen))
 			return it_failf(-1, "%s", why);
-	s->live_rings = true;
 	err = it_ring_join(&s->rb, bpf_map__fd(up.skel->maps.hits), on_hit, s);
 	if (err)
 		return it_failf(-1, "failed to open the uprobe ring buffer: %s", strerror(-err));
