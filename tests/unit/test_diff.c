@@ -139,6 +139,70 @@ out:
 	it_analyzer_free(al);
 }
 
+/* Reads with Q2I 1 us and I2D 500 ns; D2C 20..31 us times d2c_scale; in
+ * the loaded stream every 30th read's I2D stalls 500 us. */
+static struct it_analyzer *stalls(double d2c_scale, bool stall)
+{
+	struct it_event *evs = calloc(4 * NIO, sizeof(*evs));
+	struct it_analyzer_opts o = IT_ANALYZER_OPTS_DEFAULT;
+	size_t n = 0;
+
+	if (!evs)
+		return NULL;
+	for (size_t i = 0; i < NIO; i++) {
+		uint64_t t0 = 2000000 * (i + 1), bio = 0x1000 + i, rq = 0x9000 + i, sec = 8 * i;
+		uint64_t i2d = stall && i % 30 == 0 ? 500000 : 500;
+		uint64_t d2c = (uint64_t)(d2c_scale * (double)(20000 + 37 * (i % 300)));
+
+		evs[n++] = Q(t0, bio, DEV_A, sec, K4, IT_OP_READ);
+		evs[n++] = I(t0 + 1000, rq, bio, DEV_A, sec, K4, IT_OP_READ);
+		evs[n++] = D(t0 + 1000 + i2d, rq, bio, DEV_A, sec, K4, IT_OP_READ);
+		evs[n++] = C(t0 + 1000 + i2d + d2c, rq, DEV_A, K4);
+	}
+	struct it_analyzer *a = run_opts(evs, n, o, NULL, 0);
+	free(evs);
+	return a;
+}
+
+/* I2D's LAD (~34 at avg, from a few stalls) is above D2C's (20), but I2D
+ * added ~17 us an I/O where D2C added ~490: D2C is the bottleneck, and
+ * I2D's row still shows its LAD. Without D2C's slowdown, I2D is. */
+TEST(diff_bottleneck_needs_added_time)
+{
+	struct it_analyzer *ab = stalls(1.0, false), *al = stalls(20.0, true);
+	struct it_analyzer *al2 = stalls(1.0, true);
+	struct it_diff *d = NULL, *d2 = NULL;
+
+	if (!ASSERT_NOT_NULL(ab, "base") || !ASSERT_NOT_NULL(al, "loaded") ||
+	    !ASSERT_NOT_NULL(al2, "loaded, stalls only"))
+		goto out;
+	struct it_diff_side b = { .path = "b.trail", .r = it_analyzer_results(ab), .a = ab };
+	struct it_diff_side l = { .path = "l.trail", .r = it_analyzer_results(al), .a = al };
+	struct it_diff_side l2 = { .path = "l2.trail", .r = it_analyzer_results(al2), .a = al2 };
+	d = it_diff_new(&b, &l);
+	d2 = it_diff_new(&b, &l2);
+	if (!ASSERT_NOT_NULL(d, "diff") || !ASSERT_NOT_NULL(d2, "diff, stalls only"))
+		goto out;
+	const struct it_diff_stage *i2d = stage(group(d, "read 7:0"), "I2D");
+	const struct it_diff_stage *d2c = stage(group(d, "read 7:0"), "D2C");
+	if (!ASSERT_NOT_NULL(i2d, "I2D") || !ASSERT_NOT_NULL(d2c, "D2C"))
+		goto out;
+	ASSERT_TRUE(i2d->lad_avg > d2c->lad_avg, "I2D's LAD at avg above D2C's");
+	ASSERT_TRUE(d2c->lad_avg > 19 && d2c->lad_avg < 21, "D2C's LAD about 20");
+	if (ASSERT_TRUE(d->bn_group >= 0, "a bottleneck"))
+		ASSERT_STREQ(d->groups[d->bn_group].stage[d->bn_stage].name, "D2C",
+			     "the stage that added the time");
+	if (ASSERT_TRUE(d2->bn_group >= 0, "a bottleneck, stalls only"))
+		ASSERT_STREQ(d2->groups[d2->bn_group].stage[d2->bn_stage].name, "I2D",
+			     "the stalls, when nothing else added more");
+out:
+	it_diff_free(d);
+	it_diff_free(d2);
+	it_analyzer_free(ab);
+	it_analyzer_free(al);
+	it_analyzer_free(al2);
+}
+
 TEST(diff_lad_null)
 {
 	ASSERT_TRUE(it_diff_lad(0, 100, 5, 5) < 0, "base 0");
