@@ -164,14 +164,12 @@ static size_t side_groups(const struct it_diff_side *s, struct side_group **out)
 	return n;
 }
 
-/* descending by lad_avg, then lad_p50; nulls last; stable (stage order) */
 /* The time a stage added under load in all its I/Os (0 when it shrank). */
 static double added_ns(const struct it_diff_stage *st)
 {
-	double l = (double)st->loaded.count * (double)st->loaded.avg_ns;
-	double b = (double)st->loaded.count * (double)st->base.avg_ns;
-
-	return l > b ? l - b : 0;
+	if (st->loaded.avg_ns <= st->base.avg_ns)
+		return 0;
+	return (double)st->loaded.count * (double)(st->loaded.avg_ns - st->base.avg_ns);
 }
 
 /* A stage that may be the bottleneck: in the partition of a group both
@@ -181,6 +179,7 @@ static bool in_race(const struct it_diff_group *g, const struct it_diff_stage *s
 	return g->where == IT_DIFF_BOTH && g->fabric == fabric && st->competes && st->lad_avg >= 0;
 }
 
+/* descending by lad_avg, then lad_p50; nulls last; stable (stage order) */
 static bool before(const struct it_diff_stage *a, const struct it_diff_stage *b)
 {
 	if (a->lad_avg != b->lad_avg)
@@ -274,10 +273,12 @@ struct it_diff *it_diff_new(const struct it_diff_side *base, const struct it_dif
 		fabric |= d->groups[i].where == IT_DIFF_BOTH && d->groups[i].fabric;
 	d->bn_fabric = fabric;
 	for (size_t i = 0; i < d->ngroups; i++)
-		for (size_t s = 0; s < d->groups[i].nstages; s++)
-			if (in_race(&d->groups[i], &d->groups[i].stage[s], fabric) &&
-			    added_ns(&d->groups[i].stage[s]) > most)
-				most = added_ns(&d->groups[i].stage[s]);
+		for (size_t s = 0; s < d->groups[i].nstages; s++) {
+			const struct it_diff_stage *st = &d->groups[i].stage[s];
+
+			if (in_race(&d->groups[i], st, fabric) && added_ns(st) > most)
+				most = added_ns(st);
+		}
 	for (size_t i = 0; i < d->ngroups; i++) {
 		const struct it_diff_group *g = &d->groups[i];
 
