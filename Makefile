@@ -13,6 +13,7 @@ endif
 CC       ?= gcc
 CLANG    ?= clang
 BPFTOOL  ?= bpftool
+LLVM_STRIP ?= llvm-strip
 BUILD    := build
 ARCH     := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 
@@ -74,12 +75,14 @@ vpath %.bpf.c $(LAYER_DIRS) src/online
 $(BUILD)/bpf/%.bpf.o: %.bpf.c $(BUILD)/vmlinux.h $(wildcard bpf/*.bpf.h) $(wildcard include/iotrail/*.h)
 	@mkdir -p $(@D)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+	$(LLVM_STRIP) -g $@
 
 # the syscall layer again for kernels without bpf_rdonly_cast (before 6.2):
 # the same source with probe reads where it loads through typed pointers
 $(BUILD)/bpf/syscall_compat.bpf.o: src/layers/syscall/syscall.bpf.c $(BUILD)/vmlinux.h $(wildcard bpf/*.bpf.h) $(wildcard include/iotrail/*.h)
 	@mkdir -p $(@D)
 	$(CLANG) $(BPF_CFLAGS) -DIT_SYS_COMPAT -c $< -o $@
+	$(LLVM_STRIP) -g $@
 
 # libbpf's usdt.bpf.h includes <linux/errno.h>, which needs the multiarch asm/
 $(BUILD)/bpf/uprobe.bpf.o: BPF_CFLAGS += -idirafter /usr/include/$(shell $(CC) -dumpmachine)
