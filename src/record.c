@@ -1732,10 +1732,12 @@ int cmd_record(int argc, char **argv)
 		goto out;
 	it_vmlinux_btf_release(); /* megabytes the recording does not need */
 	/* from here on the recording's own big buffers, allocated and freed
-	 * over and over, stay in the heap, as glibc's raised threshold kept
-	 * them before: mapped afresh each time, every page would fault again */
-	mallopt(M_MMAP_THRESHOLD, 32 << 20);
-	mallopt(M_TRIM_THRESHOLD, 64 << 20);
+	 * over and over, stay in the heap (mapped afresh each time, every
+	 * page would fault again), about as glibc's raised threshold kept
+	 * them before (raised to the ~5.5 MB of a freed BTF copy, and the
+	 * heap trimmed beyond twice that) */
+	mallopt(M_MMAP_THRESHOLD, 8 << 20);
+	mallopt(M_TRIM_THRESHOLD, 16 << 20);
 	if (verbose)
 		fprintf(stderr, "iotrail record: hooks %s\n", hooks);
 	if (stop_signal) {
