@@ -2,19 +2,19 @@
 # The recorder's memory by default, at the highest IOPS this machine
 # reaches: fio 4K random reads, io_uring, QD 32, on a loop device over a
 # tmpfs file, traced by `iotrail record -- fio` (every layer this kernel
-# supports, default options). While it runs, every 50 ms, the recorder's
+# supports, default options). While it runs, every millisecond
+# (build/bench/memsample), the recorder's
 #   - resident memory outside BPF maps (the Rss of /proc/PID/smaps, less
 #     the mappings of BPF maps: ring pages are mapped twice to user space
 #     and are kernel memory, counted below) and
 #   - BPF maps: the memlock of every map it holds an fd of
 #     (/proc/PID/fdinfo), ring buffers included
-# are read and added up; printed: the peak of that sum over the run (the
-# goal: <= 32 MB), the parts' peaks, the start-up peak (BPF loading, before
-# COMMAND runs; libbpf's copy of the kernel's BTF) apart from the peak while
-# recording, and the recording's summary line with its drops (goal: 0).
-# The start-up peak is also read exactly: the recorder's VmHWM (peak
-# resident memory) when COMMAND starts, read by the command itself
-# before it execs fio (the 50 ms samples can miss a short peak).
+# are read and added up; printed: the peak of that sum while recording
+# and apart from it the start-up peak (the probes loading, before COMMAND
+# runs: libbpf parses the kernel's BTF in each load, for a few ms; goal for
+# both: <= 32 MB), the recorder's VmHWM when COMMAND starts (exact, but it
+# counts the rings' pages mapped twice), and the recording's summary line
+# with its drops (goal: 0).
 #   bench/memory.sh [ROUNDS] [SECONDS]       (defaults: 3 rounds, 5 s each)
 # With BASELINE=path/to/another/iotrail (an older build), each round also
 # measures it, alternating, so a change is measured side by side.
@@ -28,24 +28,14 @@ baseline=${BASELINE:-}
 
 . bench/lib.sh mem
 
-# memlock of the BPF maps PID holds, in bytes (one awk over every fd: a
-# sample must be quick)
-maps_bytes() {
-	cat /proc/"$1"/fdinfo/* 2>/dev/null |
-		awk '/^pos:/ { map = 0 } /^map_type:/ { map = 1 } /^memlock:/ && map { sum += $2 }
-		     END { print sum + 0 }'
-}
-
-# resident KB of PID outside the mappings of BPF maps
-rss_kb() {
-	awk '/^[0-9a-f]+-[0-9a-f]+ / { map = ($6 == "anon_inode:bpf-map") }
-	     /^Rss:/ && !map { kb += $2 } END { print kb + 0 }' /proc/"$1"/smaps 2>/dev/null
-}
-
-# one traced run: prints "IOPS RSS_PEAK_KB MAPS_PEAK_BYTES SUM_PEAK_BYTES START_PEAK_BYTES HWM_KB",
-# the summary in $out/rec.log
+# one traced run: prints "IOPS SUM_PEAK_KB START_PEAK_KB HWM_KB", the
+# summary in $out/rec.log. build/bench/memsample samples the recorder every
+# millisecond (resident memory outside BPF maps + the maps' memlock) and
+# keeps the peak before COMMAND starts (the probes loading) apart from the
+# peak after; COMMAND starts by writing the recorder's VmHWM into $out/hwm,
+# which marks the switch.
 measure() { # the iotrail binary
-	local bin=$1 pid rss=0 maps=0 sum=0 start=0 running=0 r m t
+	local bin=$1 pid peaks
 	rm -f "$out/hwm"
 	# shellcheck disable=SC2016 # $PPID and $1 are the inner shell's
 	"$bin" record -o "$out/m.trail" -- sh -c 'grep "^VmHWM:" /proc/$PPID/status > "$1"; shift; exec "$@"' \
@@ -53,33 +43,18 @@ measure() { # the iotrail binary
 		--direct=1 --ioengine=io_uring --iodepth=32 --time_based --runtime="$secs" \
 		--size=512M --output-format=json --output="$out/fio.json" > "$out/rec.log" 2>&1 &
 	pid=$!
-	while kill -0 "$pid" 2>/dev/null; do
-		# fio is the recorder's child once the probes are attached (looked
-		# at first: the reads below then belong to the recording)
-		[ "$running" -eq 1 ] || ! pgrep -P "$pid" -x fio > /dev/null || running=1
-		r=$(rss_kb "$pid") || r=0
-		m=$(maps_bytes "$pid")
-		[ -n "$r" ] || r=0
-		t=$((r * 1024 + m))
-		if [ "$running" -eq 1 ]; then
-			[ "$r" -gt "$rss" ] && rss=$r
-			[ "$m" -gt "$maps" ] && maps=$m
-			[ "$t" -gt "$sum" ] && sum=$t
-		else
-			[ "$t" -gt "$start" ] && start=$t
-		fi
-		sleep 0.05
-	done
+	peaks=$(build/bench/memsample "$pid" "$out/hwm")
 	wait "$pid" || { echo "memory: $bin record failed:" >&2; cat "$out/rec.log" >&2; exit 1; }
-	echo "$(jq -r '.jobs[0].read.iops | floor' "$out/fio.json") $rss $maps $sum $start $(awk '{ print $2 }' "$out/hwm")"
+	# "start KB recording KB samples N"
+	echo "$(jq -r '.jobs[0].read.iops | floor' "$out/fio.json") $(awk '{ print $4, $2 }' <<< "$peaks") $(awk '{ print $2 }' "$out/hwm")"
 }
 
 show() { # label, what measure printed
-	local iops rss maps sum start hwm
-	read -r iops rss maps sum start hwm <<< "$2"
-	awk -v l="$1" -v i="$iops" -v r="$rss" -v m="$maps" -v s="$sum" -v st="$start" -v h="$hwm" 'BEGIN {
-		printf "  %-9s %7d IOPS  recording: %5.1f MB (peaks: RSS outside maps %5.1f MB, BPF maps %5.1f MB);  start-up peak %5.1f MB (VmHWM %5.1f MB)\n",
-			l, i, s / 1e6, r * 1024 / 1e6, m / 1e6, st / 1e6, h * 1024 / 1e6 }'
+	local iops sum start hwm
+	read -r iops sum start hwm <<< "$2"
+	awk -v l="$1" -v i="$iops" -v s="$sum" -v st="$start" -v h="$hwm" 'BEGIN {
+		printf "  %-9s %7d IOPS  recording: %5.1f MB;  start-up: %5.1f MB (VmHWM %5.1f MB)\n",
+			l, i, s * 1024 / 1e6, st * 1024 / 1e6, h * 1024 / 1e6 }'
 	echo "      [$(grep '^iotrail record:' "$out/rec.log" | tail -1)]"
 }
 
@@ -94,4 +69,4 @@ for i in $(seq 1 "$rounds"); do
 		show current "$(measure build/iotrail)"
 	fi
 done
-echo "goal: recording <= 32 MB, 0 dropped, 0 lost"
+echo "goal: recording and start-up <= 32 MB, 0 dropped, 0 lost"
