@@ -121,6 +121,27 @@ void it_vmlinux_btf_release(void)
 	tried = 0;
 }
 
+/* glibc serves blocks over its mapping threshold by mmap, but raises the
+ * threshold to the size of any mapped block freed: after our BTF copy is
+ * freed, libbpf's copies in each load came from the heap and stayed
+ * resident after free while the next layer's maps were created (the
+ * start-up peak: 36.9-38.5 MB, 29.9 with this; bench/memory.sh). */
+void it_probes_loading(void)
+{
+	mallopt(M_MMAP_THRESHOLD, 1 << 20);
+}
+
+/* From here on a process's own big buffers, allocated and freed over and
+ * over, stay in the heap (mapped afresh each time, every page would fault
+ * again), about as glibc's raised threshold kept them before: raised to
+ * the ~5.5 MB of a freed BTF copy, the heap trimmed beyond twice that. */
+void it_probes_loaded(void)
+{
+	it_vmlinux_btf_release();
+	mallopt(M_MMAP_THRESHOLD, 8 << 20);
+	mallopt(M_TRIM_THRESHOLD, 16 << 20);
+}
+
 /* The kernel BTF object of a module: its fd (for attach_btf_obj_fd) and the
  * id of type_name of the given kind in it. 0 or -errno. */
 static int module_btf_type(const char *module, const char *type_name, int kind,

@@ -125,6 +125,12 @@ void *it_hooks_load(const struct it_hook_load *l, enum it_hook_kind *kinds, char
 struct btf;
 const struct btf *it_vmlinux_btf(void);
 void it_vmlinux_btf_release(void); /* when no more probes are loaded */
+/* Around the loading of a process's probes: while they load, every block
+ * of a megabyte or more (the kernel BTF's copies, ours and libbpf's in
+ * each load) is mapped and handed back on free; once they are loaded the
+ * BTF is released and big blocks stay in the heap again. */
+void it_probes_loading(void);
+void it_probes_loaded(void);
 /* How many arguments tracepoint tp takes on this kernel (its btf_trace_tp
  * typedef's, less the leading void *__data): where an argument list moved
  * between kernels. -ENOENT without BTF or the typedef, -EINVAL when it is

@@ -812,13 +812,7 @@ static int start_layers(struct session *ss, char *hooks, size_t len)
 	 * the test VM); why[i]: why layer i is left out, when it is */
 	char why[it_nlayers][320];
 
-	/* The kernel's BTF, parsed by us and again by libbpf in every load,
-	 * is a few blocks of megabytes. glibc serves such blocks from the heap
-	 * once a mapped block has been freed (it raises its mapping threshold)
-	 * and keeps them resident after free, while the next layer's maps are
-	 * created: a fixed threshold has every one of them mapped and handed
-	 * back to the kernel on free (the start-up peak, bench/memory.sh). */
-	mallopt(M_MMAP_THRESHOLD, 1 << 20);
+	it_probes_loading();
 	for (size_t i = 0; i < it_nlayers; i++) {
 		const struct it_layer_ops *l = it_layers[i];
 
@@ -1730,14 +1724,7 @@ int cmd_record(int argc, char **argv)
 		goto out;
 	if (start_layers(&ss, hooks, sizeof(hooks)))
 		goto out;
-	it_vmlinux_btf_release(); /* megabytes the recording does not need */
-	/* from here on the recording's own big buffers, allocated and freed
-	 * over and over, stay in the heap (mapped afresh each time, every
-	 * page would fault again), about as glibc's raised threshold kept
-	 * them before (raised to the ~5.5 MB of a freed BTF copy, and the
-	 * heap trimmed beyond twice that) */
-	mallopt(M_MMAP_THRESHOLD, 8 << 20);
-	mallopt(M_TRIM_THRESHOLD, 16 << 20);
+	it_probes_loaded(); /* the BTF's megabytes, which the recording does not need */
 	if (verbose)
 		fprintf(stderr, "iotrail record: hooks %s\n", hooks);
 	if (stop_signal) {

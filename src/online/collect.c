@@ -103,6 +103,9 @@ static struct online_bpf *load(bool raw_tp, const uint32_t *devs, size_t ndevs, 
 
 		bpf_program__set_autoload(p, raw_tp ? !is_btf : is_btf);
 	}
+	/* every question to the BTF is answered: libbpf parses its own copy
+	 * for the load, so ours goes first (parsed again for a retry) */
+	it_vmlinux_btf_release();
 	*err = -online_bpf__load(k);
 	if (!*err)
 		*err = -online_bpf__attach(k);
@@ -133,13 +136,14 @@ int ol_collector_open(struct ol_collector **out, const uint32_t *devs, size_t nd
 		return -1;
 	}
 	outer = libbpf_set_print(quiet_libbpf);
+	it_probes_loading();
 	c->skel = load(false, devs, ndevs, &e);
 	if (!c->skel) {
 		c->raw_tp = true;
 		c->skel = load(true, devs, ndevs, &e);
 	}
 	libbpf_set_print(outer);
-	it_vmlinux_btf_release();
+	it_probes_loaded();
 	if (!c->skel) {
 		snprintf(err, errlen, "the block probes did not load or attach (%s)", strerror(e));
 		ol_collector_close(c);
