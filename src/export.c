@@ -279,7 +279,7 @@ static int export_url(const struct it_exporter *x, const char *path, const char 
 	struct it_http *h = it_http_open(url, err, sizeof(err));
 
 	if (!h)
-		return it_failf(2, "failed to use --url %s: %s; give http://HOST:PORT", url, err);
+		return it_failf(2, "failed to use --url %s: %s", url, err); /* err says what to do */
 	struct it_export_url u = { .url = url, .database = database, .post = it_http_post, .conn = h };
 	struct it_host_rec first;
 	uint16_t ids[64] = { 0 };

@@ -16,8 +16,8 @@
 #include "analyze/layer.h"
 
 /* Where an exporter to a server sends (--url, --database), and the HTTP
- * POST it sends with: the command supplies it (libcurl is linked with the
- * commands, not into the core library). */
+ * POST it sends with: the command supplies it (src/http.c, which loads
+ * libcurl when a server is named; the core library has none of it). */
 struct it_export_url {
 	const char *url;        /* http://HOST:PORT */
 	const char *database;

@@ -53,6 +53,24 @@ if [ "$(id -u)" -eq 0 ]; then
 	expect_error record_bad_command "$IOTRAIL" record -o "$TMP/x.trail" -- /nonexistent/program
 	expect_error record_unwritable_output "$IOTRAIL" record -o /proc/iotrail.trail -d 1
 	expect_error record_bad_duration "$IOTRAIL" record -o "$TMP/x.trail" -d soon
+	# libcurl is loaded only to post (export --url, record --sink): with
+	# its file unreadable (a mount namespace of its own, /dev/null bound
+	# over it), report still works and export --url fails in one line
+	curl_so=$(ldconfig -p | awk '$1 == "libcurl.so.4" { print $NF; exit }')
+	if [ -n "$curl_so" ] && command -v unshare > /dev/null; then
+		nocurl() { unshare -m sh -c 'mount --bind /dev/null "$0" && exec "$@"' "$(readlink -f "$curl_so")" "$@"; }
+		if nocurl "$IOTRAIL" report tests/data/usdt-demo.trail > /dev/null 2> "$TMP/nocurl.err"; then
+			pass "error_report_without_libcurl (report runs with libcurl unloadable)"
+		else
+			fail error_report_without_libcurl "report failed with libcurl unloadable: $(head -1 "$TMP/nocurl.err")"
+		fi
+		expect_error export_without_libcurl nocurl "$IOTRAIL" export --format clickhouse \
+			--url http://127.0.0.1:1 tests/data/usdt-demo.trail
+		grep -q 'libcurl' "$TMP/err" || fail error_export_without_libcurl_says_so \
+			"the line does not name libcurl: $(cat "$TMP/err")"
+	else
+		skip error_export_without_libcurl "no libcurl.so.4 in ldconfig's cache, or no unshare"
+	fi
 	# without privileges: the line names the capabilities (a copy of the
 	# binary nobody can run: $TMP is private)
 	if command -v runuser > /dev/null && id nobody > /dev/null 2>&1; then
