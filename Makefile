@@ -22,7 +22,7 @@ CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -Isrc -I$(B
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	      -I$(BUILD) -Iinclude -Ibpf
 LDLIBS_CORE := -lzstd -lz -lpthread -lm -linih
-LDLIBS   := -lbpf -lelf -lssl -lcrypto -ljson-c $(LDLIBS_CORE)
+LDLIBS   := -lbpf -lelf -ljson-c $(LDLIBS_CORE)
 
 # A layer's folder, src/layers/NAME/: NAME.bpf.c (its BPF program, a
 # skeleton), record.c and record_*.c (its recording side: libbpf), every

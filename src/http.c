@@ -6,18 +6,17 @@
  * DB::Exception: Table x.y doesn't exist."), which is what a user needs.
  */
 #include <curl/curl.h>
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "dl.h"
 #include "http.h"
 
-/* libcurl is loaded when a server is first named, not linked: linked, it
- * and its tree of libraries (gnutls, p11-kit, krb5, ldap, nettle, ...) kept
- * 3.7 MB resident in every iotrail process, the recorder's among them, for
- * the two commands that post (export --url, record --sink). The header
- * stays for the types and constants. */
+/* libcurl, loaded when a server is first named (dl.h): linked, it and its
+ * tree of libraries (gnutls, p11-kit, krb5, ldap, nettle, ...) kept 3.7 MB
+ * resident in every iotrail process for the two commands that post
+ * (export --url, record --sink). The header stays for types and constants. */
 static struct {
 	CURLcode (*global_init)(long flags);
 	CURL *(*easy_init)(void);
@@ -33,10 +32,7 @@ static struct {
 static int curl_load(char *err, size_t errlen)
 {
 	static void *so;
-	const struct {
-		void **fn;
-		const char *name;
-	} syms[] = {
+	const struct it_dl_sym syms[] = {
 		{ (void **)&curl.global_init, "curl_global_init" },
 		{ (void **)&curl.easy_init, "curl_easy_init" },
 		{ (void **)&curl.easy_setopt, "curl_easy_setopt" },
@@ -48,25 +44,8 @@ static int curl_load(char *err, size_t errlen)
 		{ (void **)&curl.free, "curl_free" },
 	};
 
-	if (so)
-		return 0;
-	so = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
-	if (!so) {
-		snprintf(err, errlen, "cannot load libcurl (%s): install it (Debian: libcurl4)",
-			 dlerror());
-		return -1;
-	}
-	for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
-		*syms[i].fn = dlsym(so, syms[i].name);
-		if (!*syms[i].fn) {
-			snprintf(err, errlen, "libcurl.so.4 has no %s: install libcurl 7.56 or later",
-				 syms[i].name);
-			dlclose(so);
-			so = NULL;
-			return -1;
-		}
-	}
-	return 0;
+	return it_dl_load(&so, "libcurl.so.4", "libcurl", "libcurl4", syms,
+			  sizeof(syms) / sizeof(syms[0]), err, errlen);
 }
 
 struct it_http {

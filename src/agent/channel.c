@@ -30,7 +30,42 @@
 #include <openssl/sha.h>
 #include <openssl/ssl.h>
 
+#include "dl.h"
+
 #define PSK_IDENTITY "iotrail-agent-key-v1"
+
+/* OpenSSL, loaded when a channel or a key id is first needed (dl.h):
+ * linked, libssl and libcrypto kept 1.7 MB resident in every iotrail
+ * process for the agent and record --target. The headers stay for the
+ * types and constants; the functions are called through this table
+ * (ossl.NAME, with NAME's own type). */
+#define OSSL_FUNCS(X)                                                                      \
+	X(ERR_clear_error) X(ERR_peek_last_error) X(ERR_reason_error_string) X(SHA256)        \
+	X(SSL_CIPHER_find) X(SSL_CTX_ctrl) X(SSL_CTX_free) X(SSL_CTX_new)                     \
+	X(SSL_CTX_set_ciphersuites) X(SSL_CTX_set_num_tickets)                                \
+	X(SSL_CTX_set_psk_find_session_callback) X(SSL_CTX_set_psk_use_session_callback)      \
+	X(SSL_SESSION_free) X(SSL_SESSION_new) X(SSL_SESSION_set1_master_key)                 \
+	X(SSL_SESSION_set_cipher) X(SSL_SESSION_set_protocol_version) X(SSL_accept)           \
+	X(SSL_connect) X(SSL_free) X(SSL_get_error) X(SSL_new) X(SSL_read_ex) X(SSL_set_fd)   \
+	X(SSL_shutdown) X(SSL_write_ex) X(TLS_client_method) X(TLS_server_method)
+
+#define OSSL_MEMBER(name) __typeof__(name) *name;
+static struct {
+	OSSL_FUNCS(OSSL_MEMBER)
+} ossl;
+
+/* 0 once OpenSSL is loaded, or -1 with why in err */
+static int ossl_load(char *err, size_t errlen)
+{
+	static void *so;
+#define OSSL_SYM(name) { (void **)&ossl.name, #name },
+	const struct it_dl_sym syms[] = { OSSL_FUNCS(OSSL_SYM) };
+#undef OSSL_SYM
+
+	/* libssl's handle finds libcrypto's functions too: it depends on it */
+	return it_dl_load(&so, "libssl.so.3", "OpenSSL", "libssl3", syms,
+			  sizeof(syms) / sizeof(syms[0]), err, errlen);
+}
 
 struct it_chan {
 	int fd;
@@ -119,8 +154,13 @@ int it_key_new(const char *path, char *err, size_t errlen)
 void it_key_id(const uint8_t key[IT_AGENT_KEY_LEN], char id[17])
 {
 	uint8_t md[SHA256_DIGEST_LENGTH];
+	char why[160];
 
-	SHA256(key, IT_AGENT_KEY_LEN, md);
+	if (ossl_load(why, sizeof(why))) { /* the channel, opened next, says why */
+		snprintf(id, 17, "????????????????");
+		return;
+	}
+	ossl.SHA256(key, IT_AGENT_KEY_LEN, md);
 	for (int i = 0; i < 8; i++)
 		sprintf(id + 2 * i, "%02x", md[i]);
 }
@@ -181,13 +221,13 @@ int it_keyring_add(struct it_keyring *ring, const char *path, char *err, size_t 
 static SSL_SESSION *psk_session(SSL *ssl)
 {
 	static const unsigned char aes128gcmsha256[] = { 0x13, 0x01 };
-	const SSL_CIPHER *cipher = SSL_CIPHER_find(ssl, aes128gcmsha256);
-	SSL_SESSION *s = cipher ? SSL_SESSION_new() : NULL;
+	const SSL_CIPHER *cipher = ossl.SSL_CIPHER_find(ssl, aes128gcmsha256);
+	SSL_SESSION *s = cipher ? ossl.SSL_SESSION_new() : NULL;
 
-	if (s && (!SSL_SESSION_set1_master_key(s, chan_key, sizeof(chan_key)) ||
-		  !SSL_SESSION_set_cipher(s, cipher) ||
-		  !SSL_SESSION_set_protocol_version(s, TLS1_3_VERSION))) {
-		SSL_SESSION_free(s);
+	if (s && (!ossl.SSL_SESSION_set1_master_key(s, chan_key, sizeof(chan_key)) ||
+		  !ossl.SSL_SESSION_set_cipher(s, cipher) ||
+		  !ossl.SSL_SESSION_set_protocol_version(s, TLS1_3_VERSION))) {
+		ossl.SSL_SESSION_free(s);
 		s = NULL;
 	}
 	return s;
@@ -244,8 +284,8 @@ static int find_session(SSL *ssl, const unsigned char *id, size_t idlen, SSL_SES
 /* OpenSSL's reason, made plain for the two cases people meet. */
 static void tls_reason(char *out, size_t len, bool server)
 {
-	unsigned long e = ERR_peek_last_error();
-	const char *r = e ? ERR_reason_error_string(e) : NULL;
+	unsigned long e = ossl.ERR_peek_last_error();
+	const char *r = e ? ossl.ERR_reason_error_string(e) : NULL;
 
 	if (!r)
 		r = "connection closed during the handshake";
@@ -269,7 +309,7 @@ static void tls_reason(char *out, size_t len, bool server)
 		snprintf(out, len, "the peer is not an iotrail initiator with a key (TLS: %s)", r);
 	else
 		snprintf(out, len, "TLS handshake failed: %s", r);
-	ERR_clear_error();
+	ossl.ERR_clear_error();
 }
 
 static void set_timeouts(int fd, int ms)
@@ -299,27 +339,29 @@ static struct it_chan *chan_new(int fd, const uint8_t *key, bool server, int tim
 		return NULL;
 	}
 	c->fd = fd;
+	if (ossl_load(err, errlen))
+		goto fail;
 	memcpy(chan_key, key, sizeof(chan_key));
 	set_timeouts(fd, timeout_ms);
-	c->ctx = SSL_CTX_new(server ? TLS_server_method() : TLS_client_method());
-	if (!c->ctx || !SSL_CTX_set_min_proto_version(c->ctx, TLS1_3_VERSION) ||
-	    !SSL_CTX_set_ciphersuites(c->ctx, "TLS_AES_128_GCM_SHA256")) {
+	c->ctx = ossl.SSL_CTX_new(server ? ossl.TLS_server_method() : ossl.TLS_client_method());
+	if (!c->ctx || !ossl.SSL_CTX_ctrl(c->ctx, SSL_CTRL_SET_MIN_PROTO_VERSION, TLS1_3_VERSION, NULL) ||
+	    !ossl.SSL_CTX_set_ciphersuites(c->ctx, "TLS_AES_128_GCM_SHA256")) {
 		snprintf(err, errlen, "cannot set up TLS 1.3 (OpenSSL)");
 		goto fail;
 	}
-	SSL_CTX_set_num_tickets(c->ctx, 0);
+	ossl.SSL_CTX_set_num_tickets(c->ctx, 0);
 	if (server)
-		SSL_CTX_set_psk_find_session_callback(c->ctx, find_session);
+		ossl.SSL_CTX_set_psk_find_session_callback(c->ctx, find_session);
 	else
-		SSL_CTX_set_psk_use_session_callback(c->ctx, use_session);
-	if (!(c->ssl = SSL_new(c->ctx)) || !SSL_set_fd(c->ssl, fd)) {
+		ossl.SSL_CTX_set_psk_use_session_callback(c->ctx, use_session);
+	if (!(c->ssl = ossl.SSL_new(c->ctx)) || !ossl.SSL_set_fd(c->ssl, fd)) {
 		snprintf(err, errlen, "cannot set up TLS 1.3 (OpenSSL)");
 		goto fail;
 	}
-	ERR_clear_error();
-	rc = server ? SSL_accept(c->ssl) : SSL_connect(c->ssl);
+	ossl.ERR_clear_error();
+	rc = server ? ossl.SSL_accept(c->ssl) : ossl.SSL_connect(c->ssl);
 	if (rc != 1) {
-		if (errno == EAGAIN && !ERR_peek_last_error())
+		if (errno == EAGAIN && !ossl.ERR_peek_last_error())
 			snprintf(err, errlen, "no answer in %d ms during the TLS handshake",
 				 timeout_ms);
 		else
@@ -427,7 +469,7 @@ struct it_chan *it_chan_accept(int fd, const struct it_keyring *ring, size_t *wh
 
 static int io_fail(struct it_chan *c, int rc, const char *what, char *err, size_t errlen)
 {
-	int e = SSL_get_error(c->ssl, rc);
+	int e = ossl.SSL_get_error(c->ssl, rc);
 
 	if (e == SSL_ERROR_ZERO_RETURN)
 		snprintf(err, errlen, "%s: the peer closed the connection", what);
@@ -438,12 +480,12 @@ static int io_fail(struct it_chan *c, int rc, const char *what, char *err, size_
 	else if (e == SSL_ERROR_SYSCALL)
 		snprintf(err, errlen, "%s: %s", what, errno ? strerror(errno) :
 			 "the connection was cut");
-	else if (ERR_GET_REASON(ERR_peek_last_error()) == SSL_R_UNEXPECTED_EOF_WHILE_READING)
+	else if (ERR_GET_REASON(ossl.ERR_peek_last_error()) == SSL_R_UNEXPECTED_EOF_WHILE_READING)
 		snprintf(err, errlen, "%s: the connection was cut (the peer died?)", what);
 	else
 		snprintf(err, errlen, "%s: TLS error %s", what,
-			 ERR_reason_error_string(ERR_peek_last_error()) ?: "(unknown)");
-	ERR_clear_error();
+			 ossl.ERR_reason_error_string(ossl.ERR_peek_last_error()) ?: "(unknown)");
+	ossl.ERR_clear_error();
 	return -1;
 }
 
@@ -451,7 +493,7 @@ static int write_all(struct it_chan *c, const void *p, size_t n, char *err, size
 {
 	while (n) {
 		size_t done = 0;
-		int rc = SSL_write_ex(c->ssl, p, n, &done);
+		int rc = ossl.SSL_write_ex(c->ssl, p, n, &done);
 
 		if (rc <= 0)
 			return io_fail(c, rc, "send", err, errlen);
@@ -484,10 +526,10 @@ static int read_n(struct it_chan *c, size_t at, size_t n, char *err, size_t errl
 
 	while (got < n) {
 		size_t done = 0;
-		int rc = SSL_read_ex(c->ssl, c->buf + at + got, n - got, &done);
+		int rc = ossl.SSL_read_ex(c->ssl, c->buf + at + got, n - got, &done);
 
 		if (rc <= 0) {
-			if (!got && !at && SSL_get_error(c->ssl, rc) == SSL_ERROR_ZERO_RETURN)
+			if (!got && !at && ossl.SSL_get_error(c->ssl, rc) == SSL_ERROR_ZERO_RETURN)
 				return 0;
 			return io_fail(c, rc, "receive", err, errlen);
 		}
@@ -540,10 +582,11 @@ void it_chan_close(struct it_chan *c)
 	if (!c)
 		return;
 	if (c->ssl) {
-		SSL_shutdown(c->ssl);
-		SSL_free(c->ssl);
+		ossl.SSL_shutdown(c->ssl);
+		ossl.SSL_free(c->ssl);
 	}
-	SSL_CTX_free(c->ctx);
+	if (c->ctx) /* none when OpenSSL did not load */
+		ossl.SSL_CTX_free(c->ctx);
 	if (c->fd >= 0)
 		close(c->fd);
 	free(c->buf);

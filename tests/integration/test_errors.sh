@@ -71,6 +71,28 @@ if [ "$(id -u)" -eq 0 ]; then
 	else
 		skip error_export_without_libcurl "no libcurl.so.4 in ldconfig's cache, or no unshare"
 	fi
+	# OpenSSL likewise, loaded only for the agent's channel: with libssl
+	# hidden the same way, record --target reaches a listening port and
+	# fails in one line naming OpenSSL, before anything is recorded
+	ssl_so=$(ldconfig -p | awk '$1 == "libssl.so.3" { print $NF; exit }')
+	if [ -n "$ssl_so" ] && command -v unshare > /dev/null && command -v python3 > /dev/null; then
+		"$IOTRAIL" agent --new-key "$TMP/ssl.key" 2> /dev/null
+		python3 -c 'import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(4)
+print(s.getsockname()[1], flush=True)
+c, _ = s.accept(); time.sleep(5)' > "$TMP/ssl.port" &
+		lpid=$!
+		for _ in $(seq 50); do [ -s "$TMP/ssl.port" ] && break; sleep 0.1; done
+		nossl() { unshare -m sh -c 'mount --bind /dev/null "$0" && exec "$@"' "$(readlink -f "$ssl_so")" "$@"; }
+		expect_error record_target_without_openssl nossl "$IOTRAIL" record -o "$TMP/ssl.trail" -d 1 \
+			--target "127.0.0.1:$(cat "$TMP/ssl.port")" --key "$TMP/ssl.key"
+		grep -q 'OpenSSL' "$TMP/err" && [ ! -e "$TMP/ssl.trail" ] ||
+			fail error_record_target_without_openssl_says_so \
+				"the line does not name OpenSSL, or a trace was written: $(cat "$TMP/err")"
+		kill "$lpid" 2> /dev/null; wait "$lpid" 2> /dev/null
+	else
+		skip error_record_target_without_openssl "no libssl.so.3 in ldconfig's cache, or no unshare or python3"
+	fi
 	# without privileges: the line names the capabilities (a copy of the
 	# binary nobody can run: $TMP is private)
 	if command -v runuser > /dev/null && id nobody > /dev/null 2>&1; then
