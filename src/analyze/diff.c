@@ -4,6 +4,7 @@
  * traces, compute each stage's LAD, pick the bottleneck, print text or
  * JSON (the contract in doc/report.md, "iotrail diff").
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -276,8 +277,8 @@ struct it_diff *it_diff_new(const struct it_diff_side *base, const struct it_dif
 		for (size_t s = 0; s < d->groups[i].nstages; s++) {
 			const struct it_diff_stage *st = &d->groups[i].stage[s];
 
-			if (in_race(&d->groups[i], st, fabric) && added_ns(st) > most)
-				most = added_ns(st);
+			if (in_race(&d->groups[i], st, fabric))
+				most = fmax(most, added_ns(st));
 		}
 	for (size_t i = 0; i < d->ngroups; i++) {
 		const struct it_diff_group *g = &d->groups[i];

@@ -53,12 +53,20 @@ if [ "$(id -u)" -eq 0 ]; then
 	expect_error record_bad_command "$IOTRAIL" record -o "$TMP/x.trail" -- /nonexistent/program
 	expect_error record_unwritable_output "$IOTRAIL" record -o /proc/iotrail.trail -d 1
 	expect_error record_bad_duration "$IOTRAIL" record -o "$TMP/x.trail" -d soon
+	# the file of library SONAME (ldconfig's cache), empty without one
+	lib_file() { ldconfig -p | awk -v n="$1" '$1 == n { print $NF; exit }'; }
+	# runs the rest with library file $1 unreadable: in a mount namespace
+	# of its own, /dev/null bound over it
+	hidden() {
+		local so=$1
+		shift
+		unshare -m sh -c 'mount --bind /dev/null "$0" && exec "$@"' "$(readlink -f "$so")" "$@"
+	}
 	# libcurl is loaded only to post (export --url, record --sink): with
-	# its file unreadable (a mount namespace of its own, /dev/null bound
-	# over it), report still works and export --url fails in one line
-	curl_so=$(ldconfig -p | awk '$1 == "libcurl.so.4" { print $NF; exit }')
+	# its file hidden, report still works and export --url fails in one line
+	curl_so=$(lib_file libcurl.so.4)
 	if [ -n "$curl_so" ] && command -v unshare > /dev/null; then
-		nocurl() { unshare -m sh -c 'mount --bind /dev/null "$0" && exec "$@"' "$(readlink -f "$curl_so")" "$@"; }
+		nocurl() { hidden "$curl_so" "$@"; }
 		if nocurl "$IOTRAIL" report tests/data/usdt-demo.trail > /dev/null 2> "$TMP/nocurl.err"; then
 			pass "error_report_without_libcurl (report runs with libcurl unloadable)"
 		else
@@ -74,7 +82,7 @@ if [ "$(id -u)" -eq 0 ]; then
 	# OpenSSL likewise, loaded only for the agent's channel: with libssl
 	# hidden the same way, record --target reaches a listening port and
 	# fails in one line naming OpenSSL, before anything is recorded
-	ssl_so=$(ldconfig -p | awk '$1 == "libssl.so.3" { print $NF; exit }')
+	ssl_so=$(lib_file libssl.so.3)
 	if [ -n "$ssl_so" ] && command -v unshare > /dev/null && command -v python3 > /dev/null; then
 		"$IOTRAIL" agent --new-key "$TMP/ssl.key" 2> /dev/null
 		python3 -c 'import socket, sys, time
@@ -83,7 +91,7 @@ print(s.getsockname()[1], flush=True)
 c, _ = s.accept(); time.sleep(5)' > "$TMP/ssl.port" &
 		lpid=$!
 		for _ in $(seq 50); do [ -s "$TMP/ssl.port" ] && break; sleep 0.1; done
-		nossl() { unshare -m sh -c 'mount --bind /dev/null "$0" && exec "$@"' "$(readlink -f "$ssl_so")" "$@"; }
+		nossl() { hidden "$ssl_so" "$@"; }
 		expect_error record_target_without_openssl nossl "$IOTRAIL" record -o "$TMP/ssl.trail" -d 1 \
 			--target "127.0.0.1:$(cat "$TMP/ssl.port")" --key "$TMP/ssl.key"
 		grep -q 'OpenSSL' "$TMP/err" && [ ! -e "$TMP/ssl.trail" ] ||
