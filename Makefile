@@ -32,7 +32,9 @@ LAYER_DIRS := $(wildcard src/layers/*)
 # the online mode, src/online/: its own BPF program (online.bpf.c), loader
 # and commands (libbpf), the rest pure C (snapshots, exposition, HTTP)
 ONLINE_APP := src/online/collect.c src/online/top.c src/online/serve.c
-BPF_SRCS  := $(wildcard src/layers/*/*.bpf.c) src/online/online.bpf.c
+# src/untraced/: `iotrail probe --untraced`, the threads this kernel runs no
+# probe for (its BPF program on sched_switch and its loader)
+BPF_SRCS  := $(wildcard src/layers/*/*.bpf.c) src/online/online.bpf.c src/untraced/untraced.bpf.c
 SKELS     := $(patsubst %.bpf.c,$(BUILD)/%.skel.h,$(notdir $(BPF_SRCS))) $(BUILD)/syscall_compat.skel.h
 LAYER_RECORD := $(wildcard src/layers/*/record.c src/layers/*/record_*.c)
 # pure C: trace file, analysis, exporters (no libbpf; unit-tested)
@@ -44,7 +46,7 @@ CORE_SRCS := src/tracefile.c src/writeq.c src/evring.c src/evpack.c src/layer_ta
 	     src/cost/cost_model.c src/cost/cost_output.c
 # user space that needs libbpf: the commands, the hook engine, recording
 APP_SRCS  := $(filter-out $(CORE_SRCS),$(wildcard src/*.c src/agent/*.c)) $(LAYER_RECORD) $(ONLINE_APP) \
-	     src/cost/cost.c
+	     src/cost/cost.c src/untraced/untraced.c
 APP_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(APP_SRCS))
 CORE_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(CORE_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/*.c)
@@ -71,7 +73,7 @@ $(BUILD)/vmlinux.h: | deps
 	@test -r /sys/kernel/btf/vmlinux || { echo "make: /sys/kernel/btf/vmlinux is missing: this kernel has no BTF (CONFIG_DEBUG_INFO_BTF=y is needed to build the BPF programs)" >&2; exit 1; }
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
 
-vpath %.bpf.c $(LAYER_DIRS) src/online
+vpath %.bpf.c $(LAYER_DIRS) src/online src/untraced
 $(BUILD)/bpf/%.bpf.o: %.bpf.c $(BUILD)/vmlinux.h $(wildcard bpf/*.bpf.h) $(wildcard include/iotrail/*.h)
 	@mkdir -p $(@D)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@

@@ -7,6 +7,7 @@
  * decides with.
  */
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@
 #include "commands.h"
 #include "hooks.h"
 #include "layer.h"
+#include "untraced/untraced.h"
 #include "usdt/usdt.h"
 
 /* One layer's verdict, from its hooks' statuses. */
@@ -34,7 +36,7 @@ struct verdict {
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: iotrail probe [--json] [--layer NAME] [--usdt BINARY]\n"
+		"usage: iotrail probe [--json] [--layer NAME] [--untraced SECS] [--usdt BINARY]\n"
 		"\n"
 		"Tell, per layer (");
 	for (size_t i = 0; i < it_nlayers; i++)
@@ -48,11 +50,16 @@ static void usage(FILE *f)
 		"\n"
 		"  --json          machine-readable output\n"
 		"  --layer NAME    this layer's hooks only (e.g. fs: F2FS's tracepoints)\n"
+		"  --untraced SECS also count context switches for SECS seconds and list the\n"
+		"                  threads this kernel runs no probe for while they are current\n"
+		"                  (switched in, never seen switching away): what completes in a\n"
+		"                  softirq over them, a batch of block I/O, no BPF program sees\n"
 		"  --usdt BINARY   list BINARY's USDT probes (its .note.stapsdt ELF notes) instead\n"
 		"\n"
 		"examples:\n"
 		"  iotrail probe\n"
 		"  iotrail probe --json | jq '.layers[] | {name, hook}'\n"
+		"  iotrail probe --layer block --untraced 3\n"
 		"  iotrail probe --usdt /usr/lib/postgresql/15/bin/postgres\n");
 }
 
@@ -144,6 +151,58 @@ static void print_text(const struct it_hook_status *const *st, const struct verd
 	}
 }
 
+/* --untraced: the threads this kernel runs no probe for */
+static void print_untraced_text(const struct it_untraced *u)
+{
+	printf("\nuntraced threads: %zu in %.1f s of context switches (%" PRIu64 " counted)\n", u->n,
+	       u->secs, u->switches);
+	if (u->not_counted)
+		printf("*** WARNING: %" PRIu64 " switches not counted (the map of %d threads was full):\n"
+		       "*** the list may be incomplete.\n", u->not_counted, IT_UNTRACED_MAX_TASKS);
+	if (!u->n) {
+		printf("  none: every thread switched in was seen switching away\n");
+		return;
+	}
+	for (size_t i = 0; i < u->n; i++) {
+		const struct it_untraced_task *t = &u->tasks[i];
+
+		printf("  tid %-7u %-16s ", t->tid, t->comm[0] ? t->comm : "?");
+		if (t->tgid)
+			printf("process %u (%s)", t->tgid, t->proc_comm[0] ? t->proc_comm : "?");
+		else
+			printf("(exited)");
+		printf(": switched in %u times, never seen switching away\n", t->in);
+	}
+	printf("  This kernel runs no probe while these threads are current: what completes in\n"
+	       "  a softirq over one of them (a batch of block I/O) no BPF program sees. iotrail\n"
+	       "  counts such I/Os from their request's reuse and reconciles with the kernel's\n"
+	       "  /sys/block/DEV/stat (see the README's Known problems).\n");
+}
+
+static void json_untraced(struct it_json *j, const struct it_untraced *u)
+{
+	it_json_name(j, "untraced");
+	it_json_object_start(j);
+	it_json_kv_double(j, "seconds", u->secs);
+	it_json_kv_uint(j, "switches", u->switches);
+	it_json_kv_uint(j, "not_counted", u->not_counted);
+	it_json_name(j, "threads");
+	it_json_array_start(j);
+	for (size_t i = 0; i < u->n; i++) {
+		const struct it_untraced_task *t = &u->tasks[i];
+
+		it_json_object_start(j);
+		it_json_kv_uint(j, "tid", t->tid);
+		it_json_kv_string(j, "comm", t->comm);
+		it_json_kv_uint(j, "pid", t->tgid);
+		it_json_kv_string(j, "process_comm", t->proc_comm);
+		it_json_kv_uint(j, "switched_in", t->in);
+		it_json_object_end(j);
+	}
+	it_json_array_end(j);
+	it_json_object_end(j);
+}
+
 static void json_hook(struct it_json *j, const struct it_hook_def *h, const struct it_hook_status *s)
 {
 	it_json_object_start(j);
@@ -176,7 +235,8 @@ static void json_hook(struct it_json *j, const struct it_hook_def *h, const stru
 }
 
 static void print_json(const struct it_hook_status *const *st, const struct verdict *v,
-		       const char *kernel, const char *fentry_why, const char *kprobe_why)
+		       const char *kernel, const char *fentry_why, const char *kprobe_why,
+		       const struct it_untraced *u)
 {
 	struct it_json j;
 
@@ -221,6 +281,8 @@ static void print_json(const struct it_hook_status *const *st, const struct verd
 		it_json_object_end(&j);
 	}
 	it_json_array_end(&j);
+	if (u)
+		json_untraced(&j, u);
 	it_json_object_end(&j);
 	fputc('\n', stdout);
 }
@@ -232,9 +294,11 @@ int cmd_probe(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ "usdt", required_argument, NULL, 'u' },
 		{ "layer", required_argument, NULL, 'l' },
+		{ "untraced", required_argument, NULL, 't' },
 		{ 0 },
 	};
-	const char *usdt_binary = NULL;
+	const char *usdt_binary = NULL, *untraced_arg = NULL;
+	struct it_untraced untraced = { 0 };
 	const struct it_hook_status *st[it_nlayers];
 	struct it_hook_status *all;
 	struct verdict v[it_nlayers];
@@ -246,8 +310,10 @@ int cmd_probe(int argc, char **argv)
 
 	opterr = 0;
 	only_layer = NULL;
-	while ((c = getopt_long(argc, argv, ":jhu:l:", longopts, NULL)) != -1) {
-		if (c == 'l') {
+	while ((c = getopt_long(argc, argv, ":jhu:l:t:", longopts, NULL)) != -1) {
+		if (c == 't') {
+			untraced_arg = optarg;
+		} else if (c == 'l') {
 			only_layer = optarg;
 		} else if (c == 'j') {
 			json = true;
@@ -264,6 +330,15 @@ int cmd_probe(int argc, char **argv)
 	if (only_layer && !it_layer_by_name(only_layer))
 		return it_failf(2, "failed to probe layer '%s': no such layer; give one of the layers "
 				"'iotrail probe' lists", only_layer);
+	double untraced_secs = 0;
+	if (untraced_arg) {
+		char *end;
+
+		untraced_secs = strtod(untraced_arg, &end);
+		if (end == untraced_arg || *end || !(untraced_secs >= 0.1 && untraced_secs <= 3600))
+			return it_failf(2, "failed to read --untraced '%s': not a number of seconds; give "
+					"one from 0.1 to 3600 (e.g. --untraced 3)", untraced_arg);
+	}
 	if (usdt_binary) /* a binary's probes: read from its file, no BPF needed */
 		return it_usdt_print(usdt_binary, json, stdout);
 	libbpf_set_print(quiet_libbpf);
@@ -287,18 +362,26 @@ int cmd_probe(int argc, char **argv)
 				it_hook_probe(&l->hooks[k], &all[off]);
 		judge(l, st[i], lacks ? needs : NULL, &v[i]);
 	}
+	if (untraced_arg && it_untraced_watch(untraced_secs, &untraced, facts, sizeof(facts))) {
+		free(all);
+		return it_fail(1, "count context switches (--untraced)", facts,
+			       "run as root on a kernel with BTF; or leave out --untraced");
+	}
 	uname(&u);
 	it_fentry_supported(fentry_why, sizeof(fentry_why));
 	it_kprobe_supported(kprobe_why, sizeof(kprobe_why));
 	if (json) {
-		print_json(st, v, u.release, fentry_why, kprobe_why);
+		print_json(st, v, u.release, fentry_why, kprobe_why, untraced_arg ? &untraced : NULL);
 	} else {
 		snprintf(facts, sizeof(facts), "kernel %s; BTF: %s\n%s\n%s", u.release,
 			 access("/sys/kernel/btf/vmlinux", R_OK) ? "no (CONFIG_DEBUG_INFO_BTF off)" : "yes",
 			 fentry_why[0] ? fentry_why : "fentry: yes",
 			 kprobe_why[0] ? kprobe_why : "kprobes: yes");
 		print_text(st, v, facts);
+		if (untraced_arg)
+			print_untraced_text(&untraced);
 	}
+	it_untraced_free(&untraced);
 	free(all);
 	return 0;
 }

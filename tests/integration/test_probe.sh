@@ -68,4 +68,6 @@ if [ -n "$f2fs_bad" ]; then
 else
 	pass "probe_f2fs (as tracefs has them:$f2fs_seen; $(jq -r '.layers[] | select(.name == "fs") | .hooks[0] | .why + (if .fix != "" then "; fix: " + .fix else "" end)' "$TMP/probe.json"))"
 fi
+# --untraced against ftrace's record of the same context switches
+bash tests/integration/untraced_check.sh "$IOTRAIL" "$TMP" probe_untraced || FAILED=1
 exit ${FAILED:-0}
