@@ -208,7 +208,9 @@ static void warnings(FILE *f, const struct it_report_input *in)
 	if (s->lost_counted)
 		fprintf(f, "\nNOTE: %llu I/Os lost their completion event (%s)\n"
 			"      but are counted: their request was issued, then reused for a new I/O,\n"
-			"      so it had completed. They have no completion time (not in latencies).\n",
+			"      so it had completed. They have no completion time (not in latencies).\n"
+			"      `iotrail probe --untraced 5` lists the threads this kernel runs no probe\n"
+			"      for while they are current (a completion in softirq over one is missed).\n",
 			(unsigned long long)s->lost_counted,
 			drops ? "no probe ran, or the ring dropped it" : "the kernel ran no probe for it");
 	if (s->lost > s->lost_counted)

@@ -347,6 +347,8 @@ TEST(report_text_tells_of_lost_completions)
 	char *out = cap_close(&c);
 	ASSERT_TRUE(strstr(out, "NOTE: 1 I/Os lost their completion event") != NULL,
 		    "the counted lost completion told");
+	ASSERT_TRUE(strstr(out, "iotrail probe --untraced") != NULL,
+		    "the note points at the probe that finds the threads no probe runs for");
 	ASSERT_TRUE(strstr(out, "WARNING: 1 I/Os lost their completion event") != NULL,
 		    "the uncounted one warned of");
 	free(out);
