@@ -23,6 +23,7 @@
 # judge). Needs a tracefs at /sys/kernel/tracing.
 set -u
 cd "$(dirname "$0")/../.."
+. tests/tools/bpftrace.sh
 runs=${1:-10}
 nios=${2:-30000}
 IOTRAIL=${IOTRAIL:-build/iotrail}
@@ -79,12 +80,8 @@ for i in $(seq "$runs"); do
 	fi
 	bt_pid=""
 	if [ -n "$bt" ]; then
-		"$bt" -e "tracepoint:block:block_rq_complete /args->dev == $kdev/ { @c[tid] = count(); }" \
-			> "$tmp/bt.out" 2>&1 &
-		bt_pid=$!
-		# attached once it says so (seconds under an emulated CPU), then a moment
-		for _ in $(seq 120); do grep -q "^Attaching" "$tmp/bt.out" && break; sleep 0.5; done
-		sleep 1
+		bt_start "tracepoint:block:block_rq_complete /args->dev == $kdev/ { @c[tid] = count(); }" \
+			"$tmp/bt.out"
 	fi
 	"$IOTRAIL" record -o "$tmp/t.trail" --layers block --dev "$name" -- \
 		fio --name=it --filename="$dev" --rw=randread --bs=4k --direct=1 --ioengine=io_uring \

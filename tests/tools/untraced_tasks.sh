@@ -17,6 +17,7 @@
 # exits 0: it measures, it does not judge.
 #   tests/tools/untraced_tasks.sh [SECS]      (as root)
 set -u
+. "$(dirname "$0")/bpftrace.sh"
 secs=${1:-5}
 TRACEFS=/sys/kernel/tracing
 [ "$(id -u)" -eq 0 ] || { echo "untraced_tasks: needs root" >&2; exit 1; }
@@ -37,12 +38,8 @@ mkdir "$inst"
 echo 8192 > "$inst/buffer_size_kb"
 bt=$(command -v bpftrace || true)
 if [ -n "$bt" ]; then
-	"$bt" -e 'tracepoint:sched:sched_switch { @in[args->next_pid] = count(); @out[args->prev_pid] = count(); }' \
-		> "$tmp/bt.out" 2>&1 &
-	bt_pid=$!
-	# attached once it says so (seconds under an emulated CPU), then a moment
-	for _ in $(seq 120); do grep -q "^Attaching" "$tmp/bt.out" && break; sleep 0.5; done
-	sleep 1
+	bt_start 'tracepoint:sched:sched_switch { @in[args->next_pid] = count(); @out[args->prev_pid] = count(); }' \
+		"$tmp/bt.out"
 fi
 echo 1 > "$inst/events/sched/sched_switch/enable"
 sleep "$secs"
