@@ -171,8 +171,11 @@ static void print_untraced_text(const struct it_untraced *u)
 			printf("process %u (%s)", t->tgid, t->proc_comm[0] ? t->proc_comm : "?");
 		else
 			printf("(exited)");
-		printf(": switched in %u times, never seen switching away\n", t->in);
+		printf(": switched in %u times, never seen switching away; ran %.1f ms\n", t->in,
+		       t->ran_ns / 1e6);
 	}
+	printf("  Together they ran %.1f ms of the window's %.0f ms of CPU time (%.2f%%).\n",
+	       u->hidden_ns / 1e6, u->cpu_ns / 1e6, u->cpu_ns ? 100.0 * u->hidden_ns / u->cpu_ns : 0);
 	printf("  This kernel runs no probe while these threads are current: what completes in\n"
 	       "  a softirq over one of them (a batch of block I/O) no BPF program sees. iotrail\n"
 	       "  counts such I/Os from their request's reuse and reconciles with the kernel's\n"
@@ -186,6 +189,8 @@ static void json_untraced(struct it_json *j, const struct it_untraced *u)
 	it_json_kv_double(j, "seconds", u->secs);
 	it_json_kv_uint(j, "switches", u->switches);
 	it_json_kv_uint(j, "not_counted", u->not_counted);
+	it_json_kv_uint(j, "cpu_ns", u->cpu_ns);
+	it_json_kv_uint(j, "hidden_ns", u->hidden_ns);
 	it_json_name(j, "threads");
 	it_json_array_start(j);
 	for (size_t i = 0; i < u->n; i++) {
@@ -197,6 +202,7 @@ static void json_untraced(struct it_json *j, const struct it_untraced *u)
 		it_json_kv_uint(j, "pid", t->tgid);
 		it_json_kv_string(j, "process_comm", t->proc_comm);
 		it_json_kv_uint(j, "switched_in", t->in);
+		it_json_kv_uint(j, "ran_ns", t->ran_ns);
 		it_json_object_end(j);
 	}
 	it_json_array_end(j);

@@ -4,13 +4,18 @@
  * threads switched in at least twice and never seen switching away: the
  * threads this kernel runs no probe for while they are current (a thread
  * cannot be switched in twice without leaving the CPU in between, and the
- * switch away runs in its own context). Names come from /proc afterwards.
+ * switch away runs in its own context). Names come from /proc afterwards,
+ * and the CPU time each ran in the window from /proc/TID/schedstat (read for
+ * every thread when counting starts): how much of the machine's time no
+ * probe sees.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -50,6 +55,78 @@ static uint32_t tgid_of(uint32_t tid)
 	return tgid;
 }
 
+/* A thread's CPU time so far (schedstat's first field), 0 if unreadable. */
+static uint64_t ran_ns_of(uint32_t tid)
+{
+	char path[64];
+	unsigned long long ns = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/schedstat", tid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu", &ns) != 1)
+		ns = 0;
+	fclose(f);
+	return ns;
+}
+
+/* Every thread's CPU time when counting starts, sorted by tid. */
+struct ran_at_start {
+	uint32_t tid;
+	uint64_t ns;
+};
+
+static int by_ran_tid(const void *a, const void *b)
+{
+	const struct ran_at_start *x = a, *y = b;
+
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+static struct ran_at_start *snapshot_ran(size_t *n)
+{
+	struct ran_at_start *v = NULL;
+	size_t cap = 0;
+	DIR *procs = opendir("/proc");
+	struct dirent *p, *t;
+	char path[64];
+
+	*n = 0;
+	while (procs && (p = readdir(procs))) {
+		DIR *tasks;
+
+		if (p->d_name[0] < '0' || p->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%.16s/task", p->d_name);
+		if (!(tasks = opendir(path)))
+			continue;
+		while ((t = readdir(tasks))) {
+			if (t->d_name[0] < '0' || t->d_name[0] > '9')
+				continue;
+			if (*n == cap) {
+				size_t ncap = cap ? 2 * cap : 256;
+				struct ran_at_start *nv = realloc(v, ncap * sizeof(*v));
+
+				if (!nv)
+					break;
+				v = nv;
+				cap = ncap;
+			}
+			v[*n].tid = (uint32_t)strtoul(t->d_name, NULL, 10);
+			v[*n].ns = ran_ns_of(v[*n].tid);
+			(*n)++;
+		}
+		closedir(tasks);
+	}
+	if (procs)
+		closedir(procs);
+	if (*n)
+		qsort(v, *n, sizeof(*v), by_ran_tid);
+	return v;
+}
+
 static int by_tid(const void *a, const void *b)
 {
 	const struct it_untraced_task *x = a, *y = b;
@@ -65,8 +142,11 @@ static void sleep_for(double secs)
 		;
 }
 
-/* The map's threads switched in twice and never away, into u. */
-static int collect(int fd, struct it_untraced *u, char *why, size_t len)
+/* The map's threads switched in twice and never away, into u; start: the
+ * threads' CPU time when counting started (a thread not in it was born
+ * since: all its time is the window's). */
+static int collect(int fd, struct it_untraced *u, const struct ran_at_start *start, size_t nstart,
+		   char *why, size_t len)
 {
 	__u32 key, next, *prev = NULL;
 	struct it_switch_counts c;
@@ -100,6 +180,14 @@ static int collect(int fd, struct it_untraced *u, char *why, size_t len)
 		snprintf(path, sizeof(path), "/proc/%u/comm", key);
 		read_comm(path, t->comm, sizeof(t->comm));
 		t->tgid = tgid_of(key);
+		{
+			struct ran_at_start k = { .tid = key }, *was;
+			uint64_t now = ran_ns_of(key);
+
+			was = nstart ? bsearch(&k, start, nstart, sizeof(*start), by_ran_tid) : NULL;
+			t->ran_ns = was && now >= was->ns ? now - was->ns : was ? 0 : now;
+			u->hidden_ns += t->ran_ns;
+		}
 		if (t->tgid) {
 			snprintf(path, sizeof(path), "/proc/%u/comm", t->tgid);
 			read_comm(path, t->proc_comm, sizeof(t->proc_comm));
@@ -113,6 +201,9 @@ static int collect(int fd, struct it_untraced *u, char *why, size_t len)
 int it_untraced_watch(double secs, struct it_untraced *u, char *why, size_t len)
 {
 	struct untraced_bpf *k;
+	struct ran_at_start *start;
+	size_t nstart;
+	long ncpus;
 	int err;
 
 	memset(u, 0, sizeof(*u));
@@ -130,11 +221,15 @@ int it_untraced_watch(double secs, struct it_untraced *u, char *why, size_t len)
 		untraced_bpf__destroy(k);
 		return -1;
 	}
+	start = snapshot_ran(&nstart);
 	fprintf(stderr, "iotrail probe: counting context switches for %.1f s\n", secs);
 	sleep_for(secs);
 	untraced_bpf__detach(k);
 	u->not_counted = k->bss->not_counted;
-	err = collect(bpf_map__fd(k->maps.switches), u, why, len);
+	ncpus = sysconf(_SC_NPROCESSORS_ONLN);
+	u->cpu_ns = (uint64_t)(secs * 1e9) * (uint64_t)(ncpus > 0 ? ncpus : 1);
+	err = collect(bpf_map__fd(k->maps.switches), u, start, nstart, why, len);
+	free(start);
 	untraced_bpf__destroy(k);
 	if (err)
 		it_untraced_free(u);

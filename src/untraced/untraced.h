@@ -25,6 +25,7 @@ struct it_switch_counts {
 struct it_untraced_task {
 	uint32_t tid, tgid; /* tgid 0: the thread had exited when asked */
 	uint32_t in;        /* times switched in */
+	uint64_t ran_ns;    /* CPU time it ran in the window (/proc/TID/schedstat) */
 	char comm[16];      /* the thread's name */
 	char proc_comm[16]; /* its process's (the thread group leader's) */
 };
@@ -33,6 +34,8 @@ struct it_untraced {
 	double secs;          /* how long the switches were counted */
 	uint64_t switches;    /* switches counted (into any thread) */
 	uint64_t not_counted; /* switches lost to a full map: counts incomplete */
+	uint64_t cpu_ns;      /* the window's CPU time: its length times the CPUs online */
+	uint64_t hidden_ns;   /* what the listed threads ran of it */
 	size_t n;
 	struct it_untraced_task *tasks; /* sorted by tid; free with it_untraced_free */
 };

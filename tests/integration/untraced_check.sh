@@ -18,6 +18,9 @@ tracefs=/sys/kernel/tracing
 inst=$tracefs/instances/iotrail-test-untraced.$$
 bad=""
 mkdir "$inst" 2>/dev/null || { echo "SKIP $name: cannot make a tracefs instance"; exit 0; }
+# every thread's CPU time so far, the bound on what iotrail says one ran in its window
+ran_of() { for f in /proc/[0-9]*/task/[0-9]*/schedstat; do t=${f%/schedstat}; echo "${t##*/} $(cut -d' ' -f1 "$f" 2>/dev/null)"; done 2>/dev/null; }
+ran_of > "$TMP/ran.before"
 "$IOTRAIL" probe --layer block --untraced 5 --json > "$TMP/untraced.json" 2> "$TMP/untraced.err" &
 pid=$!
 for _ in $(seq 300); do
@@ -34,6 +37,7 @@ if ! wait "$pid"; then
 	echo "FAIL $name: probe --untraced failed: $(grep -v counting "$TMP/untraced.err" | head -1)"
 	exit 1
 fi
+ran_of > "$TMP/ran.after"
 listed=$(jq -r '.untraced.threads[].tid' "$TMP/untraced.json" | sort -n | tr '\n' ' ' | sed 's/ $//')
 blind=$(awk '{ away[$1]++; seen_in[$2]++ }
 	END { for (t in seen_in) if (t != 0 && seen_in[t] >= 2 && !away[t]) print t }' "$TMP/switches" |
@@ -43,7 +47,18 @@ for t in $listed; do
 	[ "$n" -eq 0 ] || bad="$bad; tid $t listed, but ftrace saw it switched away $n times"
 	[ "$(jq -r ".untraced.threads[] | select(.tid == $t) | .switched_in" "$TMP/untraced.json")" -ge 2 ] ||
 		bad="$bad; tid $t listed with fewer than 2 switches in"
+	# what it ran in iotrail's window: at most what the kernel counted
+	# for it from before iotrail started to after it ended
+	ran=$(jq -r ".untraced.threads[] | select(.tid == $t) | .ran_ns" "$TMP/untraced.json")
+	b=$(awk -v t="$t" '$1 == t { print $2 }' "$TMP/ran.before")
+	a=$(awk -v t="$t" '$1 == t { print $2 }' "$TMP/ran.after")
+	[ -n "$a" ] && [ "$ran" -le $((a - ${b:-0})) ] ||
+		bad="$bad; tid $t ran $ran ns in iotrail's window, but ${a:-?} - ${b:-0} ns in all by schedstat"
 done
+[ "$(jq '[.untraced.threads[].ran_ns] | add // 0' "$TMP/untraced.json")" = "$(jq '.untraced.hidden_ns' "$TMP/untraced.json")" ] ||
+	bad="$bad; hidden_ns is not the threads' sum"
+[ "$(jq '.untraced.cpu_ns' "$TMP/untraced.json")" = $((5000000000 * $(getconf _NPROCESSORS_ONLN))) ] ||
+	bad="$bad; cpu_ns $(jq '.untraced.cpu_ns' "$TMP/untraced.json") is not 5 s times $(getconf _NPROCESSORS_ONLN) CPUs"
 for t in $blind; do
 	case " $listed " in *" $t "*) ;; *) bad="$bad; ftrace saw tid $t switched in twice, never away: not listed" ;; esac
 done
@@ -53,4 +68,4 @@ if [ -n "$bad" ]; then
 	echo "FAIL $name: ${bad#; }"
 	exit 1
 fi
-echo "PASS $name (iotrail lists: ${listed:-none}; ftrace, switched in twice and never away inside that window: ${blind:-none}; $(wc -l < "$TMP/switches") switches in ftrace's window)"
+echo "PASS $name (iotrail lists: ${listed:-none}, $(jq -r '(.untraced.hidden_ns / 1e5 | floor) / 10' "$TMP/untraced.json") ms run by them, within schedstat's; ftrace, switched in twice and never away inside that window: ${blind:-none}; $(wc -l < "$TMP/switches") switches in ftrace's window)"
