@@ -342,8 +342,8 @@ int cmd_probe(int argc, char **argv)
 
 		untraced_secs = strtod(untraced_arg, &end);
 		if (end == untraced_arg || *end || !(untraced_secs >= 0.1 && untraced_secs <= 3600))
-			return it_failf(2, "failed to read --untraced '%s': not a number of seconds; give "
-					"one from 0.1 to 3600 (e.g. --untraced 3)", untraced_arg);
+			return it_failf(2, "failed to read --untraced '%s': not a number of seconds from "
+					"0.1 to 3600; give one (e.g. --untraced 3)", untraced_arg);
 	}
 	if (usdt_binary) /* a binary's probes: read from its file, no BPF needed */
 		return it_usdt_print(usdt_binary, json, stdout);

@@ -24,12 +24,15 @@
 #include "untraced.skel.h"
 #include "untraced.h"
 
-/* The first line of /proc/PATH (a comm), "" if it cannot be read. */
-static void read_comm(const char *path, char *out, size_t len)
+/* /proc/ID/comm (a thread's or a process's name), "" if it cannot be read. */
+static void read_comm(uint32_t id, char *out, size_t len)
 {
-	FILE *f = fopen(path, "r");
+	char path[64];
+	FILE *f;
 
 	out[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%u/comm", id);
+	f = fopen(path, "r");
 	if (!f)
 		return;
 	if (fgets(out, (int)len, f))
@@ -85,6 +88,7 @@ static int by_ran_tid(const void *a, const void *b)
 	return x->tid < y->tid ? -1 : x->tid > y->tid;
 }
 
+/* NULL when memory ran out (a thread left out would be charged all its time). */
 static struct ran_at_start *snapshot_ran(size_t *n)
 {
 	struct ran_at_start *v = NULL;
@@ -109,8 +113,12 @@ static struct ran_at_start *snapshot_ran(size_t *n)
 				size_t ncap = cap ? 2 * cap : 256;
 				struct ran_at_start *nv = realloc(v, ncap * sizeof(*v));
 
-				if (!nv)
-					break;
+				if (!nv) {
+					closedir(tasks);
+					closedir(procs);
+					free(v);
+					return NULL;
+				}
 				v = nv;
 				cap = ncap;
 			}
@@ -124,7 +132,19 @@ static struct ran_at_start *snapshot_ran(size_t *n)
 		closedir(procs);
 	if (*n)
 		qsort(v, *n, sizeof(*v), by_ran_tid);
-	return v;
+	return v ? v : calloc(1, sizeof(*v));
+}
+
+/* What tid ran since start was taken (all of it if it was born since). */
+static uint64_t ran_since(uint32_t tid, const struct ran_at_start *start, size_t nstart)
+{
+	struct ran_at_start k = { .tid = tid }, *was;
+	uint64_t now = ran_ns_of(tid);
+
+	was = nstart ? bsearch(&k, start, nstart, sizeof(*start), by_ran_tid) : NULL;
+	if (!was)
+		return now;
+	return now >= was->ns ? now - was->ns : 0;
 }
 
 static int by_tid(const void *a, const void *b)
@@ -172,26 +192,16 @@ static int collect(int fd, struct it_untraced *u, const struct ran_at_start *sta
 			cap = ncap;
 		}
 		struct it_untraced_task *t = &u->tasks[u->n++];
-		char path[64];
 
 		memset(t, 0, sizeof(*t));
 		t->tid = key;
 		t->in = c.in;
-		snprintf(path, sizeof(path), "/proc/%u/comm", key);
-		read_comm(path, t->comm, sizeof(t->comm));
+		read_comm(key, t->comm, sizeof(t->comm));
 		t->tgid = tgid_of(key);
-		{
-			struct ran_at_start k = { .tid = key }, *was;
-			uint64_t now = ran_ns_of(key);
-
-			was = nstart ? bsearch(&k, start, nstart, sizeof(*start), by_ran_tid) : NULL;
-			t->ran_ns = was && now >= was->ns ? now - was->ns : was ? 0 : now;
-			u->hidden_ns += t->ran_ns;
-		}
-		if (t->tgid) {
-			snprintf(path, sizeof(path), "/proc/%u/comm", t->tgid);
-			read_comm(path, t->proc_comm, sizeof(t->proc_comm));
-		}
+		if (t->tgid)
+			read_comm(t->tgid, t->proc_comm, sizeof(t->proc_comm));
+		t->ran_ns = ran_since(key, start, nstart);
+		u->hidden_ns += t->ran_ns;
 	}
 	if (u->n)
 		qsort(u->tasks, u->n, sizeof(*u->tasks), by_tid);
@@ -222,6 +232,11 @@ int it_untraced_watch(double secs, struct it_untraced *u, char *why, size_t len)
 		return -1;
 	}
 	start = snapshot_ran(&nstart);
+	if (!start) {
+		snprintf(why, len, "out of memory reading every thread's CPU time in /proc");
+		untraced_bpf__destroy(k);
+		return -1;
+	}
 	fprintf(stderr, "iotrail probe: counting context switches for %.1f s\n", secs);
 	sleep_for(secs);
 	untraced_bpf__detach(k);

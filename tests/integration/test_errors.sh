@@ -36,6 +36,10 @@ expect_error report_random_bytes "$IOTRAIL" report "$TMP/random.trail"
 expect_error report_bad_group_key "$IOTRAIL" report --group-by op,colour "$TMP/text.trail"
 expect_error report_bad_fabric_group_key "$IOTRAIL" report --fabric-group-by op,dev "$TMP/text.trail"
 expect_error report_no_file "$IOTRAIL" report
+# probe --untraced SECS: not a number, and out of its range (0.1 to 3600 s)
+expect_error probe_untraced_not_number "$IOTRAIL" probe --untraced soon
+expect_error probe_untraced_zero "$IOTRAIL" probe --untraced 0
+expect_error probe_untraced_too_long "$IOTRAIL" probe --untraced 86400
 expect_error record_bad_option "$IOTRAIL" record --frobnicate
 # values that once wrapped around or slipped through (found reading the
 # parsers for tests/fuzz/fuzz_args.c): refused before anything starts

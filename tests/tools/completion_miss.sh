@@ -117,11 +117,12 @@ for i in $(seq "$runs"); do
 		sed -n 's/^ *\(.*\)-\([0-9]*\) *\[[0-9]*\].*block_rq_complete:.*/\2 \1/p' "$inst/trace" |
 			sort | uniq -c > "$tmp/ftrace.tid"
 		sed -n 's/^@c\[\([0-9]*\)\]: \([0-9]*\)/\1 \2/p' "$tmp/bt.out" > "$tmp/bt.tid"
-		awk 'NR == FNR { bt[$1] = $2; next }
-			$1 > bt[$2] + 0 { printf "        %d completions missed while %s (tid %s) was current\n", $1 - bt[$2], $3, $2 }' \
-			"$tmp/bt.tid" "$tmp/ftrace.tid"
-		awk 'NR == FNR { bt[$1] = $2; next } $1 > bt[$2] + 0 { print $3 "(" $2 ")", $1 - bt[$2] }' \
-			"$tmp/bt.tid" "$tmp/ftrace.tid" >> "$tmp/missed_by_task"
+		# one line per task here, and its count kept for the total
+		awk -v keep="$tmp/missed_by_task" 'NR == FNR { bt[$1] = $2; next }
+			$1 > bt[$2] + 0 {
+				printf "        %d completions missed while %s (tid %s) was current\n", $1 - bt[$2], $3, $2
+				print $3 "(" $2 ")", $1 - bt[$2] >> keep
+			}' "$tmp/bt.tid" "$tmp/ftrace.tid"
 	fi
 done
 echo "completion_miss: $short_runs of $runs runs had fewer BPF-seen completions than ftrace ($short_total completions in all)$([ "$failed" -gt 0 ] && echo "; $failed runs failed")"
