@@ -4,7 +4,7 @@
 # its own config and data under $TMP on free ports, and stops. Two
 # fixtures: syscall-mixed (block and syscall layers) and nvme-tcp-qd16
 # (block and NVMe layers, 811 I/Os). Checked against the report: the rows
-# of ios == the report's ios; quantile(0.5) of q2c_ns within 1% of the
+# of ios == the report's ios; the median of q2c_ns (the report's rank) within 1% of the
 # report's p50 (--group-by none; the report's p50 is a bucket's midpoint,
 # within 1%); calls == syscall_calls; nvme_commands == the CSV export's
 # rows (one per command); a second export of the same trace is refused and
@@ -19,7 +19,7 @@
 # `record --sink` (needs root and BPF; a loop device, fio twice, held
 # between the two by the test): rows reach the server while the command
 # still runs, and once
-# recorded the rows of ios == the file's report's ios, quantile(0.5)
+# recorded the rows of ios == the file's report's ios, the exact median
 # within 1% of its p50, the recordings row's counts == the rows; then the
 # server is killed mid-recording: one warning line, the recording goes on
 # (I/O after the warning is in the file, whole), and the end line's
@@ -82,15 +82,23 @@ if ! curl -sf "$URL/ping" > /dev/null; then
 	skip_all "clickhouse-server did not start here: $(tail -2 "$CH/error.log" "$CH/stdout" 2> /dev/null | grep -v '^==' | tr '\n' ' ' | cut -c1-200)"
 fi
 q() { curl -sf "$URL/" --data-binary "$1"; }
-# check_p50 NAME DB REPORT_JSON: quantile(0.5) of DB.ios within 1% of the report's p50
+# check_p50 NAME DB REPORT_JSON: DB.ios's median within 1% of the report's p50
+# (a bucket's midpoint, within 0.8% of the value it stands for). The median
+# by the report's own rank, ceil(n / 2) (it_pct_rank): ClickHouse's
+# quantile(0.5) averages ranks n / 2 and n / 2 + 1 of an even count (and
+# samples beyond 8192 rows), its quantileExact takes rank n / 2 + 1, and
+# where the two fio jobs' latencies leave a gap at the median either
+# lands across it (7103.5 and 9278 against the report's 7008 and 9152,
+# 2026-11-25).
 check_p50() {
-	local p50 chp50
+	local p50 chp50 n
 	p50=$(jq '.groups[0].latency_ns.p50' "$3")
-	chp50=$(q "SELECT quantile(0.5)(q2c_ns) FROM $2.ios")
+	n=$(q "SELECT count() FROM $2.ios")
+	chp50=$(q "SELECT q2c_ns FROM $2.ios ORDER BY q2c_ns LIMIT 1 OFFSET $(( (n + 1) / 2 - 1 ))")
 	if awk -v a="$chp50" -v b="$p50" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= b / 100) }'; then
-		pass "$1 (quantile(0.5) $chp50 ns, report p50 $p50 ns)"
+		pass "$1 (median, rank $(( (n + 1) / 2 )) of $n: $chp50 ns, report p50 $p50 ns)"
 	else
-		fail "$1" "quantile(0.5)(q2c_ns) is $chp50 ns, the report's p50 $p50 ns (more than 1% apart)"
+		fail "$1" "the median q2c_ns (rank $(( (n + 1) / 2 )) of $n) is $chp50 ns, the report's p50 $p50 ns (more than 1% apart)"
 	fi
 }
 
