@@ -56,6 +56,33 @@ static int on_rec(void *ctx, void *data, size_t size)
 }
 
 /* One line: records per hook, per completed I/O (C), and refused ones. */
+/*
+ * A mode's programs (hook_floor.bpf.c): the block hooks' (floor_q/d/c,
+ * reading the mode), their empty ones (empty_q/d/c, mode 0) or clock ones
+ * (clock_q/d/c, mode 9); the system call pair's empty ones (mode 2),
+ * clock ones (8), filter ones (10) or record ones (floor_sys_, 3); mode 5
+ * adds the empty system call and io_uring programs to mode 4's, mode 6
+ * the record ones.
+ */
+static bool wanted(const char *name, int mode)
+{
+	bool sys = strstr(name, "_sys_") != NULL, uring = strstr(name, "uring") != NULL;
+	const char *kind = !strncmp(name, "empty_", 6) ? "empty" : !strncmp(name, "clock_", 6) ? "clock" :
+			   !strncmp(name, "filter_", 7) ? "filter" : "floor";
+
+	switch (mode) {
+	case 0: return !sys && !strcmp(kind, "empty");
+	case 2: return sys && !uring && !strcmp(kind, "empty");
+	case 3: return sys && !uring && !strcmp(kind, "floor");
+	case 5: return sys ? !strcmp(kind, "empty") : !strcmp(kind, "floor");
+	case 6: return !strcmp(kind, "floor");
+	case 8: return sys && !strcmp(kind, "clock");
+	case 9: return !sys && !strcmp(kind, "clock");
+	case 10: return sys && !strcmp(kind, "filter");
+	default: return !sys && !strcmp(kind, "floor"); /* 1, 4, 7 */
+	}
+}
+
 static void report(struct bpf_object *obj, int mode)
 {
 	unsigned long long total = records[0] + records[1] + records[2], refused = 0;
@@ -164,19 +191,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "hook_floor: cannot open %s: %s\n", obj_path, strerror(errno));
 		return 1;
 	}
-	/* the block hooks (modes 0, 1, 4, 7, 9), the system call pair (modes 2, 3, 8, 10),
-	 * or both with io_uring's two (modes 5, 6) */
-	bpf_object__for_each_program(prog, obj) {
-		const char *name = bpf_program__name(prog);
-		bool sys = !strncmp(name, "floor_sys_", 10);
-
-		if (mode == 5 || mode == 6)
-			bpf_program__set_autoload(prog, true);
-		else
-			bpf_program__set_autoload(prog, (mode == 2 || mode == 3 || mode == 8 ||
-							  mode == 10) == sys &&
-						  (!sys || !strstr(name, "uring")));
-	}
+	bpf_object__for_each_program(prog, obj)
+		bpf_program__set_autoload(prog, wanted(bpf_program__name(prog), mode));
 	if (bpf_map__set_initial_value(bpf_object__find_map_by_name(obj, ".rodata"), &mode, sizeof(mode))) {
 		fprintf(stderr, "hook_floor: cannot set the mode: .rodata of %s is not one int\n", obj_path);
 		return 1;

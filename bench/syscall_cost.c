@@ -437,10 +437,16 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static double median(double *v, int n)
+/* the median of n values, sorted in a copy: the rounds keep their order,
+ * which the differences round by round need (sorting in place paired the
+ * k-th smallest of one mode with the k-th of another until 2026-11-25) */
+static double median(const double *v, int n)
 {
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	double s[MAX_PAIRS];
+
+	memcpy(s, v, n * sizeof(*v));
+	qsort(s, n, sizeof(*s), cmp_double);
+	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
 }
 
 static double least(const double *v, int n)
@@ -523,7 +529,7 @@ static int run_driver(const struct opts *o, const char *self)
 		printf("%d thread%s: untraced %.1f ns/call; added per call [medians]:", n,
 		       n > 1 ? "s" : "", median(base, o->pairs));
 		for (int m = FLOOR; m < nmodes; m++)
-			printf(" %s +%.1f (ratio %.3f)%s", names[m], median(add[m], o->pairs),
+			printf(" %s %+.1f (ratio %.3f)%s", names[m], median(add[m], o->pairs),
 			       median(ratio[m], o->pairs), m + 1 < nmodes ? "," : "\n");
 		printf("%d thread%s: above the floor [medians of the rounds' differences; goals: "
 		       "traced <= +100, filtered out <= +10]:", n, n > 1 ? "s" : "");
@@ -558,7 +564,7 @@ static int run_driver(const struct opts *o, const char *self)
 		 * difference is the least disturbed one */
 		printf("%d thread%s: least added over the rounds:", n, n > 1 ? "s" : "");
 		for (int m = FLOOR; m < nmodes; m++)
-			printf(" %s +%.1f%s", names[m], least(add[m], o->pairs),
+			printf(" %s %+.1f%s", names[m], least(add[m], o->pairs),
 			       m + 1 < nmodes ? "," : " ns/call\n");
 	}
 	close(stats_fd);
