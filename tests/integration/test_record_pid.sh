@@ -19,13 +19,20 @@
 #  6. The help's own example, `iotrail record -d 1 -p $(pidof NAME)` with
 #     three processes of that name, records (it used to take the other
 #     PIDs for a COMMAND).
+#  7. Every thread in -p's scope, however it came: a process whose two
+#     threads existed before the recorder started, whose main thread reads,
+#     which then creates two threads and forks a child with a thread of its
+#     own (tests/progs/thread_calls): each of the seven threads' pread64
+#     calls recorded, exactly (under -p, sys_enter takes a thread without
+#     storage for one out of scope: syscall.bpf.c, enter_slot); and --tid
+#     of one old thread: its calls alone.
 cd "$(dirname "$0")/../.."
 . tests/integration/lib.sh
 
 why=$(host_blocker)
 if [ -n "$why" ]; then
 	for t in record_pid record_comm record_default_scope record_silent_layer record_cgroup \
-		record_pidof_form; do skip $t "$why"; done
+		record_pidof_form record_pid_threads record_tid_old; do skip $t "$why"; done
 	exit 0
 fi
 make_loop 128 none || { fail record_pid "cannot set up a loop device"; exit 1; }
@@ -197,4 +204,47 @@ else
 	fail record_pidof_form "record -p $pids -d 1: $(tail -1 "$TMP/rec6.out")"
 fi
 kill $pids 2>/dev/null
+
+# ---- 7. threads there before the recorder, made after, and a child's
+PROGS=$(dirname "$IOTRAIL")/tests
+head -c 4096 /dev/urandom > "$TMP/tc.data"
+# calls per thread, pread64 of thread_calls' file, per tid: "TID COUNT"
+per_tid() {
+	"$IOTRAIL" report --json --events "$1" | jq -r "[.events[] | select(.call == \"pread64\" and
+		.path == \"$TMP/tc.data\")] | group_by(.tid) | .[] | \"\\(.[0].tid) \\(length)\""
+}
+thread_run() { # NAME RECORD-OPTIONS...: thread_calls under a recorder; sets tc_pid, tc_tids
+	local name=$1
+	shift
+	"$PROGS/thread_calls" "$TMP/$name.tids" "$TMP/$name.go" "$TMP/tc.data" 700 &
+	tc_pid=$!
+	for _ in $(seq 1 100); do [ -s "$TMP/$name.tids" ] && break; sleep 0.05; done
+	tc_tids=$(cat "$TMP/$name.tids" 2>/dev/null)
+	# shellcheck disable=SC2046 # the options as words
+	"$IOTRAIL" record -v --layers syscall -o "$TMP/$name.trail" $(eval echo "$@") -- \
+		sh -c "touch $TMP/$name.go; while kill -0 $tc_pid 2>/dev/null; do sleep 0.05; done" \
+		> "$TMP/$name.out" 2>&1
+	wait $tc_pid
+}
+thread_run tcp '-p $tc_pid'
+tc_rc=$?
+got=$(per_tid "$TMP/tcp.trail")
+threads=$(echo "$got" | grep -c ' 700$')
+others=$(echo "$got" | grep -vc ' 700$')
+olds=0
+for t in $tc_tids; do echo "$got" | grep -q "^$t 700$" && olds=$((olds + 1)); done
+marked=$(sed -n 's/.*syscall: \([0-9]*\) threads in scope marked at the start.*/\1/p' "$TMP/tcp.out")
+if [ "$tc_rc" = 0 ] && [ "$threads" = 7 ] && [ "$others" = 0 ] && [ "$olds" = 2 ] && [ "$marked" = 3 ]; then
+	pass "record_pid_threads (-p $tc_pid: 7 threads x 700 pread64 calls, the 2 there before the recorder ($tc_tids), the main one, 2 made after, a forked child and its thread; 3 threads marked at the start)"
+else
+	fail record_pid_threads "-p $tc_pid (exit $tc_rc): per thread (tid calls): $(echo $got); want 7 threads of 700 with the old $tc_tids; threads marked at the start '$marked', want 3 ($(tail -1 "$TMP/tcp.out"))"
+fi
+thread_run tct '--tid ${tc_tids%% *}'
+tc_rc=$?
+got=$(per_tid "$TMP/tct.trail")
+if [ "$tc_rc" = 0 ] && [ "$got" = "${tc_tids%% *} 700" ]; then
+	pass "record_tid_old (--tid ${tc_tids%% *}, a thread there before the recorder: its 700 pread64 calls alone)"
+else
+	fail record_tid_old "--tid ${tc_tids%% *} (exit $tc_rc): per thread (tid calls): $(echo $got); want ${tc_tids%% *} 700 ($(tail -1 "$TMP/tct.out"))"
+fi
 exit ${FAILED:-0}

@@ -24,14 +24,20 @@
 #    follows an I/O into the request that queued it) over fio's U1 4K and
 #    U2 64K io_uring reads: exactly U2 requests and U2 I/Os recorded, the
 #    kernel's counts U2 requests kept and U1 left out.
+#  - -p of a process with threads there before the recorder, made after,
+#    and a forked child's (tests/progs/thread_calls): each of its seven
+#    threads' TC pread64 calls, exactly, with the threads in scope marked
+#    at the start (the task iterator runs on this kernel too).
 cd "$(dirname "$0")/../.." || exit 1
 . tests/vm/lib.sh
 
 NIOS=300
 COUNT=40
 UR=200 U1=150 U2=60
+TC=300
 names="vm_syscall_loads vm_syscall_probe vm_syscall_preads vm_syscall_preads_own_io vm_syscall_writes
-       vm_syscall_fsync vm_syscall_comm vm_syscall_uring vm_syscall_uring_filter vm_probe_untraced"
+       vm_syscall_fsync vm_syscall_comm vm_syscall_uring vm_syscall_uring_filter vm_probe_untraced
+       vm_syscall_pid_threads"
 vm_skip_unless fio jq -- $names
 
 out=$TMP/out
@@ -68,6 +74,15 @@ build/iotrail record --layers syscall,block --dev nvme0n1 --filter 'op=read && s
 	    --name=u4 --bs=4k --number_ios=$U1 --name=u64 --stonewall --bs=64k --number_ios=$U2 \
 	    2> $out/ufilter.err
 build/iotrail report --json $out/ufilter.trail > $out/ufilter.report.json
+head -c 4096 /dev/urandom > /tmp/tc.data
+build/tests/thread_calls $out/tc.tids /tmp/tc.go /tmp/tc.data $TC &
+tc=\$!
+for _ in \$(seq 1 200); do [ -s $out/tc.tids ] && break; sleep 0.05; done
+build/iotrail record -v --layers syscall -p \$tc -o $out/tc.trail -- \
+	sh -c "touch /tmp/tc.go; while kill -0 \$tc 2>/dev/null; do sleep 0.05; done" 2> $out/tc.err
+wait \$tc
+echo \$? > $out/tc.rc
+build/iotrail report --json --events $out/tc.trail > $out/tc.events.json
 GUEST
 vm vm_syscall --nvme --out "$out" -- bash "$TMP/syscall.sh"
 E=$out/fio.events.json
@@ -172,5 +187,19 @@ if [ "$did" = "$U1 $U2" ] && [ "$reqs" = "$U2" ] && [ "$ios" = "$U2" ] && [ "$ke
 	pass "vm_syscall_uring_filter (--filter: $reqs io_uring requests and $ios I/Os == fio's $U2 64K reads; the kernel counted $kept kept, $left left out)"
 else
 	fail vm_syscall_uring_filter "fio did '$did' (want $U1 $U2); recorded $reqs requests, $ios I/Os; kernel counts kept '$kept' left out '$left'; record said: $(grep -v '^libbpf' "$out/ufilter.err" | tail -n1)"
+fi
+T=$out/tc.events.json
+got=$(jq -r '[.events[] | select(.call == "pread64" and (.path | endswith("/tmp/tc.data")))] | group_by(.tid) |
+	.[] | "\(.[0].tid) \(length)"' "$T" 2>/dev/null)
+threads=$(echo "$got" | grep -c " $TC\$")
+others=$(echo "$got" | grep -vc " $TC\$")
+olds=0
+for t in $(cat "$out/tc.tids" 2>/dev/null); do echo "$got" | grep -q "^$t $TC\$" && olds=$((olds + 1)); done
+marked=$(sed -n 's/.*syscall: \([0-9]*\) threads in scope marked at the start.*/\1/p' "$out/tc.err")
+if [ "$(cat "$out/tc.rc" 2>/dev/null)" = 0 ] && [ "$threads" = 7 ] && [ "$others" = 0 ] &&
+   [ "$olds" = 2 ] && [ "$marked" = 3 ]; then
+	pass "vm_syscall_pid_threads (-p: 7 threads x $TC pread64 calls, 2 of them there before the recorder, 3 threads marked at the start)"
+else
+	fail vm_syscall_pid_threads "per thread (tid calls): $(echo $got); want 7 of $TC with the old $(cat "$out/tc.tids" 2>/dev/null); marked at the start '$marked', want 3; exit $(cat "$out/tc.rc" 2>/dev/null); record said: $(grep -v '^libbpf' "$out/tc.err" | tail -n1)"
 fi
 exit $FAILED

@@ -687,14 +687,12 @@ static __always_inline void sum_iov(struct tstate *st, __u64 uiov, __u64 cnt)
 
 /* The filters of sys_enter: the slot of a thread whose call is traced,
  * else NULL. Cheap tests first. */
-static __always_inline struct tstate *enter_slot(long nr, struct task_struct **taskp)
+static __always_inline struct tstate *enter_slot(long nr, struct task_struct *task)
 {
-	struct task_struct *task;
 	struct tstate *st;
 
 	if ((unsigned long)nr >= IT_SYS_NR_MAX || !call_of_nr[nr])
 		return NULL;
-	task = bpf_get_current_task_btf();
 	if (!id_wanted(task))
 		return NULL;
 	st = bpf_task_storage_get(&sys_tstate, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -703,7 +701,6 @@ static __always_inline struct tstate *enter_slot(long nr, struct task_struct **t
 	st->pending = 0;
 	if (!traced(task, st))
 		return NULL;
-	*taskp = task;
 	return st;
 }
 
@@ -921,10 +918,12 @@ static __always_inline void uring_decide(struct task_struct *task, struct tstate
 		    m && m->left_ns >= since ? IT_URC_NOT_KEPT : IT_URC_NO_IO);
 }
 
-static __always_inline int on_exit(long nr, long ret)
+/* A call's exit, for a thread with storage (the programs test that:
+ * without, it has no call pending, and one the pid filter keeps out has
+ * none; see sys_enter_btf_scoped for why the test comes alone). */
+static __always_inline int on_exit(struct task_struct *task, long nr, long ret)
 {
 	const struct it_sys_decode *d;
-	struct task_struct *task;
 	struct it_sys_event ev, *e;
 	struct tstate *st;
 	__u64 now;
@@ -932,12 +931,7 @@ static __always_inline int on_exit(long nr, long ret)
 	__u16 call;
 	/* io_uring_enter's return decides the request it submitted last */
 	bool decide = scope_mark_calls && uring_on && nr == uring_enter_nr;
-
 	if (((unsigned long)nr >= IT_SYS_NR_MAX || !call_of_nr[nr]) && !decide)
-		return 0;
-	task = bpf_get_current_task_btf();
-	/* a thread the pid filter keeps out has no storage at all: one load */
-	if (bpf_core_field_exists(task->bpf_storage) && !task->bpf_storage)
 		return 0;
 	st = bpf_task_storage_get(&sys_tstate, task, 0, 0);
 	if (!st)
@@ -1015,12 +1009,64 @@ static __always_inline int on_exit(long nr, long ret)
 #define SYSCALL_NR(r) ((r)->syscallno)
 #endif
 
+/*
+ * Under a pid filter (-p, --tid, a command's processes) sys_enter is a
+ * _scoped program (record_loader.c loads one of each pair), whose first
+ * test reads the task alone: every thread in scope was given its storage
+ * up front (sys_mark_tasks, sys_mark_fork), so one with none is out. Why
+ * the task and nothing else: where a system call's entry flushes the TLB
+ * (PTI without PCID), each other page a program touches first costs a TLB
+ * refill at every call, map memory, read-only data (the verifier keeps a
+ * load of a frozen constant) and the JIT's private stack alike, ~20-30 ns
+ * each here; the task is a page the entry has just touched. So the rest
+ * is a function of its own (__noinline), and the program's own frame has
+ * nothing to spill before the test (doc/performance-log.md, 2026-11-25).
+ */
+/* a thread with no task storage at all: out of scope at sys_enter under a
+ * pid filter, with no call pending at sys_exit always */
+#define NO_SLOT(task) (!(task)->bpf_storage)
+
+/*
+ * The programs of a hook kind K (btf, raw), from its enter_K and nr_K:
+ * sys_enter_K (every thread a candidate), sys_enter_K_scoped (under a pid
+ * filter) and sys_exit_K. The test of the task comes alone, the rest in a
+ * __noinline function (above).
+ */
+#define SYSCALL_PROGS(K, KIND)                                                             \
+static __noinline int enter_##K##_in_scope(struct task_struct *task, struct pt_regs *regs,  \
+					   long id)                                         \
+{                                                                                           \
+	return enter_##K(task, regs, id);                                                   \
+}                                                                                           \
+static __noinline int exit_##K##_in_scope(struct task_struct *task, struct pt_regs *regs,   \
+					  long ret)                                         \
+{                                                                                           \
+	return on_exit(task, nr_##K(regs), ret);                                            \
+}                                                                                           \
+SEC(KIND "/sys_enter")                                                                      \
+int BPF_PROG(sys_enter_##K, struct pt_regs *regs, long id)                                  \
+{                                                                                           \
+	return enter_##K(bpf_get_current_task_btf(), regs, id);                             \
+}                                                                                           \
+SEC(KIND "/sys_enter")                                                                      \
+int BPF_PROG(sys_enter_##K##_scoped, struct pt_regs *regs, long id)                         \
+{                                                                                           \
+	struct task_struct *task = bpf_get_current_task_btf();                              \
+                                                                                            \
+	return NO_SLOT(task) ? 0 : enter_##K##_in_scope(task, regs, id);                    \
+}                                                                                           \
+SEC(KIND "/sys_exit")                                                                       \
+int BPF_PROG(sys_exit_##K, struct pt_regs *regs, long ret)                                  \
+{                                                                                           \
+	struct task_struct *task = bpf_get_current_task_btf();                              \
+                                                                                            \
+	return NO_SLOT(task) ? 0 : exit_##K##_in_scope(task, regs, ret);                    \
+}
+
 #ifdef SYSCALL_ARGS
-SEC("tp_btf/sys_enter")
-int BPF_PROG(sys_enter_btf, struct pt_regs *regs, long id)
+static __always_inline int enter_btf(struct task_struct *task, struct pt_regs *regs, long id)
 {
-	struct task_struct *task;
-	struct tstate *st = enter_slot(id, &task);
+	struct tstate *st = enter_slot(id, task);
 
 	if (!st)
 		return 0;
@@ -1029,19 +1075,18 @@ int BPF_PROG(sys_enter_btf, struct pt_regs *regs, long id)
 	return on_enter(st, task, id, args);
 }
 
-SEC("tp_btf/sys_exit")
-int BPF_PROG(sys_exit_btf, struct pt_regs *regs, long ret)
+static __always_inline long nr_btf(struct pt_regs *regs)
 {
-	return on_exit(SYSCALL_NR(regs), ret);
+	return SYSCALL_NR(regs);
 }
+
+SYSCALL_PROGS(btf, "tp_btf")
 #endif
 
 /* raw_tp: the same hook where tp_btf is missing; pt_regs via probe reads. */
-SEC("raw_tp/sys_enter")
-int BPF_PROG(sys_enter_raw, struct pt_regs *regs, long id)
+static __always_inline int enter_raw(struct task_struct *task, struct pt_regs *regs, long id)
 {
-	struct task_struct *task;
-	struct tstate *st = enter_slot(id, &task);
+	struct tstate *st = enter_slot(id, task);
 
 	if (!st)
 		return 0;
@@ -1058,18 +1103,18 @@ int BPF_PROG(sys_enter_raw, struct pt_regs *regs, long id)
 	return on_enter(st, task, id, args);
 }
 
-SEC("raw_tp/sys_exit")
-int BPF_PROG(sys_exit_raw, struct pt_regs *regs, long ret)
+static __always_inline long nr_raw(struct pt_regs *regs)
 {
-	long nr = 0;
-
 #if defined(__TARGET_ARCH_x86)
-	nr = BPF_CORE_READ(regs, orig_ax);
+	return BPF_CORE_READ(regs, orig_ax);
 #elif defined(__TARGET_ARCH_arm64)
-	nr = BPF_CORE_READ(regs, syscallno);
+	return BPF_CORE_READ(regs, syscallno);
+#else
+	return 0;
 #endif
-	return on_exit(nr, ret);
 }
+
+SYSCALL_PROGS(raw, "raw_tp")
 
 /* syscalls:sys_enter_X / sys_exit_X: one program, attached by user space
  * to the tracepoint of each traced call (so other calls cost nothing). */
@@ -1090,8 +1135,8 @@ struct syscall_exit_ctx {
 SEC("tracepoint")
 int sys_enter_tp(struct syscall_enter_ctx *ctx)
 {
-	struct task_struct *task;
-	struct tstate *st = enter_slot(ctx->nr, &task);
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct tstate *st = enter_slot(ctx->nr, task);
 	__u64 args[6];
 
 	if (!st)
@@ -1107,7 +1152,9 @@ int sys_enter_tp(struct syscall_enter_ctx *ctx)
 SEC("tracepoint")
 int sys_exit_tp(struct syscall_exit_ctx *ctx)
 {
-	return on_exit(ctx->nr, ctx->ret);
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	return NO_SLOT(task) ? 0 : on_exit(task, ctx->nr, ctx->ret);
 }
 
 /* ---- descendants of the processes in scope: scope.bpf.h ---- */
@@ -1350,6 +1397,36 @@ int uring_complete(u64 *ctx)
 	};
 	if (sys_record(&d, sizeof(d)))
 		count_drop();
+	return 0;
+}
+
+/*
+ * Under a pid filter, every thread in scope has its storage before the
+ * scoped sys_enter sees it (NO_SLOT): the threads there when the
+ * recording starts, by this iterator (record_loader.c runs it once, after
+ * the filter is seeded), and those forked after, by sys_mark_fork.
+ */
+__u32 sys_marked_at_start; /* threads the iterator gave storage (record -v says) */
+
+SEC("iter/task")
+int sys_mark_tasks(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+
+	if (task && ids_wanted(task->tgid, task->pid) &&
+	    bpf_task_storage_get(&sys_tstate, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE))
+		sys_marked_at_start++;
+	return 0;
+}
+
+/* A thread of a process in scope, or a process forked from one (which
+ * scope_fork takes into the set, in whichever order the two run). */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(sys_mark_fork, struct task_struct *parent, struct task_struct *child)
+{
+	if ((scope_pids && scope_bit(&scope_pid_bits, parent->tgid)) ||
+	    ids_wanted(child->tgid, child->pid))
+		bpf_task_storage_get(&sys_tstate, child, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	return 0;
 }
 
