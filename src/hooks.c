@@ -166,7 +166,7 @@ static int module_btf_type(const char *module, const char *type_name, int kind,
 			continue;
 		}
 		btf = btf__load_from_kernel_by_id_split(id, vmlinux_btf());
-		tid = btf ? btf__find_by_name_kind(btf, type_name, kind) : -ENOENT;
+		tid = btf ? it_btf_own_type(btf, type_name, kind) : -ENOENT;
 		btf__free(btf);
 		if (tid < 0) {
 			close(fd);
@@ -774,7 +774,10 @@ static void *try_load(const struct it_hook_load *l, enum it_hook_kind *kinds, bo
 		      int *err)
 {
 	enum it_hook_kind asked[l->nhooks];
-	void *skel = l->skel->open();
+	void *skel;
+
+	it_attach_targets_register(); /* libbpf's own lookups are the fallback */
+	skel = l->skel->open();
 
 	if (!skel) {
 		*err = -errno;
@@ -793,7 +796,9 @@ static void *try_load(const struct it_hook_load *l, enum it_hook_kind *kinds, bo
 		/* libbpf parses the kernel BTF again for the load (CO-RE,
 		 * tp_btf targets) and frees it after: ours goes first, so the
 		 * process never holds both (tens of MB at start-up otherwise);
-		 * a later question parses it again */
+		 * a later question parses it again; the programs' targets are
+		 * looked up on ours first */
+		it_attach_targets_resolve(l->skel->object(skel));
 		it_vmlinux_btf_release();
 		refused_prog[0] = 0;
 		outer_print = libbpf_set_print(catch_refusal);

@@ -124,6 +124,16 @@ void *it_hooks_load(const struct it_hook_load *l, enum it_hook_kind *kinds, char
  * without /sys/kernel/btf/vmlinux. */
 struct btf;
 const struct btf *it_vmlinux_btf(void);
+
+/* tp_btf, fentry and fexit programs' targets, resolved by iotrail, not
+ * libbpf (attach_targets.c): the handlers registered once, before the
+ * first object opens; an object's targets resolved before its load. */
+struct bpf_object;
+int it_attach_targets_register(void);
+void it_attach_targets_resolve(struct bpf_object *obj);
+/* name of BTF kind kind in a split BTF's own types (not its base's, which
+ * libbpf's lookup walks first): its id, or -ESRCH */
+int it_btf_own_type(const struct btf *mod, const char *name, int kind);
 void it_vmlinux_btf_release(void); /* when no more probes are loaded */
 /* Around the loading of a process's probes: while they load, every block
  * of a megabyte or more (the kernel BTF's copies, ours and libbpf's in
