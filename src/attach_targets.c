@@ -10,11 +10,14 @@
  * modules. Here the same name is looked up the same way, the kernel's BTF
  * first, then the modules' own types only, once for all of an object's
  * programs (it_attach_targets_resolve: before libbpf's load, on the BTF
- * parsed once) and kept for the process (the hook engine's retries). The
+ * parsed once) and kept until the probes are loaded (the hook engine's
+ * retries; forgotten then, so that a module loaded again later is looked
+ * up again: it_attach_targets_forget). The
  * answers reach the load through libbpf's program handlers for these
  * sections (the same program type and attach type as libbpf's own).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +30,7 @@
 
 #include "hooks.h"
 
-#define MAX_TARGETS 256
+#define MAX_TARGETS 256 /* more than all of iotrail's programs' targets */
 
 struct target {
 	char name[128]; /* a type's name: btf_trace_X or a function */
@@ -99,7 +102,7 @@ static void resolve_in_modules(int first)
 		char name[64] = "";
 		struct bpf_btf_info info = { .name = (__u64)(uintptr_t)name, .name_len = sizeof(name) };
 		__u32 info_len = sizeof(info);
-		int fd = bpf_btf_get_fd_by_id(id), used = 0;
+		int fd = bpf_btf_get_fd_by_id(id);
 		struct btf *mod;
 
 		if (fd < 0)
@@ -115,14 +118,13 @@ static void resolve_in_modules(int first)
 			if (t->id >= 0)
 				continue;
 			t->id = it_btf_own_type(mod, t->name, t->kind);
-			if (t->id >= 0) {
-				t->obj_fd = fd;
-				used = 1;
-			}
+			if (t->id >= 0) /* each target its own fd (closed alone) */
+				t->obj_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+			if (t->obj_fd < 0)
+				t->id = -errno;
 		}
 		btf__free(mod);
-		if (!used)
-			close(fd);
+		close(fd);
 	}
 }
 
@@ -205,4 +207,12 @@ int it_attach_targets_register(void)
 		err = id < 0 ? id : 0;
 	}
 	return err;
+}
+
+void it_attach_targets_forget(void)
+{
+	for (int i = 0; i < ntargets; i++)
+		if (targets[i].obj_fd > 0)
+			close(targets[i].obj_fd);
+	ntargets = 0;
 }

@@ -137,6 +137,7 @@ void it_probes_loading(void)
  * the ~5.5 MB of a freed BTF copy, the heap trimmed beyond twice that. */
 void it_probes_loaded(void)
 {
+	it_attach_targets_forget();
 	it_vmlinux_btf_release();
 	mallopt(M_MMAP_THRESHOLD, 8 << 20);
 	mallopt(M_TRIM_THRESHOLD, 16 << 20);

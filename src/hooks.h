@@ -131,6 +131,7 @@ const struct btf *it_vmlinux_btf(void);
 struct bpf_object;
 int it_attach_targets_register(void);
 void it_attach_targets_resolve(struct bpf_object *obj);
+void it_attach_targets_forget(void); /* it_probes_loaded: the targets kept */
 /* name of BTF kind kind in a split BTF's own types (not its base's, which
  * libbpf's lookup walks first): its id, or -ESRCH */
 int it_btf_own_type(const struct btf *mod, const char *name, int kind);
