@@ -91,28 +91,36 @@ int it_btf_own_type(const struct btf *mod, const char *name, int kind)
 	return -ESRCH;
 }
 
+int it_module_btf_next(unsigned int *id, char *name, size_t len)
+{
+	while (!bpf_btf_get_next_id(*id, id)) {
+		struct bpf_btf_info info = { .name = (__u64)(uintptr_t)name, .name_len = len };
+		__u32 info_len = sizeof(info);
+		int fd = bpf_btf_get_fd_by_id(*id);
+
+		if (fd < 0)
+			continue;
+		name[0] = 0;
+		if (!bpf_obj_get_info_by_fd(fd, &info, &info_len) && info.kernel_btf &&
+		    strcmp(name, "vmlinux"))
+			return fd;
+		close(fd);
+	}
+	return -1;
+}
+
 /* The targets from first on that are not in the kernel's BTF, in the
  * modules', each module's BTF parsed once for all of them. */
 static void resolve_in_modules(int first)
 {
-	const struct btf *vmlinux = it_vmlinux_btf();
-	__u32 id = 0;
+	unsigned int id = 0;
+	char name[64];
+	int fd;
 
-	while (!bpf_btf_get_next_id(id, &id)) {
-		char name[64] = "";
-		struct bpf_btf_info info = { .name = (__u64)(uintptr_t)name, .name_len = sizeof(name) };
-		__u32 info_len = sizeof(info);
-		int fd = bpf_btf_get_fd_by_id(id);
-		struct btf *mod;
+	while ((fd = it_module_btf_next(&id, name, sizeof(name))) >= 0) {
+		struct btf *mod = btf__load_from_kernel_by_id_split(id, (struct btf *)it_vmlinux_btf());
 
-		if (fd < 0)
-			continue;
-		if (bpf_obj_get_info_by_fd(fd, &info, &info_len) || !info.kernel_btf ||
-		    !strcmp(name, "vmlinux") || !(mod = btf__load_from_kernel_by_id_split(id, (struct btf *)vmlinux))) {
-			close(fd);
-			continue;
-		}
-		for (int i = first; i < ntargets; i++) {
+		for (int i = first; mod && i < ntargets; i++) {
 			struct target *t = &targets[i];
 
 			if (t->id >= 0)

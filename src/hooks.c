@@ -148,21 +148,17 @@ void it_probes_loaded(void)
 static int module_btf_type(const char *module, const char *type_name, int kind,
 			   int *obj_fd, int *type_id)
 {
-	__u32 id = 0;
+	unsigned int id = 0;
+	char name[64];
+	int fd;
 
 	if (!vmlinux_btf())
 		return -ENOENT;
-	while (!bpf_btf_get_next_id(id, &id)) {
-		char name[64] = "";
-		struct bpf_btf_info info = { .name = (__u64)(uintptr_t)name,
-					     .name_len = sizeof(name) };
-		__u32 info_len = sizeof(info);
+	while ((fd = it_module_btf_next(&id, name, sizeof(name))) >= 0) {
 		struct btf *btf;
-		int fd = bpf_btf_get_fd_by_id(id), tid;
+		int tid;
 
-		if (fd < 0)
-			continue;
-		if (bpf_obj_get_info_by_fd(fd, &info, &info_len) || strcmp(name, module)) {
+		if (strcmp(name, module)) {
 			close(fd);
 			continue;
 		}

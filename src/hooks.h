@@ -135,6 +135,9 @@ void it_attach_targets_forget(void); /* it_probes_loaded: the targets kept */
 /* name of BTF kind kind in a split BTF's own types (not its base's, which
  * libbpf's lookup walks first): its id, or -ESRCH */
 int it_btf_own_type(const struct btf *mod, const char *name, int kind);
+/* The next module's BTF object in the kernel after *id (the kernel's own
+ * BTF and programs' skipped): its fd, its name in name; -1 past the last. */
+int it_module_btf_next(unsigned int *id, char *name, size_t len);
 void it_vmlinux_btf_release(void); /* when no more probes are loaded */
 /* Around the loading of a process's probes: while they load, every block
  * of a megabyte or more (the kernel BTF's copies, ours and libbpf's in

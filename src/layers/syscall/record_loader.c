@@ -610,15 +610,15 @@ struct load_ctx {
 
 /*
  * Under a pid filter (-p, --tid, a command's processes) sys_enter is the
- * _scoped program, whose first test reads only the task (syscall.bpf.c:
- * enter_slot): ~50 ns less per call of a thread filtered out here, where
- * every page a program touches at sys_enter costs a TLB refill. It needs
- * every thread in scope marked with its storage: sys_mark_fork for those
- * forked, sys_mark_tasks (run by mark_tasks, at attach) for those there.
+ * _scoped program (tp_btf or raw_tp), whose first test reads only the
+ * task (syscall.bpf.c: NO_SLOT): ~90 ns less per call of a thread
+ * filtered out here, where every page a program touches at sys_enter
+ * costs a TLB refill. It needs every thread in scope marked with its
+ * storage: sys_mark_fork for those forked, sys_mark_tasks (run by
+ * mark_tasks, at attach) for those there.
  */
 static void choose_enter(struct syscall_bpf *s, enum it_hook_kind enter, bool scoped)
 {
-	scoped = scoped && (enter == IT_HOOK_TP_BTF || enter == IT_HOOK_RAW_TP);
 	bpf_program__set_autoload(s->progs.sys_enter_btf, enter == IT_HOOK_TP_BTF && !scoped);
 	bpf_program__set_autoload(s->progs.sys_enter_btf_scoped, enter == IT_HOOK_TP_BTF && scoped);
 	bpf_program__set_autoload(s->progs.sys_enter_raw, enter == IT_HOOK_RAW_TP && !scoped);

@@ -931,6 +931,7 @@ static __always_inline int on_exit(struct task_struct *task, long nr, long ret)
 	__u16 call;
 	/* io_uring_enter's return decides the request it submitted last */
 	bool decide = scope_mark_calls && uring_on && nr == uring_enter_nr;
+
 	if (((unsigned long)nr >= IT_SYS_NR_MAX || !call_of_nr[nr]) && !decide)
 		return 0;
 	st = bpf_task_storage_get(&sys_tstate, task, 0, 0);
