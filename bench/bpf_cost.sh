@@ -8,6 +8,11 @@
 #   clockfloor: bench/hook_floor 9 (programs on Q, D, C that read the clock
 #             once each and do nothing else: the least a tracer that
 #             times each of the three events pays)
+#   eventclock: bench/hook_floor 11 (every event the default times for an
+#             I/O of fio, seven with io_uring: Q, D, C, the entry and exit
+#             of its I/O calls, an io_uring request's submission and
+#             completion, each reading the clock once and nothing else:
+#             the least any tracer that times what the default times pays)
 #   floorcpu: bench/hook_floor 4 (the same into a ring per CPU, as
 #             iotrail's rings are)
 #   floorspsc: floorcpu's records into a buffer per CPU and hook, one
@@ -92,6 +97,7 @@ grep -h '^prog_id:' /proc/\$PPID/fdinfo/* | awk '{ print \$2 }' | sort -u > $out
 	floor) pre=(build/bench/hook_floor 1 --) ;;
 	empty) pre=(build/bench/hook_floor 0 --) ;;
 	clockfloor) pre=(build/bench/hook_floor 9 --) ;;
+	eventclock) pre=(build/bench/hook_floor 11 --) ;;
 	floorcpu) pre=(build/bench/hook_floor 4 --) ;;
 	floorspsc) pre=(build/bench/hook_floor 7 --) ;;
 	sysempty) pre=(build/bench/hook_floor 5 --) ;;

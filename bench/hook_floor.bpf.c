@@ -36,6 +36,12 @@
  *   mode 7: mode 4's records into a buffer per CPU and hook, read by
  *           hook_floor.c through the map's mmap (spsc_hit below): what a
  *           record costs without the ring buffer's lock and headers.
+ *   modes 8 to 10: the system call pair's floors for bench/syscall_cost
+ *           (below, where their programs are).
+ *   mode 11: the events the default recording times for an I/O of fio
+ *           (Q, D, C, fio's I/O calls' entry and exit, an io_uring
+ *           request's submission and completion), each reading the clock
+ *           once and nothing else (bpf_cost.sh and peers.sh's eventclock)
  * What iotrail record spends beyond mode 1 is its own doing; what mode 1
  * spends is the price of any per-I/O record on this kernel and CPU.
  * Records the ring could not take are counted (not_written), so a floor
@@ -382,6 +388,38 @@ int floor_sys_uring_complete(u64 *ctx)
 	sys_record(bpf_ktime_get_ns(), ctx[1], 0);
 	return 0;
 }
+
+/*
+ * Mode 11: every event the default recording times for an I/O of fio
+ * (io_uring), timed and nothing else: the block hooks of mode 9, the
+ * system call pair reading the clock once each for mode 6's I/O calls,
+ * and an io_uring request's submission and completion reading it once
+ * each. Seven clock reads per I/O, where the floor of mode 1 takes three:
+ * the least any tracer that times what the default times pays.
+ */
+SEC("tp_btf/sys_enter")
+int clockio_sys_enter(u64 *ctx)
+{
+	return io_call(ctx[1]) ? clock_read() : 0;
+}
+
+SEC("tp_btf/sys_exit")
+int clockio_sys_exit(u64 *ctx)
+{
+	struct pt_regs *regs = (struct pt_regs *)ctx[0];
+
+#if defined(__TARGET_ARCH_x86)
+	return io_call(regs->orig_ax) ? clock_read() : 0;
+#else
+	return io_call(regs->syscallno) ? clock_read() : 0;
+#endif
+}
+
+SEC("tp_btf/io_uring_submit_req")
+int clockio_sys_uring_submit(u64 *ctx) { return clock_read(); }
+
+SEC("tp_btf/io_uring_complete")
+int clockio_sys_uring_complete(u64 *ctx) { return clock_read(); }
 
 SEC("tp_btf/io_uring_submit_req")
 int empty_sys_uring_submit(u64 *ctx) { return 0; }

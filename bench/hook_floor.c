@@ -14,7 +14,10 @@
  * block hooks' programs reading the clock once each, nothing else; 10:
  * sys_enter and sys_exit programs that read the calling process's id and
  * compare it with one no process has: the least a tracer that filters by
- * process pays for a call it filters out), runs
+ * process pays for a call it filters out; 11: the block hooks of 9 plus
+ * the system call pair and an io_uring request's two halves reading the
+ * clock once each for fio's I/O calls: the default recording's events,
+ * timed and nothing else), runs
  * COMMAND, detaches. In modes 0, 1 and 4 to 7, prints the records per
  * hook and per completed I/O, and those the ring could not take, on stderr
  * (mode 1 must show 3 per I/O and 0 not written, or it is no floor); exits
@@ -68,6 +71,7 @@ static bool wanted(const char *name, int mode)
 {
 	bool sys = strstr(name, "_sys_") != NULL, uring = strstr(name, "uring") != NULL;
 	const char *kind = !strncmp(name, "empty_", 6) ? "empty" : !strncmp(name, "clock_", 6) ? "clock" :
+			   !strncmp(name, "clockio_", 8) ? "clockio" :
 			   !strncmp(name, "filter_", 7) ? "filter" : "floor";
 
 	switch (mode) {
@@ -79,6 +83,7 @@ static bool wanted(const char *name, int mode)
 	case 8: return sys && !strcmp(kind, "clock");
 	case 9: return !sys && !strcmp(kind, "clock");
 	case 10: return sys && !strcmp(kind, "filter");
+	case 11: return sys ? !strcmp(kind, "clockio") : !strcmp(kind, "clock");
 	default: return !sys && !strcmp(kind, "floor"); /* 1, 4, 7 */
 	}
 }
@@ -176,7 +181,7 @@ int main(int argc, char **argv)
 	ssize_t len;
 
 	if (argc < 4 || strcmp(argv[2], "--")) {
-		fprintf(stderr, "usage: hook_floor 0|1|2|3|4|5|6|7|8|9|10 -- COMMAND [ARGS]\n");
+		fprintf(stderr, "usage: hook_floor 0|1|2|3|4|5|6|7|8|9|10|11 -- COMMAND [ARGS]\n");
 		return 2;
 	}
 	mode = atoi(argv[1]);

@@ -10,6 +10,10 @@
 #   sysfloor   bench/hook_floor 6: the same into a ring per CPU, plus a
 #              record wherever the default writes one for a system call or
 #              an io_uring request (the floor of the default's own records)
+#   eventclock bench/hook_floor 11: every event the default times for an
+#              I/O of fio (seven with io_uring, the floor's three among
+#              them), each reading the clock once, no record: the least a
+#              tracer that times what the default times pays
 #   perf       perf record -a -e block:block_rq_issue -e block:block_rq_complete
 #   bpftrace   bpftrace printing each I/O's issue-to-complete latency
 #   ftrace     the kernel's block trace events through a tracefs instance's
@@ -127,13 +131,14 @@ run_config() {
 	block) fio_iops "$qd" build/iotrail record -o "$out/b.trail" --layers block --dev "$dev" -- ;;
 	floor) fio_iops "$qd" build/bench/hook_floor 1 -- ;;
 	sysfloor) fio_iops "$qd" build/bench/hook_floor 6 -- ;;
+	eventclock) fio_iops "$qd" build/bench/hook_floor 11 -- ;;
 	*) fio_with_peer "$qd" "$name" ;;
 	esac > "$out/$name.iops"
 }
 
 echo "iotrail and its peers: fio randread 4K io_uring on $dev (loop over tmpfs, mq-deadline), ${secs}s runs, $rounds rounds"
 echo "kernel $(uname -r); $(perf --version 2>&1 | head -1); bpftrace $(bpftrace --version 2>&1 | awk '{ print $2 }')"
-configs=(untraced default block floor sysfloor)
+configs=(untraced default block floor sysfloor eventclock)
 for p in ${PEERS:-perf bpftrace ftrace biolatency blktrace biosnoop}; do
 	tool=$p
 	[ "$p" != ftrace ] || tool=cat
