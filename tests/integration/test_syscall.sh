@@ -8,7 +8,7 @@
 cd "$(dirname "$0")/../.."
 . tests/integration/lib.sh
 . tests/integration/lib_syscall.sh
-TESTS="syscall_seq_exact syscall_compat_seq_exact syscall_filtered_out syscall_comm_filter syscall_calls_filter syscall_uring_tags syscall_uring_join syscall_compat_uring_join syscall_uring_punted syscall_ppid_cgroup_follow syscall_errors"
+TESTS="syscall_seq_exact syscall_compat_seq_exact syscall_filtered_out syscall_comm_filter syscall_calls_filter syscall_uring_tags syscall_uring_join syscall_compat_uring_join syscall_uring_punted syscall_ppid_cgroup_follow syscall_every_call syscall_compat_every_call syscall_errors"
 
 why=$(sys_blocker)
 if [ -n "$why" ]; then
@@ -227,6 +227,33 @@ else
 		pass "$NAME (ppid $p1 then $p3, cgroup $c1 then $c3, in each open as the process saw them)"
 	fi
 fi
+
+# ---- the whole call table: every call this architecture has, made once
+# (tests/progs/every_call.c; each fails at once; between two marker
+# calls: every_call.jq), recorded once each by
+# name: the loader's numbers agree with the kernel's, and no call's
+# decoding loses it. NAME, then env assignments for record.
+every_call() {
+	local n=$1
+	shift
+	if ! env "$@" "$IOTRAIL" record --layers syscall -o "$TMP/$n.trail" -- \
+		"$PROGS/every_call" > "$TMP/$n.made" 2> "$TMP/$n.err"; then
+		fail "$n" "record failed: $(tail -1 "$TMP/$n.err")"
+		return
+	fi
+	sort "$TMP/$n.made" > "$TMP/$n.want"
+	"$IOTRAIL" report --json --events "$TMP/$n.trail" |
+		jq -r -f tests/integration/every_call.jq | sort > "$TMP/$n.got"
+	if [ "$(wc -l < "$TMP/$n.want")" -lt 40 ]; then
+		fail "$n" "every_call made only $(wc -l < "$TMP/$n.want") calls"
+	elif ! diff "$TMP/$n.want" "$TMP/$n.got" > "$TMP/$n.diff"; then
+		fail "$n" "recorded calls differ from those made (< made, > recorded): $(grep '^[<>]' "$TMP/$n.diff" | head -6 | tr '\n' ' ')"
+	else
+		pass "$n ($(wc -l < "$TMP/$n.got") calls of the table, each made once and recorded once)"
+	fi
+}
+every_call syscall_every_call
+every_call syscall_compat_every_call IOTRAIL_SYSCALL_COMPAT=1
 
 # ---- bad input: one line on stderr, non-zero exit
 errs=0

@@ -28,6 +28,9 @@
 #    and a forked child's (tests/progs/thread_calls): each of its seven
 #    threads' TC pread64 calls, exactly, with the threads in scope marked
 #    at the start (the task iterator runs on this kernel too).
+#  - every call of the call table this architecture has, made once by
+#    tests/progs/every_call (each failing at once), recorded once each:
+#    the table's numbers and decoding on this kernel's programs.
 cd "$(dirname "$0")/../.." || exit 1
 . tests/vm/lib.sh
 
@@ -37,7 +40,7 @@ UR=200 U1=150 U2=60
 TC=300
 names="vm_syscall_loads vm_syscall_probe vm_syscall_preads vm_syscall_preads_own_io vm_syscall_writes
        vm_syscall_fsync vm_syscall_comm vm_syscall_uring vm_syscall_uring_filter vm_probe_untraced
-       vm_syscall_pid_threads"
+       vm_syscall_pid_threads vm_syscall_every_call"
 vm_skip_unless fio jq -- $names
 
 out=$TMP/out
@@ -74,6 +77,10 @@ build/iotrail record --layers syscall,block --dev nvme0n1 --filter 'op=read && s
 	    --name=u4 --bs=4k --number_ios=$U1 --name=u64 --stonewall --bs=64k --number_ios=$U2 \
 	    2> $out/ufilter.err
 build/iotrail report --json $out/ufilter.trail > $out/ufilter.report.json
+build/iotrail record --layers syscall -o $out/every.trail -- build/tests/every_call \
+	> $out/every.made 2> $out/every.err
+echo \$? > $out/every.rc
+build/iotrail report --json --events $out/every.trail > $out/every.events.json
 head -c 4096 /dev/urandom > /tmp/tc.data
 build/tests/thread_calls $out/tc.tids /tmp/tc.go /tmp/tc.data $TC &
 tc=\$!
@@ -201,5 +208,13 @@ if [ "$(cat "$out/tc.rc" 2>/dev/null)" = 0 ] && [ "$threads" = 7 ] && [ "$others
 	pass "vm_syscall_pid_threads (-p: 7 threads x $TC pread64 calls, 2 of them there before the recorder, 3 threads marked at the start)"
 else
 	fail vm_syscall_pid_threads "per thread (tid calls): $(echo $got); want 7 of $TC with the old $(cat "$out/tc.tids" 2>/dev/null); marked at the start '$marked', want 3; exit $(cat "$out/tc.rc" 2>/dev/null); record said: $(grep -v '^libbpf' "$out/tc.err" | tail -n1)"
+fi
+sort "$out/every.made" > "$out/every.want" 2>/dev/null
+jq -r -f tests/integration/every_call.jq "$out/every.events.json" 2>/dev/null | sort > "$out/every.got"
+made=$(wc -l < "$out/every.want")
+if [ "$(cat "$out/every.rc" 2>/dev/null)" = 0 ] && [ "$made" -ge 40 ] && diff -q "$out/every.want" "$out/every.got" > /dev/null; then
+	pass "vm_syscall_every_call ($made calls of the table, each made once and recorded once)"
+else
+	fail vm_syscall_every_call "made $made calls (exit $(cat "$out/every.rc" 2>/dev/null)); made but not recorded, recorded but not made: $(diff "$out/every.want" "$out/every.got" | grep '^[<>]' | head -6 | tr '\n' ' '); record said: $(grep -v '^libbpf' "$out/every.err" | tail -n1)"
 fi
 exit $FAILED
