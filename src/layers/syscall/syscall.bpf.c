@@ -1023,11 +1023,12 @@ static __always_inline int on_exit(struct task_struct *task, long nr, long ret)
  * up front (sys_mark_tasks, sys_mark_fork), so one with none is out. Why
  * the task and nothing else: where a system call's entry flushes the TLB
  * (PTI without PCID), each other page a program touches first costs a TLB
- * refill at every call, map memory, read-only data (the verifier keeps a
- * load of a frozen constant) and the JIT's private stack alike, ~20-30 ns
- * each here; the task is a page the entry has just touched. So the rest
- * is a function of its own (__noinline), and the program's own frame has
- * nothing to spill before the test (doc/performance-log.md, 2026-11-25).
+ * refill at every call, map memory and read-only data alike (the verifier
+ * keeps a load of a frozen constant), ~20-30 ns each here; the task is a
+ * page the entry has just touched. So the rest is a function of its own
+ * (__noinline), and the program does nothing else before the test
+ * (doc/performance-log.md, 2026-11-25; the JIT's private stack, measured
+ * apart, costs nothing there).
  */
 /* a thread with no task storage at all: out of scope at sys_enter under a
  * pid filter, with no call pending at sys_exit always */
