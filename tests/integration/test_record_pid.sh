@@ -25,14 +25,18 @@
 #     own (tests/progs/thread_calls): each of the seven threads' pread64
 #     calls recorded, exactly (under -p, sys_enter takes a thread without
 #     storage for one out of scope: syscall.bpf.c, enter_slot); and --tid
-#     of one old thread: its calls alone.
+#     of one old thread: its calls alone. The same with the per-call
+#     tracepoints (--syscall-hook tracepoint), whose sys_enter takes the
+#     same fast path.
 cd "$(dirname "$0")/../.."
 . tests/integration/lib.sh
 
 why=$(host_blocker)
 if [ -n "$why" ]; then
 	for t in record_pid record_comm record_default_scope record_silent_layer record_cgroup \
-		record_pidof_form record_pid_threads record_tid_old; do skip $t "$why"; done
+		record_pidof_form record_pid_threads record_pid_threads_tracepoint record_tid_old; do
+		skip $t "$why"
+	done
 	exit 0
 fi
 make_loop 128 none || { fail record_pid "cannot set up a loop device"; exit 1; }
@@ -226,19 +230,29 @@ thread_run() { # NAME RECORD-OPTIONS...: thread_calls under a recorder; sets tc_
 		> "$TMP/$name.out" 2>&1
 	wait $tc_pid
 }
-thread_run tcp '-p $tc_pid'
-tc_rc=$?
-got=$(per_tid "$TMP/tcp.trail")
-threads=$(echo "$got" | grep -c ' 700$')
-others=$(echo "$got" | grep -vc ' 700$')
-olds=0
-for t in $tc_tids; do echo "$got" | grep -q "^$t 700$" && olds=$((olds + 1)); done
-marked=$(sed -n 's/.*syscall: \([0-9]*\) threads in scope marked at the start.*/\1/p' "$TMP/tcp.out")
-if [ "$tc_rc" = 0 ] && [ "$threads" = 7 ] && [ "$others" = 0 ] && [ "$olds" = 2 ] && [ "$marked" = 3 ]; then
-	pass "record_pid_threads (-p $tc_pid: 7 threads x 700 pread64 calls, the 2 there before the recorder ($tc_tids), the main one, 2 made after, a forked child and its thread; 3 threads marked at the start)"
-else
-	fail record_pid_threads "-p $tc_pid (exit $tc_rc): per thread (tid calls): $(echo $got); want 7 threads of 700 with the old $tc_tids; threads marked at the start '$marked', want 3 ($(tail -1 "$TMP/tcp.out"))"
-fi
+# NAME, HOW (the words in the line), RECORD-OPTIONS...: every thread of
+# thread_calls under -p, exactly
+pid_threads() {
+	local name=$1 dir=$2 how=$3
+	shift 3
+	thread_run "$dir" "$@"
+	tc_rc=$?
+	got=$(per_tid "$TMP/$dir.trail")
+	threads=$(echo "$got" | grep -c ' 700$')
+	others=$(echo "$got" | grep -vc ' 700$')
+	olds=0
+	for t in $tc_tids; do echo "$got" | grep -q "^$t 700$" && olds=$((olds + 1)); done
+	marked=$(sed -n 's/.*syscall: \([0-9]*\) threads in scope marked at the start.*/\1/p' "$TMP/$dir.out")
+	if [ "$tc_rc" = 0 ] && [ "$threads" = 7 ] && [ "$others" = 0 ] && [ "$olds" = 2 ] && [ "$marked" = 3 ]; then
+		pass "$name (-p $tc_pid$how: 7 threads x 700 pread64 calls, the 2 there before the recorder ($tc_tids), the main one, 2 made after, a forked child and its thread; 3 threads marked at the start)"
+	else
+		fail "$name" "-p $tc_pid$how (exit $tc_rc): per thread (tid calls): $(echo $got); want 7 threads of 700 with the old $tc_tids; threads marked at the start '$marked', want 3 ($(tail -1 "$TMP/$dir.out"))"
+	fi
+}
+pid_threads record_pid_threads tcp "" '-p $tc_pid'
+# the per-call tracepoints' programs take the same fast path under -p
+pid_threads record_pid_threads_tracepoint tcpt ", --syscall-hook tracepoint" \
+	'-p $tc_pid --syscall-hook tracepoint'
 thread_run tct '--tid ${tc_tids%% *}'
 tc_rc=$?
 got=$(per_tid "$TMP/tct.trail")

@@ -381,13 +381,15 @@ static int attach_tracepoints(struct it_syscall_layer *l, char *err, size_t errl
 		if (!tp_names[c] || nr < 0 || nr >= IT_SYS_NR_MAX || s->rodata->call_of_nr[nr] != c)
 			continue;
 		for (int x = 0; x < 2; x++) {
-			struct bpf_program *p = x ? s->progs.sys_exit_tp : s->progs.sys_enter_tp;
+			struct bpf_program *p = x ? s->progs.sys_exit_tp
+						  : l->scoped ? s->progs.sys_enter_tp_scoped
+							      : s->progs.sys_enter_tp;
 			struct bpf_link *k;
 
 			snprintf(ev, sizeof(ev), "sys_%s_%s", x ? "exit" : "enter", tp_names[c]);
 			k = bpf_program__attach_tracepoint(p, "syscalls", ev);
 			if (!k) {
-				snprintf(err, errlen, "failed to attach syscalls:%s: %s; try --hook tp_btf",
+				snprintf(err, errlen, "failed to attach syscalls:%s: %s; try --syscall-hook tp_btf",
 					 ev, strerror(errno));
 				return -1;
 			}
@@ -405,7 +407,7 @@ static int attach_tracepoints(struct it_syscall_layer *l, char *err, size_t errl
 
 		if (!k) {
 			snprintf(err, errlen, "failed to attach syscalls:sys_exit_io_uring_enter: %s; "
-				 "try --hook tp_btf", strerror(errno));
+				 "try --syscall-hook tp_btf", strerror(errno));
 			return -1;
 		}
 		l->links[l->nlinks++] = k;
@@ -422,6 +424,7 @@ static int attach(struct it_syscall_layer *l, char *err, size_t errlen)
 			return -1;
 		/* the rest auto-attaches; the generic programs have no target */
 		bpf_program__set_autoattach(s->progs.sys_enter_tp, false);
+		bpf_program__set_autoattach(s->progs.sys_enter_tp_scoped, false);
 		bpf_program__set_autoattach(s->progs.sys_exit_tp, false);
 	}
 	if (syscall_bpf__attach(s)) {
@@ -442,7 +445,7 @@ struct load_ctx {
 
 /*
  * Under a pid filter (-p, --tid, a command's processes) sys_enter is the
- * _scoped program (tp_btf or raw_tp), whose first test reads only the
+ * _scoped program (of each hook kind), whose first test reads only the
  * task (syscall.bpf.c: NO_SLOT): ~90 ns less per call of a thread
  * filtered out here, where every page a program touches at sys_enter
  * costs a TLB refill. It needs every thread in scope marked with its
@@ -455,6 +458,8 @@ static void choose_enter(struct syscall_bpf *s, enum it_hook_kind enter, bool sc
 	bpf_program__set_autoload(s->progs.sys_enter_btf_scoped, enter == IT_HOOK_TP_BTF && scoped);
 	bpf_program__set_autoload(s->progs.sys_enter_raw, enter == IT_HOOK_RAW_TP && !scoped);
 	bpf_program__set_autoload(s->progs.sys_enter_raw_scoped, enter == IT_HOOK_RAW_TP && scoped);
+	bpf_program__set_autoload(s->progs.sys_enter_tp, enter == IT_HOOK_TRACEPOINT && !scoped);
+	bpf_program__set_autoload(s->progs.sys_enter_tp_scoped, enter == IT_HOOK_TRACEPOINT && scoped);
 	bpf_program__set_autoload(s->progs.sys_mark_tasks, scoped);
 	bpf_program__set_autoload(s->progs.sys_mark_fork, scoped);
 	bpf_program__set_autoattach(s->progs.sys_mark_tasks, false); /* run, not attached */
@@ -509,8 +514,7 @@ static int configure_attempt(void *skel, enum it_hook_kind *kinds, void *ctx)
 		kinds[H_URING_PUNT] = IT_HOOK_NONE;
 	if (!s->rodata->scope_pids && !s->rodata->scope_comm_len)
 		kinds[H_FORK] = kinds[H_EXIT_TASK] = IT_HOOK_NONE;
-	l->scoped = !c->no_scoped && (s->rodata->scope_pids || s->rodata->filter_tids) &&
-		    (kinds[H_ENTER] == IT_HOOK_TP_BTF || kinds[H_ENTER] == IT_HOOK_RAW_TP);
+	l->scoped = !c->no_scoped && (s->rodata->scope_pids || s->rodata->filter_tids);
 	choose_enter(s, kinds[H_ENTER], l->scoped);
 	return 0;
 }

@@ -1140,10 +1140,8 @@ struct syscall_exit_ctx {
 	__s64 ret;
 };
 
-SEC("tracepoint")
-int sys_enter_tp(struct syscall_enter_ctx *ctx)
+static __always_inline int enter_tp(struct task_struct *task, struct syscall_enter_ctx *ctx)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
 	struct tstate *st = enter_slot(ctx->nr, task);
 	__u64 args[6];
 
@@ -1155,6 +1153,26 @@ int sys_enter_tp(struct syscall_enter_ctx *ctx)
 	 * read takes them all. */
 	bpf_probe_read_kernel(args, sizeof(args), ctx->args);
 	return on_enter(st, task, ctx->nr, args);
+}
+
+static __noinline int enter_tp_in_scope(struct task_struct *task, struct syscall_enter_ctx *ctx)
+{
+	return enter_tp(task, ctx);
+}
+
+SEC("tracepoint")
+int sys_enter_tp(struct syscall_enter_ctx *ctx)
+{
+	return enter_tp(bpf_get_current_task_btf(), ctx);
+}
+
+/* under a pid filter, as sys_enter_btf_scoped */
+SEC("tracepoint")
+int sys_enter_tp_scoped(struct syscall_enter_ctx *ctx)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	return NO_SLOT(task) ? 0 : enter_tp_in_scope(task, ctx);
 }
 
 SEC("tracepoint")
