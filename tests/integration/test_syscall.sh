@@ -29,6 +29,12 @@ events_tsv() {
 		.path] | @tsv'
 }
 
+# Whether case $1 is a compat one (IOTRAIL_SYSCALL_COMPAT=1) whose record
+# output $2 (record -v) does not say that the compat programs loaded.
+compat_missing() {
+	[[ $1 == *_compat_* ]] && ! grep -q "programs for kernels without bpf_rdonly_cast" "$2"
+}
+
 # ---- the sequence, call by call: NAME, then env assignments for record
 # (IOTRAIL_SYSCALL_COMPAT=1: the programs for kernels without
 # bpf_rdonly_cast, what Debian's 6.1 loads: tests/vm/test_syscall.sh)
@@ -39,8 +45,7 @@ seq_exact() {
 	if ! env "$@" "$IOTRAIL" record -v --layers syscall --path "$dir" -o "$TMP/$n.trail" -- \
 		"$PROGS/syscall_seq" "$dir" "$TMP/$n.manifest" > "$TMP/$n.out" 2>&1; then
 		fail "$n" "record failed: $(tail -1 "$TMP/$n.out")"
-	elif [ "$n" = syscall_compat_seq_exact ] &&
-	     ! grep -q "programs for kernels without bpf_rdonly_cast" "$TMP/$n.out"; then
+	elif compat_missing "$n" "$TMP/$n.out"; then
 		fail "$n" "IOTRAIL_SYSCALL_COMPAT=1 did not load the compat programs: $(tail -1 "$TMP/$n.out")"
 	elif ! events_tsv "$TMP/$n.trail" > "$TMP/$n.got" 2> "$TMP/$n.err"; then
 		fail "$n" "report failed: $(head -1 "$TMP/$n.err")"
@@ -236,9 +241,12 @@ fi
 every_call() {
 	local n=$1
 	shift
-	if ! env "$@" "$IOTRAIL" record --layers syscall -o "$TMP/$n.trail" -- \
+	if ! env "$@" "$IOTRAIL" record -v --layers syscall -o "$TMP/$n.trail" -- \
 		"$PROGS/every_call" > "$TMP/$n.made" 2> "$TMP/$n.err"; then
 		fail "$n" "record failed: $(tail -1 "$TMP/$n.err")"
+		return
+	elif compat_missing "$n" "$TMP/$n.err"; then
+		fail "$n" "IOTRAIL_SYSCALL_COMPAT=1 did not load the compat programs: $(tail -1 "$TMP/$n.err")"
 		return
 	fi
 	sort "$TMP/$n.made" > "$TMP/$n.want"
