@@ -62,7 +62,7 @@ PROG_BINS := $(patsubst tests/progs/%.c,$(BUILD)/tests/%,$(wildcard tests/progs/
 
 .PHONY: all deps test test-unit test-host test-vm demo bench clean fuzz fuzz-build fuzz-agent test-cost
 all: deps $(BUILD)/iotrail $(BUILD)/unit-tests $(BENCH_BINS) $(PROG_BINS) $(BUILD)/tests/slowfs \
-	$(BUILD)/tests/split_trace $(BUILD)/tests/cost_spin
+	$(BUILD)/tests/split_trace $(BUILD)/tests/many_devices $(BUILD)/tests/cost_spin
 
 deps:
 	@scripts/install-deps.sh
@@ -133,6 +133,11 @@ $(BUILD)/tests/slowfs: tests/tools/slowfs.c
 
 # test tool: a loopback NVMe/TCP trace as two machines with a known clock
 $(BUILD)/tests/split_trace: tests/tools/split_trace.c $(BUILD)/libitcore.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS_CORE)
+
+# test tool: a trace naming many block devices (test_errors.sh)
+$(BUILD)/tests/many_devices: tests/tools/many_devices.c $(BUILD)/libitcore.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS_CORE)
 

@@ -36,6 +36,8 @@ test_pkgs="$test_pkgs prometheus"
 # man-db, groff-base: the man pages rendered (tests/integration/test_install.sh);
 # python3: the Perfetto export decoded (tests/tools/check_perfetto.py)
 test_pkgs="$test_pkgs man-db groff-base python3"
+# time: /usr/bin/time, the report's peak memory (tests/integration/test_report_memory.sh)
+test_pkgs="$test_pkgs time"
 # VM tests: a stock kernel runs under QEMU with the host's root shared by 9p
 # (xz-utils: the uncompressed kernel that boots faster; iproute2: ip and tc)
 vm_pkgs="qemu-system-x86 busybox-static kmod cpio xz-utils iproute2"

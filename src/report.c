@@ -142,6 +142,8 @@ int it_trace_analysis_run(struct it_analysis *an, struct it_reader *rd, const ch
 
 	if (rc == -1)
 		return it_failf(1, "failed to read %s: %s; check the disk and the file", path, err);
+	if (rc && *err)
+		return it_failf(1, "failed to analyse %s: %s", path, err);
 	if (rc)
 		return it_failf(1, "failed to analyse %s: out of memory; try a machine with more "
 			    "memory or a shorter trace", path);

@@ -271,7 +271,8 @@ int it_sink_stop(struct it_sink *s, bool complete)
 		snprintf(reason, sizeof(reason), "the sink could not read %.200s: %.250s", s->path,
 			 s->pass_err);
 	else if (s->pass_rc)
-		snprintf(reason, sizeof(reason), "the sink's analysis ran out of memory");
+		snprintf(reason, sizeof(reason), "the sink's analysis failed: %.250s",
+			 *s->pass_err ? s->pass_err : "out of memory");
 	else if ((rows = it_export_clickhouse.finish(s->x)) < 0)
 		why = it_export_clickhouse.error(s->x);
 	if (!*reason && rows < 0)

@@ -21,16 +21,30 @@
  * file with 4 devices took 790 MB and 5 s
  * (tests/fuzz/corpus/trace/timeline-far-completion). */
 #define IT_TIMELINE_MAX (1u << 14)
+/* And at most IT_TIMELINE_TOTAL over all devices (analyzer.h): beyond 64
+ * devices each gets a power-of-two share. */
+
+/* The intervals each device's timeline may hold with the devices seen. */
+static uint32_t timeline_limit(const struct it_analyzer *a)
+{
+	uint32_t lim = IT_TIMELINE_MAX;
+
+	while (lim > 64 && (uint64_t)lim * a->ndevs > IT_TIMELINE_TOTAL)
+		lim >>= 1;
+	return lim;
+}
 
 /* Makes the timeline's interval 2^shift times longer, so that idx
- * intervals of the old one fit: each device's intervals are summed in runs
- * of 2^shift (in place: interval j takes those from j << shift on, none
- * before j), the rest is cleared. One pass, whatever the shift. */
+ * intervals of the old one fit in timeline_limit: each device's intervals
+ * are summed in runs of 2^shift (in place: interval j takes those from
+ * j << shift on, none before j), the rest is cleared. One pass, whatever
+ * the shift. */
 static void timeline_coarsen(struct it_analyzer *a, uint64_t idx)
 {
+	uint32_t limit = timeline_limit(a);
 	unsigned shift = 0;
 
-	while ((idx >> shift) >= IT_TIMELINE_MAX)
+	while ((idx >> shift) >= limit)
 		shift++;
 	for (uint32_t i = 0; i < a->ndevs; i++) {
 		struct it_dev_stats *d = &a->dst[i];
@@ -53,8 +67,30 @@ static void timeline_coarsen(struct it_analyzer *a, uint64_t idx)
 		}
 		if (n)
 			memset(d->timeline + kept, 0, (n - kept) * sizeof(*d->timeline));
+		if (n > limit) { /* the share shrank: give the rest back */
+			struct it_timeline_point *p = realloc(d->timeline, limit * sizeof(*p));
+
+			if (p)
+				d->timeline = p;
+			d->ntimeline = limit;
+		}
 	}
 	a->res.interval_ns <<= shift;
+}
+
+void it_timeline_fit(struct it_analyzer *a)
+{
+	uint32_t limit = timeline_limit(a);
+	size_t used = 0;
+
+	if (limit == a->tl_limit)
+		return;
+	a->tl_limit = limit;
+	for (uint32_t i = 0; i < a->ndevs; i++)
+		if (a->dst[i].ntimeline > used)
+			used = a->dst[i].ntimeline;
+	if (used > limit)
+		timeline_coarsen(a, used - 1);
 }
 
 static uint64_t key_hash(const struct it_group_key *k)
@@ -115,7 +151,7 @@ static void add_timeline(struct it_analyzer *a, struct it_dev_stats *d, struct d
 		idx = ds->tl_idx;
 	} else {
 		idx = c > start ? (c - start) / a->res.interval_ns : 0;
-		if (idx >= IT_TIMELINE_MAX) {
+		if (idx >= timeline_limit(a)) {
 			timeline_coarsen(a, idx);
 			idx = (c - start) / a->res.interval_ns;
 		}
@@ -388,7 +424,7 @@ void it_aggregate_finish(struct it_analyzer *a)
 	uint64_t span = a->res.end_ns > a->res.start_ns ? a->res.end_ns - a->res.start_ns : 0;
 	uint64_t window = intervals(span, a->res.interval_ns);
 
-	if (window > IT_TIMELINE_MAX) {
+	if (window > timeline_limit(a)) {
 		timeline_coarsen(a, window - 1);
 		window = intervals(span, a->res.interval_ns);
 	}

@@ -225,6 +225,15 @@ const char *it_analyzer_comm(const struct it_analyzer *a, uint32_t id)
 	return id < a->ncomms ? a->comms[id] : "";
 }
 
+const char *it_analyzer_why(const struct it_analyzer *a)
+{
+	/* IT_DEVS_MAX, in words */
+	_Static_assert(IT_DEVS_MAX == 16384, "the message below says 16384");
+	return a->too_many_devs ? "it names more than 16384 block devices (damaged or forged?); "
+				  "iotrail analyses at most that many"
+				: NULL;
+}
+
 int it_analyzer_error(const struct it_analyzer *a)
 {
 	return a->err ? -ENOMEM : 0;

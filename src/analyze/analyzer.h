@@ -168,6 +168,15 @@ struct it_group {
 double it_stage_share(const struct it_group *g, unsigned stage);
 
 /* ---- per device ---- */
+/* The devices one analysis follows at most: a real machine's block devices
+ * with I/O in one recording are far fewer (a host of 2,000 multipath LUNs,
+ * four paths each, has ~10,000); a damaged or forged trace naming more is
+ * refused (each device takes ~17 KiB and its share of the timelines). */
+#define IT_DEVS_MAX 16384
+/* Timeline intervals over all devices at most (56 MiB): a trace naming
+ * thousands of devices gets longer intervals instead of 917 KiB per
+ * device (aggregate.c). */
+#define IT_TIMELINE_TOTAL (1u << 20)
 #define IT_QD_EXACT 1024      /* depths 0..1023 counted exactly, the rest in one bin */
 #define IT_SIZE_CLASSES 34    /* 0 bytes, then [2^(k-1), 2^k) for k = 1..33 */
 enum { IT_OPC_READ, IT_OPC_WRITE, IT_OPC_OTHER, IT_OPC_MAX };
@@ -354,8 +363,11 @@ const char *it_analyzer_comm(const struct it_analyzer *a, uint32_t id);
 int it_analyzer_title(struct it_analyzer *a, uint32_t pid, const char *title, size_t len);
 /* The name of a group's role (key.role). */
 const char *it_analyzer_role(const struct it_analyzer *a, uint32_t id);
-/* Nonzero when memory ran out while analysing. */
+/* Nonzero when memory ran out while analysing, or the trace named more than
+ * IT_DEVS_MAX devices. */
 int it_analyzer_error(const struct it_analyzer *a);
+/* Why the analysis failed, in words, when not for memory; else NULL. */
+const char *it_analyzer_why(const struct it_analyzer *a);
 void it_analyzer_free(struct it_analyzer *a);
 
 /* ---- helpers shared by the printers and tests ---- */

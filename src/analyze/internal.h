@@ -49,10 +49,16 @@ struct devstate {
 
 #define IT_SMALL_DEVS 8 /* the first devices are found by a linear scan */
 
+/* After a device is added: every timeline within the intervals each
+ * device may have with this many devices (aggregate.c). */
+void it_timeline_fit(struct it_analyzer *a);
+
 struct it_analyzer {
 	struct it_analyzer_opts o;
 	int err;
 	bool finished;
+	bool too_many_devs;                /* a device beyond IT_DEVS_MAX: err is set */
+	uint32_t tl_limit;                 /* timeline intervals per device (timeline_limit) */
 
 	/* trails */
 	struct slot *slots;

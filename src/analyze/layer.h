@@ -190,6 +190,9 @@ struct it_analysis_layer {
 	 * -1 once memory ran out. */
 	int (*feed)(void *self, uint16_t type, const void *payload, size_t len, uint32_t count);
 	int (*finish)(void *self, const struct it_span *span);
+	/* Why feed or finish failed, in words, when not for memory (NULL:
+	 * memory ran out); the op may be NULL. */
+	const char *(*why)(void *self);
 	void (*report_text)(void *self, FILE *f, const struct it_report_ctx *ctx);
 	/* its members of the report's JSON object */
 	void (*report_json)(void *self, struct it_json *j, const struct it_report_ctx *ctx);
@@ -233,7 +236,8 @@ struct it_analysis *it_analysis_new(const struct it_pass_info *info);
  * when none is, *missing names the registered one (NULL: none exists). */
 bool it_analysis_lists(const struct it_analysis *an, const struct it_analysis_layer **missing);
 /* The pass and every layer's finish. 0; -1 (read error, reason in err);
- * -2 (out of memory). */
+ * -2 (a layer failed: out of memory, or what its why says, in err; err
+ * empty for memory). */
 int it_analysis_run(struct it_analysis *an, struct it_reader *rd, char *err, size_t errlen);
 void it_analysis_report_text(struct it_analysis *an, FILE *f, const struct it_report_ctx *ctx);
 void it_analysis_report_json(struct it_analysis *an, FILE *f, const struct it_report_ctx *ctx,

@@ -162,6 +162,11 @@ static int block_finish(void *self, const struct it_span *span)
 	return it_analyzer_error(b->a) ? -1 : 0;
 }
 
+static const char *block_why(void *self)
+{
+	return it_analyzer_why(((struct block *)self)->a);
+}
+
 static struct it_report_input input(const struct block *b, const struct it_report_ctx *ctx)
 {
 	return (struct it_report_input){
@@ -212,6 +217,7 @@ const struct it_analysis_layer it_layer_block = {
 	.new = block_new,
 	.feed = block_feed,
 	.finish = block_finish,
+	.why = block_why,
 	.report_text = block_text,
 	.report_json = block_json,
 	.free = block_free,

@@ -136,6 +136,23 @@ bool it_analysis_lists(const struct it_analysis *an, const struct it_analysis_la
 	return false;
 }
 
+/* -2 for it_analysis_run, with the first failed layer's reason in err
+ * (empty when memory ran out). */
+static int layer_failed(struct it_analysis *an, char *err, size_t errlen)
+{
+	if (errlen)
+		err[0] = 0;
+	for (size_t i = 0; i < an->n; i++) {
+		const char *why = an->l[i].ops->why ? an->l[i].ops->why(an->l[i].self) : NULL;
+
+		if (why) {
+			snprintf(err, errlen, "%s", why);
+			break;
+		}
+	}
+	return -2;
+}
+
 int it_analysis_run(struct it_analysis *an, struct it_reader *rd, char *err, size_t errlen)
 {
 	struct it_consumer c[an->n ? an->n : 1];
@@ -148,6 +165,8 @@ int it_analysis_run(struct it_analysis *an, struct it_reader *rd, char *err, siz
 					     .nchunks = an->l[i].ops->nchunks,
 					     .feed = an->l[i].ops->feed, .self = an->l[i].self };
 	rc = it_pass_run(rd, c, an->n, err, errlen);
+	if (rc == -2)
+		return layer_failed(an, err, errlen);
 	if (rc)
 		return rc;
 	it_reader_status(rd, &st);
@@ -160,7 +179,7 @@ int it_analysis_run(struct it_analysis *an, struct it_reader *rd, char *err, siz
 		it_reader_losses(rd, an->info.machine, an->l[i].ops->layer, &lost);
 		span.lost = lost.known ? lost.total : 0;
 		if (an->l[i].ops->finish(an->l[i].self, &span))
-			return -2;
+			return layer_failed(an, err, errlen);
 	}
 	return 0;
 }

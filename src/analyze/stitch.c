@@ -100,6 +100,11 @@ uint32_t it_dev_index(struct it_analyzer *a, uint32_t dev)
 			goto found;
 	i = it_map_get(&a->devmap, DEV_KEY(dev));
 	if (i == IT_MAP_NONE) {
+		if (a->ndevs == IT_DEVS_MAX) {
+			a->too_many_devs = true;
+			a->err = -1;
+			return IT_MAP_NONE;
+		}
 		if (a->ndevs == a->devcap) {
 			uint32_t n = a->devcap ? a->devcap * 2 : 4;
 			struct devstate *ds = realloc(a->ds, n * sizeof(*ds));
@@ -126,6 +131,7 @@ uint32_t it_dev_index(struct it_analyzer *a, uint32_t dev)
 		a->dst[i].dev = dev;
 		if (i < IT_SMALL_DEVS)
 			a->small_devs[i] = dev;
+		it_timeline_fit(a);
 	}
 found:
 	a->last_dev = dev;

@@ -184,3 +184,70 @@ TEST(timeline_buckets)
 	}
 	it_analyzer_free(a);
 }
+
+/*
+ * A trace naming thousands of devices (a very large machine, or a damaged
+ * or forged file): 4096 devices, each with one read at the start and one
+ * ten hours later. The timelines stay within IT_TIMELINE_TOTAL intervals
+ * in all (longer intervals instead; 4096 full ones took 3.7 GB), and they
+ * still hold every I/O.
+ */
+TEST(timeline_many_devices_bounded)
+{
+	const uint64_t s = 1000000000ull, far = 10 * 3600 * s;
+	const uint32_t ndev = 4096;
+	struct it_analyzer_opts o = IT_ANALYZER_OPTS_DEFAULT;
+	struct it_analyzer *a;
+	uint64_t total = 0, ios = 0;
+
+	o.start_ns = s;
+	a = it_analyzer_new(&o);
+	for (uint32_t k = 0; k < ndev; k++) {
+		uint32_t dev = 0x800000 + k;
+		struct it_event evs[] = {
+			Q(s + k, 0x10000 + k, dev, 0, K4, IT_OP_READ),
+			D(s + k + 50, 0x20000 + k, 0x10000 + k, dev, 0, K4, IT_OP_READ),
+			C(s + k + 100, 0x20000 + k, dev, K4),
+			Q(far + k, 0x30000 + k, dev, 8, K4, IT_OP_READ),
+			D(far + k + 50, 0x40000 + k, 0x30000 + k, dev, 8, K4, IT_OP_READ),
+			C(far + k + 100, 0x40000 + k, dev, K4),
+		};
+		it_analyzer_feed(a, evs, N(evs));
+	}
+	it_analyzer_finish(a, far + s);
+	const struct it_results *r = it_analyzer_results(a);
+
+	ASSERT_EQ(it_analyzer_error(a), 0, "analysed");
+	ASSERT_EQ(r->ndevs, ndev, "every device");
+	for (size_t i = 0; i < r->ndevs; i++) {
+		total += r->devs[i].ntimeline;
+		for (size_t k = 0; k < r->devs[i].ntimeline; k++)
+			ios += r->devs[i].timeline[k].ios[IT_OPC_READ];
+	}
+	ASSERT_LE(total, IT_TIMELINE_TOTAL, "timelines within their budget");
+	ASSERT_EQ(ios, 2 * ndev, "every I/O in a timeline");
+	ASSERT_GE(r->interval_ns, far / 256, "intervals made longer");
+	it_analyzer_free(a);
+}
+
+/* More devices than IT_DEVS_MAX: refused, with a reason in words (report
+ * prints it), not an out-of-memory death. */
+TEST(devices_beyond_max_refused)
+{
+	struct it_analyzer_opts o = IT_ANALYZER_OPTS_DEFAULT;
+	struct it_analyzer *a = it_analyzer_new(&o);
+	int rc = 0;
+
+	ASSERT_TRUE(it_analyzer_why(a) == NULL, "no reason before");
+	for (uint32_t k = 0; k <= IT_DEVS_MAX && !rc; k++) {
+		struct it_event e = Q(1000 + k, 0x10000 + k, 0x800000 + k, 0, K4, IT_OP_READ);
+
+		rc = it_analyzer_feed(a, &e, 1);
+	}
+	ASSERT_TRUE(rc != 0, "the device past the limit fails the feed");
+	ASSERT_TRUE(it_analyzer_error(a) != 0, "an error");
+	const char *why = it_analyzer_why(a);
+	if (ASSERT_NOT_NULL(why, "a reason"))
+		ASSERT_NOT_NULL(strstr(why, "more than 16384 block devices"), "names the limit");
+	it_analyzer_free(a);
+}
