@@ -231,7 +231,7 @@ const char *it_analyzer_why(const struct it_analyzer *a)
 	_Static_assert(IT_DEVS_MAX == 16384, "the message below says 16384");
 	return a->too_many_devs ? "it names more than 16384 block devices (damaged or forged?); "
 				  "iotrail analyses at most that many"
-				: NULL;
+				: it_nvme_why(a->nvme);
 }
 
 int it_analyzer_error(const struct it_analyzer *a)

@@ -36,6 +36,8 @@ struct it_nvme {
 	uint64_t last_change_ns;
 	uint64_t last_cmd_rq;     /* the last SUBMIT (DSM ranges follow it) */
 	size_t timeline_cap;      /* r.timeline's allocated intervals */
+	struct it_map queue_map;  /* (controller, qid) -> index in r.queues */
+	bool too_many_queues;     /* a queue beyond IT_NVME_QUEUES_MAX: err is set */
 };
 
 static const char *const io_names[256] = {
@@ -84,7 +86,8 @@ struct it_nvme *it_nvme_new(const struct it_nvme_opts *o)
 	for (int a = 0; a < 2; a++)
 		for (int k = 0; k < 256; k++)
 			it_hist_init(&n->r.op[a][k].lat);
-	if (!n->comms || it_map_init(&n->open, 8) || it_map_init(&n->tids, 6)) {
+	if (!n->comms || it_map_init(&n->open, 8) || it_map_init(&n->tids, 6) ||
+	    it_map_init(&n->queue_map, 4)) {
 		it_nvme_free(n);
 		return NULL;
 	}
@@ -107,6 +110,7 @@ void it_nvme_free(struct it_nvme *n)
 	free(n->comms);
 	free(n->inflight);
 	free(n->qlast);
+	it_map_free(&n->queue_map);
 	it_map_free(&n->open);
 	it_map_free(&n->tids);
 	free(n);
@@ -131,13 +135,23 @@ static void on_task(struct it_nvme *n, const struct it_event *e)
 		n->err = -1;
 }
 
+/* A queue's key in queue_map (never 0) */
+#define QUEUE_KEY(ctrl, qid) ((uint64_t)(ctrl) << 16 | (qid) | 1ull << 32)
+
 static uint32_t queue_index(struct it_nvme *n, uint16_t ctrl, uint16_t qid)
 {
 	struct it_nvme_results *r = &n->r;
+	uint32_t i = it_map_get(&n->queue_map, QUEUE_KEY(ctrl, qid));
 
-	for (size_t i = 0; i < r->nqueues; i++)
-		if (r->queues[i].ctrl == ctrl && r->queues[i].qid == qid)
-			return (uint32_t)i;
+	/* a map, not a scan: a damaged or forged trace may name many (a
+	 * scan made 100,000 queues a quadratic walk) */
+	if (i != IT_MAP_NONE)
+		return i;
+	if (r->nqueues == IT_NVME_QUEUES_MAX) {
+		n->too_many_queues = true;
+		n->err = -1;
+		return UINT32_MAX;
+	}
 	if (r->nqueues == n->queuecap) {
 		size_t cap = n->queuecap ? n->queuecap * 2 : 8;
 		struct it_nvme_queue_stats *q = realloc(r->queues, cap * sizeof(*q));
@@ -153,6 +167,10 @@ static uint32_t queue_index(struct it_nvme *n, uint16_t ctrl, uint16_t qid)
 		}
 		n->qlast = last;
 		n->queuecap = cap;
+	}
+	if (it_map_put(&n->queue_map, QUEUE_KEY(ctrl, qid), (uint32_t)r->nqueues)) {
+		n->err = -1;
+		return UINT32_MAX;
 	}
 	memset(&r->queues[r->nqueues], 0, sizeof(r->queues[0]));
 	r->queues[r->nqueues].ctrl = ctrl;
@@ -226,13 +244,22 @@ static void depth_advance(struct it_nvme *n, uint64_t ts)
 	n->last_change_ns = ts;
 }
 
-/* Queue qi's depth-over-time interval k (grown as needed), or NULL. */
+/* Queue qi's depth-over-time interval k (grown as needed), or NULL. The
+ * queues' depth timelines hold IT_NVME_QUEUE_TIMELINES intervals in all:
+ * beyond 256 queues each may hold its share (a power of two), and a later
+ * interval counts in its last one, as the all-queue timeline's does past
+ * NVME_TIMELINE_MAX (the report says so: qd_time_capped). */
 static struct it_nvme_qd_interval *queue_interval(struct it_nvme *n, uint32_t qi, uint64_t k)
 {
 	struct it_nvme_queue_stats *q = &n->r.queues[qi];
+	uint64_t lim = NVME_TIMELINE_MAX;
 
-	if (k >= NVME_TIMELINE_MAX)
-		k = NVME_TIMELINE_MAX - 1;
+	while (lim > 64 && lim * n->r.nqueues > IT_NVME_QUEUE_TIMELINES)
+		lim >>= 1;
+	if (k >= lim && lim < NVME_TIMELINE_MAX)
+		n->r.qd_time_capped = lim;
+	if (k >= lim)
+		k = lim - 1;
 	if (k >= q->nqd_time) {
 		size_t len = k + 1 > 2 * q->nqd_time ? k + 1 : 2 * q->nqd_time;
 		struct it_nvme_qd_interval *t = realloc(q->qd_time, len * sizeof(*t));
@@ -503,6 +530,14 @@ static void on_complete(struct it_nvme *n, const struct it_event *e)
 	slot_free(n, i);
 }
 
+const char *it_nvme_why(const struct it_nvme *n)
+{
+	_Static_assert(IT_NVME_QUEUES_MAX == 16384, "the message below says 16384");
+	return n && n->too_many_queues ? "it names more than 16384 NVMe queues (damaged or "
+					 "forged?); iotrail analyses at most that many"
+				       : NULL;
+}
+
 int it_nvme_feed(struct it_nvme *n, const struct it_event *e)
 {
 	if (n->finished)
@@ -561,7 +596,8 @@ void it_nvme_finish(struct it_nvme *n, uint64_t end_ns)
 		/* aligned with the timeline: one entry per interval */
 		if (n->r.ntimeline && !queue_interval(n, qi, n->r.ntimeline - 1))
 			break;
-		n->r.queues[qi].nqd_time = n->r.ntimeline;
+		if (n->r.queues[qi].nqd_time > n->r.ntimeline) /* else capped: shorter */
+			n->r.queues[qi].nqd_time = n->r.ntimeline;
 	}
 	n->r.incomplete = n->open.count;
 	it_sort(n->r.queues, n->r.nqueues, sizeof(*n->r.queues), queue_cmp);

@@ -102,6 +102,13 @@ struct it_nvme_range {
 };
 
 #define IT_NVME_MAX_RANGES 4096 /* ranges kept for the report (all are counted) */
+/* Queues (controller, qid) one analysis follows at most: a damaged or
+ * forged trace naming more is refused (each takes ~17 KiB); a machine has
+ * a few thousand at the most. */
+#define IT_NVME_QUEUES_MAX 16384
+/* Per-queue depth-over-time intervals in all (64 MiB): beyond 256 queues
+ * each holds its share, a later interval counted in its last one. */
+#define IT_NVME_QUEUE_TIMELINES (1u << 22)
 
 struct it_nvme_results {
 	uint64_t submits, commands; /* commands: completed */
@@ -119,6 +126,9 @@ struct it_nvme_results {
 	uint64_t dsm_commands, nranges;
 	struct it_nvme_range *ranges;           /* the first IT_NVME_MAX_RANGES */
 	size_t nranges_kept;
+	/* the queues' depth timelines were cut at this many intervals (the
+	 * last holds the rest; IT_NVME_QUEUE_TIMELINES), 0: whole */
+	uint64_t qd_time_capped;
 };
 
 struct it_nvme_opts {
@@ -138,6 +148,8 @@ struct it_nvme *it_nvme_new(const struct it_nvme_opts *o);
 int it_nvme_feed(struct it_nvme *n, const struct it_event *e);
 void it_nvme_finish(struct it_nvme *n, uint64_t end_ns);
 const struct it_nvme_results *it_nvme_results(const struct it_nvme *n);
+/* Why feeding failed, in words, when not for memory; else NULL. */
+const char *it_nvme_why(const struct it_nvme *n);
 void it_nvme_free(struct it_nvme *n);
 
 /* The block analyzer's NVMe view (NULL when the stream had no NVMe event). */

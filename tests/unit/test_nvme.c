@@ -459,3 +459,74 @@ TEST(export_csv_exporter)
 		     "0,0,1,100,0,0\n", "the row");
 	free(buf);
 }
+
+/* More queues than IT_NVME_QUEUES_MAX (a damaged or forged trace): refused
+ * with a reason in words, not a quadratic scan and an out-of-memory
+ * death. */
+TEST(nvme_queues_beyond_max_refused)
+{
+	struct it_nvme_opts o = { .start_ns = 10000, .interval_ns = 1000 };
+	struct it_nvme *n = it_nvme_new(&o);
+	int rc = 0;
+
+	if (!ASSERT_NOT_NULL(n, "new"))
+		return;
+	ASSERT_TRUE(it_nvme_why(n) == NULL, "no reason before");
+	for (uint32_t q = 0; q <= IT_NVME_QUEUES_MAX && !rc; q++) {
+		struct it_event e = NS(10000 + q, 0x100000 + q, IT_NVME_READ, (uint16_t)(q + 1), 1, 0, 7,
+				       K4);
+
+		rc = it_nvme_feed(n, &e);
+	}
+	ASSERT_TRUE(rc != 0, "the queue past the limit fails the feed");
+	it_nvme_finish(n, 0);
+	if (ASSERT_NOT_NULL(it_nvme_results(n), "results"))
+		ASSERT_EQ(it_nvme_results(n)->nqueues, IT_NVME_QUEUES_MAX, "the queues up to the limit");
+	const char *why = it_nvme_why(n);
+	if (ASSERT_NOT_NULL(why, "a reason"))
+		ASSERT_NOT_NULL(strstr(why, "more than 16384 NVMe queues"), "names the limit");
+	it_nvme_free(n);
+}
+
+/* 1024 queues, each holding one command for 10,000 intervals: their depth
+ * timelines share IT_NVME_QUEUE_TIMELINES intervals (4096 each here), the
+ * rest in each one's last interval, and the results say where they were
+ * cut; the all-queue timeline is whole. */
+TEST(nvme_queue_timelines_bounded)
+{
+	struct it_nvme_opts o = { .start_ns = 10000, .interval_ns = 1000 };
+	struct it_nvme *n = it_nvme_new(&o);
+	const uint32_t nq = 1024;
+	uint64_t total = 0;
+	double qd_ns = 0;
+
+	if (!ASSERT_NOT_NULL(n, "new"))
+		return;
+	for (uint32_t q = 0; q < nq; q++) {
+		struct it_event e = NS(10000, 0x100000 + q, IT_NVME_READ, (uint16_t)(q + 1), 1, 0, 7, K4);
+
+		it_nvme_feed(n, &e);
+	}
+	for (uint32_t q = 0; q < nq; q++) {
+		struct it_event e = NC(10000 + 10000 * 1000, 0x100000 + q, IT_NVME_READ,
+				       (uint16_t)(q + 1), 1, K4);
+
+		it_nvme_feed(n, &e);
+	}
+	it_nvme_finish(n, 0);
+	const struct it_nvme_results *r = it_nvme_results(n);
+
+	ASSERT_EQ(r->nqueues, nq, "every queue");
+	ASSERT_EQ(r->commands, nq, "every command");
+	ASSERT_EQ(r->ntimeline, 10001, "the all-queue timeline whole (the completion opens one)");
+	ASSERT_EQ(r->qd_time_capped, IT_NVME_QUEUE_TIMELINES / nq, "cut where the share ends");
+	for (size_t i = 0; i < r->nqueues; i++) {
+		total += r->queues[i].nqd_time;
+		for (size_t k = 0; k < r->queues[i].nqd_time; k++)
+			qd_ns += r->queues[i].qd_time[k].qd_ns;
+	}
+	ASSERT_LE(total, IT_NVME_QUEUE_TIMELINES, "within their budget");
+	/* each queue held one command for 10 ms: the cut keeps the integral */
+	ASSERT_NEAR(qd_ns, (double)nq * 10000 * 1000, 1.0, "depth integral whole");
+	it_nvme_free(n);
+}
