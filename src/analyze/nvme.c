@@ -135,6 +135,8 @@ static void on_task(struct it_nvme *n, const struct it_event *e)
 		n->err = -1;
 }
 
+static void nvme_fit(struct it_nvme *n, uint64_t ts);
+
 /* A queue's key in queue_map (never 0) */
 #define QUEUE_KEY(ctrl, qid) ((uint64_t)(ctrl) << 16 | (qid) | 1ull << 32)
 
@@ -177,19 +179,97 @@ static uint32_t queue_index(struct it_nvme *n, uint16_t ctrl, uint16_t qid)
 	r->queues[r->nqueues].qid = qid;
 	n->inflight[r->nqueues] = 0;
 	n->qlast[r->nqueues] = 0;
-	return (uint32_t)r->nqueues++;
+	r->nqueues++;
+	nvme_fit(n, r->end_ns); /* the share of each queue may have shrunk */
+	return (uint32_t)r->nqueues - 1;
 }
 
 /* ---- timeline ---- */
 
 /* At most this many intervals (4.5 h at 1 s; the JSON report lists them
  * all): a later timestamp (a longer trace, a clock jump, a damaged or
- * forged file) counts in the last one.
+ * forged file) makes the interval longer instead, by a power of two
+ * (nvme_fit), as the block timeline's does; so do many queues, whose depth
+ * timelines share IT_NVME_QUEUE_TIMELINES intervals (nvme_limit). Until
+ * 2026-11-25 a later time counted in the last interval: a recording
+ * longer than 4.5 h had its tail lumped there.
  * The depth integrals below walk the intervals between two events, so
  * this also bounds their steps: with 1M intervals and no bound on the
  * walk, a command completed 100 years after its submission took minutes
  * (tests/fuzz). */
 #define NVME_TIMELINE_MAX 16384u
+
+/* The intervals each timeline may hold with the queues seen: beyond 256
+ * queues, each queue's share of IT_NVME_QUEUE_TIMELINES (a power of two,
+ * at least 64). */
+static uint64_t nvme_limit(const struct it_nvme *n)
+{
+	uint64_t lim = NVME_TIMELINE_MAX;
+
+	while (lim > 64 && lim * n->r.nqueues > IT_NVME_QUEUE_TIMELINES)
+		lim >>= 1;
+	return lim;
+}
+
+static void add_interval(struct it_nvme_interval *to, const struct it_nvme_interval *from)
+{
+	to->commands += from->commands;
+	to->bytes += from->bytes;
+	to->read_bytes += from->read_bytes;
+	to->write_bytes += from->write_bytes;
+	to->qd_ns += from->qd_ns;
+	to->qd_max = from->qd_max > to->qd_max ? from->qd_max : to->qd_max;
+}
+
+static void add_qd(struct it_nvme_qd_interval *to, const struct it_nvme_qd_interval *from)
+{
+	to->qd_ns += from->qd_ns;
+	to->qd_max = from->qd_max > to->qd_max ? from->qd_max : to->qd_max;
+}
+
+/* Sums timeline arr's n intervals in runs of 2^shift with add(to, from), in
+ * place (interval j takes those from j << shift on, none before j); n
+ * becomes the count left, the rest is cleared. */
+#define COARSEN(arr, n, shift, add)                                                        \
+	do {                                                                               \
+		size_t mask_ = ((size_t)1 << (shift)) - 1, m_ = ((n) + mask_) >> (shift); \
+		for (size_t k_ = 0; k_ < (n); k_++) {                                      \
+			if (k_ & mask_)                                                    \
+				add(&(arr)[k_ >> (shift)], &(arr)[k_]);                    \
+			else if (k_)                                                       \
+				(arr)[k_ >> (shift)] = (arr)[k_];                          \
+		}                                                                          \
+		if ((n) > m_)                                                              \
+			memset((arr) + m_, 0, ((n) - m_) * sizeof(*(arr)));                \
+		(n) = m_;                                                                  \
+	} while (0)
+
+/* Makes the intervals longer (by a power of two) until one holding time ts
+ * fits in nvme_limit: the all-queue timeline and every queue's depth
+ * timeline alike (they share the interval). Called before an event's
+ * intervals are walked, and when a new queue lowers the limit. */
+static void nvme_fit(struct it_nvme *n, uint64_t ts)
+{
+	struct it_nvme_results *r = &n->r;
+	uint64_t k = ts > r->start_ns ? (ts - r->start_ns) / r->interval_ns : 0, lim = nvme_limit(n);
+	unsigned shift = 0;
+
+	while ((k >> shift) >= lim)
+		shift++;
+	if (!shift)
+		return;
+	COARSEN(r->timeline, r->ntimeline, shift, add_interval);
+	for (size_t qi = 0; qi < r->nqueues; qi++) {
+		struct it_nvme_queue_stats *q = &r->queues[qi];
+		struct it_nvme_qd_interval *t;
+
+		COARSEN(q->qd_time, q->nqd_time, shift, add_qd);
+		/* give back what the share no longer allows (grown by doubling) */
+		if (q->nqd_time && (t = realloc(q->qd_time, q->nqd_time * sizeof(*t))))
+			q->qd_time = t;
+	}
+	r->interval_ns <<= shift;
+}
 
 static struct it_nvme_interval *interval(struct it_nvme *n, uint64_t ts)
 {
@@ -244,22 +324,14 @@ static void depth_advance(struct it_nvme *n, uint64_t ts)
 	n->last_change_ns = ts;
 }
 
-/* Queue qi's depth-over-time interval k (grown as needed), or NULL. The
- * queues' depth timelines hold IT_NVME_QUEUE_TIMELINES intervals in all:
- * beyond 256 queues each may hold its share (a power of two), and a later
- * interval counts in its last one, as the all-queue timeline's does past
- * NVME_TIMELINE_MAX (the report says so: qd_time_capped). */
+/* Queue qi's depth-over-time interval k (grown as needed), or NULL (k is
+ * below nvme_limit: nvme_fit ran for the event's time). */
 static struct it_nvme_qd_interval *queue_interval(struct it_nvme *n, uint32_t qi, uint64_t k)
 {
 	struct it_nvme_queue_stats *q = &n->r.queues[qi];
-	uint64_t lim = NVME_TIMELINE_MAX;
 
-	while (lim > 64 && lim * n->r.nqueues > IT_NVME_QUEUE_TIMELINES)
-		lim >>= 1;
-	if (k >= lim && lim < NVME_TIMELINE_MAX)
-		n->r.qd_time_capped = lim;
-	if (k >= lim)
-		k = lim - 1;
+	if (k >= NVME_TIMELINE_MAX)
+		k = NVME_TIMELINE_MAX - 1;
 	if (k >= q->nqd_time) {
 		size_t len = k + 1 > 2 * q->nqd_time ? k + 1 : 2 * q->nqd_time;
 		struct it_nvme_qd_interval *t = realloc(q->qd_time, len * sizeof(*t));
@@ -555,6 +627,7 @@ int it_nvme_feed(struct it_nvme *n, const struct it_event *e)
 		return n->err;
 	if (e->ts_ns > n->r.end_ns)
 		n->r.end_ns = e->ts_ns;
+	nvme_fit(n, n->r.end_ns);
 	switch (e->type) {
 	case IT_EV_NVME_SUBMIT:
 		on_submit(n, e);
@@ -588,6 +661,7 @@ void it_nvme_finish(struct it_nvme *n, uint64_t end_ns)
 	n->finished = true;
 	if (end_ns > n->r.end_ns)
 		n->r.end_ns = end_ns;
+	nvme_fit(n, n->r.end_ns);
 	depth_advance(n, n->r.end_ns);
 	if (n->r.end_ns > n->r.start_ns)
 		interval(n, n->r.end_ns - 1); /* the timeline covers the whole trace */
@@ -596,8 +670,7 @@ void it_nvme_finish(struct it_nvme *n, uint64_t end_ns)
 		/* aligned with the timeline: one entry per interval */
 		if (n->r.ntimeline && !queue_interval(n, qi, n->r.ntimeline - 1))
 			break;
-		if (n->r.queues[qi].nqd_time > n->r.ntimeline) /* else capped: shorter */
-			n->r.queues[qi].nqd_time = n->r.ntimeline;
+		n->r.queues[qi].nqd_time = n->r.ntimeline;
 	}
 	n->r.incomplete = n->open.count;
 	it_sort(n->r.queues, n->r.nqueues, sizeof(*n->r.queues), queue_cmp);

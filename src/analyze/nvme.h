@@ -107,7 +107,7 @@ struct it_nvme_range {
  * a few thousand at the most. */
 #define IT_NVME_QUEUES_MAX 16384
 /* Per-queue depth-over-time intervals in all (64 MiB): beyond 256 queues
- * each holds its share, a later interval counted in its last one. */
+ * the intervals get longer (nvme.c: nvme_fit). */
 #define IT_NVME_QUEUE_TIMELINES (1u << 22)
 
 struct it_nvme_results {
@@ -126,9 +126,6 @@ struct it_nvme_results {
 	uint64_t dsm_commands, nranges;
 	struct it_nvme_range *ranges;           /* the first IT_NVME_MAX_RANGES */
 	size_t nranges_kept;
-	/* the queues' depth timelines were cut at this many intervals (the
-	 * last holds the rest; IT_NVME_QUEUE_TIMELINES), 0: whole */
-	uint64_t qd_time_capped;
 };
 
 struct it_nvme_opts {

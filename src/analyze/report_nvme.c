@@ -207,10 +207,6 @@ void it_nvme_report_json(struct it_json *j, const struct it_report_input *in)
 	it_json_kv_uint(j, "unlinked", s->nvme_unlinked);
 	it_json_kv_uint(j, "trails", s->nvme_trails);
 	it_json_kv_uint(j, "stage_sum_ok", s->nvme_stage_sum_ok);
-	/* only when cut: the queues' depth timelines end there, their last
-	 * interval holding the rest (more queues than their budget) */
-	if (n->qd_time_capped)
-		it_json_kv_uint(j, "qd_time_capped", n->qd_time_capped);
 	by_opcode(j, n);
 	queues(j, n);
 	timeline(j, n);
@@ -292,10 +288,6 @@ static void queues_time_text(FILE *f, const struct it_nvme_results *n)
 		}
 		fputc('\n', f);
 	}
-	if (n->qd_time_capped)
-		fprintf(f, "NOTE: %zu queues: each queue's depth over time is cut at %llu intervals, "
-			"the last holding the rest\n", n->nqueues,
-			(unsigned long long)n->qd_time_capped);
 }
 
 void it_nvme_report_text(FILE *f, const struct it_report_input *in)

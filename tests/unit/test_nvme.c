@@ -489,15 +489,15 @@ TEST(nvme_queues_beyond_max_refused)
 }
 
 /* 1024 queues, each holding one command for 10,000 intervals: their depth
- * timelines share IT_NVME_QUEUE_TIMELINES intervals (4096 each here), the
- * rest in each one's last interval, and the results say where they were
- * cut; the all-queue timeline is whole. */
+ * timelines share IT_NVME_QUEUE_TIMELINES intervals (4096 each here), so
+ * the intervals get four times longer, for every timeline alike, and keep
+ * every command and the whole depth integral. */
 TEST(nvme_queue_timelines_bounded)
 {
 	struct it_nvme_opts o = { .start_ns = 10000, .interval_ns = 1000 };
 	struct it_nvme *n = it_nvme_new(&o);
 	const uint32_t nq = 1024;
-	uint64_t total = 0;
+	uint64_t total = 0, commands = 0;
 	double qd_ns = 0;
 
 	if (!ASSERT_NOT_NULL(n, "new"))
@@ -518,15 +518,52 @@ TEST(nvme_queue_timelines_bounded)
 
 	ASSERT_EQ(r->nqueues, nq, "every queue");
 	ASSERT_EQ(r->commands, nq, "every command");
-	ASSERT_EQ(r->ntimeline, 10001, "the all-queue timeline whole (the completion opens one)");
-	ASSERT_EQ(r->qd_time_capped, IT_NVME_QUEUE_TIMELINES / nq, "cut where the share ends");
+	ASSERT_EQ(r->interval_ns, 4000, "intervals four times longer");
+	ASSERT_EQ(r->ntimeline, 2501, "the all-queue timeline over the whole trace");
+	for (size_t k = 0; k < r->ntimeline; k++)
+		commands += r->timeline[k].commands;
+	ASSERT_EQ(commands, nq, "every command in the timeline");
 	for (size_t i = 0; i < r->nqueues; i++) {
+		ASSERT_EQ(r->queues[i].nqd_time, r->ntimeline, "aligned with the timeline");
 		total += r->queues[i].nqd_time;
 		for (size_t k = 0; k < r->queues[i].nqd_time; k++)
 			qd_ns += r->queues[i].qd_time[k].qd_ns;
 	}
 	ASSERT_LE(total, IT_NVME_QUEUE_TIMELINES, "within their budget");
-	/* each queue held one command for 10 ms: the cut keeps the integral */
+	/* each queue held one command for 10 ms */
 	ASSERT_NEAR(qd_ns, (double)nq * 10000 * 1000, 1.0, "depth integral whole");
+	it_nvme_free(n);
+}
+
+/* One queue, commands completed at 0.5 s and 40,000.5 s (11 h): the
+ * timeline's interval gets longer (4 s) instead of the second one counting
+ * in the 16384th interval, as it did until 2026-11-25. */
+TEST(nvme_long_trace_timeline_coarsened)
+{
+	const uint64_t s = 1000000000ull;
+	struct it_nvme_opts o = { .start_ns = s };
+	struct it_nvme *n = it_nvme_new(&o);
+	struct it_event evs[] = {
+		NS(s, 0x71, IT_NVME_READ, 1, 1, 0, 7, K4),
+		NC(s + s / 2, 0x71, IT_NVME_READ, 1, 1, K4),
+		NS(s + 40000 * s, 0x72, IT_NVME_WRITE, 1, 2, 8, 7, K4),
+		NC(s + 40000 * s + s / 2, 0x72, IT_NVME_WRITE, 1, 2, K4),
+	};
+
+	if (!ASSERT_NOT_NULL(n, "new"))
+		return;
+	for (size_t i = 0; i < N(evs); i++)
+		it_nvme_feed(n, &evs[i]);
+	it_nvme_finish(n, 0);
+	const struct it_nvme_results *r = it_nvme_results(n);
+
+	ASSERT_EQ(r->interval_ns, 4 * s, "4 s intervals");
+	if (ASSERT_EQ(r->ntimeline, 10001, "the whole trace, 40,000.5 s") &&
+	    ASSERT_EQ(r->queues[0].nqd_time, 10001, "the queue's aligned")) {
+		ASSERT_EQ(r->timeline[0].commands, 1, "the first command in interval 0");
+		ASSERT_EQ(r->timeline[10000].commands, 1, "the second in interval 10000");
+		ASSERT_EQ(r->timeline[10000].write_bytes, K4, "a write");
+		ASSERT_NEAR(r->queues[0].qd_time[10000].qd_ns, s / 2, 1.0, "held 0.5 s");
+	}
 	it_nvme_free(n);
 }
