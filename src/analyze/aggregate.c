@@ -11,6 +11,7 @@
 
 #include "analyze/internal.h"
 #include "analyze/sort.h"
+#include "analyze/timeline.h"
 
 /* At most this many timeline intervals per device (768 KiB; 4.5 h at 1 s;
  * the JSON report lists them all, so this also bounds its size):
@@ -23,22 +24,24 @@
 #define IT_TIMELINE_MAX (1u << 14)
 /* And at most IT_TIMELINE_TOTAL over all devices (analyzer.h): beyond 64
  * devices each gets a power-of-two share. */
-
-/* The intervals each device's timeline may hold with the devices seen. */
 static uint32_t timeline_limit(const struct it_analyzer *a)
 {
-	uint32_t lim = IT_TIMELINE_MAX;
+	return (uint32_t)it_timeline_share(IT_TIMELINE_MAX, a->ndevs, IT_TIMELINE_TOTAL);
+}
 
-	while (lim > 64 && (uint64_t)lim * a->ndevs > IT_TIMELINE_TOTAL)
-		lim >>= 1;
-	return lim;
+static void add_point(struct it_timeline_point *to, const struct it_timeline_point *from)
+{
+	for (unsigned oc = 0; oc < IT_OPC_MAX; oc++) {
+		to->ios[oc] += from->ios[oc];
+		to->bytes[oc] += from->bytes[oc];
+	}
+	to->latency_ns += from->latency_ns;
 }
 
 /* Makes the timeline's interval 2^shift times longer, so that idx
- * intervals of the old one fit in timeline_limit: each device's intervals
- * are summed in runs of 2^shift (in place: interval j takes those from
- * j << shift on, none before j), the rest is cleared. One pass, whatever
- * the shift. */
+ * intervals of the old one fit in timeline_limit, every device's alike
+ * (IT_TIMELINE_COARSEN); what a device's timeline no longer needs is
+ * given back. */
 static void timeline_coarsen(struct it_analyzer *a, uint64_t idx)
 {
 	uint32_t limit = timeline_limit(a);
@@ -48,32 +51,14 @@ static void timeline_coarsen(struct it_analyzer *a, uint64_t idx)
 		shift++;
 	for (uint32_t i = 0; i < a->ndevs; i++) {
 		struct it_dev_stats *d = &a->dst[i];
-		size_t n = d->ntimeline, kept = 0;
+		size_t n = d->ntimeline;
+		struct it_timeline_point *p;
 
 		a->ds[i].tl_lo = a->ds[i].tl_hi = 0; /* the cached interval is gone */
-		for (size_t k = 0; k < n; k++) {
-			struct it_timeline_point *to = &d->timeline[k >> shift];
-
-			if (!(k & ((1ull << shift) - 1))) { /* first of its run: a new interval */
-				*to = d->timeline[k];
-				kept = (k >> shift) + 1;
-				continue;
-			}
-			for (unsigned oc = 0; oc < IT_OPC_MAX; oc++) {
-				to->ios[oc] += d->timeline[k].ios[oc];
-				to->bytes[oc] += d->timeline[k].bytes[oc];
-			}
-			to->latency_ns += d->timeline[k].latency_ns;
-		}
-		if (n)
-			memset(d->timeline + kept, 0, (n - kept) * sizeof(*d->timeline));
-		if (n > limit) { /* the share shrank: give the rest back */
-			struct it_timeline_point *p = realloc(d->timeline, limit * sizeof(*p));
-
-			if (p)
-				d->timeline = p;
-			d->ntimeline = limit;
-		}
+		IT_TIMELINE_COARSEN(d->timeline, d->ntimeline, shift, add_point);
+		if (d->ntimeline < n && d->ntimeline &&
+		    (p = realloc(d->timeline, d->ntimeline * sizeof(*p))))
+			d->timeline = p;
 	}
 	a->res.interval_ns <<= shift;
 }

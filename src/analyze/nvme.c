@@ -9,6 +9,7 @@
 #include "analyze/hashmap.h"
 #include "analyze/nvme.h"
 #include "analyze/sort.h"
+#include "analyze/timeline.h"
 
 #define TID_KEY(tid) ((uint64_t)(tid) | (1ull << 32))
 
@@ -204,11 +205,7 @@ static uint32_t queue_index(struct it_nvme *n, uint16_t ctrl, uint16_t qid)
  * at least 64). */
 static uint64_t nvme_limit(const struct it_nvme *n)
 {
-	uint64_t lim = NVME_TIMELINE_MAX;
-
-	while (lim > 64 && lim * n->r.nqueues > IT_NVME_QUEUE_TIMELINES)
-		lim >>= 1;
-	return lim;
+	return it_timeline_share(NVME_TIMELINE_MAX, n->r.nqueues, IT_NVME_QUEUE_TIMELINES);
 }
 
 static void add_interval(struct it_nvme_interval *to, const struct it_nvme_interval *from)
@@ -227,23 +224,6 @@ static void add_qd(struct it_nvme_qd_interval *to, const struct it_nvme_qd_inter
 	to->qd_max = from->qd_max > to->qd_max ? from->qd_max : to->qd_max;
 }
 
-/* Sums timeline arr's n intervals in runs of 2^shift with add(to, from), in
- * place (interval j takes those from j << shift on, none before j); n
- * becomes the count left, the rest is cleared. */
-#define COARSEN(arr, n, shift, add)                                                        \
-	do {                                                                               \
-		size_t mask_ = ((size_t)1 << (shift)) - 1, m_ = ((n) + mask_) >> (shift); \
-		for (size_t k_ = 0; k_ < (n); k_++) {                                      \
-			if (k_ & mask_)                                                    \
-				add(&(arr)[k_ >> (shift)], &(arr)[k_]);                    \
-			else if (k_)                                                       \
-				(arr)[k_ >> (shift)] = (arr)[k_];                          \
-		}                                                                          \
-		if ((n) > m_)                                                              \
-			memset((arr) + m_, 0, ((n) - m_) * sizeof(*(arr)));                \
-		(n) = m_;                                                                  \
-	} while (0)
-
 /* Makes the intervals longer (by a power of two) until one holding time ts
  * fits in nvme_limit: the all-queue timeline and every queue's depth
  * timeline alike (they share the interval). Called before an event's
@@ -258,14 +238,16 @@ static void nvme_fit(struct it_nvme *n, uint64_t ts)
 		shift++;
 	if (!shift)
 		return;
-	COARSEN(r->timeline, r->ntimeline, shift, add_interval);
+	IT_TIMELINE_COARSEN(r->timeline, r->ntimeline, shift, add_interval);
 	for (size_t qi = 0; qi < r->nqueues; qi++) {
 		struct it_nvme_queue_stats *q = &r->queues[qi];
+		size_t len = q->nqd_time;
 		struct it_nvme_qd_interval *t;
 
-		COARSEN(q->qd_time, q->nqd_time, shift, add_qd);
+		IT_TIMELINE_COARSEN(q->qd_time, q->nqd_time, shift, add_qd);
 		/* give back what the share no longer allows (grown by doubling) */
-		if (q->nqd_time && (t = realloc(q->qd_time, q->nqd_time * sizeof(*t))))
+		if (q->nqd_time < len && q->nqd_time &&
+		    (t = realloc(q->qd_time, q->nqd_time * sizeof(*t))))
 			q->qd_time = t;
 	}
 	r->interval_ns <<= shift;
