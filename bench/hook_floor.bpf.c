@@ -298,6 +298,18 @@ int empty_sys_enter(u64 *ctx) { return 0; }
 SEC("tp_btf/sys_exit")
 int empty_sys_exit(u64 *ctx) { return 0; }
 
+/* sys_exit's call number (tp_btf/sys_exit: (regs, ret)) */
+static __always_inline __u64 exit_nr(u64 *ctx)
+{
+	struct pt_regs *regs = (struct pt_regs *)ctx[0];
+
+#if defined(__TARGET_ARCH_x86)
+	return regs->orig_ax;
+#else
+	return regs->syscallno;
+#endif
+}
+
 /* mode 8: the pair reading the clock once each per pread64 */
 SEC("tp_btf/sys_enter")
 int clock_sys_enter(u64 *ctx)
@@ -308,13 +320,7 @@ int clock_sys_enter(u64 *ctx)
 SEC("tp_btf/sys_exit")
 int clock_sys_exit(u64 *ctx)
 {
-	struct pt_regs *regs = (struct pt_regs *)ctx[0];
-
-#if defined(__TARGET_ARCH_x86)
-	return regs->orig_ax == NR_PREAD64 ? clock_read() : 0;
-#else
-	return regs->syscallno == NR_PREAD64 ? clock_read() : 0;
-#endif
+	return exit_nr(ctx) == NR_PREAD64 ? clock_read() : 0;
 }
 
 /* Mode 10: a process filter's least work on each of the pair: the calling
@@ -356,14 +362,8 @@ int floor_sys_enter(u64 *ctx)
 SEC("tp_btf/sys_exit")
 int floor_sys_exit(u64 *ctx)
 {
-	struct pt_regs *regs = (struct pt_regs *)ctx[0];
-	__u64 *ts, nr;
+	__u64 *ts, nr = exit_nr(ctx);
 
-#if defined(__TARGET_ARCH_x86)
-	nr = regs->orig_ax;
-#else
-	nr = regs->syscallno;
-#endif
 	if (mode == 6 ? !io_call(nr) : nr != NR_PREAD64)
 		return 0;
 	ts = bpf_task_storage_get(&entry_ts, bpf_get_current_task_btf(), 0, 0);
@@ -406,13 +406,7 @@ int clockio_sys_enter(u64 *ctx)
 SEC("tp_btf/sys_exit")
 int clockio_sys_exit(u64 *ctx)
 {
-	struct pt_regs *regs = (struct pt_regs *)ctx[0];
-
-#if defined(__TARGET_ARCH_x86)
-	return io_call(regs->orig_ax) ? clock_read() : 0;
-#else
-	return io_call(regs->syscallno) ? clock_read() : 0;
-#endif
+	return io_call(exit_nr(ctx)) ? clock_read() : 0;
 }
 
 SEC("tp_btf/io_uring_submit_req")
