@@ -1038,7 +1038,9 @@ static __always_inline int on_exit(struct task_struct *task, long nr, long ret)
  * The programs of a hook kind K (btf, raw), from its enter_K and nr_K:
  * sys_enter_K (every thread a candidate), sys_enter_K_scoped (under a pid
  * filter) and sys_exit_K. The test of the task comes alone, the rest in a
- * __noinline function (above).
+ * __noinline function (above). The per-call tracepoints' programs (below)
+ * are the same three, written out: their context is a struct of the
+ * tracepoint's, not BPF_PROG's arguments.
  */
 #define SYSCALL_PROGS(K, KIND)                                                             \
 static __noinline int enter_##K##_in_scope(struct task_struct *task, struct pt_regs *regs,  \
@@ -1160,6 +1162,11 @@ static __noinline int enter_tp_in_scope(struct task_struct *task, struct syscall
 	return enter_tp(task, ctx);
 }
 
+static __noinline int exit_tp_in_scope(struct task_struct *task, struct syscall_exit_ctx *ctx)
+{
+	return on_exit(task, ctx->nr, ctx->ret);
+}
+
 SEC("tracepoint")
 int sys_enter_tp(struct syscall_enter_ctx *ctx)
 {
@@ -1180,7 +1187,7 @@ int sys_exit_tp(struct syscall_exit_ctx *ctx)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 
-	return NO_SLOT(task) ? 0 : on_exit(task, ctx->nr, ctx->ret);
+	return NO_SLOT(task) ? 0 : exit_tp_in_scope(task, ctx);
 }
 
 /* ---- descendants of the processes in scope: scope.bpf.h ---- */
