@@ -202,8 +202,11 @@ $(BUILD)/fuzz/fuzz_args: $(BUILD)/fuzz/obj/tests/fuzz/fuzz_args.o $(FUZZ_APP_OBJ
 $(BUILD)/fuzz/seed_machines: $(BUILD)/obj/tests/fuzz/seed_machines.o $(BUILD)/libitcore.a
 	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS_CORE)
 
-# builds the targets where libFuzzer's runtime is installed, else says why not
-fuzz-build: | deps
+# builds the targets where libFuzzer's runtime is installed, else says why not.
+# After the library and the skeletons: the sub-make shares them, and `make
+# test` builds `all` beside it (-j): both rebuilt them at once (rm + ar of
+# libitcore.a while another target linked it: a CI run failed so).
+fuzz-build: | deps $(BUILD)/libitcore.a $(SKELS)
 	@if [ -r "$(FUZZ_RT)" ]; then $(MAKE) --no-print-directory $(FUZZ_BINS) $(BUILD)/fuzz/seed_machines; \
 	else echo "make: fuzz targets not built: libFuzzer's runtime $(FUZZ_RT) is missing (Debian: libclang-rt-dev)"; fi
 
